@@ -1,0 +1,12 @@
+# Every dependency comes from a Debian bookworm package (scripts/install-deps.sh installs them).
+find_package(Boost 1.81.0 EXACT CONFIG REQUIRED COMPONENTS json url)
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(valijson REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+if(MCPCLASS_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+endif()

@@ -1,0 +1,58 @@
+// What a handler can do while it serves one request: report progress, log, notice cancellation,
+// and ask the client something (sampling, elicitation, roots).
+// Thread-safety: one context belongs to one request; its methods may be called from the handler's
+// thread while the engine cancels it from another.
+#pragma once
+
+#include "mcpclass/jsonrpc/message.hpp"
+#include "mcpclass/server/log_level.hpp"
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::server {
+
+namespace json = boost::json;
+
+/// The client as the session knows it: what it said at initialize (or in the request's `_meta`).
+struct ClientInfo {
+  std::string protocol_version;
+  json::object capabilities;
+  json::object implementation;  ///< clientInfo {name, version, ...}
+};
+
+class RequestContext {
+ public:
+  virtual ~RequestContext() = default;
+
+  virtual const jsonrpc::Id& id() const = 0;
+  virtual const std::string& method() const = 0;
+  virtual const ClientInfo& client() const = 0;
+
+  /// Requested when the client cancels the request or the session closes.
+  virtual std::stop_token stop_token() const = 0;
+  bool cancelled() const { return stop_token().stop_requested(); }
+  /// Sleeps; returns false early when the request is cancelled.
+  bool sleep_for(std::chrono::milliseconds duration) const;
+
+  /// Sends notifications/progress when the client asked for progress (`_meta.progressToken`).
+  virtual void progress(double progress, std::optional<double> total = std::nullopt,
+                        std::string_view message = {}) = 0;
+  /// Sends notifications/message when `level` passes the session's logging level.
+  virtual void log(LogLevel level, json::value data, std::string_view logger = {}) = 0;
+  /// Sends a notification on this request's stream.
+  virtual void notify(std::string_view method, json::value params) = 0;
+
+  /// Sends a server→client request on this request's stream and waits for the answer. Throws
+  /// jsonrpc::ProtocolError on an error answer, on timeout (kRequestTimeout), on cancellation
+  /// (kRequestCancelled) and when the client lacks the capability the method needs.
+  virtual json::value request(std::string_view method, json::value params,
+                              std::optional<std::chrono::milliseconds> timeout = std::nullopt) = 0;
+};
+
+}  // namespace mcpclass::server

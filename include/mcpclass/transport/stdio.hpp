@@ -1,0 +1,27 @@
+// The stdio transport: newline-delimited JSON-RPC on two file descriptors. Only protocol goes to
+// the output; logs belong on stderr.
+// Thread-safety: serve_stdio blocks its caller; responses are written from worker threads under
+// a lock, one whole line at a time.
+#pragma once
+
+#include "mcpclass/server/server.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+
+namespace mcpclass::transport {
+
+struct StdioOptions {
+  /// Longest accepted line; a longer one is discarded and answered with a parse error.
+  std::size_t max_line_bytes = 4 * 1024 * 1024;
+  /// At end of input, how long in-flight requests may still run before they are cancelled.
+  std::chrono::milliseconds drain_timeout{30'000};
+};
+
+/// Serves one client on `in_fd`/`out_fd` until end of input, answers what is in flight, then
+/// returns 0 (or 1 when the output fails).
+int serve_stdio(const std::shared_ptr<server::Server>& server, int in_fd = 0, int out_fd = 1,
+                StdioOptions options = {});
+
+}  // namespace mcpclass::transport

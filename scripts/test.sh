@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: installs dependencies, builds warning-free, runs every test with ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh -DMCPCLASS_WERROR=ON
+cd "${MCPCLASS_BUILD_DIR:-build}"
+ctest --output-on-failure --timeout 600 -j "$(nproc)"

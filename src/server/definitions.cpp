@@ -1,0 +1,112 @@
+// The wire form of tools, resources and prompts, and the small helpers that go with them.
+#include "mcpclass/server/resource.hpp"
+#include "mcpclass/server/tool.hpp"
+
+#include <thread>
+
+namespace mcpclass::server {
+
+namespace {
+void put_if(json::object& o, std::string_view key, const std::string& value) {
+  if (!value.empty()) o[key] = value;
+}
+}  // namespace
+
+bool RequestContext::sleep_for(std::chrono::milliseconds duration) const {
+  // A condition variable would need a lock shared with the canceller; polling at 5 ms keeps the
+  // context interface minimal and cancellation prompt enough for tools.
+  const auto until = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < until) {
+    if (cancelled()) return false;
+    const auto left = until - std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(5)));
+  }
+  return !cancelled();
+}
+
+json::object ToolResult::to_json() const {
+  json::object o{{"content", content}};
+  if (structured_content) o["structuredContent"] = *structured_content;
+  o["isError"] = is_error;
+  return o;
+}
+
+ToolResult ToolResult::text(std::string text, bool is_error) {
+  ToolResult r;
+  r.content.push_back(json::object{{"type", "text"}, {"text", std::move(text)}});
+  r.is_error = is_error;
+  return r;
+}
+
+json::object Tool::definition() const {
+  json::object o{{"name", name}};
+  put_if(o, "title", title);
+  put_if(o, "description", description);
+  o["inputSchema"] = input_schema;
+  if (output_schema) o["outputSchema"] = *output_schema;
+  if (!annotations.empty()) o["annotations"] = annotations;
+  return o;
+}
+
+json::object Resource::definition() const {
+  json::object o{{"uri", uri}, {"name", name}};
+  put_if(o, "title", title);
+  put_if(o, "description", description);
+  put_if(o, "mimeType", mime_type);
+  return o;
+}
+
+json::object ResourceTemplate::definition() const {
+  json::object o{{"uriTemplate", uri_template}, {"name", name}};
+  put_if(o, "title", title);
+  put_if(o, "description", description);
+  put_if(o, "mimeType", mime_type);
+  return o;
+}
+
+json::object Prompt::definition() const {
+  json::object o{{"name", name}};
+  put_if(o, "title", title);
+  put_if(o, "description", description);
+  if (!arguments.empty()) {
+    json::array args;
+    for (const auto& a : arguments) {
+      json::object ao{{"name", a.name}};
+      put_if(ao, "description", a.description);
+      ao["required"] = a.required;
+      args.push_back(std::move(ao));
+    }
+    o["arguments"] = std::move(args);
+  }
+  return o;
+}
+
+std::optional<std::map<std::string, std::string>> match_uri_template(std::string_view tpl,
+                                                                     std::string_view uri) {
+  std::map<std::string, std::string> vars;
+  std::size_t t = 0, u = 0;
+  while (t < tpl.size()) {
+    if (tpl[t] == '{') {
+      const std::size_t close = tpl.find('}', t);
+      if (close == std::string_view::npos) return std::nullopt;
+      const std::string name(tpl.substr(t + 1, close - t - 1));
+      t = close + 1;
+      // A variable runs to the next literal character of the template (or '/', or the end).
+      const char stop = t < tpl.size() ? tpl[t] : '\0';
+      std::size_t end = u;
+      while (end < uri.size() && uri[end] != '/' && (stop == '\0' || uri[end] != stop)) ++end;
+      if (end == u) return std::nullopt;
+      vars[name] = std::string(uri.substr(u, end - u));
+      u = end;
+    } else {
+      if (u >= uri.size() || uri[u] != tpl[t]) return std::nullopt;
+      ++t;
+      ++u;
+    }
+  }
+  if (u != uri.size()) return std::nullopt;
+  return vars;
+}
+
+}  // namespace mcpclass::server

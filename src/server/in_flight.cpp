@@ -1,0 +1,74 @@
+#include "server/in_flight.hpp"
+
+#include "mcpclass/server/session.hpp"
+
+namespace mcpclass::server {
+
+namespace {
+const json::object kEmptyObject;
+}
+
+InFlight::InFlight(std::weak_ptr<Session> session, jsonrpc::Request request, StreamPtr out,
+                   ClientInfo client, bool stateless)
+    : session_(std::move(session)),
+      request_(std::move(request)),
+      out_(std::move(out)),
+      client_(std::move(client)),
+      stateless_(stateless) {
+  if (const auto* p = request_.params.if_object()) {
+    if (const auto* meta = p->if_contains("_meta"); meta && meta->is_object()) {
+      if (const auto* token = meta->get_object().if_contains("progressToken")) {
+        if (token->is_string() || token->is_int64() || token->is_uint64()) progress_token_ = *token;
+      }
+    }
+  }
+}
+
+const json::object& InFlight::params_object() const {
+  if (request_.params.is_null()) return kEmptyObject;
+  if (const auto* o = request_.params.if_object()) return *o;
+  throw jsonrpc::ProtocolError(jsonrpc::kInvalidParams,
+                               "Invalid params: " + request_.method + " takes named parameters");
+}
+
+void InFlight::send(json::value message) {
+  std::lock_guard lock(out_mutex_);
+  if (!closed_) out_->send(std::move(message));
+}
+
+bool InFlight::close(std::optional<json::value> final_message) {
+  std::lock_guard lock(out_mutex_);
+  if (closed_) return false;
+  closed_ = true;
+  out_->close(std::move(final_message));
+  return true;
+}
+
+void InFlight::progress(double progress, std::optional<double> total, std::string_view message) {
+  if (!progress_token_) return;
+  json::object p{{"progressToken", *progress_token_}, {"progress", progress}};
+  if (total) p["total"] = *total;
+  if (!message.empty()) p["message"] = message;
+  send(jsonrpc::make_notification("notifications/progress", std::move(p)));
+}
+
+void InFlight::log(LogLevel level, json::value data, std::string_view logger) {
+  auto session = session_.lock();
+  if (!session || !session->log_enabled(level)) return;
+  json::object p{{"level", to_string(level)}, {"data", std::move(data)}};
+  if (!logger.empty()) p["logger"] = logger;
+  send(jsonrpc::make_notification("notifications/message", std::move(p)));
+}
+
+void InFlight::notify(std::string_view method, json::value params) {
+  send(jsonrpc::make_notification(method, std::move(params)));
+}
+
+json::value InFlight::request(std::string_view method, json::value params,
+                              std::optional<std::chrono::milliseconds> timeout) {
+  auto session = session_.lock();
+  if (!session) throw jsonrpc::ProtocolError(jsonrpc::kRequestCancelled, "session closed");
+  return session->request_client(*this, method, std::move(params), timeout);
+}
+
+}  // namespace mcpclass::server

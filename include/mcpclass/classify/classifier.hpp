@@ -1,0 +1,41 @@
+// The interface every classifier implements (rules today; embeddings or models later).
+#pragma once
+
+#include "mcpclass/classify/category.hpp"
+#include "mcpclass/classify/classification.hpp"
+
+#include <boost/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace mcpclass::classify {
+
+namespace json = boost::json;
+
+struct ClassifyOptions {
+  /// The caller will return the distribution. A hint only: implementations may always compute
+  /// it, and Classification::probabilities is always the real distribution.
+  bool with_probabilities = false;
+};
+
+/// Chooses one of categories() for a text.
+///
+/// Thread-safety: every const member may be called concurrently from any thread. classify() may
+/// be slow (model inference), so callers run it off I/O threads. It is deterministic: the same
+/// text and options give the same result, and the result satisfies check_classification().
+class Classifier {
+ public:
+  virtual ~Classifier() = default;
+
+  virtual const CategorySet& categories() const = 0;
+  /// Throws ClassifyError on internal failure; any text (including empty) is valid input.
+  virtual Classification classify(std::string_view text, const ClassifyOptions& options) const = 0;
+  Classification classify(std::string_view text) const { return classify(text, ClassifyOptions{}); }
+  /// Short identifier of the implementation, e.g. "rules".
+  virtual std::string kind() const = 0;
+  /// Operator facts for /health: at least "kind", "model" and "index_size".
+  virtual json::object info() const = 0;
+};
+
+}  // namespace mcpclass::classify

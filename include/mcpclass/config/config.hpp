@@ -1,0 +1,83 @@
+// The one configuration document every entry point loads: categories, classifier, routing
+// policy, server settings. YAML or JSON with the same schema and the same validation; unknown
+// keys and wrong types are errors naming the key path. Plain values; functions are thread-safe.
+#pragma once
+
+#include "mcpclass/classify/category.hpp"
+#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/errors.hpp"
+#include "mcpclass/classify/learned_settings.hpp"
+#include "mcpclass/classify/routing_policy.hpp"
+#include "mcpclass/classify/rule_classifier.hpp"
+
+#include <boost/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::config {
+
+namespace json = boost::json;
+
+/// Thrown for unreadable files, syntax errors and schema violations; `path()` is the key path
+/// (empty for syntax and I/O errors).
+using ConfigError = classify::ConfigError;
+
+struct HttpSettings {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8090;
+};
+
+struct ServerSettings {
+  std::string name = "mcpclass";
+  std::string version = "0.1.0";
+  /// Longest accepted `text`, in characters (Unicode code points).
+  std::size_t max_text_length = 10000;
+  HttpSettings http;
+};
+
+struct ClassifierSettings {
+  /// "rules", or a learned kind: "embedding_knn", "trained_head", "torchscript" (these need the
+  /// libtorch component; see mcpclass/classify/learned_classifier.hpp).
+  std::string kind = "rules";
+  classify::RuleSet rules;        ///< Used when kind is "rules".
+  classify::LearnedSettings learned;  ///< Used by the learned kinds.
+};
+
+/// Missing top-level sections take defaults: `categories` and `classifier` come from the
+/// embedded default together (when `categories` is given, `classifier` defaults to rules with
+/// no keywords); `routing` is the reference policy; `server` uses the values above.
+struct Config {
+  classify::CategorySet categories;
+  ClassifierSettings classifier;
+  classify::RoutingPolicy routing;
+  ServerSettings server;
+
+  /// The same document shape parse_config() reads (round-trips).
+  json::object to_json() const;
+};
+
+enum class Format { automatic, yaml, json };
+
+/// Validates a parsed document. Throws ConfigError.
+Config config_from_json(const json::value& document);
+/// `automatic`: JSON when the first non-blank character is `{`, else YAML. An empty document is
+/// the default configuration. Throws ConfigError.
+Config parse_config(std::string_view text, Format format = Format::automatic);
+/// Format from the extension (.json → JSON, .yaml/.yml → YAML, else automatic). Messages name the
+/// file. Throws ConfigError.
+Config load_config_file(const std::string& path);
+
+/// The embedded default document (YAML): the reference's 5 categories and keyword rules.
+std::string_view default_config_yaml();
+/// parse_config(default_config_yaml()).
+Config default_config();
+
+/// Builds the configured classifier with the configured routing policy. Throws ConfigError for
+/// an unsupported `classifier.kind` or invalid rules.
+std::unique_ptr<classify::Classifier> make_classifier(const Config& config);
+
+}  // namespace mcpclass::config

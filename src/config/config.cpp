@@ -1,0 +1,146 @@
+#include "mcpclass/config/config.hpp"
+
+#include "classify/json_reader.hpp"
+#include "config/document.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace mcpclass::config {
+
+namespace cd = classify::detail;
+
+namespace {
+
+ServerSettings parse_server(const json::value& v) {
+  cd::ObjectReader r(v, "server");
+  ServerSettings s;
+  s.name = r.string("name").value_or(s.name);
+  if (s.name.empty()) cd::fail(r.path_of("name"), "must not be empty");
+  s.version = r.string("version").value_or(s.version);
+  if (const auto n = r.integer("max_text_length")) {
+    if (*n <= 0) cd::fail(r.path_of("max_text_length"), "must be a positive integer");
+    s.max_text_length = static_cast<std::size_t>(*n);
+  }
+  if (const auto* http = r.get("http")) {
+    cd::ObjectReader h(*http, r.path_of("http"));
+    s.http.host = h.string("host").value_or(s.http.host);
+    if (s.http.host.empty()) cd::fail(h.path_of("host"), "must not be empty");
+    if (const auto port = h.integer("port")) {
+      if (*port < 0 || *port > std::numeric_limits<std::uint16_t>::max())
+        cd::fail(h.path_of("port"), "must be within [0, 65535]");
+      s.http.port = static_cast<std::uint16_t>(*port);
+    }
+    h.finish();
+  }
+  r.finish();
+  return s;
+}
+
+ClassifierSettings parse_classifier(const json::value& v) {
+  // `kind` belongs to this layer; the rest is the classifier's own schema.
+  const auto& obj = cd::as_object(v, "classifier");
+  ClassifierSettings c;
+  if (const auto* kind = obj.if_contains("kind"); kind != nullptr && !kind->is_null())
+    c.kind = cd::as_string(*kind, "classifier.kind");
+  json::object rest = obj;
+  rest.erase("kind");
+  if (classify::is_learned_kind(c.kind))
+    c.learned = classify::LearnedSettings::from_json(rest, c.kind, "classifier");
+  else
+    c.rules = classify::RuleSet::from_json(rest, "classifier");
+  return c;
+}
+
+json::object server_to_json(const ServerSettings& s) {
+  return {{"name", s.name},
+          {"version", s.version},
+          {"max_text_length", s.max_text_length},
+          {"http", json::object{{"host", s.http.host}, {"port", s.http.port}}}};
+}
+
+}  // namespace
+
+Config config_from_json(const json::value& document) {
+  if (document.is_null()) return default_config();
+  cd::ObjectReader r(document, "");
+  const auto* categories = r.get("categories");
+  const auto* classifier = r.get("classifier");
+  const auto* routing = r.get("routing");
+  const auto* server = r.get("server");
+  r.finish();
+
+  std::optional<Config> defaults;
+  if (categories == nullptr) defaults.emplace(default_config());
+
+  Config config{
+      categories ? classify::CategorySet::from_json(*categories, "categories")
+                 : defaults->categories,
+      classifier ? parse_classifier(*classifier)
+      : defaults ? defaults->classifier
+                 : ClassifierSettings{},
+      routing ? classify::RoutingPolicy::from_json(*routing, "routing") : classify::RoutingPolicy{},
+      server ? parse_server(*server) : ServerSettings{},
+  };
+  // The reference's "short math query" rule is a default, not a demand that a math category
+  // exist: drop defaulted rules for absent categories, but reject explicit ones.
+  const bool explicit_short_queries =
+      routing != nullptr && routing->as_object().contains("short_queries");
+  if (!explicit_short_queries)
+    std::erase_if(config.routing.short_queries,
+                  [&](const auto& rule) { return !config.categories.find(rule.category); });
+  config.routing.check_against(config.categories, "routing");
+  if (config.classifier.kind == "rules") {
+    // Compiling once here reports bad patterns and unknown categories at load time, with the
+    // key path, instead of on first use.
+    classify::RuleClassifier(config.categories, config.classifier.rules, config.routing,
+                             "classifier");
+  }
+  return config;
+}
+
+json::object Config::to_json() const {
+  json::object classifier_json = classify::is_learned_kind(classifier.kind)
+                                     ? classifier.learned.to_json(classifier.kind)
+                                     : classifier.rules.to_json();
+  json::object out{{"categories", categories.to_json()}};
+  json::object cls{{"kind", classifier.kind}};
+  for (auto& kv : classifier_json) cls[kv.key()] = std::move(kv.value());
+  out["classifier"] = std::move(cls);
+  out["routing"] = routing.to_json();
+  out["server"] = server_to_json(server);
+  return out;
+}
+
+Config parse_config(std::string_view text, Format format) {
+  if (format == Format::automatic) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return default_config();
+    format = text[first] == '{' ? Format::json : Format::yaml;
+  }
+  return config_from_json(format == Format::json ? detail::parse_json(text)
+                                                 : detail::yaml_to_json(text));
+}
+
+Config load_config_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError("", "cannot open config file '" + path + "'");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw ConfigError("", "cannot read config file '" + path + "'");
+
+  Format format = Format::automatic;
+  if (path.ends_with(".json"))
+    format = Format::json;
+  else if (path.ends_with(".yaml") || path.ends_with(".yml"))
+    format = Format::yaml;
+  try {
+    return parse_config(buffer.str(), format);
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.path(), e.message() + " (in '" + path + "')");
+  }
+}
+
+}  // namespace mcpclass::config

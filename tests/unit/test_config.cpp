@@ -1,0 +1,226 @@
+// The configuration document: YAML and JSON parse to the same Config, errors name the key path,
+// and the embedded default loads.
+#include "mcpclass/config/config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+using namespace mcpclass;
+using config::ConfigError;
+
+namespace {
+
+constexpr const char* kYaml = R"(
+categories:
+  - name: math
+    description: Math
+    system_prompt: |-
+      You are a math expert.
+      Show steps.
+    model: math-model
+  - name: other
+    description: Everything else
+    use_reasoning: false
+classifier:
+  kind: rules
+  fallback: other
+  temperature: 0.25
+  rules:
+    math:
+      keywords: [derivative, integra*, "x"]
+      patterns: ['\d\s*\+\s*\d']
+      pattern_weight: 3
+routing:
+  reasoning: entropy
+  low_confidence: {below: 0.5, model: big-model}
+  short_queries: []
+server:
+  name: test-server
+  version: "2.0"
+  max_text_length: 500
+  http: {host: 0.0.0.0, port: 9000}
+)";
+
+constexpr const char* kJson = R"({
+  "categories": [
+    {"name": "math", "description": "Math",
+     "system_prompt": "You are a math expert.\nShow steps.", "model": "math-model"},
+    {"name": "other", "description": "Everything else", "use_reasoning": false}
+  ],
+  "classifier": {"kind": "rules", "fallback": "other", "temperature": 0.25,
+    "rules": {"math": {"keywords": ["derivative", "integra*", "x"],
+                       "patterns": ["\\d\\s*\\+\\s*\\d"], "pattern_weight": 3}}},
+  "routing": {"reasoning": "entropy", "low_confidence": {"below": 0.5, "model": "big-model"},
+              "short_queries": []},
+  "server": {"name": "test-server", "version": "2.0", "max_text_length": 500,
+             "http": {"host": "0.0.0.0", "port": 9000}}
+})";
+
+std::string error_of(const std::string& text) {
+  try {
+    config::parse_config(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("config: YAML and JSON give the same result") {
+  const auto from_yaml = config::parse_config(kYaml);
+  const auto from_json = config::parse_config(kJson);
+  CHECK(from_yaml.to_json() == from_json.to_json());
+
+  const auto& c = from_yaml;
+  REQUIRE(c.categories.size() == 2);
+  CHECK(c.categories[0].system_prompt == "You are a math expert.\nShow steps.");
+  CHECK(c.categories[0].model == "math-model");
+  CHECK(c.categories[1].use_reasoning == false);
+  CHECK(c.classifier.rules.fallback == "other");
+  CHECK(c.classifier.rules.rules.at("math").pattern_weight == 3.0);
+  CHECK(c.routing.reasoning == classify::ReasoningSource::entropy);
+  CHECK(c.routing.low_confidence.model == "big-model");
+  CHECK(c.server.name == "test-server");
+  CHECK(c.server.version == "2.0");
+  CHECK(c.server.max_text_length == 500);
+  CHECK(c.server.http.port == 9000);
+
+  // Round trip through to_json and the explicit formats.
+  CHECK(config::config_from_json(c.to_json()).to_json() == c.to_json());
+  CHECK(config::parse_config(kYaml, config::Format::yaml).to_json() == c.to_json());
+  CHECK(config::parse_config(kJson, config::Format::json).to_json() == c.to_json());
+
+  const auto classifier = config::make_classifier(c);
+  CHECK(classifier->classify("the derivative of x").category == "math");
+  CHECK(classifier->classify("hello").category == "other");
+  CHECK(classifier->classify("hello").model == "openai/gpt-oss-20b");
+  CHECK(classifier->classify("the derivative of x").model == "math-model");
+}
+
+TEST_CASE("config: errors name the key path") {
+  CHECK(error_of("classifier:\n  rules:\n    math:\n      keywords: [a, b, 3]\n") ==
+        "classifier.rules.math.keywords[2]: expected string, got number");
+  CHECK(error_of("categories:\n  - name: math\n  - {name: math}\n") ==
+        "categories[1].name: duplicate category name 'math'");
+  CHECK(error_of("categories: []\n") == "categories: at least one category is required");
+  CHECK(error_of("categories:\n  - description: x\n") ==
+        "categories[0].name: required key is missing");
+  CHECK(error_of("server:\n  http:\n    port: 70000\n") ==
+        "server.http.port: must be within [0, 65535]");
+  CHECK(error_of("server:\n  max_text_length: -1\n") ==
+        "server.max_text_length: must be a positive integer");
+  CHECK(error_of("server:\n  colour: blue\n") == "server.colour: unknown key");
+  CHECK(error_of("servers: {}\n") == "servers: unknown key");
+  CHECK(error_of(R"({"routing": {"high_confidence": {"above": "high"}}})") ==
+        "routing.high_confidence.above: expected number, got string");
+  CHECK(error_of("classifier:\n  rules:\n    general:\n      patterns: ['.*']\n")
+            .starts_with("classifier.rules.general.patterns[0]: pattern '.*' matches the empty"));
+  CHECK(error_of("classifier:\n  rules:\n    poetry: {keywords: [sonnet]}\n") ==
+        "classifier.rules.poetry: unknown category 'poetry'");
+  CHECK(error_of("routing:\n  short_queries: [{category: poetry}]\n") ==
+        "routing.short_queries[0].category: unknown category 'poetry'");
+  CHECK(error_of("- just\n- a list\n") == "expected object, got array");
+  CHECK(error_of("categories: [\n").starts_with("YAML syntax error at line"));
+  CHECK(error_of("{\"categories\": [}").starts_with("JSON syntax error at line 1, column"));
+  CHECK(error_of("{} trailing").starts_with("JSON syntax error"));
+}
+
+TEST_CASE("config: YAML scalars resolve like the core schema") {
+  // Quoted numbers stay strings, so a quoted port is a type error and a plain version is not.
+  CHECK(error_of("server:\n  http:\n    port: '80'\n") ==
+        "server.http.port: expected integer, got string");
+  CHECK(error_of("server:\n  version: 1.5\n") == "server.version: expected string, got number");
+  CHECK(config::parse_config("server:\n  version: 1.5.2\n").server.version == "1.5.2");
+  CHECK(config::parse_config("server:\n  name: ~\n").server.name == "mcpclass");  // null = unset
+  CHECK(config::parse_config("routing:\n  default_use_reasoning: FALSE\n")
+            .routing.default_use_reasoning == false);
+  CHECK(error_of("routing:\n  default_use_reasoning: yes\n") ==
+        "routing.default_use_reasoning: expected boolean, got string");
+}
+
+TEST_CASE("config: the embedded default") {
+  const auto c = config::default_config();
+  REQUIRE(c.categories.size() == 5);
+  const std::vector<std::pair<std::string, std::string>> expected{
+      {"math", "Mathematical and computational queries"},
+      {"science", "Scientific concepts and queries"},
+      {"technology", "Technology and computing topics"},
+      {"history", "Historical events and topics"},
+      {"general", "General questions and topics"}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(c.categories[i].name == expected[i].first);
+    CHECK(c.categories[i].description == expected[i].second);
+    CHECK(c.categories[i].system_prompt.find('\n') != std::string::npos);
+    CHECK_FALSE(c.categories[i].model.has_value());
+    CHECK_FALSE(c.categories[i].use_reasoning.has_value());
+  }
+  CHECK(c.categories[0].system_prompt ==
+        "You are a mathematics expert. When answering math questions:\n"
+        "- Show step-by-step solutions with clear explanations\n"
+        "- Use proper mathematical notation and terminology\n"
+        "- Verify calculations and provide intermediate steps\n"
+        "- Explain the underlying concepts and principles\n"
+        "- Offer alternative approaches when applicable");
+  CHECK(c.categories[1].system_prompt ==
+        "You are a science expert. When answering science questions:\n"
+        "- Provide evidence-based answers grounded in scientific research\n"
+        "- Explain relevant scientific concepts and principles\n"
+        "- Use appropriate scientific terminology\n"
+        "- Cite the scientific method and experimental evidence when relevant\n"
+        "- Distinguish between established facts and current theories");
+  CHECK(c.classifier.kind == "rules");
+  CHECK(c.routing.to_json() == classify::RoutingPolicy{}.to_json());
+  CHECK(c.server.max_text_length == 10000);
+  CHECK(c.server.http.port == 8090);
+
+  // Empty documents and missing sections take the defaults.
+  CHECK(config::parse_config("").to_json() == c.to_json());
+  CHECK(config::parse_config("{}").to_json() == c.to_json());
+  CHECK(config::parse_config("server: {name: x}").categories == c.categories);
+  // Given categories without a classifier section: rules with no keywords.
+  const auto bare = config::parse_config("categories: [{name: general}, {name: misc}]");
+  CHECK(bare.classifier.rules.rules.empty());
+  CHECK(config::make_classifier(bare)->classify("anything").category == "general");
+
+  const auto classifier = config::make_classifier(c);
+  const auto r = classifier->classify("What is the derivative of x squared?", {true});
+  CHECK(r.category == "math");
+  CHECK(r.model == "openai/gpt-oss-20b");
+}
+
+TEST_CASE("config: files and classifier kinds") {
+  const std::string dir = MCPCLASS_BINARY_DIR;
+  const std::string yaml_path = dir + "/test_config_tmp.yaml";
+  const std::string json_path = dir + "/test_config_tmp.json";
+  {
+    std::ofstream(yaml_path) << kYaml;
+    std::ofstream(json_path) << kJson;
+  }
+  CHECK(config::load_config_file(yaml_path).to_json() ==
+        config::load_config_file(json_path).to_json());
+  { std::ofstream(yaml_path) << "server: {port: 1}\n"; }
+  try {
+    config::load_config_file(yaml_path);
+    FAIL("accepted a bad file");
+  } catch (const ConfigError& e) {
+    CHECK(e.path() == "server.port");
+    CHECK(std::string(e.what()) == "server.port: unknown key (in '" + yaml_path + "')");
+  }
+  std::remove(yaml_path.c_str());
+  std::remove(json_path.c_str());
+  CHECK_THROWS_WITH_AS(config::load_config_file(dir + "/does-not-exist.yaml"),
+                       ("cannot open config file '" + dir + "/does-not-exist.yaml'").c_str(),
+                       ConfigError);
+
+  auto c = config::default_config();
+  c.classifier.kind = "embedding";
+  CHECK_THROWS_WITH_AS(
+      config::make_classifier(c),
+      "classifier.kind: unsupported classifier kind 'embedding' (supported: rules, "
+      "embedding_knn, trained_head, torchscript)",
+      ConfigError);
+}

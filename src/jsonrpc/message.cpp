@@ -72,7 +72,11 @@ std::variant<Message, Invalid> from_json(const json::value& v) {
   if (!ver || !ver->is_string() || ver->get_string() != "2.0") {
     return invalid(id, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
   }
-  if (id_v && !id) {
+  // An error response may carry "id": null (the peer could not read our request's id); it is
+  // a response, so it must not be answered.
+  const bool null_id_error = id_v && id_v->is_null() && !obj->contains("method") &&
+                             !obj->contains("result") && obj->contains("error");
+  if (id_v && !id && !null_id_error) {
     return invalid(std::nullopt, "Invalid Request: \"id\" must be a string or an integer");
   }
 

@@ -2,11 +2,19 @@
 
 #include "mcpclass/server/session.hpp"
 
+#include <cmath>
+
 namespace mcpclass::server {
 
 namespace {
 const json::object kEmptyObject;
+
+// Whole numbers go out as integers ("50", not "5E1"): easier on every reader.
+json::value wire_number(double v) {
+  if (std::abs(v) < 9.0e15 && v == std::floor(v)) return static_cast<std::int64_t>(v);
+  return v;
 }
+}  // namespace
 
 InFlight::InFlight(std::weak_ptr<Session> session, jsonrpc::Request request, StreamPtr out,
                    ClientInfo client, bool stateless)
@@ -46,8 +54,8 @@ bool InFlight::close(std::optional<json::value> final_message) {
 
 void InFlight::progress(double progress, std::optional<double> total, std::string_view message) {
   if (!progress_token_) return;
-  json::object p{{"progressToken", *progress_token_}, {"progress", progress}};
-  if (total) p["total"] = *total;
+  json::object p{{"progressToken", *progress_token_}, {"progress", wire_number(progress)}};
+  if (total) p["total"] = wire_number(*total);
   if (!message.empty()) p["message"] = message;
   send(jsonrpc::make_notification("notifications/progress", std::move(p)));
 }

@@ -178,12 +178,16 @@ void Server::broadcast(std::string_view method) {
 }
 
 json::object Server::capabilities(std::string_view version) const {
+  // The stateless revision removed logging/setLevel and resources/subscribe.
+  const bool stateless = protocol::at_least(version, protocol::k2026_07_28);
+  json::object resources{{"listChanged", true}};
+  if (!stateless) resources["subscribe"] = true;
   json::object caps{
       {"tools", json::object{{"listChanged", true}}},
-      {"resources", json::object{{"subscribe", true}, {"listChanged", true}}},
+      {"resources", std::move(resources)},
       {"prompts", json::object{{"listChanged", true}}},
-      {"logging", json::object{}},
   };
+  if (!stateless) caps["logging"] = json::object{};
   // completion/complete arrived with 2025-03-26.
   if (protocol::at_least(version, protocol::k2025_03_26)) caps["completions"] = json::object{};
   return caps;

@@ -502,12 +502,19 @@ json::value Session::request_client(InFlight& call, std::string_view method, jso
     std::lock_guard l(mutex_);
     awaiting_client_.erase(jsonrpc::id_key(id));
   }
-  if (token.stop_requested()) {
+  // Tell the client to stop working on a request nobody waits for any more. After a
+  // cancellation the request's own stream is closed, so this goes on the standalone stream.
+  const bool was_cancelled = token.stop_requested();
+  json::value cancel = jsonrpc::make_notification(
+      "notifications/cancelled",
+      json::object{
+          {"requestId", jsonrpc::to_json(id)},
+          {"reason", was_cancelled ? "the request that asked was cancelled" : "timed out"}});
+  if (was_cancelled) {
+    send_standalone(std::move(cancel));
     throw ProtocolError(jsonrpc::kRequestCancelled, fmt::format("{} was cancelled", method));
   }
-  call.send(jsonrpc::make_notification(
-      "notifications/cancelled",
-      json::object{{"requestId", jsonrpc::to_json(id)}, {"reason", "timed out"}}));
+  call.send(std::move(cancel));
   throw ProtocolError(jsonrpc::kRequestTimeout,
                       fmt::format("the client did not answer {} in time", method));
 }

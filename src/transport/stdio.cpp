@@ -4,6 +4,7 @@
 #include "mcpclass/server/session.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -100,6 +101,12 @@ int serve_stdio(const std::shared_ptr<server::Server>& server, int in_fd, int ou
   bool oversized = false;
   char buffer[64 * 1024];
   for (;;) {
+    if (options.stop_fd >= 0) {
+      pollfd fds[2] = {{in_fd, POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
+      const int ready = ::poll(fds, 2, -1);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0 || fds[1].revents != 0) break;
+    }
     const ssize_t n = ::read(in_fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;

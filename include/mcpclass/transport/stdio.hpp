@@ -17,6 +17,9 @@ struct StdioOptions {
   std::size_t max_line_bytes = 4 * 1024 * 1024;
   /// At end of input, how long in-flight requests may still run before they are cancelled.
   std::chrono::milliseconds drain_timeout{30'000};
+  /// When readable (e.g. the read end of a self-pipe), input is treated as ended: lets another
+  /// thread stop a server blocked on reading. -1 for none.
+  int stop_fd = -1;
 };
 
 /// Serves one client on `in_fd`/`out_fd` until end of input, answers what is in flight, then

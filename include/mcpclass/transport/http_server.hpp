@@ -1,0 +1,89 @@
+// The HTTP front of a Server (Boost.Beast): Streamable HTTP on /mcp (sessions or stateless),
+// legacy HTTP+SSE (GET /sse, POST /messages), the router REST dialects (POST /mcp/<method>),
+// GET /health and GET /metrics.
+// Thread-safety: start(), stop() and the destructor belong to one owner thread; port() may be
+// called from any thread once start() returned. The server runs its own I/O threads.
+#pragma once
+
+#include "mcpclass/server/server.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mcpclass::transport {
+
+struct HttpServerOptions {
+  /// Address to bind. The default keeps the server off the network.
+  std::string host = "127.0.0.1";
+  /// 0 picks a free port (see HttpServer::port()).
+  unsigned short port = 0;
+  /// No Mcp-Session-Id: every POST /mcp is served by a fresh session, no GET/DELETE on /mcp.
+  bool stateless = false;
+
+  /// Extra Host header names accepted (port-insensitive). localhost, 127.0.0.1 and [::1] are always
+  /// accepted. "*" accepts any Host (for deployments behind a proxy that checks it).
+  std::vector<std::string> allowed_hosts;
+  /// Extra Origins accepted, either a full origin ("https://app.example:8443") or a host name.
+  /// Requests without Origin pass; local origins always pass; "*" accepts any.
+  std::vector<std::string> allowed_origins;
+  /// When set, every endpoint but /health needs `Authorization: Bearer <token>`.
+  std::string bearer_token;
+
+  std::size_t max_body_bytes = 4 * 1024 * 1024;  ///< Larger bodies get 413.
+  std::size_t max_header_bytes = 16 * 1024;      ///< Larger headers get 431.
+  /// Time to receive one request (headers and body) once it started; slow clients are cut.
+  std::chrono::milliseconds read_timeout{30'000};
+  /// How long a keep-alive connection may sit idle between requests.
+  std::chrono::milliseconds idle_timeout{60'000};
+  /// Sessions alive at once; at the limit the least recently used idle session is evicted, or the
+  /// initialize is refused with 503.
+  std::size_t max_sessions = 1024;
+  /// Sessions without requests or open streams for this long are closed.
+  std::chrono::milliseconds session_idle_timeout{30 * 60'000};
+  /// Open GET SSE streams (GET /mcp and GET /sse) at once; more get 503.
+  std::size_t max_sse_streams = 256;
+  /// How long stop() waits for requests in flight before cancelling them.
+  std::chrono::milliseconds shutdown_timeout{5'000};
+  std::size_t io_threads = 2;
+  /// The `retry:` hint (ms) sent with the priming event of resumable streams.
+  unsigned sse_retry_ms = 1000;
+  /// Events kept per SSE stream for `Last-Event-ID` replay.
+  std::size_t event_store_size = 256;
+
+  /// Appended to GET /metrics (Prometheus text), e.g. classification counts by category.
+  std::function<std::string()> extra_metrics;
+};
+
+/// Returns fields merged into GET /health (categories, model, index_size, ...).
+using HealthCallback = std::function<boost::json::object()>;
+
+class HttpServer {
+ public:
+  HttpServer(std::shared_ptr<server::Server> server, HttpServerOptions options,
+             HealthCallback health = {});
+  /// Calls stop().
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// Binds, listens and starts the I/O threads. Throws std::runtime_error when the address cannot
+  /// be bound (port taken, bad host).
+  void start();
+  /// The bound port (the ephemeral one when options.port was 0); 0 before start().
+  unsigned short port() const;
+  /// Stops accepting, ends SSE streams, waits up to shutdown_timeout for requests in flight,
+  /// cancels the rest, closes every session and joins the I/O threads. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mcpclass::transport

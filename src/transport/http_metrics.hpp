@@ -1,0 +1,41 @@
+// Counters of the HTTP transport and their Prometheus text exposition.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::transport {
+
+class HttpMetrics {
+ public:
+  /// One HTTP exchange: route label ("mcp", "router", "sse", "health", ...), status, duration.
+  void record_http(std::string_view route, unsigned status, double seconds);
+  /// One JSON-RPC request by method, and whether it ended in an error.
+  void record_rpc(std::string_view method, bool error);
+  void stream_opened() { ++sse_streams_; }
+  void stream_closed() { --sse_streams_; }
+  std::int64_t sse_streams() const { return sse_streams_; }
+
+  /// The exposition text; `sessions` = active sessions right now.
+  std::string render(std::size_t sessions) const;
+
+ private:
+  static constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                      0.05,   0.1,   0.25,   0.5,   1.0,  5.0};
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, unsigned>, std::uint64_t> http_;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> rpc_;  // method → calls, errors
+  std::array<std::uint64_t, kBuckets.size()> bucket_counts_{};
+  std::uint64_t duration_count_ = 0;
+  double duration_sum_ = 0;
+  std::atomic<std::int64_t> sse_streams_{0};
+};
+
+}  // namespace mcpclass::transport

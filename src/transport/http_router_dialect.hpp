@@ -1,0 +1,35 @@
+// The REST dialects routers speak (reference.md §2): `POST /mcp/<method>` whose body is the bare
+// params, `{"method":..,"params":{..}}`, `{name, arguments}` for tools/call, or empty; the answer
+// is the bare result. This adapter turns such a request into a JSON-RPC message and the engine's
+// response back into an HTTP status and body.
+// Thread-safety: pure functions; reentrant.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace mcpclass::transport {
+
+/// The id the adapter puts on the requests it builds.
+inline constexpr std::int64_t kRouterRequestId = 1;
+
+struct RouterReply {
+  unsigned status = 200;
+  std::string body;  ///< JSON text; empty for 202.
+};
+
+/// Builds the JSON-RPC message for `method` from a dialect body. Notifications (methods under
+/// "notifications/") get no id. On a body that is not JSON (or not an object) returns the reply
+/// to send instead.
+std::variant<boost::json::value, RouterReply> router_request(std::string_view method,
+                                                             std::string_view body);
+
+/// The HTTP answer for the engine's final message: 200 with the bare result; for a JSON-RPC error
+/// a 4xx/5xx with `{"error":{code,message[,data]}}`; 202 when there is nothing to say.
+RouterReply router_reply(const std::optional<boost::json::value>& final_message);
+
+}  // namespace mcpclass::transport

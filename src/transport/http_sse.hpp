@@ -1,0 +1,76 @@
+// One logical SSE stream: numbered events, a bounded store for `Last-Event-ID` replay, and the
+// connection currently writing it (the sink). The stream outlives connections, so a client whose
+// connection dropped can resume it with a new GET.
+// Thread-safety: every method may be called from any thread; the sink is called under the
+// channel's lock, so it must only hand the frame over (post it), never call back.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace mcpclass::transport {
+
+/// Formats one SSE event; empty `id`/`event` are left out, `retry` 0 too.
+std::string sse_frame(std::string_view id, std::string_view event, std::string_view data,
+                      unsigned retry_ms = 0);
+
+/// Splits a `Last-Event-ID` of the form "<stream>-<seq>".
+std::optional<std::pair<std::string, std::uint64_t>> parse_event_id(std::string_view id);
+
+class SseChannel {
+ public:
+  /// Receives a frame to write; `end` = the stream is over after it (frame may be empty).
+  using Sink = std::function<void(std::string frame, bool end)>;
+
+  /// `resumable` channels put ids on events and keep the last `store_limit` of them.
+  SseChannel(std::string id, bool resumable, std::size_t store_limit);
+
+  const std::string& id() const { return id_; }
+  bool resumable() const { return resumable_; }
+
+  /// Appends a JSON-RPC message as an `event: message`. Ignored once finished.
+  void append(const boost::json::value& message);
+  /// Appends a named event with raw data (the legacy `endpoint` event).
+  void append_raw(std::string_view event, std::string_view data);
+  /// The last event (if any), then the end of the stream. Idempotent.
+  void finish(std::optional<boost::json::value> final_message = std::nullopt);
+
+  /// Makes `sink` the writer: first the stored events after `after_seq` (all when 0, none when
+  /// nullopt), then every new one; a finished channel ends the sink right away. A previous sink is
+  /// ended. Returns a token for detach().
+  std::uint64_t attach(Sink sink, std::optional<std::uint64_t> after_seq);
+  /// Forgets the sink if `token` still names it (its connection is gone).
+  void detach(std::uint64_t token);
+  /// Ends the current sink without finishing the channel (shutdown, session deleted).
+  void end_sink();
+
+  /// An event with empty data whose id names the current position (resume from here), plus retry.
+  std::string priming_frame(unsigned retry_ms) const;
+  bool finished() const;
+  bool attached() const;
+
+ private:
+  void push(std::string event, std::string_view data);
+
+  const std::string id_;
+  const bool resumable_;
+  const std::size_t store_limit_;
+  mutable std::mutex mutex_;
+  std::uint64_t next_seq_ = 1;
+  std::deque<std::pair<std::uint64_t, std::string>> store_;
+  bool finished_ = false;
+  Sink sink_;
+  std::uint64_t sink_token_ = 0;
+  std::uint64_t next_token_ = 1;
+};
+
+}  // namespace mcpclass::transport

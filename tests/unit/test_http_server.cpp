@@ -1,0 +1,474 @@
+// The HTTP transport against real sockets on 127.0.0.1 (ephemeral ports): Streamable HTTP with
+// sessions and stateless, SSE responses and replay, limits and guards, the router dialects,
+// legacy HTTP+SSE, /health and /metrics.
+#include "mcpclass/server/server.hpp"
+#include "mcpclass/server/tool.hpp"
+#include "mcpclass/transport/http_server.hpp"
+#include "mcpclass/util/executor.hpp"
+
+#include <doctest/doctest.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = net::ip::tcp;
+using namespace mcpclass;
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct Reply {
+  unsigned status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+  json::value json_body() const { return json::parse(body); }
+};
+
+const Headers kJsonPost = {{"Content-Type", "application/json"},
+                           {"Accept", "application/json, text/event-stream"}};
+
+Headers with(Headers base, Headers extra) {
+  for (auto& h : extra) base.push_back(std::move(h));
+  return base;
+}
+
+// One request on a fresh connection; reads the whole response (SSE responses that end too).
+Reply call(unsigned short port, http::verb verb, const std::string& target, std::string body = {},
+           const Headers& headers = kJsonPost) {
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect({net::ip::make_address("127.0.0.1"), port});
+  http::request<http::string_body> req{verb, target, 11};
+  req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+  for (const auto& [name, value] : headers) req.set(name, value);
+  req.body() = std::move(body);
+  req.prepare_payload();
+  http::write(socket, req);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(boost::none);
+  http::read(socket, buffer, parser);
+  Reply reply;
+  reply.status = parser.get().result_int();
+  for (const auto& field : parser.get()) {
+    std::string name(field.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    reply.headers[name] = std::string(field.value());
+  }
+  reply.body = parser.get().body();
+  return reply;
+}
+
+Reply post(unsigned short port, const std::string& target, const json::value& body,
+           const Headers& headers = kJsonPost) {
+  return call(port, http::verb::post, target, json::serialize(body), headers);
+}
+
+// The JSON-RPC messages of an SSE body, in order.
+std::vector<json::value> sse_messages(const std::string& body) {
+  std::vector<json::value> out;
+  std::size_t pos = 0;
+  while ((pos = body.find("data: ", pos)) != std::string::npos) {
+    const std::size_t end = body.find('\n', pos);
+    const std::string data = body.substr(pos + 6, end - pos - 6);
+    if (!data.empty()) out.push_back(json::parse(data));
+    pos = end;
+  }
+  return out;
+}
+
+json::object initialize_request(std::string version = "2025-11-25") {
+  return {{"jsonrpc", "2.0"},
+          {"id", 1},
+          {"method", "initialize"},
+          {"params",
+           {{"protocolVersion", version},
+            {"capabilities", json::object{}},
+            {"clientInfo", {{"name", "test"}, {"version", "1"}}}}}};
+}
+
+json::object request(std::int64_t id, std::string method, json::object params = {}) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+// A server with a few tools behind an HttpServer.
+struct TestServer {
+  explicit TestServer(transport::HttpServerOptions options = {}) {
+    server = server::Server::create({}, pool.executor());
+    server::Tool echo;
+    echo.name = "echo";
+    echo.description = "Echoes text";
+    echo.input_schema = json::parse(
+                            R"({"type":"object","properties":{"text":{"type":"string"}},
+                                "required":["text"]})")
+                            .as_object();
+    echo.handler = [](const json::object& args, server::RequestContext&) {
+      return server::ToolResult::text(std::string(args.at("text").as_string()));
+    };
+    server->add_tool(echo);
+    server::Tool progress;
+    progress.name = "progress";
+    progress.description = "Reports progress three times";
+    progress.handler = [](const json::object&, server::RequestContext& ctx) {
+      for (int i = 0; i < 3; ++i) {
+        ctx.progress(i * 50, 100);
+        ctx.sleep_for(std::chrono::milliseconds(10));
+      }
+      return server::ToolResult::text("done");
+    };
+    server->add_tool(progress);
+    server::Tool slow;
+    slow.name = "slow";
+    slow.description = "Takes 300 ms";
+    slow.handler = [](const json::object&, server::RequestContext& ctx) {
+      ctx.sleep_for(std::chrono::milliseconds(300));
+      return server::ToolResult::text("slept");
+    };
+    server->add_tool(slow);
+    http = std::make_unique<transport::HttpServer>(server, std::move(options), [] {
+      return json::object{{"categories", json::array{"math", "general"}},
+                          {"model", "openai/gpt-oss-20b"},
+                          {"index_size", 0}};
+    });
+    http->start();
+    port = http->port();
+  }
+  ~TestServer() { http->stop(); }
+
+  // initialize + notifications/initialized; returns the session id.
+  std::string open_session(std::string version = "2025-11-25") {
+    Reply init = post(port, "/mcp", initialize_request(version));
+    REQUIRE(init.status == 200);
+    const std::string id = init.header("mcp-session-id");
+    REQUIRE(!id.empty());
+    Reply ack = post(port, "/mcp",
+                     json::object{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                     with(kJsonPost, {{"Mcp-Session-Id", id}}));
+    REQUIRE(ack.status == 202);
+    return id;
+  }
+
+  util::ThreadPool pool{2};
+  std::shared_ptr<server::Server> server;
+  std::unique_ptr<transport::HttpServer> http;
+  unsigned short port = 0;
+};
+
+}  // namespace
+
+TEST_CASE("http: initialize, session id, tools/list, DELETE") {
+  TestServer t;
+  CHECK(t.port != 0);
+  const std::string sid = t.open_session();
+  const Headers session = with(kJsonPost, {{"Mcp-Session-Id", sid}});
+
+  Reply list = post(t.port, "/mcp", request(2, "tools/list"), session);
+  CHECK(list.status == 200);
+  CHECK(list.header("content-type") == "application/json");
+  const json::value listed = list.json_body();
+  CHECK(listed.at("result").at("tools").as_array().size() == 3);
+
+  // Any supported MCP-Protocol-Version is accepted, an unknown one is not.
+  CHECK(post(t.port, "/mcp", request(3, "ping"),
+             with(session, {{"MCP-Protocol-Version", "2025-03-26"}}))
+            .status == 200);
+  CHECK(post(t.port, "/mcp", request(4, "ping"),
+             with(session, {{"MCP-Protocol-Version", "1999-01-01"}}))
+            .status == 400);
+
+  CHECK(call(t.port, http::verb::delete_, "/mcp", {}, session).status == 200);
+  CHECK(post(t.port, "/mcp", request(5, "tools/list"), session).status == 404);
+}
+
+TEST_CASE("http: missing session 400, unknown session 404, notifications 202") {
+  TestServer t;
+  CHECK(post(t.port, "/mcp", request(1, "tools/list")).status == 400);
+  CHECK(
+      post(t.port, "/mcp", request(1, "tools/list"), with(kJsonPost, {{"Mcp-Session-Id", "nope"}}))
+          .status == 404);
+  const std::string sid = t.open_session();
+  Reply r = post(t.port, "/mcp",
+                 json::object{{"jsonrpc", "2.0"},
+                              {"method", "notifications/cancelled"},
+                              {"params", {{"requestId", 99}}}},
+                 with(kJsonPost, {{"Mcp-Session-Id", sid}}));
+  CHECK(r.status == 202);
+  CHECK(r.body.empty());
+}
+
+TEST_CASE("http: a tool that reports progress answers with an SSE stream, replayable") {
+  TestServer t;
+  const std::string sid = t.open_session();
+  const Headers session = with(kJsonPost, {{"Mcp-Session-Id", sid}});
+  json::object params{
+      {"name", "progress"}, {"arguments", json::object{}}, {"_meta", {{"progressToken", "tok"}}}};
+  Reply r = post(t.port, "/mcp", request(7, "tools/call", params), session);
+  CHECK(r.status == 200);
+  CHECK(r.header("content-type") == "text/event-stream");
+  CHECK(r.body.find("retry: ") != std::string::npos);
+  auto messages = sse_messages(r.body);
+  REQUIRE(messages.size() == 4);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(messages[i].at("method") == "notifications/progress");
+    CHECK(messages[i].at("params").at("progressToken") == "tok");
+  }
+  CHECK(messages[3].at("id") == 7);
+  CHECK(messages[3].at("result").at("content").at(0).at("text") == "done");
+
+  // The priming event names the stream; a GET with Last-Event-ID replays what followed it.
+  const auto id_pos = r.body.find("id: ");
+  REQUIRE(id_pos != std::string::npos);
+  const std::string first_id = r.body.substr(id_pos + 4, r.body.find('\n', id_pos) - id_pos - 4);
+  Reply replay =
+      call(t.port, http::verb::get, "/mcp", {},
+           {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", sid}, {"Last-Event-ID", first_id}});
+  CHECK(replay.status == 200);
+  auto again = sse_messages(replay.body);
+  REQUIRE(again.size() == 4);
+  CHECK(again[3].at("id") == 7);
+
+  // Without text/event-stream in Accept the answer is plain JSON.
+  Reply plain = post(t.port, "/mcp", request(8, "tools/call", params),
+                     {{"Content-Type", "application/json"},
+                      {"Accept", "application/json"},
+                      {"Mcp-Session-Id", sid}});
+  CHECK(plain.status == 200);
+  CHECK(plain.json_body().at("id") == 8);
+}
+
+TEST_CASE("http: Host and Origin allow-list") {
+  TestServer t;
+  CHECK(post(t.port, "/mcp", initialize_request(), with(kJsonPost, {{"Host", "evil.example.com"}}))
+            .status == 403);
+  CHECK(post(t.port, "/mcp", initialize_request(),
+             with(kJsonPost, {{"Origin", "http://evil.example.com"}}))
+            .status == 403);
+  CHECK(post(t.port, "/mcp", initialize_request(),
+             with(kJsonPost, {{"Host", "localhost:" + std::to_string(t.port)},
+                              {"Origin", "http://localhost:" + std::to_string(t.port)}}))
+            .status == 200);
+}
+
+TEST_CASE("http: limits and malformed input") {
+  transport::HttpServerOptions options;
+  options.max_body_bytes = 1024;
+  TestServer t(options);
+  Reply big = call(t.port, http::verb::post, "/mcp", std::string(10'000, ' '));
+  CHECK(big.status == 413);
+
+  Reply bad = call(t.port, http::verb::post, "/mcp", "{not json");
+  CHECK(bad.status == 400);
+  CHECK(bad.json_body().at("error").at("code") == -32700);
+
+  Reply type = call(t.port, http::verb::post, "/mcp", json::serialize(initialize_request()),
+                    {{"Content-Type", "text/plain"}});
+  CHECK(type.status == 415);
+
+  CHECK(call(t.port, http::verb::get, "/nowhere", {}, {}).status == 404);
+  CHECK(call(t.port, http::verb::put, "/mcp", {}, {}).status == 405);
+}
+
+TEST_CASE("http: bearer token") {
+  transport::HttpServerOptions options;
+  options.bearer_token = "s3cret";
+  TestServer t(options);
+  Reply none = post(t.port, "/mcp", initialize_request());
+  CHECK(none.status == 401);
+  CHECK(none.header("www-authenticate").starts_with("Bearer"));
+  Reply wrong = post(t.port, "/mcp", initialize_request(),
+                     with(kJsonPost, {{"Authorization", "Bearer nope"}}));
+  CHECK(wrong.status == 401);
+  CHECK(wrong.header("www-authenticate").find("invalid_token") != std::string::npos);
+  CHECK(post(t.port, "/mcp", initialize_request(),
+             with(kJsonPost, {{"Authorization", "Bearer s3cret"}}))
+            .status == 200);
+  CHECK(call(t.port, http::verb::get, "/health", {}, {}).status == 200);
+  CHECK(call(t.port, http::verb::get, "/metrics", {}, {}).status == 401);
+}
+
+TEST_CASE("http: router dialect transcript (reference.md section 2)") {
+  TestServer t;
+  // The Go router: POST <url>/<method>, {"method":"","params":{..}}, bare result back.
+  Reply init = post(t.port, "/mcp/initialize",
+                    json::parse(R"({"method":"","params":{"protocolVersion":"2024-11-05",
+                      "capabilities":{},"clientInfo":{"name":"semantic-router","version":"1"}}})"));
+  CHECK(init.status == 200);
+  CHECK(init.json_body().at("protocolVersion") == "2024-11-05");
+  CHECK(!init.json_body().as_object().contains("jsonrpc"));
+
+  Reply list = post(t.port, "/mcp/tools/list", json::parse(R"({"method":"","params":{}})"));
+  CHECK(list.status == 200);
+  CHECK(list.json_body().at("tools").as_array().size() == 3);
+
+  Reply ping = call(t.port, http::verb::post, "/mcp/ping", {}, {});
+  CHECK(ping.status == 200);
+  CHECK(ping.json_body() == json::object{});
+
+  Reply tool =
+      post(t.port, "/mcp/tools/call",
+           json::parse(R"({"method":"","params":{"name":"echo","arguments":{"text":"a"}}})"));
+  CHECK(tool.status == 200);
+  CHECK(tool.json_body().at("content").at(0).at("text") == "a");
+
+  // Simple style: {name, arguments} on /mcp/tools/call.
+  Reply simple =
+      post(t.port, "/mcp/tools/call", json::parse(R"({"name":"echo","arguments":{"text":"hi"}})"));
+  CHECK(simple.status == 200);
+  CHECK(simple.json_body() ==
+        json::parse(R"({"content":[{"type":"text","text":"hi"}],"isError":false})"));
+
+  // Bare params, and lists the router tolerates failing.
+  CHECK(post(t.port, "/mcp/resources/list", json::object{}).status == 200);
+  CHECK(call(t.port, http::verb::post, "/mcp/prompts/list", {}, {}).status == 200);
+  Reply unknown = call(t.port, http::verb::post, "/mcp/no/such", {}, {});
+  CHECK(unknown.status == 404);
+  CHECK(unknown.json_body().at("error").at("code") == -32601);
+  Reply bad = call(t.port, http::verb::post, "/mcp/tools/call", "{oops", {});
+  CHECK(bad.status == 400);
+}
+
+TEST_CASE("http: /health and /metrics") {
+  TestServer t;
+  Reply health = call(t.port, http::verb::get, "/health", {}, {});
+  CHECK(health.status == 200);
+  const auto h = health.json_body().as_object();
+  CHECK(h.at("status") == "ok");
+  CHECK(h.at("categories").as_array().size() == 2);
+  CHECK(h.at("model") == "openai/gpt-oss-20b");
+  CHECK(h.at("tools") == 3);
+  CHECK(h.contains("uptime_seconds"));
+  t.open_session();
+  Reply metrics = call(t.port, http::verb::get, "/metrics", {}, {});
+  CHECK(metrics.status == 200);
+  CHECK(metrics.body.find("mcpclass_http_requests_total{route=\"mcp\",code=\"200\"}") !=
+        std::string::npos);
+  CHECK(metrics.body.find("mcpclass_active_sessions 1") != std::string::npos);
+  CHECK(metrics.body.find("mcpclass_http_request_duration_seconds_bucket") != std::string::npos);
+}
+
+TEST_CASE("http: legacy HTTP+SSE endpoint event and POST /messages round trip") {
+  TestServer t;
+  net::io_context ioc;
+  tcp::socket sse(ioc);
+  sse.connect({net::ip::make_address("127.0.0.1"), t.port});
+  const std::string get =
+      "GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+  net::write(sse, net::buffer(get));
+  std::string received;
+  auto read_until = [&](const std::string& needle) {
+    char buf[4096];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (received.find(needle) == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      const std::size_t n = sse.read_some(net::buffer(buf));
+      received.append(buf, n);
+    }
+    return received.find(needle) != std::string::npos;
+  };
+  REQUIRE(read_until("event: endpoint"));
+  REQUIRE(read_until("\n\n"));
+  const auto pos = received.find("/messages?sessionId=");
+  REQUIRE(pos != std::string::npos);
+  const std::string endpoint = received.substr(pos, received.find('\n', pos) - pos);
+
+  Reply accepted = post(t.port, endpoint, initialize_request("2024-11-05"));
+  CHECK(accepted.status == 202);
+  REQUIRE(read_until("\"protocolVersion\":\"2024-11-05\""));
+  post(t.port, endpoint, json::object{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  CHECK(post(t.port, endpoint, request(2, "tools/list")).status == 202);
+  REQUIRE(read_until("\"echo\""));
+  CHECK(post(t.port, "/messages?sessionId=unknown", request(3, "ping")).status == 404);
+}
+
+TEST_CASE("http: stateless mode") {
+  transport::HttpServerOptions options;
+  options.stateless = true;
+  TestServer t(options);
+  Reply init = post(t.port, "/mcp", initialize_request());
+  CHECK(init.status == 200);
+  CHECK(init.header("mcp-session-id").empty());
+  Reply list = post(t.port, "/mcp", request(2, "tools/list"));
+  CHECK(list.status == 200);
+  CHECK(list.json_body().at("result").at("tools").as_array().size() == 3);
+  Reply tool = post(t.port, "/mcp",
+                    request(3, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "x"}}}}));
+  CHECK(tool.json_body().at("result").at("content").at(0).at("text") == "x");
+  CHECK(call(t.port, http::verb::get, "/mcp", {}, {{"Accept", "text/event-stream"}}).status == 405);
+}
+
+TEST_CASE("http: 1,000 connections opened and dropped, then a correct answer") {
+  TestServer t;
+  {
+    net::io_context ioc;
+    std::vector<tcp::socket> sockets;
+    for (int i = 0; i < 1000; ++i) {
+      tcp::socket s(ioc);
+      boost::system::error_code ec;
+      s.connect({net::ip::make_address("127.0.0.1"), t.port}, ec);
+      if (i % 3 == 0 && !ec) net::write(s, net::buffer(std::string("POST /mcp HTTP/1.1\r\n")), ec);
+      sockets.push_back(std::move(s));
+      if (sockets.size() >= 200) sockets.clear();  // stay under the descriptor limit
+    }
+  }
+  Reply r =
+      post(t.port, "/mcp/tools/call", json::parse(R"({"name":"echo","arguments":{"text":"ok"}})"));
+  CHECK(r.status == 200);
+  CHECK(r.json_body().at("content").at(0).at("text") == "ok");
+}
+
+TEST_CASE("http: start fails on a taken port, stop is idempotent") {
+  TestServer t;
+  transport::HttpServerOptions options;
+  options.port = t.port;
+  transport::HttpServer second(t.server, options);
+  CHECK_THROWS_AS(second.start(), std::runtime_error);
+  t.http->stop();
+  t.http->stop();
+}
+
+TEST_CASE("http: stop drains a request in flight") {
+  TestServer t;
+  Reply reply;
+  std::thread client([&] {
+    reply = post(t.port, "/mcp/tools/call", json::parse(R"({"name":"slow","arguments":{}})"));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  t.http->stop();
+  client.join();
+  CHECK(reply.status == 200);
+  CHECK(reply.json_body().at("content").at(0).at("text") == "slept");
+}
+
+TEST_CASE("http: idle sessions are evicted") {
+  transport::HttpServerOptions options;
+  options.session_idle_timeout = std::chrono::milliseconds(200);
+  TestServer t(options);
+  const std::string sid = t.open_session();
+  const Headers session = with(kJsonPost, {{"Mcp-Session-Id", sid}});
+  CHECK(post(t.port, "/mcp", request(2, "ping"), session).status == 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  CHECK(post(t.port, "/mcp", request(3, "ping"), session).status == 404);
+}

@@ -1,0 +1,152 @@
+// A Classifier that runs elsewhere: any MCP server with a classification tool (another mcpclass,
+// the Semantic Router's example servers), reached over stdio, Streamable HTTP, legacy SSE or the
+// `POST <url>/<method>` dialect. Tool auto-discovery, category fetching and result validation
+// follow reference.md §3; transport failures are retried with exponential backoff and jitter
+// behind a circuit breaker; results below `confidence_threshold` become `fallback_category`.
+//
+// Thread-safety: like every Classifier, const members may be called concurrently; requests share
+// one connection and a reconnect is done by one caller while the others wait for it.
+#pragma once
+
+#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/errors.hpp"
+#include "mcpclass/client/transport.hpp"
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mcpclass::classify {
+
+/// Why a remote classification failed; the exception types below carry one each.
+enum class RemoteFailure { unreachable, timeout, protocol, invalid_result, circuit_open };
+std::string_view to_string(RemoteFailure failure);
+
+class RemoteError : public ClassifyError {
+ public:
+  RemoteError(RemoteFailure failure, const std::string& message)
+      : ClassifyError(message), failure_(failure) {}
+  RemoteFailure failure() const noexcept { return failure_; }
+  /// Transport failures and timeouts: the server may be fine on the next attempt.
+  bool transient() const noexcept {
+    return failure_ == RemoteFailure::unreachable || failure_ == RemoteFailure::timeout;
+  }
+
+ private:
+  RemoteFailure failure_;
+};
+
+/// Cannot connect, the process exited, the connection broke.
+class RemoteUnreachable : public RemoteError {
+ public:
+  explicit RemoteUnreachable(const std::string& m) : RemoteError(RemoteFailure::unreachable, m) {}
+};
+/// No answer within `timeout`.
+class RemoteTimeout : public RemoteError {
+ public:
+  explicit RemoteTimeout(const std::string& m) : RemoteError(RemoteFailure::timeout, m) {}
+};
+/// JSON-RPC errors, isError results, no classification tool, unsupported protocol version.
+class RemoteProtocolError : public RemoteError {
+ public:
+  explicit RemoteProtocolError(const std::string& m) : RemoteError(RemoteFailure::protocol, m) {}
+};
+/// The result is malformed or fails validation (index range, probabilities, confidence).
+class RemoteInvalidResult : public RemoteError {
+ public:
+  explicit RemoteInvalidResult(const std::string& m)
+      : RemoteError(RemoteFailure::invalid_result, m) {}
+};
+/// The circuit breaker is open: recent calls failed, this one was not attempted.
+class RemoteCircuitOpen : public RemoteError {
+ public:
+  explicit RemoteCircuitOpen(const std::string& m) : RemoteError(RemoteFailure::circuit_open, m) {}
+};
+
+struct RemoteClassifierOptions {
+  /// auto (stdio when `command` is set, legacy SSE when the URL ends in /sse, else Streamable
+  /// HTTP) | streamable-http | sse | rest | stdio.
+  std::string transport = "auto";
+  std::string url;
+  std::vector<std::string> command;            ///< stdio: argv of the server
+  std::map<std::string, std::string> env;      ///< stdio: extra environment
+  std::map<std::string, std::string> headers;  ///< HTTP: values get `${ENV}` expansion
+
+  std::string tool;  ///< Configured tool name; empty = auto-discovery.
+  std::string categories_tool = "list_categories";
+
+  /// Per attempt, connect included. Always finite.
+  std::chrono::milliseconds timeout{5'000};
+  /// Further attempts after a transport failure or timeout (not after errors or bad results).
+  int max_retries = 2;
+  std::chrono::milliseconds retry_backoff{100};  ///< doubled per retry, ±50% jitter
+  std::chrono::milliseconds max_backoff{2'000};
+
+  bool cache_categories = true;
+  std::chrono::milliseconds refresh_interval{300'000};
+  /// When set, the server must offer exactly this many categories.
+  std::optional<std::size_t> num_categories;
+
+  double confidence_threshold = 0.5;
+  /// Below the threshold the result becomes this category; appended to the server's categories
+  /// (with probability 0) when the server has none of that name.
+  std::string fallback_category = "other";
+
+  /// Consecutive failed calls that open the breaker, and how long it stays open.
+  int breaker_failures = 5;
+  std::chrono::milliseconds breaker_open{30'000};
+
+  /// Reads the `classifier.remote` section: transport, url, command (string or list), env,
+  /// headers, tool, categories_tool, timeout (s), max_retries, retry_backoff (s), cache_categories,
+  /// refresh_interval (s), num_categories, confidence_threshold, fallback_category,
+  /// circuit_breaker {failures, open_seconds}. Throws ConfigError naming the key.
+  static RemoteClassifierOptions from_json(const json::value& v,
+                                           const std::string& path = "classifier.remote");
+  json::object to_json() const;
+};
+
+/// The tool to call: `configured` when set (must exist), else the first of classify_text,
+/// classify, categorize, categorize_text, else the first tool whose lower-cased name or
+/// description contains "classif". Throws RemoteProtocolError listing the tools.
+std::string discover_classification_tool(const json::array& tools, std::string_view configured);
+
+/// The client transport `options` describe (not started). Throws ConfigError.
+std::shared_ptr<client::ClientTransport> make_remote_transport(
+    const RemoteClassifierOptions& options);
+
+class RemoteClassifier : public Classifier {
+ public:
+  /// Connects, discovers the tool and fetches the categories. Throws RemoteError or ConfigError.
+  explicit RemoteClassifier(RemoteClassifierOptions options);
+  /// Same, over a given transport (tests, custom transports). It is restarted on reconnects.
+  RemoteClassifier(RemoteClassifierOptions options,
+                   std::shared_ptr<client::ClientTransport> transport);
+  ~RemoteClassifier() override;
+
+  /// The server's categories (plus the fallback category). A reference stays valid for the
+  /// classifier's lifetime even when a refresh replaces the set.
+  const CategorySet& categories() const override;
+  /// Throws a RemoteError subclass; never returns an unvalidated result.
+  Classification classify(std::string_view text, const ClassifyOptions& options) const override;
+  using Classifier::classify;
+  std::string kind() const override { return "remote"; }
+  json::object info() const override;
+
+  const std::string& tool_name() const;
+  /// Fetches list_categories now. Throws RemoteError.
+  void refresh_categories() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mcpclass::classify

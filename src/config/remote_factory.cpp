@@ -1,0 +1,55 @@
+#include "config/remote_factory.hpp"
+
+#include "mcpclass/classify/composite_classifier.hpp"
+#include "mcpclass/classify/remote_classifier.hpp"
+
+namespace mcpclass::config::detail {
+
+json::object take_remote_sections(json::object& classifier_section) {
+  json::object out;
+  for (const char* key : {"remote", "composite"}) {
+    if (auto* v = classifier_section.if_contains(key)) {
+      out[key] = std::move(*v);
+      classifier_section.erase(key);
+    }
+  }
+  return out;
+}
+
+void check_remote_sections(std::string_view kind, const json::object& sections) {
+  const bool remote_kind = kind == "remote" || kind == "composite";
+  if (!remote_kind) {
+    for (const char* key : {"remote", "composite"})
+      if (sections.contains(key))
+        throw ConfigError(std::string("classifier.") + key,
+                          "only allowed with kind remote or composite");
+    return;
+  }
+  const auto* remote = sections.if_contains("remote");
+  if (remote == nullptr)
+    throw ConfigError("classifier.remote", "required for kind " + std::string(kind));
+  (void)classify::RemoteClassifierOptions::from_json(*remote, "classifier.remote");
+  if (const auto* c = sections.if_contains("composite")) {
+    if (kind != "composite")
+      throw ConfigError("classifier.composite", "only allowed with kind composite");
+    (void)classify::CompositeOptions::from_json(*c, "classifier.composite");
+  }
+}
+
+std::unique_ptr<classify::Classifier> make_remote_classifier(const Config& config,
+                                                             const json::object& sections) {
+  check_remote_sections(config.classifier.kind, sections);
+  auto options =
+      classify::RemoteClassifierOptions::from_json(sections.at("remote"), "classifier.remote");
+  auto remote = std::make_unique<classify::RemoteClassifier>(std::move(options));
+  if (config.classifier.kind == "remote") return remote;
+  const auto* c = sections.if_contains("composite");
+  const auto composite = c ? classify::CompositeOptions::from_json(*c, "classifier.composite")
+                           : classify::CompositeOptions{};
+  Config local = config;
+  local.classifier.kind = "rules";
+  return std::make_unique<classify::CompositeClassifier>(make_classifier(local), std::move(remote),
+                                                         composite);
+}
+
+}  // namespace mcpclass::config::detail

@@ -1,0 +1,29 @@
+// Internal: `classifier.kind: remote` and `composite` from the raw `classifier` section.
+//   classifier:
+//     kind: remote            # or composite
+//     remote: {url: http://127.0.0.1:8090/mcp, timeout: 5, ...}   # RemoteClassifierOptions
+//     composite: {mode: local_first, threshold: 0.6}             # composite only
+//     rules: {...}            # composite only: the local rule classifier
+#pragma once
+
+#include "mcpclass/config/config.hpp"
+
+#include <boost/json.hpp>
+
+#include <memory>
+
+namespace mcpclass::config::detail {
+
+/// Removes `remote` and `composite` from a raw `classifier` section (so the rest is a RuleSet)
+/// and returns them as an object (possibly empty).
+json::object take_remote_sections(json::object& classifier_section);
+
+/// Validates the sections taken above for `kind`; throws ConfigError naming the key.
+void check_remote_sections(std::string_view kind, const json::object& sections);
+
+/// The remote (or composite: rules + remote) classifier. Connects to the server.
+/// Throws ConfigError or classify::RemoteError.
+std::unique_ptr<classify::Classifier> make_remote_classifier(const Config& config,
+                                                             const json::object& sections);
+
+}  // namespace mcpclass::config::detail

@@ -1,0 +1,168 @@
+// Legacy HTTP+SSE (2024-11-05), client side: GET the SSE stream, POST to its `endpoint`.
+#include "mcpclass/client/errors.hpp"
+#include "transport/client_http_common.hpp"
+#include "transport/client_sse_parser.hpp"
+
+#include <fmt/format.h>
+
+#include <future>
+#include <map>
+#include <mutex>
+
+namespace mcpclass::transport {
+
+namespace {
+
+namespace json = boost::json;
+using client::TransportError;
+using detail::HttpEngine;
+using detail::HttpHead;
+using detail::HttpRequest;
+
+class LegacySseTransport : public client::ClientTransport,
+                           public std::enable_shared_from_this<LegacySseTransport> {
+ public:
+  explicit LegacySseTransport(HttpClientOptions options) : options_(std::move(options)) {}
+  ~LegacySseTransport() override { close(); }
+
+  void start(client::TransportHandlers handlers) override {
+    close();
+    url_ = detail::parse_http_url(options_.url);
+    headers_ = detail::expanded_headers(options_);
+    handlers_ = std::move(handlers);
+    auto endpoint = std::make_shared<std::promise<std::string>>();
+    auto endpoint_future = endpoint->get_future();
+    {
+      std::lock_guard lock(mutex_);
+      engine_ = std::make_unique<HttpEngine>(options_.connect_timeout);
+      open_ = true;
+      endpoint_.reset();
+    }
+    open_stream(endpoint);
+    if (endpoint_future.wait_for(options_.io_timeout) != std::future_status::ready) {
+      close();
+      throw TransportError(describe() + ": no endpoint event from the SSE stream");
+    }
+    try {
+      const auto where = endpoint_future.get();
+      std::lock_guard lock(mutex_);
+      endpoint_ = detail::resolve_url(url_, where);
+    } catch (const std::exception& e) {
+      close();
+      throw TransportError(describe() + ": " + e.what());
+    }
+  }
+
+  void send(const json::value& message) override {
+    const auto kind = detail::kind_of(message);
+    HttpRequest req;
+    req.method = "POST";
+    req.headers = headers_;
+    req.headers.emplace_back("Content-Type", "application/json");
+    req.body = json::serialize(message);
+    req.timeout = options_.io_timeout;
+    std::lock_guard lock(mutex_);
+    if (!open_ || !endpoint_) throw TransportError(describe() + ": closed");
+    req.target = endpoint_->target;
+    std::weak_ptr<LegacySseTransport> weak = weak_from_this();
+    auto status = std::make_shared<int>(0);
+    auto body = std::make_shared<std::string>();
+    detail::ExchangeCallbacks cb;
+    cb.on_head = [status](const HttpHead& head) { *status = head.status; };
+    cb.on_data = [body](std::string_view d) { body->append(d); };
+    cb.on_end = [weak, status, body, id = kind.request_id](const std::string& error) {
+      auto self = weak.lock();
+      if (!self || error == "cancelled") return;
+      if (error.empty() && *status / 100 == 2) return;  // the answer comes on the SSE stream
+      const std::string reason =
+          error.empty() ? fmt::format("HTTP {}: {}", *status, detail::excerpt(*body)) : error;
+      if (self->handlers_.on_failure) self->handlers_.on_failure(id, reason);
+    };
+    engine_->start(*endpoint_, std::move(req), std::move(cb));
+  }
+
+  void close() override {
+    std::unique_ptr<HttpEngine> engine;
+    {
+      std::lock_guard lock(mutex_);
+      open_ = false;
+      engine.swap(engine_);
+    }
+    if (engine) engine->stop();
+  }
+
+  bool is_open() const override {
+    std::lock_guard lock(mutex_);
+    return open_;
+  }
+
+  std::string describe() const override { return options_.url; }
+
+ private:
+  void open_stream(const std::shared_ptr<std::promise<std::string>>& endpoint) {
+    HttpRequest req;
+    req.method = "GET";
+    req.target = url_.target;
+    req.headers = headers_;
+    req.headers.emplace_back("Accept", "text/event-stream");
+    struct State {
+      detail::SseParser parser;
+      int status = 0;
+      bool announced = false;
+    };
+    auto state = std::make_shared<State>();
+    std::weak_ptr<LegacySseTransport> weak = weak_from_this();
+    detail::ExchangeCallbacks cb;
+    cb.on_head = [state](const HttpHead& head) { state->status = head.status; };
+    cb.on_data = [weak, state, endpoint](std::string_view data) {
+      auto self = weak.lock();
+      if (!self || state->status != 200) return;
+      state->parser.feed(data, [&](detail::SseEvent e) {
+        if (e.type == "endpoint") {
+          if (!state->announced) endpoint->set_value(e.data);
+          state->announced = true;
+        } else if (e.type == "message") {
+          if (auto v = detail::parse_body(e.data); v && self->handlers_.on_message)
+            self->handlers_.on_message(*v);
+        }
+      });
+    };
+    cb.on_end = [weak, state, endpoint](const std::string& error) {
+      auto self = weak.lock();
+      if (!self || error == "cancelled") return;
+      const std::string reason = !error.empty() ? error
+                                 : state->status != 200
+                                     ? fmt::format("HTTP {} on the SSE stream", state->status)
+                                     : "the SSE stream ended";
+      if (!state->announced) {
+        endpoint->set_exception(std::make_exception_ptr(TransportError(reason)));
+        return;
+      }
+      {
+        std::lock_guard lock(self->mutex_);
+        self->open_ = false;
+      }
+      if (self->handlers_.on_closed) self->handlers_.on_closed(reason);
+    };
+    std::lock_guard lock(mutex_);
+    engine_->start(url_, std::move(req), std::move(cb));
+  }
+
+  HttpClientOptions options_;
+  detail::HttpUrl url_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  client::TransportHandlers handlers_;
+
+  mutable std::mutex mutex_;
+  std::unique_ptr<HttpEngine> engine_;
+  bool open_ = false;
+  std::optional<detail::HttpUrl> endpoint_;
+};
+
+}  // namespace
+
+std::shared_ptr<client::ClientTransport> make_legacy_sse_transport(HttpClientOptions options) {
+  return std::make_shared<LegacySseTransport>(std::move(options));
+}
+
+}  // namespace mcpclass::transport

@@ -1,0 +1,158 @@
+// The router dialect, client side: `POST <url>/<method>`, params as body, bare result back.
+#include "mcpclass/client/errors.hpp"
+#include "transport/client_http_common.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+namespace mcpclass::transport {
+
+namespace {
+
+namespace json = boost::json;
+using client::TransportError;
+using detail::HttpEngine;
+using detail::HttpHead;
+using detail::HttpRequest;
+
+/// The JSON-RPC response equivalent to a dialect answer.
+json::object to_response(const jsonrpc::Id& id, int status, const std::string& body) {
+  std::optional<json::value> v;
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos)
+    v = json::object{};
+  else
+    v = detail::parse_body(body);
+  if (status / 100 == 2) {
+    if (!v) return jsonrpc::make_error(id, {jsonrpc::kParseError, "answer is not JSON"});
+    if (v->is_object() && v->get_object().contains("jsonrpc")) {  // an envelope after all
+      const auto& o = v->get_object();
+      if (const auto* e = o.if_contains("error"); e != nullptr && e->is_object()) {
+        auto copy = o;
+        copy["id"] = jsonrpc::to_json(id);
+        return copy;
+      }
+      if (const auto* r = o.if_contains("result")) return jsonrpc::make_result(id, *r);
+    }
+    return jsonrpc::make_result(id, std::move(*v));
+  }
+  if (v && v->is_object()) {
+    if (const auto* e = v->get_object().if_contains("error"); e != nullptr && e->is_object()) {
+      const auto& eo = e->get_object();
+      const auto* code = eo.if_contains("code");
+      const auto* message = eo.if_contains("message");
+      return jsonrpc::make_error(
+          id, {code != nullptr && code->is_int64() ? static_cast<int>(code->get_int64())
+                                                   : jsonrpc::kInternalError,
+               message != nullptr && message->is_string() ? std::string(message->get_string())
+                                                          : fmt::format("HTTP {}", status)});
+    }
+  }
+  const int code = status == 404 ? jsonrpc::kMethodNotFound : jsonrpc::kInvalidRequest;
+  return jsonrpc::make_error(id, {code, fmt::format("HTTP {}: {}", status, detail::excerpt(body))});
+}
+
+class RestTransport : public client::ClientTransport,
+                      public std::enable_shared_from_this<RestTransport> {
+ public:
+  explicit RestTransport(HttpClientOptions options) : options_(std::move(options)) {}
+  ~RestTransport() override { close(); }
+
+  void start(client::TransportHandlers handlers) override {
+    close();
+    url_ = detail::parse_http_url(options_.url);
+    while (url_.target.size() > 1 && url_.target.back() == '/') url_.target.pop_back();
+    headers_ = detail::expanded_headers(options_);
+    handlers_ = std::move(handlers);
+    std::lock_guard lock(mutex_);
+    engine_ = std::make_unique<HttpEngine>(options_.connect_timeout);
+    open_ = true;
+  }
+
+  void send(const json::value& message) override {
+    const auto kind = detail::kind_of(message);
+    if (!kind.request_id) return;  // the dialect has no notifications or client responses
+    HttpRequest req;
+    req.method = "POST";
+    req.target = (url_.target == "/" ? std::string() : url_.target) + "/" + kind.method;
+    req.headers = headers_;
+    req.headers.emplace_back("Content-Type", "application/json");
+    req.headers.emplace_back("Accept", "application/json");
+    if (kind.method != "ping") {
+      const auto* params = message.get_object().if_contains("params");
+      req.body = params != nullptr && !params->is_null() ? json::serialize(*params) : "{}";
+    }
+    auto status = std::make_shared<int>(0);
+    auto body = std::make_shared<std::string>();
+    std::weak_ptr<RestTransport> weak = weak_from_this();
+    detail::ExchangeCallbacks cb;
+    cb.on_head = [status](const HttpHead& head) { *status = head.status; };
+    cb.on_data = [body](std::string_view d) { body->append(d); };
+    cb.on_end = [weak, status, body, id = *kind.request_id](const std::string& error) {
+      auto self = weak.lock();
+      if (!self || error == "cancelled") return;
+      {
+        std::lock_guard lock(self->mutex_);
+        self->exchanges_.erase(jsonrpc::id_key(id));
+      }
+      if (!error.empty() || *status / 100 == 5) {
+        if (self->handlers_.on_failure)
+          self->handlers_.on_failure(
+              id,
+              error.empty() ? fmt::format("HTTP {}: {}", *status, detail::excerpt(*body)) : error);
+        return;
+      }
+      if (self->handlers_.on_message) self->handlers_.on_message(to_response(id, *status, *body));
+    };
+    std::lock_guard lock(mutex_);
+    if (!open_) throw TransportError(describe() + ": closed");
+    exchanges_[jsonrpc::id_key(*kind.request_id)] =
+        engine_->start(url_, std::move(req), std::move(cb));
+  }
+
+  void close() override {
+    std::unique_ptr<HttpEngine> engine;
+    {
+      std::lock_guard lock(mutex_);
+      open_ = false;
+      engine.swap(engine_);
+      exchanges_.clear();
+    }
+    if (engine) engine->stop();
+  }
+
+  bool is_open() const override {
+    std::lock_guard lock(mutex_);
+    return open_;
+  }
+
+  void abandon(const jsonrpc::Id& id) override {
+    std::lock_guard lock(mutex_);
+    auto it = exchanges_.find(jsonrpc::id_key(id));
+    if (it == exchanges_.end()) return;
+    if (engine_) engine_->cancel(it->second);
+    exchanges_.erase(it);
+  }
+
+  std::string describe() const override { return options_.url + " (POST <url>/<method>)"; }
+
+ private:
+  HttpClientOptions options_;
+  detail::HttpUrl url_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  client::TransportHandlers handlers_;
+
+  mutable std::mutex mutex_;
+  std::unique_ptr<HttpEngine> engine_;
+  bool open_ = false;
+  std::map<std::string, HttpEngine::ExchangeId> exchanges_;
+};
+
+}  // namespace
+
+std::shared_ptr<client::ClientTransport> make_rest_transport(HttpClientOptions options) {
+  return std::make_shared<RestTransport>(std::move(options));
+}
+
+}  // namespace mcpclass::transport

@@ -1,0 +1,41 @@
+// Internal: an incremental text/event-stream parser (the WHATWG rules the MCP transports use).
+// Thread-safety: one parser per stream, used by one thread at a time.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::transport::detail {
+
+struct SseEvent {
+  std::string type = "message";  ///< `event:`; "message" when absent.
+  std::string data;              ///< `data:` lines joined with '\n'.
+  std::optional<std::string> id;
+};
+
+class SseParser {
+ public:
+  /// Feeds bytes; calls `on_event` for each complete event with non-empty data. `id:` and
+  /// `retry:` fields update last_event_id() and retry_ms() even on events without data (priming
+  /// events).
+  void feed(std::string_view chunk, const std::function<void(SseEvent)>& on_event);
+
+  const std::optional<std::string>& last_event_id() const { return last_id_; }
+  std::optional<long> retry_ms() const { return retry_; }
+  /// True when any event (even empty) carried an id: the stream is resumable.
+  bool saw_id() const { return last_id_.has_value(); }
+
+ private:
+  void line(std::string_view l, const std::function<void(SseEvent)>& on_event);
+
+  std::string pending_;
+  bool skip_lf_ = false;
+  SseEvent event_;
+  bool has_data_ = false;
+  std::optional<std::string> last_id_;
+  std::optional<long> retry_;
+};
+
+}  // namespace mcpclass::transport::detail

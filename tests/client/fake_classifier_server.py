@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""A misbehaving stdio MCP classification server for the remote-classifier tests.
+
+FAKE_MODE selects how classify_text misbehaves:
+  ok         answers correctly (class 0 "math", confidence 0.9)
+  slow       answers after FAKE_DELAY_MS milliseconds (default 5000)
+  malformed  answers with probabilities that do not sum to 1 and a class out of range
+  notjson    answers with text that is not JSON
+  die        exits (status 3) instead of answering
+  lowconf    answers "science" with confidence 0.4 (below the default threshold)
+Only the standard library is used; one JSON-RPC message per line.
+"""
+import json
+import os
+import sys
+import time
+
+MODE = os.environ.get("FAKE_MODE", "ok")
+DELAY = int(os.environ.get("FAKE_DELAY_MS", "5000")) / 1000.0
+CATEGORIES = ["math", "science", "other"]
+
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def text_result(req_id, payload):
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    send({"jsonrpc": "2.0", "id": req_id, "result": {"content": [{"type": "text", "text": text}], "isError": False}})
+
+
+def classify(req_id):
+    if MODE == "slow":
+        time.sleep(DELAY)
+    if MODE == "die":
+        sys.stderr.write("fake server: dying mid-call\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if MODE == "malformed":
+        text_result(req_id, {"class": 7, "confidence": 0.9, "model": "m", "use_reasoning": False,
+                             "probabilities": [0.5, 0.2, 0.1]})
+        return
+    if MODE == "notjson":
+        text_result(req_id, "this is not json")
+        return
+    low = MODE == "lowconf"
+    klass = 1 if low else 0
+    confidence = 0.4 if low else 0.9
+    probs = [0.3, 0.4, 0.3] if low else [0.9, 0.05, 0.05]
+    text_result(req_id, {"class": klass, "confidence": confidence, "model": "fake-model",
+                         "use_reasoning": False, "probabilities": probs})
+
+
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    msg = json.loads(line)
+    method, req_id = msg.get("method"), msg.get("id")
+    if req_id is None:
+        continue
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": req_id, "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake-classifier", "version": "1.0"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": req_id, "result": {"tools": [
+            {"name": "list_categories", "description": "List categories", "inputSchema": {"type": "object"}},
+            {"name": "categorize_text", "description": "Puts text into a category", "inputSchema": {"type": "object"}}]}})
+    elif method == "tools/call":
+        name = msg["params"]["name"]
+        if name == "list_categories":
+            text_result(req_id, {"categories": CATEGORIES})
+        else:
+            classify(req_id)
+    elif method == "ping":
+        send({"jsonrpc": "2.0", "id": req_id, "result": {}})
+    else:
+        send({"jsonrpc": "2.0", "id": req_id, "error": {"code": -32601, "message": "Method not found"}})

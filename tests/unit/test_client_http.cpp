@@ -1,0 +1,151 @@
+// The HTTP client transports against our own HttpServer on 127.0.0.1: Streamable HTTP (JSON and
+// SSE answers, sessions, progress, elicitation, DELETE on close), legacy HTTP+SSE, the
+// `POST <url>/<method>` dialect, the SSE parser, header expansion and unreachable servers.
+#include "conformance_fixture.hpp"
+
+#include "mcpclass/classify/mcp_tools.hpp"
+#include "mcpclass/classify/remote_classifier.hpp"
+#include "mcpclass/client/client.hpp"
+#include "mcpclass/config/config.hpp"
+#include "mcpclass/transport/client_http.hpp"
+#include "mcpclass/transport/http_server.hpp"
+#include "mcpclass/util/executor.hpp"
+#include "transport/client_sse_parser.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <thread>
+
+using namespace mcpclass;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct HttpFixture {
+  util::ThreadPool pool{4};
+  std::shared_ptr<server::Server> server;
+  std::shared_ptr<const classify::Classifier> local;
+  std::unique_ptr<transport::HttpServer> http;
+
+  HttpFixture() {
+    server = server::Server::create({}, pool.executor());
+    register_conformance_fixture(*server);
+    local = config::make_classifier(config::default_config());
+    classify::register_classification(*server, local);
+    http = std::make_unique<transport::HttpServer>(server, transport::HttpServerOptions{});
+    http->start();
+  }
+  ~HttpFixture() {
+    http->stop();
+    pool.stop();
+  }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(http->port()) + path;
+  }
+};
+
+std::shared_ptr<client::ClientTransport> streamable(const std::string& url) {
+  transport::HttpClientOptions o;
+  o.url = url;
+  return transport::make_streamable_http_transport(o);
+}
+
+std::string first_text(const json::object& result) {
+  return std::string(result.at("content").as_array().at(0).as_object().at("text").as_string());
+}
+
+}  // namespace
+
+TEST_CASE("sse parser: priming events, multi-line data, CRLF, chunk boundaries, retry") {
+  transport::detail::SseParser p;
+  std::vector<transport::detail::SseEvent> events;
+  auto sink = [&](transport::detail::SseEvent e) { events.push_back(std::move(e)); };
+  p.feed("id: event-1\nretry: 500\ndata: \n\n", sink);  // priming: no event, id + retry kept
+  CHECK(events.empty());
+  CHECK(p.last_event_id() == "event-1");
+  CHECK(p.retry_ms() == 500);
+  p.feed("event: message\r\nid: e2\r\ndata: {\"a\":\r\ndata: 1}\r\n", sink);
+  CHECK(events.empty());
+  p.feed("\r\n: comment\n\ndata:x", sink);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].data == "{\"a\":\n1}");
+  CHECK(events[0].id == "e2");
+  p.feed("\n\n", sink);
+  REQUIRE(events.size() == 2);
+  CHECK(events[1].data == "x");
+  CHECK(events[1].type == "message");
+}
+
+TEST_CASE("header values expand ${ENV}") {
+  ::setenv("MCPCLASS_TEST_KEY", "s3cret", 1);
+  CHECK(transport::expand_env("Bearer ${MCPCLASS_TEST_KEY}") == "Bearer s3cret");
+  CHECK(transport::expand_env("${MCPCLASS_NOT_SET_ANYWHERE}x$$y$z") == "x$y$z");
+  CHECK_THROWS(transport::expand_env("${OPEN"));
+}
+
+TEST_CASE("streamable http: session, SSE progress, elicitation, resources, DELETE on close") {
+  HttpFixture f;
+  client::ClientOptions o;
+  o.callbacks.elicitation = [](const client::ElicitationRequest&) {
+    return client::ElicitationResponse{"accept", {}};
+  };
+  {
+    client::Client c(streamable(f.url("/mcp")), o);
+    CHECK(c.connect().protocol_version == "2025-11-25");
+    CHECK(f.server->session_count() == 1);
+    CHECK(c.list_tools().size() >= 16);
+    int progress = 0;
+    client::RequestOptions ro;
+    ro.on_progress = [&](const json::object&) { ++progress; };
+    c.call_tool("test_tool_with_progress", json::object{}, ro);
+    CHECK(progress == 3);
+    const auto e = c.call_tool("test_elicitation_sep1034_defaults", json::object{});
+    CHECK(first_text(e).find("John Doe") != std::string::npos);
+    CHECK(c.read_resource("test://static-text").at("contents").as_array().size() == 1);
+    CHECK(c.get_prompt("test_simple_prompt").at("messages").as_array().size() == 1);
+    c.close();  // DELETE ends the session
+  }
+  for (int i = 0; i < 100 && f.server->session_count() != 0; ++i) std::this_thread::sleep_for(10ms);
+  CHECK(f.server->session_count() == 0);
+}
+
+TEST_CASE("remote classifier over streamable http, legacy sse and the REST dialect") {
+  HttpFixture f;
+  const char* text = "solve the integral of x squared with calculus and algebra";
+  const auto l = f.local->classify(text, {true});
+  for (const auto& [kind, path] : std::vector<std::pair<std::string, std::string>>{
+           {"streamable-http", "/mcp"}, {"sse", "/sse"}, {"rest", "/mcp"}, {"auto", "/sse"}}) {
+    CAPTURE(kind);
+    classify::RemoteClassifierOptions o;
+    o.transport = kind;
+    o.url = f.url(path);
+    o.headers = {{"X-Test", "${HOME}"}};
+    const classify::RemoteClassifier remote(o);
+    CHECK(remote.tool_name() == "classify_text");
+    const auto r = remote.classify(text);
+    CHECK(r.confidence == doctest::Approx(l.confidence));
+    CHECK(r.category == (l.confidence >= 0.5 ? l.category : "other"));
+  }
+}
+
+TEST_CASE("remote classifier: an unreachable HTTP server is RemoteUnreachable, quickly") {
+  std::string url;
+  {
+    HttpFixture f;  // a port that was just in use and is now closed
+    url = f.url("/mcp");
+  }
+  classify::RemoteClassifierOptions o;
+  o.url = url;
+  o.max_retries = 1;
+  o.retry_backoff = 10ms;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(classify::RemoteClassifier{o}, classify::RemoteUnreachable);
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+}
+
+TEST_CASE("http client: https is refused clearly (no TLS in this build)") {
+  client::Client c(streamable("https://example.com/mcp"));
+  CHECK_THROWS_AS(c.connect(), client::TransportError);
+}

@@ -1,0 +1,3 @@
+module mcpclass
+
+go 1.19

@@ -1,0 +1,54 @@
+# Install rules: headers, libraries, the mcpclass tool, CMake package files
+# (mcpclassConfig.cmake + version file, namespaced targets) and pkg-config files.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(MCPCLASS_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/mcpclass")
+if(MCPCLASS_WITH_TORCH)
+  set(MCPCLASS_CONFIG_WITH_TORCH TRUE)
+else()
+  set(MCPCLASS_CONFIG_WITH_TORCH FALSE)
+endif()
+
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+
+install(TARGETS mcpclass EXPORT mcpclassTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+if(TARGET mcpclass-cli)
+  install(TARGETS mcpclass-cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+endif()
+
+if(TARGET mcpclass_capi)
+  install(FILES "${MCPCLASS_CAPI_INCLUDE_DIR}/mcpclass/mcpclass.h"
+          DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/mcpclass")
+  install(TARGETS mcpclass_capi_static EXPORT mcpclassTargets
+          ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+  install(TARGETS mcpclass_capi EXPORT mcpclassCapiTargets
+          LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" NAMELINK_COMPONENT Unspecified
+          RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  install(EXPORT mcpclassCapiTargets NAMESPACE mcpclass::
+          DESTINATION "${MCPCLASS_INSTALL_CMAKEDIR}")
+
+  # pkg-config: relocatable (paths relative to the .pc file).
+  set(_mcpclass_pcdir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+  file(RELATIVE_PATH MCPCLASS_PC_RELATIVE_PREFIX "/prefix/${_mcpclass_pcdir}" "/prefix")
+  string(REGEX REPLACE "/$" "" MCPCLASS_PC_RELATIVE_PREFIX "${MCPCLASS_PC_RELATIVE_PREFIX}")
+  foreach(_pc mcpclass mcpclass-static)
+    configure_file("${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in"
+                   "${PROJECT_BINARY_DIR}/install-pkgconfig/${_pc}.pc" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/install-pkgconfig/${_pc}.pc"
+            DESTINATION "${_mcpclass_pcdir}")
+  endforeach()
+endif()
+
+install(EXPORT mcpclassTargets NAMESPACE mcpclass:: DESTINATION "${MCPCLASS_INSTALL_CMAKEDIR}")
+
+configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/mcpclassConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/mcpclassConfig.cmake"
+  INSTALL_DESTINATION "${MCPCLASS_INSTALL_CMAKEDIR}")
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/mcpclassConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/mcpclassConfig.cmake"
+              "${PROJECT_BINARY_DIR}/mcpclassConfigVersion.cmake"
+        DESTINATION "${MCPCLASS_INSTALL_CMAKEDIR}")

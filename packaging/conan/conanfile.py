@@ -1,0 +1,91 @@
+"""Conan 2 recipe for mcpclass: `conan create packaging/conan --build=missing`.
+
+Builds from the checkout this recipe lives in (exports_sources reaches two levels up) with the
+project's own CMake install rules; the package exposes the CMake config (mcpclass::mcpclass,
+mcpclass::capi) through CMakeDeps and the pkg-config files through PkgConfigDeps.
+"""
+
+import os
+
+from conan import ConanFile
+from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
+from conan.tools.files import copy, rmdir
+
+
+class McpclassConan(ConanFile):
+    name = "mcpclass"
+    version = "0.1.0"
+    license = "Apache-2.0"
+    url = "https://github.com/mcpclass/mcpclass"
+    description = ("Embeddable C++20 library that classifies LLM queries and speaks the Model "
+                   "Context Protocol, with a C ABI for Go, Python and other hosts")
+    topics = ("llm", "mcp", "classification", "router")
+    settings = "os", "arch", "compiler", "build_type"
+    options = {"with_cli": [True, False]}
+    default_options = {"with_cli": True}
+    package_type = "static-library"  # plus the C ABI shared library libmcpclass
+
+    def export_sources(self):
+        root = os.path.join(self.recipe_folder, "..", "..")
+        for pattern in ("CMakeLists.txt", "LICENSE", "cmake/*", "include/*", "src/*",
+                        "capi/*"):
+            copy(self, pattern, root, self.export_sources_folder)
+
+    def layout(self):
+        cmake_layout(self)
+
+    def requirements(self):
+        self.requires("boost/1.81.0")
+        self.requires("fmt/9.1.0")
+        self.requires("yaml-cpp/0.7.0")
+        self.requires("re2/20230301")
+        self.requires("valijson/1.0")
+        self.requires("cli11/2.3.2")
+
+    def validate(self):
+        from conan.tools.build import check_min_cppstd
+        check_min_cppstd(self, 20)
+
+    def generate(self):
+        tc = CMakeToolchain(self)
+        tc.variables["MCPCLASS_BUILD_TESTS"] = False
+        tc.variables["MCPCLASS_BUILD_EXAMPLES"] = False
+        tc.variables["MCPCLASS_WITH_TORCH"] = False
+        tc.generate()
+        CMakeDeps(self).generate()
+
+    def build(self):
+        cmake = CMake(self)
+        cmake.configure()
+        cmake.build()
+
+    def package(self):
+        CMake(self).install()
+        copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
+        # Consumers use Conan's generated files rather than the installed ones.
+        rmdir(self, os.path.join(self.package_folder, "lib", "pkgconfig"))
+        rmdir(self, os.path.join(self.package_folder, "lib", "cmake"))
+        # libmcpclass.a (C++ core) and libmcpclass.so (C ABI) share a name; -l would pick the .so
+        # for both, so the core archive is renamed for Conan's -l based link lines.
+        lib = os.path.join(self.package_folder, "lib")
+        os.rename(os.path.join(lib, "libmcpclass.a"), os.path.join(lib, "libmcpclass_core.a"))
+
+    def package_info(self):
+        self.cpp_info.set_property("cmake_file_name", "mcpclass")
+
+        core = self.cpp_info.components["core"]
+        core.set_property("cmake_target_name", "mcpclass::mcpclass")
+        core.libs = ["mcpclass_core"]
+        core.requires = ["boost::json", "boost::url", "fmt::fmt", "yaml-cpp::yaml-cpp",
+                         "re2::re2", "valijson::valijson"]
+        core.system_libs = ["pthread", "m"]
+
+        capi = self.cpp_info.components["capi"]
+        capi.set_property("cmake_target_name", "mcpclass::capi")
+        capi.set_property("pkg_config_name", "mcpclass")
+        capi.libs = ["mcpclass"]  # libmcpclass.so, the shared C ABI
+
+        capi_static = self.cpp_info.components["capi_static"]
+        capi_static.set_property("cmake_target_name", "mcpclass::capi_static")
+        capi_static.libs = ["mcpclass_capi"]
+        capi_static.requires = ["core"]

@@ -10,3 +10,26 @@ pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 if(MCPCLASS_BUILD_TESTS)
   find_package(doctest REQUIRED)
 endif()
+
+# --- Learned classifiers (issue 7): libtorch + sentencepiece + hnswlib, one optional component.
+# MCPCLASS_WITH_TORCH defaults to ON when all three are installed; OFF builds the keyword-only
+# library, which never links libtorch.
+find_package(Torch QUIET)
+pkg_check_modules(SENTENCEPIECE QUIET IMPORTED_TARGET sentencepiece)
+find_path(HNSWLIB_INCLUDE_DIR hnswlib/hnswlib.h)
+find_library(SENTENCEPIECE_TRAIN_LIBRARY sentencepiece_train)
+set(_mcpclass_torch_default OFF)
+if(Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY)
+  set(_mcpclass_torch_default ON)
+endif()
+option(MCPCLASS_WITH_TORCH "Build the learned classifiers (libtorch, sentencepiece, hnswlib)"
+       ${_mcpclass_torch_default})
+if(MCPCLASS_WITH_TORCH)
+  if(NOT (Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY))
+    message(FATAL_ERROR "MCPCLASS_WITH_TORCH=ON needs libtorch-dev, libsentencepiece-dev and "
+                        "libhnswlib-dev (scripts/install-deps.sh installs them)")
+  endif()
+  message(STATUS "mcpclass: learned classifiers ON (libtorch ${Torch_VERSION})")
+else()
+  message(STATUS "mcpclass: learned classifiers OFF (keyword rules only)")
+endif()

@@ -1,0 +1,78 @@
+// The learned classifiers: `embedding_knn` (encoder → kNN vote over labelled examples),
+// `trained_head` (encoder → softmax head trained by `mcpclass train`) and `torchscript` (a
+// sequence classifier exported elsewhere). Built from the configuration document by
+// config::make_classifier; this header is the direct C++ entry point.
+#pragma once
+
+#include "mcpclass/classify/category.hpp"
+#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/learned_examples.hpp"
+#include "mcpclass/classify/learned_settings.hpp"
+#include "mcpclass/classify/routing_policy.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mcpclass::classify {
+
+/// True when the library was built with the libtorch component (MCPCLASS_WITH_TORCH).
+bool learned_available() noexcept;
+
+/// Builds the classifier for a learned `kind`. Throws ConfigError (unknown kind, or the
+/// component is not built) or ClassifyError (missing/corrupt model, example or index files).
+/// embedding_knn loads its persisted index, rebuilding it when missing or stale. Every returned
+/// classifier is immutable apart from EmbeddingKnn hot additions, and thread-safe.
+std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
+                                                    const CategorySet& categories,
+                                                    const LearnedSettings& settings,
+                                                    const RoutingPolicy& policy);
+
+/// Progress of long operations: (done, total).
+using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
+
+/// Builds (or reuses, when fresh) the embedding_knn index for `settings` and returns its path.
+/// `rebuilt` tells whether it had to be built. Throws like make_learned_classifier.
+std::string build_knn_index(const CategorySet& categories, const LearnedSettings& settings,
+                            const LearnedProgress& progress = {}, bool* rebuilt = nullptr);
+
+/// Adds examples to a live embedding_knn classifier (hot). Throws ClassifyError when
+/// `classifier` is not one, or a category is unknown.
+void add_knn_examples(Classifier& classifier, const std::vector<LabelledExample>& examples,
+                      const LearnedProgress& progress = {});
+
+struct HeadTrainingOptions {
+  std::size_t epochs = 60;
+  double learning_rate = 3e-3;
+  double weight_decay = 1e-4;
+  std::size_t hidden = 0;            ///< 0 = linear softmax head; else one ReLU hidden layer.
+  unsigned validation_percent = 10;  ///< Of the training rows, for calibration (temperature).
+  std::uint64_t seed = 7;
+};
+
+struct HeadTrainingReport {
+  std::size_t train_rows = 0;
+  std::size_t validation_rows = 0;
+  double validation_accuracy = 0.0;
+  double validation_ece = 0.0;  ///< Expected calibration error (15 bins) after calibration.
+  double temperature = 1.0;     ///< Calibrated logit temperature.
+  double seconds = 0.0;
+};
+
+/// Fits a softmax head on frozen encoder embeddings of `examples` (all of them: pass the train
+/// split), calibrates a temperature on a hashed validation part, and writes `head_path` (a
+/// TorchScript module) plus `head_path + ".json"` (categories, encoder checksum, temperature,
+/// report). Embeddings are cached under learned_cache_dir(). Throws ClassifyError.
+HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettings& settings,
+                              const std::vector<LabelledExample>& examples,
+                              const std::string& head_path, const HeadTrainingOptions& options,
+                              const LearnedProgress& progress = {});
+
+/// Writes encoder + head as one TorchScript sequence classifier `forward(ids, mask) -> logits`
+/// (usable with kind torchscript) and its label file `path + ".labels"`. Throws ClassifyError.
+void export_sequence_classifier(const LearnedSettings& settings, const std::string& path);
+
+}  // namespace mcpclass::classify

@@ -1,0 +1,31 @@
+// Labelled examples for the learned classifiers and the train/eval commands, and the
+// deterministic held-out split. Plain values and pure functions: thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace mcpclass::classify {
+
+struct LabelledExample {
+  std::string text;
+  std::string category;
+  std::string id;  ///< From the file when present (JSONL `id`), else the text.
+};
+
+/// Reads CSV (a header naming `text` and `category` columns; RFC 4180 quoting) or JSONL
+/// (`{"text":..,"category":..[,"id":..]}` per line), chosen by the `.jsonl`/`.json` extension.
+/// Throws ClassifyError naming the file and line on malformed input or an empty file.
+std::vector<LabelledExample> read_labelled_examples(const std::string& path);
+
+/// Which part of a deterministic split a row belongs to.
+enum class SplitPart { all, train, test };
+
+/// Deterministic split by a hash of `id`: a row is in `test` when FNV-1a(id) mod 100 <
+/// test_percent. Stable across runs, machines and file order; stratified in expectation.
+bool in_split(const LabelledExample& example, SplitPart part, unsigned test_percent = 20);
+std::vector<LabelledExample> select_split(const std::vector<LabelledExample>& examples,
+                                          SplitPart part, unsigned test_percent = 20);
+
+}  // namespace mcpclass::classify

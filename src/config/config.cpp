@@ -1,5 +1,7 @@
 #include "mcpclass/config/config.hpp"
 
+#include "config/remote_factory.hpp"
+
 #include "classify/json_reader.hpp"
 #include "config/document.hpp"
 
@@ -47,6 +49,8 @@ ClassifierSettings parse_classifier(const json::value& v) {
     c.kind = cd::as_string(*kind, "classifier.kind");
   json::object rest = obj;
   rest.erase("kind");
+  c.remote = detail::take_remote_sections(rest);
+  detail::check_remote_sections(c.kind, c.remote);
   if (classify::is_learned_kind(c.kind))
     c.learned = classify::LearnedSettings::from_json(rest, c.kind, "classifier");
   else
@@ -92,7 +96,7 @@ Config config_from_json(const json::value& document) {
     std::erase_if(config.routing.short_queries,
                   [&](const auto& rule) { return !config.categories.find(rule.category); });
   config.routing.check_against(config.categories, "routing");
-  if (config.classifier.kind == "rules") {
+  if (config.classifier.kind == "rules" || config.classifier.kind == "composite") {
     // Compiling once here reports bad patterns and unknown categories at load time, with the
     // key path, instead of on first use.
     classify::RuleClassifier(config.categories, config.classifier.rules, config.routing,
@@ -108,6 +112,7 @@ json::object Config::to_json() const {
   json::object out{{"categories", categories.to_json()}};
   json::object cls{{"kind", classifier.kind}};
   for (auto& kv : classifier_json) cls[kv.key()] = std::move(kv.value());
+  for (const auto& kv : classifier.remote) cls[kv.key()] = kv.value();
   out["classifier"] = std::move(cls);
   out["routing"] = routing.to_json();
   out["server"] = server_to_json(server);

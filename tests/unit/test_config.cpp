@@ -127,6 +127,18 @@ TEST_CASE("config: errors name the key path") {
   CHECK(error_of("categories: [\n").starts_with("YAML syntax error at line"));
   CHECK(error_of("{\"categories\": [}").starts_with("JSON syntax error at line 1, column"));
   CHECK(error_of("{} trailing").starts_with("JSON syntax error"));
+  CHECK(error_of("classifier:\n  kind: remote\n") ==
+        "classifier.remote: required for kind remote");
+  CHECK(error_of("classifier:\n  remote: {url: 'http://127.0.0.1:1/mcp'}\n") ==
+        "classifier.remote: only allowed with kind remote or composite");
+}
+
+TEST_CASE("config: a remote classifier section round-trips without connecting") {
+  const auto c = config::parse_config(
+      "classifier:\n  kind: remote\n  remote: {url: 'http://127.0.0.1:1/mcp'}\n");
+  CHECK(c.classifier.kind == "remote");
+  const auto again = config::config_from_json(c.to_json());
+  CHECK(again.classifier.remote == c.classifier.remote);
 }
 
 TEST_CASE("config: YAML scalars resolve like the core schema") {
@@ -220,7 +232,7 @@ TEST_CASE("config: files and classifier kinds") {
   c.classifier.kind = "embedding";
   CHECK_THROWS_WITH_AS(
       config::make_classifier(c),
-      "classifier.kind: unsupported classifier kind 'embedding' (supported: rules, "
-      "embedding_knn, trained_head, torchscript)",
+      "classifier.kind: unsupported classifier kind 'embedding' (supported: rules, remote, "
+      "composite, embedding_knn, trained_head, torchscript)",
       ConfigError);
 }

@@ -40,11 +40,15 @@ struct ServerSettings {
 };
 
 struct ClassifierSettings {
-  /// "rules", or a learned kind: "embedding_knn", "trained_head", "torchscript" (these need the
-  /// libtorch component; see mcpclass/classify/learned_classifier.hpp).
+  /// "rules", "remote", "composite", or a learned kind: "embedding_knn", "trained_head",
+  /// "torchscript" (these need the libtorch component; see
+  /// mcpclass/classify/learned_classifier.hpp).
   std::string kind = "rules";
-  classify::RuleSet rules;        ///< Used when kind is "rules".
+  classify::RuleSet rules;            ///< Used when kind is "rules".
   classify::LearnedSettings learned;  ///< Used by the learned kinds.
+  /// `remote` and `composite` sections for kinds "remote" and "composite" (a composite also
+  /// uses `rules` for its local side). See mcpclass/classify/remote_classifier.hpp.
+  json::object remote;
 };
 
 /// Missing top-level sections take defaults: `categories` and `classifier` come from the

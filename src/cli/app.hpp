@@ -1,0 +1,67 @@
+// What the subcommands of the `mcpclass` command line share.
+#pragma once
+
+#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/config/config.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace mcpclass::cli {
+
+/// Documented exit codes.
+enum ExitCode : int {
+  kOk = 0,
+  kRuntimeError = 1,  ///< classification or serving failed
+  kUsageError = 2,    ///< bad command line or configuration
+};
+
+/// The embedded default when `path` is empty, else the file. Throws config::ConfigError.
+config::Config load_config(const std::string& path);
+
+struct ServeOptions {
+  std::string config_path;
+  bool stdio = false;
+  std::string http;  ///< HOST:PORT; empty = no HTTP
+  bool stateless = false;
+};
+
+int run_classify(const config::Config& config, const std::string& text, bool probabilities);
+int run_list(const config::Config& config);
+int run_serve(const config::Config& config, const ServeOptions& options);
+
+// --- remote.cpp: the MCP client (classify --remote/--remote-cmd, call) ---
+struct RemoteCliOptions {
+  std::string url;      ///< --remote
+  std::string command;  ///< --remote-cmd
+  std::string transport = "auto";
+  std::string tool;
+  double timeout_seconds = 10;
+  int max_retries = 2;
+  std::vector<std::string> headers;
+  bool active() const { return !url.empty() || !command.empty(); }
+};
+struct CallCliOptions {
+  std::string target;
+  std::string tool;
+  std::vector<std::string> arguments;
+  bool is_command = false;
+  bool list_tools = false;
+  bool list_resources = false;
+  std::string read_uri;
+  std::string prompt;
+  bool verbose = false;
+  RemoteCliOptions remote;
+};
+void add_remote_options(CLI::App& classify, RemoteCliOptions& options);
+CLI::App* add_call_command(CLI::App& app, CallCliOptions& options);
+int run_remote_classify(const RemoteCliOptions& options, const std::string& text,
+                        bool probabilities);
+int run_call(const CallCliOptions& options);
+
+}  // namespace mcpclass::cli

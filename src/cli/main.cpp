@@ -1,0 +1,79 @@
+// mcpclass: classify text, list categories, serve the classifier over MCP.
+#include "cli/app.hpp"
+#include "cli/learned_commands.hpp"
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+using namespace mcpclass;
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mcpclass: LLM query classification over the Model Context Protocol.\n"
+      "Exit codes: 0 success, 1 classification or serving failed, 2 bad usage or "
+      "configuration."};
+  app.set_version_flag("--version", "mcpclass 0.1.0");
+  app.require_subcommand(1);
+
+  std::string config_path;
+  auto add_config = [&](CLI::App* sub) {
+    sub->add_option("-c,--config", config_path,
+                    "Configuration document (YAML or JSON); default: the embedded one")
+        ->check(CLI::ExistingFile);
+  };
+
+  std::string text;
+  bool probabilities = false;
+  auto* classify = app.add_subcommand("classify", "Classify a text and print the result as JSON");
+  classify->add_option("text", text, "The text to classify")->required();
+  classify->add_flag("-p,--probabilities", probabilities,
+                     "Include the probability distribution and its entropy");
+  add_config(classify);
+  cli::RemoteCliOptions remote;
+  cli::add_remote_options(*classify, remote);
+  cli::CallCliOptions call_options;
+  auto* call = cli::add_call_command(app, call_options);
+
+  auto* list = app.add_subcommand("list", "Print the categories as JSON (list_categories)");
+  add_config(list);
+
+  cli::ServeOptions serve_options;
+  auto* serve = app.add_subcommand("serve", "Serve classify_text and list_categories over MCP");
+  serve->add_flag("--stdio", serve_options.stdio,
+                  "Serve newline-delimited JSON-RPC on stdin/stdout");
+  serve->add_option("--http", serve_options.http,
+                    "Serve Streamable HTTP (/mcp), legacy SSE (/sse), the router dialects and "
+                    "/health on HOST:PORT (default, without --stdio: server.http of the config, "
+                    "127.0.0.1:8090)");
+  serve->add_flag("--stateless", serve_options.stateless,
+                  "HTTP without sessions: every POST is self-contained");
+  add_config(serve);
+
+  cli::LearnedCommands learned(app);  // model convert, index, train, eval
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? cli::kOk : cli::kUsageError;
+  }
+
+  if (*classify && remote.active()) return cli::run_remote_classify(remote, text, probabilities);
+  if (*call) return cli::run_call(call_options);
+  if (learned.selected()) return learned.run();
+  try {
+    const config::Config config = cli::load_config(config_path);
+    if (*classify) return cli::run_classify(config, text, probabilities);
+    if (*list) return cli::run_list(config);
+    serve_options.config_path = config_path;
+    return cli::run_serve(config, serve_options);
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "mcpclass: configuration error: {}\n", e.what());
+    return cli::kUsageError;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "mcpclass: {}\n", e.what());
+    return cli::kRuntimeError;
+  }
+}

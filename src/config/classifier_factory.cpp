@@ -1,0 +1,24 @@
+#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/classify/rule_classifier.hpp"
+#include "mcpclass/config/config.hpp"
+
+#include "config/remote_factory.hpp"
+
+namespace mcpclass::config {
+
+std::unique_ptr<classify::Classifier> make_classifier(const Config& config) {
+  if (config.classifier.kind == "rules")
+    return std::make_unique<classify::RuleClassifier>(config.categories, config.classifier.rules,
+                                                      config.routing, "classifier");
+  if (config.classifier.kind == "remote" || config.classifier.kind == "composite")
+    return detail::make_remote_classifier(config, config.classifier.remote);
+  if (classify::is_learned_kind(config.classifier.kind))
+    return classify::make_learned_classifier(config.classifier.kind, config.categories,
+                                             config.classifier.learned, config.routing);
+  throw ConfigError(
+      "classifier.kind",
+      "unsupported classifier kind '" + config.classifier.kind +
+          "' (supported: rules, remote, composite, embedding_knn, trained_head, torchscript)");
+}
+
+}  // namespace mcpclass::config

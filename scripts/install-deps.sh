@@ -9,6 +9,10 @@ PACKAGES=(
   libfmt-dev doctest-dev libvalijson-dev libcli11-dev libyaml-cpp-dev libssl-dev
   libre2-dev         # linear-time regex engine for the rule classifier (std::regex backtracks)
   nodejs npm curl    # third-party MCP peers (conformance suite, Inspector CLI) for tests
+  libtorch-dev libsentencepiece-dev libhnswlib-dev   # learned classifiers (MCPCLASS_WITH_TORCH)
+  libopenblas0-pthread  # libtorch on the reference BLAS is ~10x slower
+  golang-go python3-pytest   # the Go (cgo) and Python (ctypes) bindings and their tests
+  clang libclang-rt-14-dev   # libFuzzer targets and sanitizer runtimes (tests/fuzz, scripts/test-sanitizers.sh)
 )
 
 missing=()

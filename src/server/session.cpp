@@ -250,7 +250,10 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
   const json::value* meta_version =
       meta ? meta->if_contains(protocol::kMetaProtocolVersion) : nullptr;
   if (meta_version && method != "initialize") {
-    const std::string_view v = meta_version->is_string() ? meta_version->get_string() : "";
+    // Both branches string_view: `get_string() : ""` would copy into a temporary json::string.
+    const std::string_view v = meta_version->is_string()
+                                   ? std::string_view(meta_version->get_string())
+                                   : std::string_view{};
     if (!protocol::is_supported_version(v)) {
       json::array supported;
       for (auto s : protocol::kAllVersions) supported.emplace_back(s);

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan+UBSan) into ./build-fuzz once — later runs rebuild only
+# what changed — and fuzzes each target, seeded from tests/transcripts/*.jsonl and the committed
+# regression inputs (tests/fuzz/regressions/<target>/, replayed first: each once was a crash).
+#   tests/fuzz/run.sh --seconds 15            CI-sized: 15 s per target (the ctest `fuzz.smoke`)
+#   tests/fuzz/run.sh --runs 10000000         long: 10M executions per target (tests/fuzz/run-long.sh)
+#   tests/fuzz/run.sh --replay                only replay the regression inputs (ctest `fuzz.regressions`)
+#   tests/fuzz/run.sh --targets "fuzz_sse fuzz_config" --seconds 60
+# A crash leaves its input in build-fuzz/artifacts/ and fails the script; copy it into
+# tests/fuzz/regressions/<target>/ once fixed. The growing corpus stays in build-fuzz/corpus/.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="${MCPCLASS_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+JOBS="${MCPCLASS_JOBS:-2}"
+SECONDS_PER_TARGET=15
+RUNS=""
+REPLAY=0
+TARGETS=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) SECONDS_PER_TARGET="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    --replay) REPLAY=1; shift ;;
+    --targets) TARGETS="$2"; shift 2 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S "$ROOT/tests/fuzz" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELEASE="-O1" >/dev/null
+fi
+# Progress lines and clang's note about the library's GCC-only -Wshadow=local are noise here.
+cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_fuzzers |
+  grep -vE "^\[|Wshadow=local|^1 warning generated" || true
+[ -x "$BUILD/bin/fuzz_jsonrpc" ] || { echo "run.sh: build failed" >&2; exit 1; }
+[ -n "$TARGETS" ] || TARGETS="$(cd "$BUILD/bin" && ls fuzz_* | tr '\n' ' ')"
+
+# Seeds, regenerated every run (cheap): one file per client line for the message parsers, one
+# file per transcript (its client lines, in order) for the engine.
+SEEDS="$BUILD/seeds"
+rm -rf "$SEEDS"
+mkdir -p "$SEEDS"/{fuzz_jsonrpc,fuzz_session,fuzz_config,fuzz_http_request,fuzz_sse}
+for t in "$ROOT"/tests/transcripts/*.jsonl; do
+  name="$(basename "$t" .jsonl)"
+  sed -n 's/^>>\{0,1\} //p' "$t" >"$SEEDS/fuzz_session/$name"
+  n=0
+  while IFS= read -r line; do
+    n=$((n + 1))
+    printf '%s' "$line" >"$SEEDS/fuzz_jsonrpc/$name-$n"
+    printf 'POST /mcp HTTP/1.1\r\nHost: localhost:8080\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s' \
+      "${#line}" "$line" >"$SEEDS/fuzz_http_request/$name-$n"
+    printf '\0\1\2\3event: message\nid: %d\ndata: %s\n\n' "$n" "$line" >"$SEEDS/fuzz_sse/$name-$n"
+  done < <(sed -n 's/^>>\{0,1\} //p' "$t")
+done
+printf 'POST /mcp/tools/call HTTP/1.1\r\nHost: localhost\r\nContent-Length: 52\r\n\r\n{"name":"classify_text","arguments":{"text":"hi!"}}\n' \
+  >"$SEEDS/fuzz_http_request/router"
+printf '\5\7\1\3: comment\r\nretry: 1500\r\nid: 7\r\nevent: ping\r\ndata: a\r\ndata: b\r\n\r\n' \
+  >"$SEEDS/fuzz_sse/crlf"
+for f in "$ROOT"/tests/fuzz/seeds/config/* "$ROOT"/examples/*.yaml "$ROOT"/examples/*.json; do
+  [ -f "$f" ] && cp "$f" "$SEEDS/fuzz_config/"
+done
+
+status=0
+for target in $TARGETS; do
+  bin="$BUILD/bin/$target"
+  regressions="$ROOT/tests/fuzz/regressions/$target"
+  mkdir -p "$BUILD/corpus/$target" "$BUILD/artifacts"
+  timeout=10
+  [ "$target" = fuzz_session ] && timeout=30
+  dict=()
+  case "$target" in fuzz_jsonrpc | fuzz_session | fuzz_http_request) dict=(-dict="$ROOT/tests/fuzz/json.dict") ;; esac
+  if [ "$REPLAY" = 1 ]; then
+    [ -d "$regressions" ] || continue
+    echo "== $target: replaying $(ls "$regressions" | wc -l) regression inputs"
+    "$bin" -timeout="$timeout" "$regressions"/* >"$BUILD/$target.log" 2>&1 ||
+      { status=1; tail -40 "$BUILD/$target.log"; }
+    continue
+  fi
+  limit=(-max_total_time="$SECONDS_PER_TARGET")
+  [ -n "$RUNS" ] && limit=(-runs="$RUNS")
+  echo "== $target: ${RUNS:+$RUNS runs}${RUNS:-$SECONDS_PER_TARGET s}"
+  dirs=("$BUILD/corpus/$target" "$SEEDS/$target")
+  [ -d "$regressions" ] && dirs+=("$regressions")
+  if "$bin" "${limit[@]}" -timeout="$timeout" -rss_limit_mb=2560 -max_len=65536 \
+    -print_final_stats=1 "${dict[@]}" -artifact_prefix="$BUILD/artifacts/$target-" \
+    "${dirs[@]}" >"$BUILD/$target.log" 2>&1; then
+    grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \
+      "$BUILD/$target.log" | tr '\n' ' '
+    grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' "$BUILD/$target.log" | tail -1
+  else
+    status=1
+    echo "!! $target FAILED — input in $BUILD/artifacts/, log $BUILD/$target.log:"
+    grep -A30 -E 'ERROR|runtime error|fuzz_[a-z_]+: ' "$BUILD/$target.log" | head -50
+  fi
+done
+exit $status

@@ -8,7 +8,7 @@ PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libfmt-dev doctest-dev libvalijson-dev libcli11-dev libyaml-cpp-dev libssl-dev
   libre2-dev         # linear-time regex engine for the rule classifier (std::regex backtracks)
-  nodejs npm curl    # third-party MCP peers (conformance suite, Inspector CLI) for tests
+  curl
   libtorch-dev libsentencepiece-dev libhnswlib-dev   # learned classifiers (MCPCLASS_WITH_TORCH)
   libopenblas0-pthread  # libtorch on the reference BLAS is ~10x slower
   golang-go python3-pytest   # the Go (cgo) and Python (ctypes) bindings and their tests
@@ -19,6 +19,11 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Third-party MCP peers for tests (conformance suite, Inspector CLI) need node and npm. Some
+# machines carry a nodejs build that bundles npm and conflicts with Debian's npm package, so ask
+# for the commands, not the packages.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
   exit 0

@@ -34,6 +34,12 @@ if(TARGET mcpclass_capi)
   set(_mcpclass_pcdir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
   file(RELATIVE_PATH MCPCLASS_PC_RELATIVE_PREFIX "/prefix/${_mcpclass_pcdir}" "/prefix")
   string(REGEX REPLACE "/$" "" MCPCLASS_PC_RELATIVE_PREFIX "${MCPCLASS_PC_RELATIVE_PREFIX}")
+  # The static core carries the learned classifiers when they were built: its consumers link
+  # libtorch (Debian installs it on the default library path).
+  set(MCPCLASS_PC_TORCH_LIBS "")
+  if(MCPCLASS_WITH_TORCH)
+    set(MCPCLASS_PC_TORCH_LIBS " -ltorch -ltorch_cpu -lc10 -ldl")
+  endif()
   foreach(_pc mcpclass mcpclass-static)
     configure_file("${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in"
                    "${PROJECT_BINARY_DIR}/install-pkgconfig/${_pc}.pc" @ONLY)

@@ -124,6 +124,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   ~Connection() {
     if (stream_counted_) shared_->metrics->stream_closed();
+    release_reading();
   }
 
   void start() {
@@ -217,6 +218,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void on_header(beast::error_code ec, std::size_t) {
     if (ec) return on_read_error(ec);
+    // From its headers on, a request counts as in flight: a drain that starts while its body is
+    // still arriving waits for it and answers it instead of resetting the connection.
+    shared_->begin_request();
+    reading_counted_ = true;
+    admitted_before_stop_ = !shared_->stopping;
     first_request_ = false;
     start_ = Clock::now();
     stream_.expires_after(shared_->options.read_timeout);
@@ -225,11 +231,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_read(beast::error_code ec, std::size_t) {
-    if (ec) return on_read_error(ec);
+    if (ec) {
+      release_reading();
+      return on_read_error(ec);
+    }
     stream_.expires_never();
     ++exchange_;
     route_ = "other";
     handle(parser_->release());
+    // After handle(): a request it keeps running holds its own count, so the drain never sees
+    // zero in between.
+    release_reading();
+  }
+
+  void release_reading() {
+    if (!reading_counted_) return;
+    reading_counted_ = false;
+    shared_->end_request();
   }
 
   void on_read_error(beast::error_code ec) {
@@ -265,7 +283,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
     const auto verb = req.method();
 
-    if (shared_->stopping) {
+    if (shared_->stopping && !admitted_before_stop_) {
       keep_alive_ = false;
       return respond(http::status::service_unavailable,
                      rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: shutting down"));
@@ -618,6 +636,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> parser_;
   Mode mode_ = Mode::reading;
   bool first_request_ = true;
+  bool reading_counted_ = false;       // this request holds a drain count while it is read
+  bool admitted_before_stop_ = false;  // its headers arrived before the drain began
   bool keep_alive_ = true;
   bool writing_ = false;
   std::deque<Out> queue_;

@@ -535,6 +535,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void enqueue(std::string bytes, bool last) {
+    // Counted when the last bytes are queued, not when the kernel took them: a client that has
+    // its answer then finds it in /metrics.
+    if (last) {
+      shared_->metrics->record_http(route_, status_,
+                                    std::chrono::duration<double>(Clock::now() - start_).count());
+    }
     queue_.push_back({std::move(bytes), last});
     if (!writing_) write_next();
   }
@@ -555,7 +561,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_write(beast::error_code ec, std::size_t n) {
-    if (ec) return disconnect();
+    if (ec || mode_ == Mode::closed) {
+      // The buffer this write used is released only now that the write is over.
+      writing_ = false;
+      queue_.clear();
+      return disconnect();
+    }
     queued_bytes_ = queued_bytes_ > n ? queued_bytes_ - n : 0;
     const bool last = queue_.front().last;
     queue_.pop_front();
@@ -567,8 +578,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_response_complete() {
-    shared_->metrics->record_http(route_, status_,
-                                  std::chrono::duration<double>(Clock::now() - start_).count());
     release_exchange();
     if (get_stream_) return disconnect();
     if (!keep_alive_ || shared_->stopping) return graceful_close();
@@ -619,7 +628,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (mode_ == Mode::closed) return;
     mode_ = Mode::closed;
     release_exchange();
-    queue_.clear();
+    // A write in progress still reads queue_.front(): keep that buffer until on_write.
+    if (writing_ && !queue_.empty()) {
+      queue_.erase(std::next(queue_.begin()), queue_.end());
+    } else {
+      queue_.clear();
+    }
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.socket().close(ec);

@@ -6,4 +6,4 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CLIENT="$1"; shift
 "$HERE/npm-ci.sh"
-MCP_CONFORMANCE_DIR="$HERE/../conformance" exec "$HERE/run-client-conformance.sh" "$CLIENT" "$@"
+MCP_CONFORMANCE_DIR="$HERE/../conformance" exec "$HERE/../conformance/run-client-conformance.sh" "$CLIENT" "$@"

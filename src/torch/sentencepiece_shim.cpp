@@ -24,6 +24,20 @@ void report(mcpclass_spm_bytes_sink sink, void* user, const std::string& message
   if (sink != nullptr) sink(user, message.data(), message.size());
 }
 
+// The C boundary of every entry point: `body` returns 0 or -1; no exception crosses, and any
+// failure is reported through `error`.
+template <class Body>
+int guarded(mcpclass_spm_bytes_sink error, void* user, Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    report(error, user, e.what());
+  } catch (...) {
+    report(error, user, "unknown sentencepiece failure");
+  }
+  return -1;
+}
+
 // Reads one length-delimited field of a serialized message (protobuf wire format).
 bool find_bytes_field(const std::string& message, std::uint32_t field, std::string* out) {
   std::size_t pos = 0;
@@ -83,7 +97,7 @@ class TinyCorpus : public sentencepiece::SentenceIterator {
 
 MCPCLASS_SPM_EXPORT int mcpclass_spm_load(const char* model, size_t model_size, mcpclass_spm** out,
                                           mcpclass_spm_bytes_sink error, void* user) {
-  try {
+  return guarded(error, user, [&] {
     auto spm = std::make_unique<mcpclass_spm>();
     const auto status = spm->processor.LoadFromSerializedProto(std::string(model, model_size));
     if (!status.ok()) {
@@ -92,18 +106,13 @@ MCPCLASS_SPM_EXPORT int mcpclass_spm_load(const char* model, size_t model_size, 
     }
     *out = spm.release();
     return 0;
-  } catch (const std::exception& e) {
-    report(error, user, e.what());
-  } catch (...) {
-    report(error, user, "unknown sentencepiece failure");
-  }
-  return -1;
+  });
 }
 
 MCPCLASS_SPM_EXPORT int mcpclass_spm_encode(const mcpclass_spm* spm, const char* text, size_t size,
                                             mcpclass_spm_ids_sink ids,
                                             mcpclass_spm_bytes_sink error, void* user) {
-  try {
+  return guarded(error, user, [&] {
     std::vector<int> out;
     const auto status = spm->processor.Encode(std::string_view(text, size), &out);
     if (!status.ok()) {
@@ -113,12 +122,7 @@ MCPCLASS_SPM_EXPORT int mcpclass_spm_encode(const mcpclass_spm* spm, const char*
     const std::vector<int32_t> ids32(out.begin(), out.end());
     ids(user, ids32.data(), ids32.size());
     return 0;
-  } catch (const std::exception& e) {
-    report(error, user, e.what());
-  } catch (...) {
-    report(error, user, "unknown sentencepiece failure");
-  }
-  return -1;
+  });
 }
 
 MCPCLASS_SPM_EXPORT int mcpclass_spm_piece_count(const mcpclass_spm* spm) {
@@ -131,7 +135,7 @@ MCPCLASS_SPM_EXPORT void mcpclass_spm_free(mcpclass_spm* spm) {
 
 MCPCLASS_SPM_EXPORT int mcpclass_spm_normalizer(const char* rule_name, mcpclass_spm_bytes_sink spec,
                                                 mcpclass_spm_bytes_sink error, void* user) {
-  try {
+  return guarded(error, user, [&] {
     // The trainer is the only public way to reach sentencepiece's precompiled character maps:
     // train a throw-away model in memory and keep its NormalizerSpec (field 3 of ModelProto).
     TinyCorpus corpus;
@@ -151,10 +155,5 @@ MCPCLASS_SPM_EXPORT int mcpclass_spm_normalizer(const char* rule_name, mcpclass_
     }
     spec(user, normalizer.data(), normalizer.size());
     return 0;
-  } catch (const std::exception& e) {
-    report(error, user, e.what());
-  } catch (...) {
-    report(error, user, "unknown sentencepiece failure");
-  }
-  return -1;
+  });
 }

@@ -8,6 +8,8 @@ FAKE_MODE selects how classify_text misbehaves:
   notjson    answers with text that is not JSON
   die        exits (status 3) instead of answering
   lowconf    answers "science" with confidence 0.4 (below the default threshold)
+  changing   every list_categories call adds a category ("v1", "v2", ...); a text containing
+             "notify" makes the server send notifications/tools/list_changed before answering
 Only the standard library is used; one JSON-RPC message per line.
 """
 import json
@@ -18,6 +20,15 @@ import time
 MODE = os.environ.get("FAKE_MODE", "ok")
 DELAY = int(os.environ.get("FAKE_DELAY_MS", "5000")) / 1000.0
 CATEGORIES = ["math", "science", "other"]
+category_calls = 0
+
+
+def categories():
+    global category_calls
+    if MODE != "changing":
+        return CATEGORIES
+    category_calls += 1
+    return CATEGORIES + ["v%d" % category_calls]
 
 
 def send(obj):
@@ -30,7 +41,14 @@ def text_result(req_id, payload):
     send({"jsonrpc": "2.0", "id": req_id, "result": {"content": [{"type": "text", "text": text}], "isError": False}})
 
 
-def classify(req_id):
+def classify(req_id, text):
+    if MODE == "changing":
+        if "notify" in text:
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        n = len(CATEGORIES) + 1
+        text_result(req_id, {"class": 0, "confidence": 0.9, "model": "fake-model", "use_reasoning": False,
+                             "probabilities": [0.9] + [0.1 / (n - 1)] * (n - 1)})
+        return
     if MODE == "slow":
         time.sleep(DELAY)
     if MODE == "die":
@@ -71,9 +89,9 @@ for line in sys.stdin:
     elif method == "tools/call":
         name = msg["params"]["name"]
         if name == "list_categories":
-            text_result(req_id, {"categories": CATEGORIES})
+            text_result(req_id, {"categories": categories()})
         else:
-            classify(req_id)
+            classify(req_id, msg["params"].get("arguments", {}).get("text", ""))
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": req_id, "result": {}})
     else:

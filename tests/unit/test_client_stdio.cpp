@@ -241,3 +241,52 @@ TEST_CASE("remote over stdio: an unreachable server fails the constructor clearl
   o.max_retries = 0;
   CHECK_THROWS_AS(classify::RemoteClassifier{o}, classify::RemoteUnreachable);
 }
+
+TEST_CASE("remote over stdio: categories are cached, refreshed on list_changed and on interval") {
+  // The fake adds a category ("v1", "v2", ...) on every list_categories call, so the last
+  // category's name tells how many times the classifier fetched them.
+  auto last = [](const classify::RemoteClassifier& c) { return c.categories().names().back(); };
+  auto with_fallback_none = [](classify::RemoteClassifierOptions o) {
+    o.fallback_category = "other";  // already offered by the server: nothing appended
+    return o;
+  };
+
+  SUBCASE("cached: repeated calls do not refetch") {
+    classify::RemoteClassifier c(with_fallback_none(fake("changing")));
+    CHECK(last(c) == "v1");
+    for (int i = 0; i < 3; ++i) CHECK(c.classify("2 + 2").category == "math");
+    CHECK(last(c) == "v1");
+  }
+  SUBCASE("notifications/tools/list_changed marks them stale; the next call refetches") {
+    classify::RemoteClassifier c(with_fallback_none(fake("changing")));
+    CHECK(c.classify("please notify").category == "math");
+    CHECK(last(c) == "v1");  // the notification arrived with this answer
+    CHECK(c.classify("2 + 2").category == "math");
+    CHECK(last(c) == "v2");
+    CHECK(c.classify("2 + 2").category == "math");
+    CHECK(last(c) == "v2");
+  }
+  SUBCASE("refresh_interval elapsed: the next call refetches") {
+    auto o = with_fallback_none(fake("changing"));
+    o.refresh_interval = 50ms;
+    classify::RemoteClassifier c(o);
+    std::this_thread::sleep_for(120ms);
+    c.classify("2 + 2");
+    CHECK(last(c) == "v2");
+  }
+  SUBCASE("cache_categories: false refetches on every call") {
+    auto o = with_fallback_none(fake("changing"));
+    o.cache_categories = false;
+    classify::RemoteClassifier c(o);
+    c.classify("2 + 2");
+    c.classify("2 + 2");
+    CHECK(last(c) == "v3");
+  }
+  SUBCASE("refresh_categories() fetches on demand; old references stay valid") {
+    classify::RemoteClassifier c(with_fallback_none(fake("changing")));
+    const auto& before = c.categories();
+    c.refresh_categories();
+    CHECK(last(c) == "v2");
+    CHECK(before.names().back() == "v1");
+  }
+}

@@ -527,3 +527,40 @@ func BenchmarkClassifyParallel(b *testing.B) {
 		}
 	})
 }
+
+// A classifier of kind remote on a server made here: the server's categories and answers; once
+// the server is gone, ErrUnavailable naming it.
+func TestRemoteClassifier(t *testing.T) {
+	s, err := NewServer(testConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	port, err := s.StartHTTP("127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := fmt.Sprintf("127.0.0.1:%d", port)
+	remote := fmt.Sprintf("classifier:\n  kind: remote\n  remote: {url: 'http://%s/mcp', "+
+		"timeout: 5, max_retries: 0, fallback_category: general}\n", where)
+	c, err := Open(remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cats, err := c.Categories()
+	if err != nil || len(cats) != 2 || cats[0].Name != "math" || cats[1].Name != "general" {
+		t.Fatalf("%+v %v", cats, err)
+	}
+	if r, err := c.Classify("an algebra question"); err != nil || r.Category != "math" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	s.Stop()
+	if _, err := c.Classify("an algebra question"); !errors.Is(err, ErrUnavailable) ||
+		!strings.Contains(err.Error(), where) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Open(remote); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), where) {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -266,3 +266,24 @@ def test_router_example():
         r = router.route(c, req)
     assert r.category == "history" and req["model"] == r.model
     assert len(req["messages"]) == 2 and "history expert" in req["messages"][0]["content"]
+
+
+def test_remote_classifier():
+    """A classifier of kind remote on a binding-made server: the server's categories and
+    answers; once the server is gone, UnavailableError naming it."""
+    with mcpclass.Server(CONFIG) as s:
+        port = s.start_http("127.0.0.1", 0)
+        remote = (f"classifier:\n  kind: remote\n  remote: {{url: 'http://127.0.0.1:{port}/mcp',"
+                  " timeout: 5, max_retries: 0, fallback_category: general}\n")
+        with mcpclass.Classifier(remote) as c:
+            assert [cat.name for cat in c.categories()] == ["math", "general"]
+            assert c.classify("an algebra question").category == "math"
+            s.stop()
+            with pytest.raises(mcpclass.UnavailableError) as e:
+                c.classify("an algebra question")
+            assert e.value.status == "MCPC_ERR_UNAVAILABLE"
+            assert f"127.0.0.1:{port}" in e.value.message
+    # Nothing listens there any more: the classifier cannot be made.
+    with pytest.raises(mcpclass.UnavailableError) as e:
+        mcpclass.Classifier(remote)
+    assert f"127.0.0.1:{port}" in e.value.message

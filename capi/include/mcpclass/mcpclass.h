@@ -93,8 +93,10 @@ MCPC_API int mcpc_abi_version(void);
 /** The text cannot be classified: empty or only whitespace, longer than the configured
  *  `server.max_text_length` (code points), or not valid UTF-8. */
 #define MCPC_ERR_INVALID_TEXT (-4)
-/** The classifier failed: a host callback reported an error or returned an invalid
- *  distribution. */
+/** The classifier failed or cannot be built: a host callback reported an error or returned an
+ *  invalid distribution; a learned classifier's model files are missing or damaged; a remote
+ *  classifier's server answered with an error, offers no classification tool, or returned an
+ *  invalid result. */
 #define MCPC_ERR_CLASSIFY (-5)
 /** The call does not fit the handle's state (a transport already running, or not running). */
 #define MCPC_ERR_STATE (-6)
@@ -102,6 +104,11 @@ MCPC_API int mcpc_abi_version(void);
 #define MCPC_ERR_TRANSPORT (-7)
 /** The named item (a tool) does not exist. */
 #define MCPC_ERR_NOT_FOUND (-8)
+/** A remote classifier's server cannot be reached, did not answer within the configured
+ *  `timeout`, or its circuit breaker is open after repeated failures. Transient: the same call
+ *  may succeed later (a host may fall back to a local classifier meanwhile). The message names
+ *  the server. */
+#define MCPC_ERR_UNAVAILABLE (-9)
 /** A bug: an unexpected internal failure. The message says what. */
 #define MCPC_ERR_INTERNAL (-100)
 
@@ -246,9 +253,11 @@ MCPC_API void mcpc_categories_free(mcpc_categories* categories);
  *  thread-safe: classify from as many threads as you like. */
 typedef struct mcpc_classifier mcpc_classifier;
 
-/** Builds the classifier `config` describes (NULL: the embedded default).
+/** Builds the classifier `config` describes (NULL: the embedded default). A `remote` or
+ *  `composite` classifier connects to its server here and fetches the categories from it.
  *  Errors: MCPC_ERR_INVALID_ARGUMENT (`out` NULL), MCPC_ERR_CONFIG (unsupported classifier kind,
- *  invalid rules). Thread-safety: any thread. */
+ *  invalid rules), MCPC_ERR_CLASSIFY (model files, a remote server's answers),
+ *  MCPC_ERR_UNAVAILABLE (the remote server cannot be reached). Thread-safety: any thread. */
 MCPC_API int mcpc_classifier_new(const mcpc_config* config, mcpc_classifier** out,
                                  mcpc_error** err);
 
@@ -293,7 +302,8 @@ MCPC_API size_t mcpc_classifier_category_count(const mcpc_classifier* classifier
 
 /** Classifies one text. On success `*out` is a result to release with mcpc_result_free.
  *  Errors: MCPC_ERR_INVALID_ARGUMENT (`classifier`, `text` or `out` NULL), MCPC_ERR_INVALID_TEXT,
- *  MCPC_ERR_CLASSIFY. Thread-safety: concurrent calls on one classifier are safe. */
+ *  MCPC_ERR_CLASSIFY, MCPC_ERR_UNAVAILABLE (remote classifiers). Thread-safety: concurrent calls
+ *  on one classifier are safe. */
 MCPC_API int mcpc_classify(const mcpc_classifier* classifier, const char* text, size_t text_len,
                            mcpc_result** out, mcpc_error** err);
 

@@ -564,3 +564,74 @@ func TestRemoteClassifier(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A learned (libtorch) classifier through the binding: kNN over USE-lite embeddings of
+// tests/data/training_data.csv (the model comes from the cache models/fetch-use-lite.sh fills;
+// ctest runs it first), from many goroutines. ctest says whether the torch component is built.
+func TestLearnedClassifier(t *testing.T) {
+	torch, ok := os.LookupEnv("MCPCLASS_TEST_TORCH")
+	if !ok {
+		t.Skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's MCPCLASS_WITH_TORCH)")
+	}
+	config := fmt.Sprintf(`
+categories:
+  - {name: math, description: Mathematical and computational queries}
+  - {name: science, description: Scientific concepts and queries}
+  - {name: technology, description: Technology and computing topics}
+  - {name: history, description: Historical events and topics}
+  - {name: general, description: General questions and topics}
+classifier:
+  kind: embedding_knn
+  examples: '%s'
+  index: '%s'
+`, os.Getenv("MCPCLASS_TEST_EXAMPLES"), filepath.Join(t.TempDir(), "knn.hnsw"))
+	if torch != "1" {
+		// Without the component the library refuses the kind, naming what is missing.
+		if _, err := Open(config); !errors.Is(err, ErrConfig) ||
+			!strings.Contains(err.Error(), "MCPCLASS_WITH_TORCH=OFF") {
+			t.Fatalf("got %v", err)
+		}
+		t.Skip("the learned classifiers are not built (MCPCLASS_WITH_TORCH=OFF)")
+	}
+	c := mustOpen(t, config)
+	texts := map[string]string{
+		"Compute the integral of x cubed":          "math",
+		"How do vaccines train the immune system?": "science",
+		"How do I set up a Kubernetes cluster?":    "technology",
+		"What caused the fall of the Berlin Wall?": "history",
+	}
+	for text, want := range texts {
+		r, err := c.Classify(text)
+		if err != nil || r.Category != want || len(r.Probabilities) != 5 || r.Confidence <= 0.5 {
+			t.Fatalf("%q: %+v %v", text, r, err)
+		}
+		sum := 0.0
+		for _, p := range r.Probabilities {
+			sum += p
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("%q: probabilities sum to %v", text, sum)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				for text, want := range texts {
+					if r, err := c.Classify(text); err != nil || r.Category != want {
+						errs <- fmt.Errorf("%q: %+v %v", text, r, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -287,3 +287,71 @@ def test_remote_classifier():
     with pytest.raises(mcpclass.UnavailableError) as e:
         mcpclass.Classifier(remote)
     assert f"127.0.0.1:{port}" in e.value.message
+
+
+LEARNED_TEXTS = {"Compute the integral of x cubed": "math",
+                 "How do vaccines train the immune system?": "science",
+                 "How do I set up a Kubernetes cluster?": "technology",
+                 "What caused the fall of the Berlin Wall?": "history"}
+
+
+def knn_config(tmp_path):
+    """The embedding kNN classifier over tests/data/training_data.csv (USE-lite from the cache
+    models/fetch-use-lite.sh fills; ctest runs it first), its index in tmp_path."""
+    examples = os.environ.get("MCPCLASS_TEST_EXAMPLES", "")
+    return f"""
+categories:
+  - {{name: math, description: Mathematical and computational queries}}
+  - {{name: science, description: Scientific concepts and queries}}
+  - {{name: technology, description: Technology and computing topics}}
+  - {{name: history, description: Historical events and topics}}
+  - {{name: general, description: General questions and topics}}
+classifier:
+  kind: embedding_knn
+  examples: '{examples}'
+  index: '{tmp_path}/knn.hnsw'
+"""
+
+
+def test_learned_classifier(tmp_path):
+    """A learned (libtorch) classifier through the binding: kNN over USE-lite embeddings, from
+    several threads, and behind a Server. ctest says whether the torch component is built."""
+    torch = os.environ.get("MCPCLASS_TEST_TORCH")
+    if torch is None:
+        pytest.skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's "
+                    "MCPCLASS_WITH_TORCH)")
+    config = knn_config(tmp_path)
+    if torch != "1":
+        # Without the component the library refuses the kind, naming what is missing.
+        with pytest.raises(mcpclass.ConfigError, match="MCPCLASS_WITH_TORCH=OFF"):
+            mcpclass.Classifier(config)
+        pytest.skip("the learned classifiers are not built (MCPCLASS_WITH_TORCH=OFF)")
+    with mcpclass.Classifier(config) as c:
+        assert (tmp_path / "knn.hnsw").exists()
+        assert [cat.name for cat in c.categories()][:2] == ["math", "science"]
+        for text, want in LEARNED_TEXTS.items():
+            r = c.classify(text, probabilities=True)
+            assert r.category == want, (text, r)
+            assert len(r.probabilities) == 5 and math.isclose(sum(r.probabilities), 1.0)
+            assert r.confidence == max(r.probabilities) > 0.5
+        assert [r.category for r in c.classify_batch(list(LEARNED_TEXTS))] == \
+            list(LEARNED_TEXTS.values())
+        failures = []
+
+        def work():
+            for _ in range(5):
+                for text, want in LEARNED_TEXTS.items():
+                    if c.classify(text).category != want:
+                        failures.append(text)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == []
+        with mcpclass.Server(config, c) as s:
+            answer = s.call({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                             "params": {"name": "classify_text",
+                                        "arguments": {"text": "Compute the integral of x cubed"}}})
+            assert json.loads(answer["result"]["content"][0]["text"])["class"] == 0

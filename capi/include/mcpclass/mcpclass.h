@@ -127,14 +127,15 @@ MCPC_API const char* mcpc_error_message(const mcpc_error* error);
  *  mcpc_error_free(error). Thread-safety: any thread. */
 MCPC_API const char* mcpc_error_path(const mcpc_error* error);
 
-/** Releases `error`. NULL-safe. */
+/** Releases `error`. NULL-safe. Thread-safety: any thread, once nothing reads `error`. */
 MCPC_API void mcpc_error_free(mcpc_error* error);
 
 /** The name of a status code ("MCPC_OK", "MCPC_ERR_CONFIG", ...; "MCPC_ERR_UNKNOWN" for codes
  *  this version does not define); static storage. Thread-safety: any thread. */
 MCPC_API const char* mcpc_status_name(int status);
 
-/** Releases a string returned by the library (JSON documents). NULL-safe. */
+/** Releases a string returned by the library (JSON documents). NULL-safe. Thread-safety: any
+ *  thread, once nothing reads the string. */
 MCPC_API void mcpc_string_free(char* string);
 
 /** Length argument meaning "the text is NUL-terminated". */
@@ -160,7 +161,8 @@ MCPC_API int mcpc_config_new(const char* text, size_t text_len, mcpc_config** ou
  *  (unreadable file, syntax, schema). Thread-safety: any thread. */
 MCPC_API int mcpc_config_new_from_file(const char* path, mcpc_config** out, mcpc_error** err);
 
-/** Releases `config`. Classifiers and servers made from it do not need it. NULL-safe. */
+/** Releases `config`. Classifiers and servers made from it do not need it. NULL-safe.
+ *  Thread-safety: any thread; no call using `config` may be running. */
 MCPC_API void mcpc_config_free(mcpc_config* config);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -208,7 +210,7 @@ typedef struct mcpc_result {
   mcpc_decision decision;
 } mcpc_result;
 
-/** Releases `result`. NULL-safe. */
+/** Releases `result`. NULL-safe. Thread-safety: any thread, once nothing reads `result`. */
 MCPC_API void mcpc_result_free(mcpc_result* result);
 
 /** Results of a batch, in the order of the texts. Every pointer belongs to the batch. */
@@ -217,11 +219,13 @@ typedef struct mcpc_batch {
   const mcpc_result* results;
 } mcpc_batch;
 
-/** Releases `batch` and every result in it. NULL-safe. */
+/** Releases `batch` and every result in it. NULL-safe. Thread-safety: any thread, once nothing
+ *  reads `batch`. */
 MCPC_API void mcpc_batch_free(mcpc_batch* batch);
 
 /** Releases `decision` (from mcpc_reasoning_decide only; the decision inside an mcpc_result
- *  belongs to the result). NULL-safe. */
+ *  belongs to the result). NULL-safe. Thread-safety: any thread, once nothing reads
+ *  `decision`. */
 MCPC_API void mcpc_decision_free(mcpc_decision* decision);
 
 /** One category as configured. */
@@ -242,7 +246,8 @@ typedef struct mcpc_categories {
   const mcpc_category* items;
 } mcpc_categories;
 
-/** Releases `categories`. NULL-safe. */
+/** Releases `categories`. NULL-safe. Thread-safety: any thread, once nothing reads
+ *  `categories`. */
 MCPC_API void mcpc_categories_free(mcpc_categories* categories);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -293,8 +298,8 @@ MCPC_API int mcpc_classifier_new_host(const mcpc_config* config, mcpc_classify_c
                                       void* user_data, mcpc_destroy_callback destroy,
                                       mcpc_classifier** out, mcpc_error** err);
 
-/** Releases `classifier`. Servers that use it keep it alive. No call on it may be running.
- *  NULL-safe. */
+/** Releases `classifier`. Servers that use it keep it alive. NULL-safe. Thread-safety: any
+ *  thread; no call on `classifier` may be running or start afterwards. */
 MCPC_API void mcpc_classifier_free(mcpc_classifier* classifier);
 
 /** Number of categories (0 for NULL). Thread-safety: any thread. */
@@ -391,8 +396,8 @@ MCPC_API int mcpc_server_new(const mcpc_config* config, const mcpc_classifier* c
                              mcpc_server** out, mcpc_error** err);
 
 /** Stops the transports (as mcpc_server_stop), waits for calls in flight, joins the worker
- *  threads and releases `server`. No other call on it may be running; must not be called from
- *  a callback of this server. NULL-safe. */
+ *  threads and releases `server`. NULL-safe. Thread-safety: any thread but a callback of this
+ *  server; no other call on `server` may be running or start afterwards. */
 MCPC_API void mcpc_server_free(mcpc_server* server);
 
 /** The result a host tool gives back; valid only during the mcpc_tool_callback it was passed

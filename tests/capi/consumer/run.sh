@@ -5,6 +5,7 @@
 # When the build has the learned classifiers, every consumer (and the installed mcpclass tool and
 # the Python binding on the installed libmcpclass.so) also classifies with an embedding kNN
 # classifier, and the loader's trace proves the installed sentencepiece shim was the one loaded.
+# Last, the "ways in" examples of bindings/README.md are built and run as written (readme.sh).
 set -euo pipefail
 BUILD="$1"
 SRC="$2"
@@ -164,4 +165,7 @@ PY
   grep -q "file=$SHIM " "$WORK/ld.log" || { echo "python did not load $SHIM" >&2; exit 1; }
   PASSED=$((PASSED + 1))
 fi
+# The README's examples, as written, against the installed tree.
+"$SRC/readme.sh" "$PREFIX" "$ROOT" "$WORK/readme" "$BUILD"
+PASSED=$((PASSED + 1))
 echo "install consumers (learned classifiers $TORCH): $PASSED passed, 0 failed"

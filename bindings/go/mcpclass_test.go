@@ -213,16 +213,22 @@ func TestConcurrentClassify(t *testing.T) {
 		"How does photosynthesis work in plants?": "science",
 		"How do I write a Python web server?":     "technology",
 	}
+	classifyConcurrently(t, c, texts, 16, 50)
+}
+
+// classifyConcurrently classifies every text `rounds` times from each of `goroutines`
+// goroutines at once and fails the test for every unexpected category or error.
+func classifyConcurrently(t *testing.T, c *Classifier, texts map[string]string, goroutines, rounds int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := 0; g < 16; g++ {
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < 50; i++ {
+			for i := 0; i < rounds; i++ {
 				for text, want := range texts {
-					r, err := c.Classify(text)
-					if err != nil || r.Category != want {
+					if r, err := c.Classify(text); err != nil || r.Category != want {
 						errs <- fmt.Errorf("%q: %+v %v", text, r, err)
 						return
 					}
@@ -566,25 +572,20 @@ func TestRemoteClassifier(t *testing.T) {
 }
 
 // A learned (libtorch) classifier through the binding: kNN over USE-lite embeddings of
-// tests/data/training_data.csv (the model comes from the cache models/fetch-use-lite.sh fills;
-// ctest runs it first), from many goroutines. ctest says whether the torch component is built.
+// tests/data/training_data.csv (models/router5-knn.yaml; the model comes from the cache
+// models/fetch-use-lite.sh fills, ctest runs it first), from many goroutines. ctest says whether the torch component is built.
 func TestLearnedClassifier(t *testing.T) {
 	torch, ok := os.LookupEnv("MCPCLASS_TEST_TORCH")
 	if !ok {
 		t.Skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's MCPCLASS_WITH_TORCH)")
 	}
-	config := fmt.Sprintf(`
-categories:
-  - {name: math, description: Mathematical and computational queries}
-  - {name: science, description: Scientific concepts and queries}
-  - {name: technology, description: Technology and computing topics}
-  - {name: history, description: Historical events and topics}
-  - {name: general, description: General questions and topics}
-classifier:
-  kind: embedding_knn
-  examples: '%s'
-  index: '%s'
-`, os.Getenv("MCPCLASS_TEST_EXAMPLES"), filepath.Join(t.TempDir(), "knn.hnsw"))
+	// models/router5-knn.yaml with the example path made absolute.
+	root := os.Getenv("MCPCLASS_TEST_SOURCE_DIR")
+	data, err := os.ReadFile(filepath.Join(root, "models", "router5-knn.yaml"))
+	if err != nil || !strings.Contains(string(data), "examples: tests/") {
+		t.Fatalf("models/router5-knn.yaml: %v", err)
+	}
+	config := strings.Replace(string(data), "examples: tests/", "examples: "+root+"/tests/", 1)
 	if torch != "1" {
 		// Without the component the library refuses the kind, naming what is missing.
 		if _, err := Open(config); !errors.Is(err, ErrConfig) ||
@@ -613,25 +614,5 @@ classifier:
 			t.Fatalf("%q: probabilities sum to %v", text, sum)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 5; i++ {
-				for text, want := range texts {
-					if r, err := c.Classify(text); err != nil || r.Category != want {
-						errs <- fmt.Errorf("%q: %+v %v", text, r, err)
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	classifyConcurrently(t, c, texts, 8, 5)
 }

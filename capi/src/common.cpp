@@ -32,8 +32,7 @@ int translate_exception(mcpc_error** err) noexcept {
   } catch (const Failure& e) {
     return set_error(err, e.code(), e.what());
   } catch (const classify::RemoteError& e) {
-    const bool unavailable =
-        e.transient() || e.failure() == classify::RemoteFailure::circuit_open;
+    const bool unavailable = e.transient() || e.failure() == classify::RemoteFailure::circuit_open;
     return set_error(err, unavailable ? MCPC_ERR_UNAVAILABLE : MCPC_ERR_CLASSIFY, e.what());
   } catch (const classify::ConfigError& e) {
     return set_error(err, MCPC_ERR_CONFIG, e.what(), e.path());

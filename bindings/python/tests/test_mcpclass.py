@@ -120,24 +120,30 @@ def test_close():
         c.classify("x")
 
 
-def test_threads(classifier):
-    texts = {"What is the integral of sin(x)?": "math",
-             "Who was the first emperor of Rome?": "history",
-             "How does photosynthesis work in plants?": "science"}
+def classify_from_threads(classifier, texts, threads=8, rounds=100):
+    """Classifies every text `rounds` times from each of `threads` threads at once; returns
+    the texts that got another category than expected."""
     failures = []
 
     def work():
-        for _ in range(100):
+        for _ in range(rounds):
             for text, want in texts.items():
                 if classifier.classify(text).category != want:
                     failures.append(text)
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for t in workers:
         t.start()
-    for t in threads:
+    for t in workers:
         t.join()
-    assert failures == []
+    return failures
+
+
+def test_threads(classifier):
+    texts = {"What is the integral of sin(x)?": "math",
+             "Who was the first emperor of Rome?": "history",
+             "How does photosynthesis work in plants?": "science"}
+    assert classify_from_threads(classifier, texts) == []
 
 
 def test_callback_classifier():
@@ -295,39 +301,31 @@ LEARNED_TEXTS = {"Compute the integral of x cubed": "math",
                  "What caused the fall of the Berlin Wall?": "history"}
 
 
-def knn_config(tmp_path):
-    """The embedding kNN classifier over tests/data/training_data.csv (USE-lite from the cache
-    models/fetch-use-lite.sh fills; ctest runs it first), its index in tmp_path."""
-    examples = os.environ.get("MCPCLASS_TEST_EXAMPLES", "")
-    return f"""
-categories:
-  - {{name: math, description: Mathematical and computational queries}}
-  - {{name: science, description: Scientific concepts and queries}}
-  - {{name: technology, description: Technology and computing topics}}
-  - {{name: history, description: Historical events and topics}}
-  - {{name: general, description: General questions and topics}}
-classifier:
-  kind: embedding_knn
-  examples: '{examples}'
-  index: '{tmp_path}/knn.hnsw'
-"""
+def knn_config():
+    """models/router5-knn.yaml, the embedding kNN classifier over tests/data/training_data.csv
+    (USE-lite from the cache models/fetch-use-lite.sh fills; ctest runs it first), with the
+    example path made absolute."""
+    root = os.environ.get("MCPCLASS_TEST_SOURCE_DIR", "")
+    with open(os.path.join(root, "models", "router5-knn.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    assert "examples: tests/" in text
+    return text.replace("examples: tests/", f"examples: {root}/tests/")
 
 
-def test_learned_classifier(tmp_path):
+def test_learned_classifier():
     """A learned (libtorch) classifier through the binding: kNN over USE-lite embeddings, from
     several threads, and behind a Server. ctest says whether the torch component is built."""
     torch = os.environ.get("MCPCLASS_TEST_TORCH")
     if torch is None:
         pytest.skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's "
                     "MCPCLASS_WITH_TORCH)")
-    config = knn_config(tmp_path)
+    config = knn_config()
     if torch != "1":
         # Without the component the library refuses the kind, naming what is missing.
         with pytest.raises(mcpclass.ConfigError, match="MCPCLASS_WITH_TORCH=OFF"):
             mcpclass.Classifier(config)
         pytest.skip("the learned classifiers are not built (MCPCLASS_WITH_TORCH=OFF)")
     with mcpclass.Classifier(config) as c:
-        assert (tmp_path / "knn.hnsw").exists()
         assert [cat.name for cat in c.categories()][:2] == ["math", "science"]
         for text, want in LEARNED_TEXTS.items():
             r = c.classify(text, probabilities=True)
@@ -336,20 +334,7 @@ def test_learned_classifier(tmp_path):
             assert r.confidence == max(r.probabilities) > 0.5
         assert [r.category for r in c.classify_batch(list(LEARNED_TEXTS))] == \
             list(LEARNED_TEXTS.values())
-        failures = []
-
-        def work():
-            for _ in range(5):
-                for text, want in LEARNED_TEXTS.items():
-                    if c.classify(text).category != want:
-                        failures.append(text)
-
-        threads = [threading.Thread(target=work) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert failures == []
+        assert classify_from_threads(c, LEARNED_TEXTS, threads=4, rounds=5) == []
         with mcpclass.Server(config, c) as s:
             answer = s.call({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                              "params": {"name": "classify_text",

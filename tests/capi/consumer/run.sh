@@ -57,18 +57,10 @@ if grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   SHIM="$LIBDIR/mcpclass/libmcpclass_spm.so"
   test -f "$SHIM" || { echo "the sentencepiece shim is not installed at $SHIM" >&2; exit 1; }
   "$ROOT/models/fetch-use-lite.sh" "$BUILD/mcpclass"
-  cat >"$WORK/knn.yaml" <<YAML
-categories:
-  - {name: math, description: Mathematical and computational queries}
-  - {name: science, description: Scientific concepts and queries}
-  - {name: technology, description: Technology and computing topics}
-  - {name: history, description: Historical events and topics}
-  - {name: general, description: General questions and topics}
-classifier:
-  kind: embedding_knn
-  examples: $ROOT/tests/data/training_data.csv
-  index: $WORK/knn-index.hnsw
-YAML
+  # models/router5-knn.yaml with the example path made absolute and the index in $WORK.
+  sed "s#examples: tests/#examples: $ROOT/tests/#" "$ROOT/models/router5-knn.yaml" >"$WORK/knn.yaml"
+  grep -q "examples: $ROOT/tests/" "$WORK/knn.yaml"
+  echo "  index: $WORK/knn-index.hnsw" >>"$WORK/knn.yaml"
   LEARNED=("$WORK/knn.yaml" "When did the Roman Empire fall?" history)
 fi
 

@@ -86,7 +86,10 @@ GOMOD
 export CGO_ENABLED=1 GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
 export GOCACHE="${GOCACHE:-$BUILD/go/cache}" GOPATH="${GOPATH:-$BUILD/go/path}"
 export GOMODCACHE="${GOMODCACHE:-$BUILD/go/path/pkg/mod}"
-(cd "$WORK/go" && PKG_CONFIG_PATH="$PCDIR" go build -o example_go . ) >"$WORK/go.log" 2>&1 ||
+# Go's build cache does not key the package on pkg-config's link flags, so a package cached by
+# another build would link against that build's library; CGO_LDFLAGS is part of the key.
+(cd "$WORK/go" && PKG_CONFIG_PATH="$PCDIR" CGO_LDFLAGS="-L$LIBDIR" go build -o example_go .) \
+  >"$WORK/go.log" 2>&1 ||
   { cat "$WORK/go.log" >&2; echo "(the README Go example, wrapped: $WORK/go/main.go)" >&2; exit 1; }
 out="$(LD_LIBRARY_PATH="$LIBDIR" "$WORK/go/example_go")"
 echo "README Go: ${out//$'\n'/ | }"

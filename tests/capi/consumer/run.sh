@@ -107,13 +107,22 @@ cmake -S "$SRC" -B "$WORK/capi" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" -DCAPI_ON
 cmake --build "$WORK/capi" >>"$WORK/capi.log"
 run "$WORK/capi/consumer_c"
 
-# A version the package does not satisfy is refused.
-mkdir -p "$WORK/badver"
-printf 'cmake_minimum_required(VERSION 3.25)\nproject(v LANGUAGES C)\nfind_package(mcpclass 9.0 REQUIRED)\n' \
-  >"$WORK/badver/CMakeLists.txt"
-if cmake -S "$WORK/badver" -B "$WORK/badver/b" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null 2>&1; then
-  echo "find_package(mcpclass 9.0) succeeded" >&2
-  exit 1
+# refused NAME FIND_PACKAGE_ARGS REASON: find_package(mcpclass ARGS) must fail, saying REASON.
+refused() {
+  mkdir -p "$WORK/$1"
+  printf 'cmake_minimum_required(VERSION 3.25)\nproject(v LANGUAGES C)\nfind_package(mcpclass %s)\n' \
+    "$2" >"$WORK/$1/CMakeLists.txt"
+  if cmake -S "$WORK/$1" -B "$WORK/$1/b" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/$1.log" 2>&1; then
+    echo "find_package(mcpclass $2) succeeded" >&2
+    exit 1
+  fi
+  grep -q "$3" "$WORK/$1.log" || { cat "$WORK/$1.log" >&2; exit 1; }
+}
+# A version the package does not satisfy is refused; so is the torch component of a build
+# without it.
+refused badver "9.0 REQUIRED" "version"
+if [ "$TORCH" = OFF ]; then
+  refused notorch "REQUIRED COMPONENTS capi torch" "MCPCLASS_WITH_TORCH=OFF"
 fi
 
 # pkg-config, shared and static.

@@ -99,7 +99,7 @@ def main():
         "binary_bytes": {
             "mcpclass_cli": os.path.getsize(args.cli) if args.cli else None,
             "mcpclass_bench": os.path.getsize(args.bench_binary),
-            "libmcpclass_a": os.path.getsize(args.library),
+            "libmcpclass_core_a": os.path.getsize(args.library),
         },
     }
     def no_nan(v):  # JSON has no NaN: figures that could not be measured are null
@@ -138,7 +138,7 @@ def main():
            f"| same for `cat` on the same input (ms) | {cs['cat_same_input_ms_median']:.2f} |",
            f"| start-to-first-response ÷ cat | {server_ms / cat_ms:.1f} |",
            f"| `mcpclass` CLI binary (bytes) | {report['binary_bytes']['mcpclass_cli']} |",
-           f"| libmcpclass.a (bytes) | {report['binary_bytes']['libmcpclass_a']} |",
+           f"| libmcpclass_core.a (bytes) | {report['binary_bytes']['libmcpclass_core_a']} |",
            f"| mcpclass_bench binary (bytes) | {report['binary_bytes']['mcpclass_bench']} |", ""]
     with open(args.markdown, "w") as f:
         f.write("\n".join(md))

@@ -23,7 +23,7 @@ fi
 
 "$BUILD/bench/mcpclass_bench" --iterations "$ITERATIONS" >"$OUT/inprocess.json"
 python3 "$ROOT/bench/report.py" --inprocess "$OUT/inprocess.json" --cli "$CLI" \
-  --bench-binary "$BUILD/bench/mcpclass_bench" --library "$BUILD/src/libmcpclass.a" \
+  --bench-binary "$BUILD/bench/mcpclass_bench" --library "$BUILD/src/libmcpclass_core.a" \
   --json "$OUT/report.json" --markdown "$OUT/report.md"
 rm -f "$OUT/inprocess.json"
 echo "bench: wrote $OUT/report.md and $OUT/report.json"

@@ -19,6 +19,16 @@ if(TARGET mcpclass-cli)
   install(TARGETS mcpclass-cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()
 
+# The sentencepiece shim: libmcpclass.so and the installed tool look for it in <libdir>/mcpclass/
+# relative to themselves (src/torch/sentencepiece_shim_path.hpp); the `torch` component of the
+# CMake package imports it as mcpclass::sentencepiece_shim for consumers that bundle it.
+if(TARGET mcpclass_spm)
+  install(TARGETS mcpclass_spm EXPORT mcpclassTorchTargets
+          LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/mcpclass")
+  install(EXPORT mcpclassTorchTargets NAMESPACE mcpclass::
+          DESTINATION "${MCPCLASS_INSTALL_CMAKEDIR}")
+endif()
+
 if(TARGET mcpclass_capi)
   install(FILES "${MCPCLASS_CAPI_INCLUDE_DIR}/mcpclass/mcpclass.h"
           DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/mcpclass")
@@ -36,9 +46,12 @@ if(TARGET mcpclass_capi)
   string(REGEX REPLACE "/$" "" MCPCLASS_PC_RELATIVE_PREFIX "${MCPCLASS_PC_RELATIVE_PREFIX}")
   # The static core carries the learned classifiers when they were built: its consumers link
   # libtorch (Debian installs it on the default library path).
+  # `pkg-config --variable=sentencepiece_shim` tells static consumers where the shim is.
   set(MCPCLASS_PC_TORCH_LIBS "")
+  set(MCPCLASS_PC_SHIM_VARIABLE "# built without the learned classifiers: no sentencepiece shim")
   if(MCPCLASS_WITH_TORCH)
     set(MCPCLASS_PC_TORCH_LIBS " -ltorch -ltorch_cpu -lc10 -ldl")
+    set(MCPCLASS_PC_SHIM_VARIABLE "sentencepiece_shim=\${libdir}/mcpclass/libmcpclass_spm.so")
   endif()
   foreach(_pc mcpclass mcpclass-static)
     configure_file("${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in"

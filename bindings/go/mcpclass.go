@@ -58,6 +58,7 @@ var (
 	ErrState           = &Error{Code: int(C.MCPC_ERR_STATE), Status: "MCPC_ERR_STATE"}
 	ErrTransport       = &Error{Code: int(C.MCPC_ERR_TRANSPORT), Status: "MCPC_ERR_TRANSPORT"}
 	ErrNotFound        = &Error{Code: int(C.MCPC_ERR_NOT_FOUND), Status: "MCPC_ERR_NOT_FOUND"}
+	ErrUnavailable     = &Error{Code: int(C.MCPC_ERR_UNAVAILABLE), Status: "MCPC_ERR_UNAVAILABLE"} // remote down; retry later
 	ErrInternal        = &Error{Code: int(C.MCPC_ERR_INTERNAL), Status: "MCPC_ERR_INTERNAL"}
 )
 

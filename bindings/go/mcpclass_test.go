@@ -213,16 +213,22 @@ func TestConcurrentClassify(t *testing.T) {
 		"How does photosynthesis work in plants?": "science",
 		"How do I write a Python web server?":     "technology",
 	}
+	classifyConcurrently(t, c, texts, 16, 50)
+}
+
+// classifyConcurrently classifies every text `rounds` times from each of `goroutines`
+// goroutines at once and fails the test for every unexpected category or error.
+func classifyConcurrently(t *testing.T, c *Classifier, texts map[string]string, goroutines, rounds int) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for g := 0; g < 16; g++ {
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < 50; i++ {
+			for i := 0; i < rounds; i++ {
 				for text, want := range texts {
-					r, err := c.Classify(text)
-					if err != nil || r.Category != want {
+					if r, err := c.Classify(text); err != nil || r.Category != want {
 						errs <- fmt.Errorf("%q: %+v %v", text, r, err)
 						return
 					}
@@ -526,4 +532,87 @@ func BenchmarkClassifyParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A classifier of kind remote on a server made here: the server's categories and answers; once
+// the server is gone, ErrUnavailable naming it.
+func TestRemoteClassifier(t *testing.T) {
+	s, err := NewServer(testConfig, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	port, err := s.StartHTTP("127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := fmt.Sprintf("127.0.0.1:%d", port)
+	remote := fmt.Sprintf("classifier:\n  kind: remote\n  remote: {url: 'http://%s/mcp', "+
+		"timeout: 5, max_retries: 0, fallback_category: general}\n", where)
+	c, err := Open(remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cats, err := c.Categories()
+	if err != nil || len(cats) != 2 || cats[0].Name != "math" || cats[1].Name != "general" {
+		t.Fatalf("%+v %v", cats, err)
+	}
+	if r, err := c.Classify("an algebra question"); err != nil || r.Category != "math" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	s.Stop()
+	if _, err := c.Classify("an algebra question"); !errors.Is(err, ErrUnavailable) ||
+		!strings.Contains(err.Error(), where) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Open(remote); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), where) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A learned (libtorch) classifier through the binding: kNN over USE-lite embeddings of
+// tests/data/training_data.csv (models/router5-knn.yaml; the model comes from the cache
+// models/fetch-use-lite.sh fills, ctest runs it first), from many goroutines. ctest says whether the torch component is built.
+func TestLearnedClassifier(t *testing.T) {
+	torch, ok := os.LookupEnv("MCPCLASS_TEST_TORCH")
+	if !ok {
+		t.Skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's MCPCLASS_WITH_TORCH)")
+	}
+	// models/router5-knn.yaml with the example path made absolute.
+	root := os.Getenv("MCPCLASS_TEST_SOURCE_DIR")
+	data, err := os.ReadFile(filepath.Join(root, "models", "router5-knn.yaml"))
+	if err != nil || !strings.Contains(string(data), "examples: tests/") {
+		t.Fatalf("models/router5-knn.yaml: %v", err)
+	}
+	config := strings.Replace(string(data), "examples: tests/", "examples: "+root+"/tests/", 1)
+	if torch != "1" {
+		// Without the component the library refuses the kind, naming what is missing.
+		if _, err := Open(config); !errors.Is(err, ErrConfig) ||
+			!strings.Contains(err.Error(), "MCPCLASS_WITH_TORCH=OFF") {
+			t.Fatalf("got %v", err)
+		}
+		t.Skip("the learned classifiers are not built (MCPCLASS_WITH_TORCH=OFF)")
+	}
+	c := mustOpen(t, config)
+	texts := map[string]string{
+		"Compute the integral of x cubed":          "math",
+		"How do vaccines train the immune system?": "science",
+		"How do I set up a Kubernetes cluster?":    "technology",
+		"What caused the fall of the Berlin Wall?": "history",
+	}
+	for text, want := range texts {
+		r, err := c.Classify(text)
+		if err != nil || r.Category != want || len(r.Probabilities) != 5 || r.Confidence <= 0.5 {
+			t.Fatalf("%q: %+v %v", text, r, err)
+		}
+		sum := 0.0
+		for _, p := range r.Probabilities {
+			sum += p
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("%q: probabilities sum to %v", text, sum)
+		}
+	}
+	classifyConcurrently(t, c, texts, 8, 5)
 }

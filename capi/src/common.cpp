@@ -2,6 +2,7 @@
 #include "internal.hpp"
 
 #include "mcpclass/classify/errors.hpp"
+#include "mcpclass/classify/remote_classifier.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,9 @@ int translate_exception(mcpc_error** err) noexcept {
     throw;
   } catch (const Failure& e) {
     return set_error(err, e.code(), e.what());
+  } catch (const classify::RemoteError& e) {
+    const bool unavailable = e.transient() || e.failure() == classify::RemoteFailure::circuit_open;
+    return set_error(err, unavailable ? MCPC_ERR_UNAVAILABLE : MCPC_ERR_CLASSIFY, e.what());
   } catch (const classify::ConfigError& e) {
     return set_error(err, MCPC_ERR_CONFIG, e.what(), e.path());
   } catch (const classify::ClassifyError& e) {
@@ -109,6 +113,8 @@ const char* mcpc_status_name(int status) {
       return "MCPC_ERR_TRANSPORT";
     case MCPC_ERR_NOT_FOUND:
       return "MCPC_ERR_NOT_FOUND";
+    case MCPC_ERR_UNAVAILABLE:
+      return "MCPC_ERR_UNAVAILABLE";
     case MCPC_ERR_INTERNAL:
       return "MCPC_ERR_INTERNAL";
     default:

@@ -65,17 +65,13 @@ class McpclassConan(ConanFile):
         # Consumers use Conan's generated files rather than the installed ones.
         rmdir(self, os.path.join(self.package_folder, "lib", "pkgconfig"))
         rmdir(self, os.path.join(self.package_folder, "lib", "cmake"))
-        # libmcpclass.a (C++ core) and libmcpclass.so (C ABI) share a name; -l would pick the .so
-        # for both, so the core archive is renamed for Conan's -l based link lines.
-        lib = os.path.join(self.package_folder, "lib")
-        os.rename(os.path.join(lib, "libmcpclass.a"), os.path.join(lib, "libmcpclass_core.a"))
 
     def package_info(self):
         self.cpp_info.set_property("cmake_file_name", "mcpclass")
 
         core = self.cpp_info.components["core"]
         core.set_property("cmake_target_name", "mcpclass::mcpclass")
-        core.libs = ["mcpclass_core"]
+        core.libs = ["mcpclass_core"]  # libmcpclass_core.a, the C++ library
         core.requires = ["boost::json", "boost::url", "fmt::fmt", "yaml-cpp::yaml-cpp",
                          "re2::re2", "valijson::valijson"]
         core.system_libs = ["pthread", "m"]
@@ -87,5 +83,5 @@ class McpclassConan(ConanFile):
 
         capi_static = self.cpp_info.components["capi_static"]
         capi_static.set_property("cmake_target_name", "mcpclass::capi_static")
-        capi_static.libs = ["mcpclass_capi"]
+        capi_static.libs = ["mcpclass_capi"]  # libmcpclass_capi.a, the C ABI for static linking
         capi_static.requires = ["core"]

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 
 namespace mcpclass::server {
 
@@ -60,16 +61,25 @@ json::object paginate(const std::vector<Item>& items, const json::value& params,
 void Session::run_async(const std::shared_ptr<InFlight>& call, bool run_inline,
                         std::function<json::value(InFlight&)> work) {
   auto self = shared_from_this();
-  auto job = [self, call, work = std::move(work)] {
+  auto job = [self, call, work = std::move(work)]() mutable {
+    std::optional<json::value> result;
+    std::optional<jsonrpc::Error> error;
     try {
-      json::value result = work(*call);
-      if (!call->cancelled()) self->finish(call, std::move(result));
+      result = work(*call);
     } catch (const ProtocolError& e) {
-      if (!call->cancelled()) self->finish_error(call, e.error());
+      error = e.error();
     } catch (const std::exception& e) {
-      if (!call->cancelled()) {
-        self->finish_error(call,
-                           {jsonrpc::kInternalError, std::string("Internal error: ") + e.what()});
+      error = jsonrpc::Error{jsonrpc::kInternalError, std::string("Internal error: ") + e.what()};
+    }
+    // The work and what it holds (a tool, a host's callback data) go before the answer does:
+    // whoever has the answer knows nothing of the call is left (the C ABI promises a removed
+    // tool's destroy callback runs once no call of it is left).
+    work = nullptr;
+    if (!call->cancelled()) {
+      if (result) {
+        self->finish(call, std::move(*result));
+      } else {
+        self->finish_error(call, std::move(*error));
       }
     }
     self->release(call);

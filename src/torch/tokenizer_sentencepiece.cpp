@@ -5,42 +5,20 @@
 #include "mcpclass/classify/errors.hpp"
 #include "torch/sentencepiece_model_writer.hpp"
 #include "torch/sentencepiece_shim.h"
+#include "torch/sentencepiece_shim_path.hpp"
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#ifndef MCPCLASS_SPM_SHIM_PATH
-#define MCPCLASS_SPM_SHIM_PATH ""
-#endif
 
 namespace mcpclass::classify {
 
 namespace {
 
-constexpr const char* kShimName = "libmcpclass_spm.so";
-
 void append_bytes(void* user, const char* data, size_t size) {
   static_cast<std::string*>(user)->assign(data, size);
-}
-
-// The shim: $MCPCLASS_SPM_SHIM, next to the module holding this code, then the build tree.
-std::vector<std::string> shim_candidates() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("MCPCLASS_SPM_SHIM"); env != nullptr && *env != '\0')
-    out.emplace_back(env);
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&shim_candidates), &info) != 0 &&
-      info.dli_fname != nullptr) {
-    const auto dir = std::filesystem::path(info.dli_fname).parent_path();
-    out.push_back((dir / kShimName).string());
-    out.push_back((dir / "lib" / kShimName).string());
-  }
-  if (*MCPCLASS_SPM_SHIM_PATH != '\0') out.emplace_back(MCPCLASS_SPM_SHIM_PATH);
-  return out;
 }
 
 // One dlopen'ed shim; the handle is closed when the last owner goes away.
@@ -53,17 +31,24 @@ struct Shim {
   mcpclass_spm_normalizer_fn normalizer = nullptr;
 
   Shim() {
+    const auto candidates = detail::shim_candidates(detail::current_shim_search());
     std::string tried;
-    for (const auto& path : shim_candidates()) {
-      if (!std::filesystem::exists(path)) continue;
+    for (const auto& path : candidates) {
+      tried += tried.empty() ? "; tried " : ", ";
+      if (!std::filesystem::exists(path)) {
+        tried += path + " (missing)";
+        continue;
+      }
       handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
       if (handle != nullptr) break;
       const char* err = dlerror();
-      tried += std::string("; ") + (err ? err : path);
+      tried += err != nullptr ? std::string(err) : path;
     }
     if (handle == nullptr)
-      throw ClassifyError(std::string("cannot load the sentencepiece shim ") + kShimName +
-                          " (set MCPCLASS_SPM_SHIM to its path)" + tried);
+      throw ClassifyError(
+          std::string("cannot load the sentencepiece shim ") + detail::kSentencePieceShimName +
+          " (an installed tree keeps it in <libdir>/mcpclass/; set MCPCLASS_SPM_SHIM to its path)" +
+          tried);
     load = reinterpret_cast<mcpclass_spm_load_fn>(dlsym(handle, "mcpclass_spm_load"));
     encode = reinterpret_cast<mcpclass_spm_encode_fn>(dlsym(handle, "mcpclass_spm_encode"));
     piece_count =
@@ -73,7 +58,8 @@ struct Shim {
         reinterpret_cast<mcpclass_spm_normalizer_fn>(dlsym(handle, "mcpclass_spm_normalizer"));
     if (!load || !encode || !piece_count || !free || !normalizer) {
       dlclose(handle);
-      throw ClassifyError(std::string(kShimName) + " lacks the expected entry points");
+      throw ClassifyError(std::string(detail::kSentencePieceShimName) +
+                          " lacks the expected entry points");
     }
   }
   ~Shim() { dlclose(handle); }

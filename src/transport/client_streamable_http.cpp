@@ -271,9 +271,13 @@ class StreamableHttpTransport : public client::ClientTransport,
         handlers_.on_closed("session expired (HTTP 404)");
       return;
     }
-    fail(*stream, fmt::format("HTTP {}: {}", status, detail::excerpt(stream->body)));
+    // A 404 on a session: the server forgot it. Report the closed session before failing the
+    // request, so the client is marked disconnected (and fails what else is pending) before the
+    // caller wakes up; a caller that retries at once then starts a new session instead of
+    // racing this notification with another request on the dead one.
     if (status == 404 && had_session() && handlers_.on_closed)
       handlers_.on_closed("session expired (HTTP 404)");
+    fail(*stream, fmt::format("HTTP {}: {}", status, detail::excerpt(stream->body)));
   }
 
   void resume(const std::shared_ptr<RequestStream>& stream) {

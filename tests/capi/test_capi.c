@@ -8,6 +8,8 @@
 
 #include "mcpclass/mcpclass.h"
 
+#include "capi_check.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -18,50 +20,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-static int g_passed = 0;
-static int g_failed = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) {                                                                \
-      ++g_passed;                                                              \
-    } else {                                                                   \
-      ++g_failed;                                                              \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
-
-/* Checks a status and, when it is an error, the error object that came with it. */
-#define CHECK_STATUS(expr, expected, err)                                                        \
-  do {                                                                                           \
-    int status_ = (expr);                                                                        \
-    if (status_ != (expected)) {                                                                 \
-      fprintf(stderr, "%s:%d: %s returned %s (%s), expected %s\n", __FILE__, __LINE__, #expr,    \
-              mcpc_status_name(status_), mcpc_error_message(err), #expected);                    \
-      ++g_failed;                                                                                \
-    } else if ((expected) != MCPC_OK &&                                                          \
-               (mcpc_error_code(err) != (expected) || mcpc_error_message(err)[0] == '\0')) {     \
-      fprintf(stderr, "%s:%d: %s: error object does not match the status\n", __FILE__, __LINE__, \
-              #expr);                                                                            \
-      ++g_failed;                                                                                \
-    } else if ((expected) == MCPC_OK && (err) != NULL) {                                         \
-      fprintf(stderr, "%s:%d: %s: *err not NULL on success\n", __FILE__, __LINE__, #expr);       \
-      ++g_failed;                                                                                \
-    } else {                                                                                     \
-      ++g_passed;                                                                                \
-    }                                                                                            \
-  } while (0)
-
-#define RESET(err)        \
-  do {                    \
-    mcpc_error_free(err); \
-    (err) = NULL;         \
-  } while (0)
-
-static bool contains(const char* haystack, const char* needle) {
-  return haystack != NULL && strstr(haystack, needle) != NULL;
-}
 
 static const char* const kTestConfig =
     "categories:\n"
@@ -99,6 +57,7 @@ static void test_versions_and_errors(void) {
   CHECK(strcmp(mcpc_status_name(MCPC_ERR_STATE), "MCPC_ERR_STATE") == 0);
   CHECK(strcmp(mcpc_status_name(MCPC_ERR_TRANSPORT), "MCPC_ERR_TRANSPORT") == 0);
   CHECK(strcmp(mcpc_status_name(MCPC_ERR_NOT_FOUND), "MCPC_ERR_NOT_FOUND") == 0);
+  CHECK(strcmp(mcpc_status_name(MCPC_ERR_UNAVAILABLE), "MCPC_ERR_UNAVAILABLE") == 0);
   CHECK(strcmp(mcpc_status_name(MCPC_ERR_INTERNAL), "MCPC_ERR_INTERNAL") == 0);
   CHECK(strcmp(mcpc_status_name(-42), "MCPC_ERR_UNKNOWN") == 0);
   CHECK(strcmp(mcpc_status_name(7), "MCPC_ERR_UNKNOWN") == 0);

@@ -68,8 +68,13 @@ class NotFoundError(Error):
     pass
 
 
+class UnavailableError(Error):
+    """A remote classifier's server is unreachable, timed out, or its circuit breaker is open;
+    the call may succeed later."""
+
+
 _ERRORS = {-1: InvalidArgumentError, -3: ConfigError, -4: InvalidTextError, -5: ClassifyError,
-           -6: StateError, -7: TransportError, -8: NotFoundError}
+           -6: StateError, -7: TransportError, -8: NotFoundError, -9: UnavailableError}
 
 
 def _check(status: int, err: c_void_p) -> None:

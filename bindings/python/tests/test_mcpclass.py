@@ -120,24 +120,30 @@ def test_close():
         c.classify("x")
 
 
-def test_threads(classifier):
-    texts = {"What is the integral of sin(x)?": "math",
-             "Who was the first emperor of Rome?": "history",
-             "How does photosynthesis work in plants?": "science"}
+def classify_from_threads(classifier, texts, threads=8, rounds=100):
+    """Classifies every text `rounds` times from each of `threads` threads at once; returns
+    the texts that got another category than expected."""
     failures = []
 
     def work():
-        for _ in range(100):
+        for _ in range(rounds):
             for text, want in texts.items():
                 if classifier.classify(text).category != want:
                     failures.append(text)
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for t in threads:
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for t in workers:
         t.start()
-    for t in threads:
+    for t in workers:
         t.join()
-    assert failures == []
+    return failures
+
+
+def test_threads(classifier):
+    texts = {"What is the integral of sin(x)?": "math",
+             "Who was the first emperor of Rome?": "history",
+             "How does photosynthesis work in plants?": "science"}
+    assert classify_from_threads(classifier, texts) == []
 
 
 def test_callback_classifier():
@@ -266,3 +272,71 @@ def test_router_example():
         r = router.route(c, req)
     assert r.category == "history" and req["model"] == r.model
     assert len(req["messages"]) == 2 and "history expert" in req["messages"][0]["content"]
+
+
+def test_remote_classifier():
+    """A classifier of kind remote on a binding-made server: the server's categories and
+    answers; once the server is gone, UnavailableError naming it."""
+    with mcpclass.Server(CONFIG) as s:
+        port = s.start_http("127.0.0.1", 0)
+        remote = (f"classifier:\n  kind: remote\n  remote: {{url: 'http://127.0.0.1:{port}/mcp',"
+                  " timeout: 5, max_retries: 0, fallback_category: general}\n")
+        with mcpclass.Classifier(remote) as c:
+            assert [cat.name for cat in c.categories()] == ["math", "general"]
+            assert c.classify("an algebra question").category == "math"
+            s.stop()
+            with pytest.raises(mcpclass.UnavailableError) as e:
+                c.classify("an algebra question")
+            assert e.value.status == "MCPC_ERR_UNAVAILABLE"
+            assert f"127.0.0.1:{port}" in e.value.message
+    # Nothing listens there any more: the classifier cannot be made.
+    with pytest.raises(mcpclass.UnavailableError) as e:
+        mcpclass.Classifier(remote)
+    assert f"127.0.0.1:{port}" in e.value.message
+
+
+LEARNED_TEXTS = {"Compute the integral of x cubed": "math",
+                 "How do vaccines train the immune system?": "science",
+                 "How do I set up a Kubernetes cluster?": "technology",
+                 "What caused the fall of the Berlin Wall?": "history"}
+
+
+def knn_config():
+    """models/router5-knn.yaml, the embedding kNN classifier over tests/data/training_data.csv
+    (USE-lite from the cache models/fetch-use-lite.sh fills; ctest runs it first), with the
+    example path made absolute."""
+    root = os.environ.get("MCPCLASS_TEST_SOURCE_DIR", "")
+    with open(os.path.join(root, "models", "router5-knn.yaml"), encoding="utf-8") as f:
+        text = f.read()
+    assert "examples: tests/" in text
+    return text.replace("examples: tests/", f"examples: {root}/tests/")
+
+
+def test_learned_classifier():
+    """A learned (libtorch) classifier through the binding: kNN over USE-lite embeddings, from
+    several threads, and behind a Server. ctest says whether the torch component is built."""
+    torch = os.environ.get("MCPCLASS_TEST_TORCH")
+    if torch is None:
+        pytest.skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's "
+                    "MCPCLASS_WITH_TORCH)")
+    config = knn_config()
+    if torch != "1":
+        # Without the component the library refuses the kind, naming what is missing.
+        with pytest.raises(mcpclass.ConfigError, match="MCPCLASS_WITH_TORCH=OFF"):
+            mcpclass.Classifier(config)
+        pytest.skip("the learned classifiers are not built (MCPCLASS_WITH_TORCH=OFF)")
+    with mcpclass.Classifier(config) as c:
+        assert [cat.name for cat in c.categories()][:2] == ["math", "science"]
+        for text, want in LEARNED_TEXTS.items():
+            r = c.classify(text, probabilities=True)
+            assert r.category == want, (text, r)
+            assert len(r.probabilities) == 5 and math.isclose(sum(r.probabilities), 1.0)
+            assert r.confidence == max(r.probabilities) > 0.5
+        assert [r.category for r in c.classify_batch(list(LEARNED_TEXTS))] == \
+            list(LEARNED_TEXTS.values())
+        assert classify_from_threads(c, LEARNED_TEXTS, threads=4, rounds=5) == []
+        with mcpclass.Server(config, c) as s:
+            answer = s.call({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                             "params": {"name": "classify_text",
+                                        "arguments": {"text": "Compute the integral of x cubed"}}})
+            assert json.loads(answer["result"]["content"][0]["text"])["class"] == 0

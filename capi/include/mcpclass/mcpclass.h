@@ -93,8 +93,10 @@ MCPC_API int mcpc_abi_version(void);
 /** The text cannot be classified: empty or only whitespace, longer than the configured
  *  `server.max_text_length` (code points), or not valid UTF-8. */
 #define MCPC_ERR_INVALID_TEXT (-4)
-/** The classifier failed: a host callback reported an error or returned an invalid
- *  distribution. */
+/** The classifier failed or cannot be built: a host callback reported an error or returned an
+ *  invalid distribution; a learned classifier's model files are missing or damaged; a remote
+ *  classifier's server answered with an error, offers no classification tool, or returned an
+ *  invalid result. */
 #define MCPC_ERR_CLASSIFY (-5)
 /** The call does not fit the handle's state (a transport already running, or not running). */
 #define MCPC_ERR_STATE (-6)
@@ -102,6 +104,11 @@ MCPC_API int mcpc_abi_version(void);
 #define MCPC_ERR_TRANSPORT (-7)
 /** The named item (a tool) does not exist. */
 #define MCPC_ERR_NOT_FOUND (-8)
+/** A remote classifier's server cannot be reached, did not answer within the configured
+ *  `timeout`, or its circuit breaker is open after repeated failures. Transient: the same call
+ *  may succeed later (a host may fall back to a local classifier meanwhile). The message names
+ *  the server. */
+#define MCPC_ERR_UNAVAILABLE (-9)
 /** A bug: an unexpected internal failure. The message says what. */
 #define MCPC_ERR_INTERNAL (-100)
 
@@ -120,14 +127,15 @@ MCPC_API const char* mcpc_error_message(const mcpc_error* error);
  *  mcpc_error_free(error). Thread-safety: any thread. */
 MCPC_API const char* mcpc_error_path(const mcpc_error* error);
 
-/** Releases `error`. NULL-safe. */
+/** Releases `error`. NULL-safe. Thread-safety: any thread, once nothing reads `error`. */
 MCPC_API void mcpc_error_free(mcpc_error* error);
 
 /** The name of a status code ("MCPC_OK", "MCPC_ERR_CONFIG", ...; "MCPC_ERR_UNKNOWN" for codes
  *  this version does not define); static storage. Thread-safety: any thread. */
 MCPC_API const char* mcpc_status_name(int status);
 
-/** Releases a string returned by the library (JSON documents). NULL-safe. */
+/** Releases a string returned by the library (JSON documents). NULL-safe. Thread-safety: any
+ *  thread, once nothing reads the string. */
 MCPC_API void mcpc_string_free(char* string);
 
 /** Length argument meaning "the text is NUL-terminated". */
@@ -153,7 +161,8 @@ MCPC_API int mcpc_config_new(const char* text, size_t text_len, mcpc_config** ou
  *  (unreadable file, syntax, schema). Thread-safety: any thread. */
 MCPC_API int mcpc_config_new_from_file(const char* path, mcpc_config** out, mcpc_error** err);
 
-/** Releases `config`. Classifiers and servers made from it do not need it. NULL-safe. */
+/** Releases `config`. Classifiers and servers made from it do not need it. NULL-safe.
+ *  Thread-safety: any thread; no call using `config` may be running. */
 MCPC_API void mcpc_config_free(mcpc_config* config);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -201,7 +210,7 @@ typedef struct mcpc_result {
   mcpc_decision decision;
 } mcpc_result;
 
-/** Releases `result`. NULL-safe. */
+/** Releases `result`. NULL-safe. Thread-safety: any thread, once nothing reads `result`. */
 MCPC_API void mcpc_result_free(mcpc_result* result);
 
 /** Results of a batch, in the order of the texts. Every pointer belongs to the batch. */
@@ -210,11 +219,13 @@ typedef struct mcpc_batch {
   const mcpc_result* results;
 } mcpc_batch;
 
-/** Releases `batch` and every result in it. NULL-safe. */
+/** Releases `batch` and every result in it. NULL-safe. Thread-safety: any thread, once nothing
+ *  reads `batch`. */
 MCPC_API void mcpc_batch_free(mcpc_batch* batch);
 
 /** Releases `decision` (from mcpc_reasoning_decide only; the decision inside an mcpc_result
- *  belongs to the result). NULL-safe. */
+ *  belongs to the result). NULL-safe. Thread-safety: any thread, once nothing reads
+ *  `decision`. */
 MCPC_API void mcpc_decision_free(mcpc_decision* decision);
 
 /** One category as configured. */
@@ -235,7 +246,8 @@ typedef struct mcpc_categories {
   const mcpc_category* items;
 } mcpc_categories;
 
-/** Releases `categories`. NULL-safe. */
+/** Releases `categories`. NULL-safe. Thread-safety: any thread, once nothing reads
+ *  `categories`. */
 MCPC_API void mcpc_categories_free(mcpc_categories* categories);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -246,9 +258,11 @@ MCPC_API void mcpc_categories_free(mcpc_categories* categories);
  *  thread-safe: classify from as many threads as you like. */
 typedef struct mcpc_classifier mcpc_classifier;
 
-/** Builds the classifier `config` describes (NULL: the embedded default).
+/** Builds the classifier `config` describes (NULL: the embedded default). A `remote` or
+ *  `composite` classifier connects to its server here and fetches the categories from it.
  *  Errors: MCPC_ERR_INVALID_ARGUMENT (`out` NULL), MCPC_ERR_CONFIG (unsupported classifier kind,
- *  invalid rules). Thread-safety: any thread. */
+ *  invalid rules), MCPC_ERR_CLASSIFY (model files, a remote server's answers),
+ *  MCPC_ERR_UNAVAILABLE (the remote server cannot be reached). Thread-safety: any thread. */
 MCPC_API int mcpc_classifier_new(const mcpc_config* config, mcpc_classifier** out,
                                  mcpc_error** err);
 
@@ -284,8 +298,8 @@ MCPC_API int mcpc_classifier_new_host(const mcpc_config* config, mcpc_classify_c
                                       void* user_data, mcpc_destroy_callback destroy,
                                       mcpc_classifier** out, mcpc_error** err);
 
-/** Releases `classifier`. Servers that use it keep it alive. No call on it may be running.
- *  NULL-safe. */
+/** Releases `classifier`. Servers that use it keep it alive. NULL-safe. Thread-safety: any
+ *  thread; no call on `classifier` may be running or start afterwards. */
 MCPC_API void mcpc_classifier_free(mcpc_classifier* classifier);
 
 /** Number of categories (0 for NULL). Thread-safety: any thread. */
@@ -293,7 +307,8 @@ MCPC_API size_t mcpc_classifier_category_count(const mcpc_classifier* classifier
 
 /** Classifies one text. On success `*out` is a result to release with mcpc_result_free.
  *  Errors: MCPC_ERR_INVALID_ARGUMENT (`classifier`, `text` or `out` NULL), MCPC_ERR_INVALID_TEXT,
- *  MCPC_ERR_CLASSIFY. Thread-safety: concurrent calls on one classifier are safe. */
+ *  MCPC_ERR_CLASSIFY, MCPC_ERR_UNAVAILABLE (remote classifiers). Thread-safety: concurrent calls
+ *  on one classifier are safe. */
 MCPC_API int mcpc_classify(const mcpc_classifier* classifier, const char* text, size_t text_len,
                            mcpc_result** out, mcpc_error** err);
 
@@ -381,8 +396,8 @@ MCPC_API int mcpc_server_new(const mcpc_config* config, const mcpc_classifier* c
                              mcpc_server** out, mcpc_error** err);
 
 /** Stops the transports (as mcpc_server_stop), waits for calls in flight, joins the worker
- *  threads and releases `server`. No other call on it may be running; must not be called from
- *  a callback of this server. NULL-safe. */
+ *  threads and releases `server`. NULL-safe. Thread-safety: any thread but a callback of this
+ *  server; no other call on `server` may be running or start afterwards. */
 MCPC_API void mcpc_server_free(mcpc_server* server);
 
 /** The result a host tool gives back; valid only during the mcpc_tool_callback it was passed

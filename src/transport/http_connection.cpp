@@ -161,7 +161,9 @@ void Connection::disconnect() {
 }
 
 void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared) {
-  std::make_shared<Connection>(make_plain_io(std::move(socket)), std::move(shared))->start();
+  auto io =
+      shared->tls ? make_tls_io(std::move(socket), *shared->tls) : make_plain_io(std::move(socket));
+  std::make_shared<Connection>(std::move(io), std::move(shared))->start();
 }
 
 }  // namespace mcpclass::transport

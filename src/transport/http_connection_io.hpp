@@ -1,5 +1,5 @@
-// Internal: the byte stream under a server connection behind one interface, so the connection
-// code does not depend on the stream type (Connection never sees it).
+// Internal: the byte stream under a server connection, plain TCP or TLS, behind one interface so
+// the connection code is the same for both (Connection never sees the stream type).
 // Thread-safety: like the stream it wraps; used only on the connection's strand.
 #pragma once
 
@@ -16,6 +16,10 @@
 #include <functional>
 #include <memory>
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace mcpclass::transport {
 
 class ConnectionIo {
@@ -27,7 +31,7 @@ class ConnectionIo {
 
   /// The connection's strand.
   virtual boost::asio::any_io_executor executor() = 0;
-  /// Whatever the stream needs before the first request, bounded by `timeout`. Then `done`.
+  /// TLS: the server handshake, bounded by `timeout`; plain TCP: nothing. Then `done`.
   virtual void handshake(std::chrono::milliseconds timeout,
                          std::function<void(boost::beast::error_code)> done) = 0;
 
@@ -40,8 +44,8 @@ class ConnectionIo {
   virtual void expires_after(std::chrono::steady_clock::duration timeout) = 0;
   virtual void expires_never() = 0;
 
-  /// Ends our side of the stream (FIN); later reads still see what the peer sends until it
-  /// closes. Then `done`.
+  /// Ends our side of the stream (TLS: close_notify, then FIN); later reads still see what the
+  /// peer sends until it closes. Then `done`.
   virtual void shutdown_send(std::function<void(boost::beast::error_code)> done) = 0;
   /// Closes the socket at once.
   virtual void close() = 0;
@@ -49,5 +53,8 @@ class ConnectionIo {
 
 /// Plain HTTP on `socket` (which uses a strand executor).
 std::unique_ptr<ConnectionIo> make_plain_io(boost::asio::ip::tcp::socket socket);
+/// HTTPS on `socket` with `context` (a server context that outlives the connection).
+std::unique_ptr<ConnectionIo> make_tls_io(boost::asio::ip::tcp::socket socket,
+                                          boost::asio::ssl::context& context);
 
 }  // namespace mcpclass::transport

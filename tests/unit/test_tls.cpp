@@ -2,12 +2,13 @@
 // against our TLS server (Streamable HTTP with JSON and SSE answers, legacy SSE, the REST dialect,
 // the remote classifier), certificate and host name verification failures, plain-HTTP and silent
 // clients on the TLS port, limits and guards over TLS, curl as a third-party client, and unusable
-// certificate or key files at start.
+// certificate or key files at start, and a drain on stop.
 #include "http_fixture.hpp"
 #include "tls_files.hpp"
 
 #include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/client/client.hpp"
+#include "mcpclass/server/tool.hpp"
 #include "mcpclass/transport/client_http.hpp"
 
 #include <doctest/doctest.h>
@@ -85,34 +86,39 @@ struct RawReply {
   std::string error;  ///< why there is no answer
 };
 
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// Coroutines are named functions, not lambdas: GCC 12 warns falsely (mismatched-new-delete) on
+// inlined coroutine lambdas.
+net::awaitable<void> tls_exchange_steps(TlsStream& stream, unsigned short port, std::string request,
+                                        RawReply& reply) {
+  constexpr auto tuple = net::as_tuple(net::use_awaitable);
+  auto& tcp_layer = beast::get_lowest_layer(stream);
+  tcp_layer.expires_after(10s);
+  auto [cec] = co_await tcp_layer.async_connect({net::ip::make_address("127.0.0.1"), port}, tuple);
+  if (cec) co_return void(reply.error = "connect: " + cec.message());
+  auto [hec] = co_await stream.async_handshake(net::ssl::stream_base::client, tuple);
+  if (hec) co_return void(reply.error = "handshake: " + hec.message());
+  auto [wec, wn] = co_await net::async_write(stream, net::buffer(request), tuple);
+  if (wec) co_return void(reply.error = "write: " + wec.message());
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  auto [rec, rn] = co_await http::async_read(stream, buffer, res, tuple);
+  if (rec) co_return void(reply.error = "read: " + rec.message());
+  reply.answered = true;
+  reply.status = res.result_int();
+  reply.body = res.body();
+}
+
 // Sends `request` as is over TLS (trusting `ca`) and reads one response. Every step is bounded.
 RawReply tls_exchange(unsigned short port, const std::string& ca, std::string request) {
   net::io_context ioc;
   net::ssl::context context(net::ssl::context::tls_client);
   context.load_verify_file(ca);
   context.set_verify_mode(net::ssl::verify_peer);
-  beast::ssl_stream<beast::tcp_stream> stream(ioc, context);
+  TlsStream stream(ioc, context);
   RawReply reply;
-  auto exchange = [&]() -> net::awaitable<void> {
-    constexpr auto tuple = net::as_tuple(net::use_awaitable);
-    auto& tcp_layer = beast::get_lowest_layer(stream);
-    tcp_layer.expires_after(10s);
-    auto [cec] =
-        co_await tcp_layer.async_connect({net::ip::make_address("127.0.0.1"), port}, tuple);
-    if (cec) co_return void(reply.error = "connect: " + cec.message());
-    auto [hec] = co_await stream.async_handshake(net::ssl::stream_base::client, tuple);
-    if (hec) co_return void(reply.error = "handshake: " + hec.message());
-    auto [wec, wn] = co_await net::async_write(stream, net::buffer(request), tuple);
-    if (wec) co_return void(reply.error = "write: " + wec.message());
-    beast::flat_buffer buffer;
-    http::response<http::string_body> res;
-    auto [rec, rn] = co_await http::async_read(stream, buffer, res, tuple);
-    if (rec) co_return void(reply.error = "read: " + rec.message());
-    reply.answered = true;
-    reply.status = res.result_int();
-    reply.body = res.body();
-  };
-  net::co_spawn(ioc, exchange(), net::detached);
+  net::co_spawn(ioc, tls_exchange_steps(stream, port, std::move(request), reply), net::detached);
   ioc.run();
   return reply;
 }
@@ -126,27 +132,29 @@ std::string raw_request(unsigned short port, const std::string& method, const st
 
 const std::string kEchoCall = R"({"name":"test_simple_text","arguments":{}})";
 
+net::awaitable<void> plain_exchange_steps(beast::tcp_stream& stream, unsigned short port,
+                                          std::string bytes, std::string& received) {
+  constexpr auto tuple = net::as_tuple(net::use_awaitable);
+  stream.expires_after(10s);
+  auto [cec] = co_await stream.async_connect({net::ip::make_address("127.0.0.1"), port}, tuple);
+  if (cec) co_return void(received = "<connect failed>");
+  if (!bytes.empty()) co_await net::async_write(stream, net::buffer(bytes), tuple);
+  char chunk[4096];
+  for (;;) {
+    auto [ec, n] = co_await stream.async_read_some(net::buffer(chunk), tuple);
+    received.append(chunk, n);
+    if (ec == beast::error::timeout) received += "<timeout>";
+    if (ec) co_return;
+  }
+}
+
 // What a plain TCP client gets back after sending `bytes` (nothing at all when empty) until the
 // server closes; "<timeout>" when it is still open after 10 s.
 std::string plain_exchange(unsigned short port, std::string bytes) {
   net::io_context ioc;
   beast::tcp_stream stream(ioc);
   std::string received;
-  auto exchange = [&]() -> net::awaitable<void> {
-    constexpr auto tuple = net::as_tuple(net::use_awaitable);
-    stream.expires_after(10s);
-    auto [cec] = co_await stream.async_connect({net::ip::make_address("127.0.0.1"), port}, tuple);
-    if (cec) co_return void(received = "<connect failed>");
-    if (!bytes.empty()) co_await net::async_write(stream, net::buffer(bytes), tuple);
-    char chunk[4096];
-    for (;;) {
-      auto [ec, n] = co_await stream.async_read_some(net::buffer(chunk), tuple);
-      received.append(chunk, n);
-      if (ec == beast::error::timeout) received += "<timeout>";
-      if (ec) co_return;
-    }
-  };
-  net::co_spawn(ioc, exchange(), net::detached);
+  net::co_spawn(ioc, plain_exchange_steps(stream, port, std::move(bytes), received), net::detached);
   ioc.run();
   return received;
 }
@@ -327,6 +335,31 @@ TEST_CASE("tls: limits, guards and metrics behave the same over HTTPS") {
   CHECK(metrics.status == 200);
   CHECK(metrics.body.find(R"(mcpclass_http_requests_total{route="other",code="413"} 1)") !=
         std::string::npos);
+}
+
+TEST_CASE("tls: stop drains a request in flight over HTTPS") {
+  TlsFiles files;
+  HttpFixture f(tls_server(files));
+  server::Tool slow;
+  slow.name = "slow";
+  slow.description = "Takes 500 ms";
+  slow.handler = [](const json::object&, server::RequestContext& ctx) {
+    ctx.sleep_for(500ms);
+    return server::ToolResult::text("slept");
+  };
+  f.server->add_tool(slow);
+  RawReply reply;
+  std::thread client([&] {
+    reply = tls_exchange(
+        f.port(), files.ca(),
+        raw_request(f.port(), "POST", "/mcp/tools/call", R"({"name":"slow","arguments":{}})"));
+  });
+  std::this_thread::sleep_for(200ms);
+  f.http->stop();
+  client.join();
+  INFO(reply.error);
+  CHECK(reply.status == 200);
+  CHECK(json::parse(reply.body).at("content").at(0).at("text") == "slept");
 }
 
 TEST_CASE("tls: curl (a third-party client) with --cacert reaches /health and /mcp/tools/call") {

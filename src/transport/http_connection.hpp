@@ -75,6 +75,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_router_final(std::uint64_t exchange, std::optional<boost::json::value> final_message);
   /// A frame of the SSE stream this exchange writes; the first one switches the POST to SSE.
   void on_frame(std::uint64_t exchange, std::string frame, bool end);
+  /// Ends this exchange's SSE response now (after the priming event when nothing was sent yet);
+  /// the channel keeps what follows for a GET with Last-Event-ID (SEP-1699).
+  void end_stream_for_reconnect(std::uint64_t exchange);
 
   /// A sink that hands the channel's frames to this exchange on the strand.
   SseChannel::Sink make_sink();
@@ -161,8 +164,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t sink_token_ = 0;
   std::shared_ptr<HttpSession> init_entry_;
   std::shared_ptr<HttpSession> legacy_entry_;
-  bool priming_allowed_ = false;
-  std::string priming_;  // the priming event of this exchange's resumable stream
+  bool priming_allowed_ = false;  // this exchange's SSE stream starts with a priming event
+  std::string priming_;           // the priming event of this exchange's resumable stream
   bool get_stream_ = false;
   bool stream_counted_ = false;
 };

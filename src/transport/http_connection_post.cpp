@@ -24,14 +24,18 @@ namespace {
 
 // The engine's view of one POST /mcp: events go to the POST's SSE channel (the connection switches
 // to SSE on the first one), the final message is the JSON body or the stream's last event.
+// `resumable`: the SSE stream starts with a priming event id, so it may be closed early and
+// resumed by the client (close_for_reconnect).
 class PostStream final : public server::Stream {
  public:
   PostStream(std::shared_ptr<Connection> connection, std::shared_ptr<SseChannel> channel,
-             std::shared_ptr<SseChannel> fallback, std::function<void(bool error)> on_close)
+             std::shared_ptr<SseChannel> fallback, bool resumable,
+             std::function<void(bool error)> on_close)
       : connection_(connection),
         exchange_(connection->exchange()),
         channel_(std::move(channel)),
         fallback_(std::move(fallback)),
+        resumable_(resumable && channel_ != nullptr),
         on_close_(std::move(on_close)) {}
 
   void send(json::value message) override {
@@ -43,6 +47,19 @@ class PostStream final : public server::Stream {
       target = channel_ ? channel_ : fallback_;
     }
     if (target) target->append(message);
+  }
+
+  bool close_for_reconnect() override {
+    std::shared_ptr<Connection> connection;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_ || !resumable_) return false;
+      started_ = true;  // from now on everything, the result included, goes through the channel
+      connection = connection_;
+    }
+    connection->post_to_self(
+        [connection, exchange = exchange_] { connection->end_stream_for_reconnect(exchange); });
+    return true;
   }
 
   void close(std::optional<json::value> final_message) override {
@@ -80,6 +97,7 @@ class PostStream final : public server::Stream {
   const std::uint64_t exchange_;
   std::shared_ptr<SseChannel> channel_;
   std::shared_ptr<SseChannel> fallback_;
+  const bool resumable_;
   std::function<void(bool)> on_close_;
   std::mutex mutex_;
   bool started_ = false;
@@ -210,7 +228,9 @@ void Connection::post_mcp(const Request& req) {
     sink_token_ = channel->attach(make_sink(), std::nullopt);
   }
   mode_ = Mode::waiting;
-  auto stream = std::make_shared<PostStream>(shared_from_this(), channel, fallback, on_close);
+  const bool resumable = channel && channel->resumable() && priming_allowed_;
+  auto stream =
+      std::make_shared<PostStream>(shared_from_this(), channel, fallback, resumable, on_close);
   try {
     session->handle(message, stream);
   } catch (const std::exception& e) {

@@ -34,6 +34,17 @@ void Connection::on_frame(std::uint64_t exchange, std::string frame, bool end) {
   }
 }
 
+void Connection::end_stream_for_reconnect(std::uint64_t exchange) {
+  if (exchange != exchange_) return;
+  if (mode_ == Mode::waiting) start_sse(priming_allowed_);
+  if (mode_ != Mode::streaming) return;
+  // Frames the sink already posted arrive after this and are dropped: the channel keeps them.
+  if (channel_ && sink_token_ != 0) channel_->detach(sink_token_);
+  sink_token_ = 0;
+  mode_ = Mode::writing;
+  enqueue("0\r\n\r\n", true);
+}
+
 SseChannel::Sink Connection::make_sink() {
   // Strong: between writes nothing else keeps the connection alive. The channel drops the sink
   // when it finishes or the connection detaches it.

@@ -10,8 +10,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 using namespace mcpclass;
 namespace json = boost::json;
@@ -84,6 +87,33 @@ TEST_CASE("streamable http: session, SSE progress, elicitation, resources, DELET
   }
   for (int i = 0; i < 100 && f.server->session_count() != 0; ++i) std::this_thread::sleep_for(10ms);
   CHECK(f.server->session_count() == 0);
+}
+
+TEST_CASE("streamable http: the server ends the POST stream mid-call, the client resumes it") {
+  // test_reconnection closes its SSE stream after the priming event (SEP-1699); the result comes
+  // on the GET the client sends with Last-Event-ID after the server's retry delay.
+  transport::HttpServerOptions options;
+  options.sse_retry_ms = 50;
+  HttpFixture f(options);
+  std::mutex mutex;
+  std::vector<std::string> logs;
+  client::ClientOptions o;
+  o.callbacks.on_log = [&](std::string_view line) {
+    std::lock_guard lock(mutex);
+    logs.emplace_back(line);
+  };
+  client::Client c(streamable(f.url("/mcp")), o);
+  c.connect();
+  const auto result = c.call_tool("test_reconnection", json::object{});
+  CHECK(first_text(result).find("Reconnection test completed successfully") != std::string::npos);
+  {
+    std::lock_guard lock(mutex);
+    CHECK(std::any_of(logs.begin(), logs.end(), [](const std::string& line) {
+      return line.find("resuming stream after event") != std::string::npos;
+    }));
+  }
+  // The same session goes on serving.
+  CHECK(first_text(c.call_tool("test_simple_text", json::object{})).size() > 0);
 }
 
 TEST_CASE("remote classifier over streamable http, legacy sse and the REST dialect") {

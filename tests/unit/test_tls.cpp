@@ -189,6 +189,9 @@ TEST_CASE("tls: Streamable HTTP over HTTPS: JSON and SSE answers, elicitation, D
     ro.on_progress = [&](const json::object&) { ++progress; };
     c.call_tool("test_tool_with_progress", json::object{}, ro);  // an SSE answer
     CHECK(progress == 3);
+    // The server ends the POST's SSE stream mid-call; the client resumes it with a GET.
+    CHECK(first_text(c.call_tool("test_reconnection", json::object{})).find("successfully") !=
+          std::string::npos);
     const auto e = c.call_tool("test_elicitation_sep1034_defaults", json::object{});
     CHECK(first_text(e).find("John Doe") != std::string::npos);
     c.close();

@@ -1,6 +1,7 @@
 # Every dependency comes from a Debian bookworm package (scripts/install-deps.sh installs them).
 find_package(Boost 1.81.0 EXACT CONFIG REQUIRED COMPONENTS json url)
 find_package(Threads REQUIRED)
+find_package(OpenSSL 3 REQUIRED)  # HTTPS: the server listener and the client transports
 find_package(fmt REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)

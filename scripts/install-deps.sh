@@ -8,7 +8,7 @@ PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libfmt-dev doctest-dev libvalijson-dev libcli11-dev libyaml-cpp-dev libssl-dev
   libre2-dev         # linear-time regex engine for the rule classifier (std::regex backtracks)
-  curl
+  curl openssl       # third-party HTTPS client and the throw-away test CA (tests/unit/tls_files.hpp)
   libtorch-dev libsentencepiece-dev libhnswlib-dev   # learned classifiers (MCPCLASS_WITH_TORCH)
   libopenblas0-pthread  # libtorch on the reference BLAS is ~10x slower
   golang-go python3-pytest   # the Go (cgo) and Python (ctypes) bindings and their tests

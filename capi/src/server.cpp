@@ -374,6 +374,8 @@ int mcpc_server_start_http(mcpc_server* server, const char* host, int port, int*
     transport::HttpServerOptions options;
     options.host = host != nullptr ? std::string(host) : server->settings.http.host;
     options.port = port < 0 ? server->settings.http.port : static_cast<unsigned short>(port);
+    options.tls_cert_file = server->settings.http.tls_cert_file;  // HTTPS when configured
+    options.tls_key_file = server->settings.http.tls_key_file;
     auto classifier = server->classifier;
     auto health = [classifier] {
       json::object o = classifier->info();

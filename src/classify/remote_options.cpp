@@ -81,6 +81,7 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   }
   o.env = string_map(r, "env");
   o.headers = string_map(r, "headers");
+  o.ca_file = r.string("ca_file").value_or("");
   o.tool = r.string("tool").value_or("");
   o.categories_tool = r.string("categories_tool").value_or(o.categories_tool);
   o.timeout = seconds(r, "timeout", o.timeout, false);
@@ -132,6 +133,7 @@ json::object RemoteClassifierOptions::to_json() const {
   };
   if (!env.empty()) o["env"] = map_json(env);
   if (!headers.empty()) o["headers"] = map_json(headers);  // unexpanded: no secrets
+  if (!ca_file.empty()) o["ca_file"] = ca_file;
   if (!tool.empty()) o["tool"] = tool;
   o["categories_tool"] = categories_tool;
   o["timeout"] = static_cast<double>(timeout.count()) / 1000;
@@ -199,6 +201,7 @@ std::shared_ptr<client::ClientTransport> make_remote_transport(
   transport::HttpClientOptions ho;
   ho.url = options.url;
   ho.headers = options.headers;
+  ho.ca_file = options.ca_file;
   ho.connect_timeout = options.timeout;
   ho.io_timeout = options.timeout;
   if (kind == "sse") return transport::make_legacy_sse_transport(std::move(ho));

@@ -29,6 +29,8 @@ struct ServeOptions {
   bool stdio = false;
   std::string http;  ///< HOST:PORT; empty = no HTTP
   bool stateless = false;
+  std::string tls_cert;  ///< --tls-cert: overrides server.http.tls.cert_file
+  std::string tls_key;   ///< --tls-key: overrides server.http.tls.key_file
 };
 
 int run_classify(const config::Config& config, const std::string& text, bool probabilities);
@@ -44,6 +46,7 @@ struct RemoteCliOptions {
   double timeout_seconds = 10;
   int max_retries = 2;
   std::vector<std::string> headers;
+  std::string ca_file;  ///< --ca-file: trust these CAs for https:// URLs
   bool active() const { return !url.empty() || !command.empty(); }
 };
 struct CallCliOptions {

@@ -49,6 +49,14 @@ int main(int argc, char** argv) {
                     "127.0.0.1:8090)");
   serve->add_flag("--stateless", serve_options.stateless,
                   "HTTP without sessions: every POST is self-contained");
+  auto* tls_cert = serve->add_option("--tls-cert", serve_options.tls_cert,
+                                     "Serve HTTPS only, with this PEM certificate chain "
+                                     "(default: server.http.tls.cert_file of the config)");
+  auto* tls_key = serve->add_option("--tls-key", serve_options.tls_key,
+                                    "PEM private key of --tls-cert (default: "
+                                    "server.http.tls.key_file)");
+  tls_cert->needs(tls_key);
+  tls_key->needs(tls_cert);
   add_config(serve);
 
   cli::LearnedCommands learned(app);  // model convert, index, train, eval

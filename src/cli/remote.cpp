@@ -46,14 +46,21 @@ json::object parse_arguments(const std::vector<std::string>& pairs) {
   return args;
 }
 
-std::shared_ptr<client::ClientTransport> make_transport(const RemoteCliOptions& o) {
+// What --remote/--remote-cmd and `call` share.
+classify::RemoteClassifierOptions remote_options(const RemoteCliOptions& o) {
   classify::RemoteClassifierOptions ro;
   ro.transport = o.transport;
   ro.url = o.url;
   if (!o.command.empty()) ro.command = transport::split_command_line(o.command);
   ro.headers = parse_headers(o.headers);
+  ro.ca_file = o.ca_file;
   ro.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1000));
-  return classify::make_remote_transport(ro);
+  return ro;
+}
+
+void add_ca_file_option(CLI::App& app, std::string& ca_file) {
+  app.add_option("--ca-file", ca_file,
+                 "PEM file of CAs to trust for https:// URLs (default: the system trust store)");
 }
 
 void print_log(std::string_view line) {
@@ -73,6 +80,7 @@ void add_remote_options(CLI::App& classify, RemoteCliOptions& o) {
   classify.add_option("-H,--header", o.headers,
                       "Extra HTTP header 'Name: value' (${ENV} expanded)");
   classify.add_option("--retries", o.max_retries, "Retries after transport failures (default 2)");
+  add_ca_file_option(classify, o.ca_file);
 }
 
 CLI::App* add_call_command(CLI::App& app, CallCliOptions& o) {
@@ -88,6 +96,7 @@ CLI::App* add_call_command(CLI::App& app, CallCliOptions& o) {
                    "auto | streamable-http | sse | rest | stdio (default auto)");
   call->add_option("--timeout", o.remote.timeout_seconds, "Per-request timeout, seconds");
   call->add_option("-H,--header", o.remote.headers, "Extra HTTP header 'Name: value'");
+  add_ca_file_option(*call, o.remote.ca_file);
   call->add_flag("--list-tools", o.list_tools, "Print tools/list");
   call->add_flag("--list-resources", o.list_resources, "Print resources/list");
   call->add_option("--read", o.read_uri, "Print resources/read of this URI");
@@ -99,13 +108,8 @@ CLI::App* add_call_command(CLI::App& app, CallCliOptions& o) {
 
 int run_remote_classify(const RemoteCliOptions& o, const std::string& text, bool probabilities) {
   try {
-    classify::RemoteClassifierOptions ro;
-    ro.transport = o.transport;
-    ro.url = o.url;
-    if (!o.command.empty()) ro.command = transport::split_command_line(o.command);
-    ro.headers = parse_headers(o.headers);
+    classify::RemoteClassifierOptions ro = remote_options(o);
     ro.tool = o.tool;
-    ro.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1000));
     ro.max_retries = o.max_retries;
     const classify::RemoteClassifier classifier(ro);
     const classify::Classification c = classifier.classify(text, {probabilities});
@@ -128,7 +132,7 @@ int run_call(const CallCliOptions& o) {
   (o.is_command ? remote.command : remote.url) = o.target;
   std::shared_ptr<client::ClientTransport> transport;
   try {
-    transport = make_transport(remote);
+    transport = classify::make_remote_transport(remote_options(remote));
   } catch (const std::exception& e) {
     fmt::print(stderr, "mcpclass: {}\n", e.what());
     return kUsageError;

@@ -186,6 +186,10 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
         options.http.empty() ? std::pair{config.server.http.host, config.server.http.port}
                              : parse_endpoint(options.http, config.server.http);
     http_options.stateless = options.stateless;
+    http_options.tls_cert_file =
+        options.tls_cert.empty() ? config.server.http.tls_cert_file : options.tls_cert;
+    http_options.tls_key_file =
+        options.tls_key.empty() ? config.server.http.tls_key_file : options.tls_key;
     http_options.extra_metrics = [counters] { return counters->prometheus(); };
     const auto started = std::chrono::steady_clock::now();
     auto health = [classifier, started, want_stdio] {
@@ -203,8 +207,9 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
       http = std::make_unique<transport::HttpServer>(server, http_options, health);
       http->start();
       ++running;
-      fmt::print(stderr, "mcpclass: serving {} categories ({} classifier) on http://{}:{}/mcp{}\n",
-                 classifier->categories().size(), classifier->kind(), http_options.host,
+      fmt::print(stderr, "mcpclass: serving {} categories ({} classifier) on {}://{}:{}/mcp{}\n",
+                 classifier->categories().size(), classifier->kind(),
+                 http_options.tls_cert_file.empty() ? "http" : "https", http_options.host,
                  http->port(), options.stateless ? " (stateless)" : "");
     } catch (const std::exception& e) {
       fmt::print(stderr, "mcpclass: HTTP transport failed to start: {}\n", e.what());

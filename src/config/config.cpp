@@ -35,6 +35,14 @@ ServerSettings parse_server(const json::value& v) {
         cd::fail(h.path_of("port"), "must be within [0, 65535]");
       s.http.port = static_cast<std::uint16_t>(*port);
     }
+    if (const auto* tls = h.get("tls")) {
+      cd::ObjectReader t(*tls, h.path_of("tls"));
+      s.http.tls_cert_file = t.string("cert_file").value_or("");
+      s.http.tls_key_file = t.string("key_file").value_or("");
+      t.finish();
+      if (s.http.tls_cert_file.empty() || s.http.tls_key_file.empty())
+        cd::fail(t.path(), "needs both cert_file and key_file");
+    }
     h.finish();
   }
   r.finish();
@@ -59,10 +67,14 @@ ClassifierSettings parse_classifier(const json::value& v) {
 }
 
 json::object server_to_json(const ServerSettings& s) {
+  json::object http{{"host", s.http.host}, {"port", s.http.port}};
+  if (!s.http.tls_cert_file.empty() || !s.http.tls_key_file.empty())
+    http["tls"] =
+        json::object{{"cert_file", s.http.tls_cert_file}, {"key_file", s.http.tls_key_file}};
   return {{"name", s.name},
           {"version", s.version},
           {"max_text_length", s.max_text_length},
-          {"http", json::object{{"host", s.http.host}, {"port", s.http.port}}}};
+          {"http", std::move(http)}};
 }
 
 }  // namespace

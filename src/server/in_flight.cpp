@@ -52,6 +52,11 @@ bool InFlight::close(std::optional<json::value> final_message) {
   return true;
 }
 
+bool InFlight::close_sse_stream() {
+  std::lock_guard lock(out_mutex_);
+  return !closed_ && out_->close_for_reconnect();
+}
+
 void InFlight::progress(double progress, std::optional<double> total, std::string_view message) {
   if (!progress_token_) return;
   json::object p{{"progressToken", *progress_token_}, {"progress", wire_number(progress)}};

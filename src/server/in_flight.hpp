@@ -35,6 +35,7 @@ class InFlight final : public RequestContext {
   void progress(double progress, std::optional<double> total, std::string_view message) override;
   void log(LogLevel level, json::value data, std::string_view logger) override;
   void notify(std::string_view method, json::value params) override;
+  bool close_sse_stream() override;
   json::value request(std::string_view method, json::value params,
                       std::optional<std::chrono::milliseconds> timeout) override;
 

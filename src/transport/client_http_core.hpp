@@ -1,6 +1,7 @@
 // Internal: the HTTP/1.1 machinery shared by the client transports (Boost.Beast behind a
 // Beast-free interface, so that only client_http_core.cpp pays for Beast). One I/O thread per
-// engine; every exchange uses its own connection and streams its body to callbacks.
+// engine; every exchange uses its own connection (TLS for https:// URLs, the peer's certificate
+// verified) and streams its body to callbacks.
 // Thread-safety: start(), cancel() and perform() may be called from any thread except the I/O
 // thread (perform() blocks); callbacks run on the I/O thread; stop() belongs to the owner.
 #pragma once
@@ -17,15 +18,18 @@
 
 namespace mcpclass::transport::detail {
 
-/// A parsed http:// URL. HTTPS is not supported by this build (TransportError).
+/// A parsed http:// or https:// URL.
 struct HttpUrl {
-  std::string host;
+  bool tls = false;  ///< https
+  std::string host;  ///< without brackets for IPv6
   std::string port;
   std::string target;  ///< path and query, "/" when empty
   std::string host_header;
+  /// scheme://host_header, for messages.
+  std::string origin() const { return (tls ? "https://" : "http://") + host_header; }
 };
 
-/// Throws client::TransportError for malformed, non-http or https URLs.
+/// Throws client::TransportError for malformed URLs and schemes other than http and https.
 HttpUrl parse_http_url(std::string_view url);
 /// `reference` (absolute URL or path) resolved against `base`, as an HttpUrl.
 HttpUrl resolve_url(const HttpUrl& base, std::string_view reference);
@@ -60,11 +64,17 @@ struct ExchangeCallbacks {
 
 class HttpEngine {
  public:
-  explicit HttpEngine(std::chrono::milliseconds connect_timeout);
+  /// `ca_file`: PEM CAs that https:// peers are verified against; empty = the system's trust
+  /// store. Connect and TLS handshake together are bounded by `connect_timeout`.
+  HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file);
   /// Calls stop().
   ~HttpEngine();
   HttpEngine(const HttpEngine&) = delete;
   HttpEngine& operator=(const HttpEngine&) = delete;
+
+  /// Loads the TLS trust now (it is otherwise loaded by the first https:// exchange). Throws
+  /// client::TransportError naming the CA file that cannot be used.
+  void prepare_tls();
 
   using ExchangeId = std::uint64_t;
   ExchangeId start(const HttpUrl& url, HttpRequest request, ExchangeCallbacks callbacks);

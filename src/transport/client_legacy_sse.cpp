@@ -1,12 +1,12 @@
 // Legacy HTTP+SSE (2024-11-05), client side: GET the SSE stream, POST to its `endpoint`.
 #include "mcpclass/client/errors.hpp"
 #include "transport/client_http_common.hpp"
+#include "transport/client_http_transport.hpp"
 #include "transport/client_sse_parser.hpp"
 
 #include <fmt/format.h>
 
 #include <future>
-#include <map>
 #include <mutex>
 
 namespace mcpclass::transport {
@@ -15,27 +15,22 @@ namespace {
 
 namespace json = boost::json;
 using client::TransportError;
-using detail::HttpEngine;
 using detail::HttpHead;
 using detail::HttpRequest;
 
-class LegacySseTransport : public client::ClientTransport,
+class LegacySseTransport : public detail::HttpClientTransportBase,
                            public std::enable_shared_from_this<LegacySseTransport> {
  public:
-  explicit LegacySseTransport(HttpClientOptions options) : options_(std::move(options)) {}
+  using HttpClientTransportBase::HttpClientTransportBase;
   ~LegacySseTransport() override { close(); }
 
   void start(client::TransportHandlers handlers) override {
     close();
-    url_ = detail::parse_http_url(options_.url);
-    headers_ = detail::expanded_headers(options_);
-    handlers_ = std::move(handlers);
+    open_engine(std::move(handlers));
     auto endpoint = std::make_shared<std::promise<std::string>>();
     auto endpoint_future = endpoint->get_future();
     {
       std::lock_guard lock(mutex_);
-      engine_ = std::make_unique<HttpEngine>(options_.connect_timeout);
-      open_ = true;
       endpoint_.reset();
     }
     open_stream(endpoint);
@@ -65,38 +60,19 @@ class LegacySseTransport : public client::ClientTransport,
     if (!open_ || !endpoint_) throw TransportError(describe() + ": closed");
     req.target = endpoint_->target;
     std::weak_ptr<LegacySseTransport> weak = weak_from_this();
-    auto status = std::make_shared<int>(0);
-    auto body = std::make_shared<std::string>();
-    detail::ExchangeCallbacks cb;
-    cb.on_head = [status](const HttpHead& head) { *status = head.status; };
-    cb.on_data = [body](std::string_view d) { body->append(d); };
-    cb.on_end = [weak, status, body, id = kind.request_id](const std::string& error) {
+    auto reply = std::make_shared<detail::CollectedReply>();
+    detail::ExchangeCallbacks cb = detail::collect_into(reply);
+    cb.on_end = [weak, reply, id = kind.request_id](const std::string& error) {
       auto self = weak.lock();
       if (!self || error == "cancelled") return;
-      if (error.empty() && *status / 100 == 2) return;  // the answer comes on the SSE stream
+      if (error.empty() && reply->status / 100 == 2) return;  // the answer comes on the SSE stream
       const std::string reason =
-          error.empty() ? fmt::format("HTTP {}: {}", *status, detail::excerpt(*body)) : error;
+          error.empty() ? fmt::format("HTTP {}: {}", reply->status, detail::excerpt(reply->body))
+                        : error;
       if (self->handlers_.on_failure) self->handlers_.on_failure(id, reason);
     };
     engine_->start(*endpoint_, std::move(req), std::move(cb));
   }
-
-  void close() override {
-    std::unique_ptr<HttpEngine> engine;
-    {
-      std::lock_guard lock(mutex_);
-      open_ = false;
-      engine.swap(engine_);
-    }
-    if (engine) engine->stop();
-  }
-
-  bool is_open() const override {
-    std::lock_guard lock(mutex_);
-    return open_;
-  }
-
-  std::string describe() const override { return options_.url; }
 
  private:
   void open_stream(const std::shared_ptr<std::promise<std::string>>& endpoint) {
@@ -148,14 +124,6 @@ class LegacySseTransport : public client::ClientTransport,
     engine_->start(url_, std::move(req), std::move(cb));
   }
 
-  HttpClientOptions options_;
-  detail::HttpUrl url_;
-  std::vector<std::pair<std::string, std::string>> headers_;
-  client::TransportHandlers handlers_;
-
-  mutable std::mutex mutex_;
-  std::unique_ptr<HttpEngine> engine_;
-  bool open_ = false;
   std::optional<detail::HttpUrl> endpoint_;
 };
 

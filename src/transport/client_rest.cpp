@@ -1,11 +1,9 @@
 // The router dialect, client side: `POST <url>/<method>`, params as body, bare result back.
 #include "mcpclass/client/errors.hpp"
 #include "transport/client_http_common.hpp"
+#include "transport/client_http_transport.hpp"
 
 #include <fmt/format.h>
-
-#include <map>
-#include <mutex>
 
 namespace mcpclass::transport {
 
@@ -13,8 +11,6 @@ namespace {
 
 namespace json = boost::json;
 using client::TransportError;
-using detail::HttpEngine;
-using detail::HttpHead;
 using detail::HttpRequest;
 
 /// The JSON-RPC response equivalent to a dialect answer.
@@ -53,21 +49,16 @@ json::object to_response(const jsonrpc::Id& id, int status, const std::string& b
   return jsonrpc::make_error(id, {code, fmt::format("HTTP {}: {}", status, detail::excerpt(body))});
 }
 
-class RestTransport : public client::ClientTransport,
+class RestTransport : public detail::HttpClientTransportBase,
                       public std::enable_shared_from_this<RestTransport> {
  public:
-  explicit RestTransport(HttpClientOptions options) : options_(std::move(options)) {}
+  using HttpClientTransportBase::HttpClientTransportBase;
   ~RestTransport() override { close(); }
 
   void start(client::TransportHandlers handlers) override {
     close();
-    url_ = detail::parse_http_url(options_.url);
+    open_engine(std::move(handlers));
     while (url_.target.size() > 1 && url_.target.back() == '/') url_.target.pop_back();
-    headers_ = detail::expanded_headers(options_);
-    handlers_ = std::move(handlers);
-    std::lock_guard lock(mutex_);
-    engine_ = std::make_unique<HttpEngine>(options_.connect_timeout);
-    open_ = true;
   }
 
   void send(const json::value& message) override {
@@ -83,70 +74,29 @@ class RestTransport : public client::ClientTransport,
       const auto* params = message.get_object().if_contains("params");
       req.body = params != nullptr && !params->is_null() ? json::serialize(*params) : "{}";
     }
-    auto status = std::make_shared<int>(0);
-    auto body = std::make_shared<std::string>();
+    auto reply = std::make_shared<detail::CollectedReply>();
     std::weak_ptr<RestTransport> weak = weak_from_this();
-    detail::ExchangeCallbacks cb;
-    cb.on_head = [status](const HttpHead& head) { *status = head.status; };
-    cb.on_data = [body](std::string_view d) { body->append(d); };
-    cb.on_end = [weak, status, body, id = *kind.request_id](const std::string& error) {
+    detail::ExchangeCallbacks cb = detail::collect_into(reply);
+    cb.on_end = [weak, reply, id = *kind.request_id](const std::string& error) {
       auto self = weak.lock();
       if (!self || error == "cancelled") return;
-      {
-        std::lock_guard lock(self->mutex_);
-        self->exchanges_.erase(jsonrpc::id_key(id));
-      }
-      if (!error.empty() || *status / 100 == 5) {
+      self->untrack(jsonrpc::id_key(id));
+      if (!error.empty() || reply->status / 100 == 5) {
         if (self->handlers_.on_failure)
-          self->handlers_.on_failure(
-              id,
-              error.empty() ? fmt::format("HTTP {}: {}", *status, detail::excerpt(*body)) : error);
+          self->handlers_.on_failure(id, error.empty() ? fmt::format("HTTP {}: {}", reply->status,
+                                                                     detail::excerpt(reply->body))
+                                                       : error);
         return;
       }
-      if (self->handlers_.on_message) self->handlers_.on_message(to_response(id, *status, *body));
+      if (self->handlers_.on_message)
+        self->handlers_.on_message(to_response(id, reply->status, reply->body));
     };
     std::lock_guard lock(mutex_);
     if (!open_) throw TransportError(describe() + ": closed");
-    exchanges_[jsonrpc::id_key(*kind.request_id)] =
-        engine_->start(url_, std::move(req), std::move(cb));
-  }
-
-  void close() override {
-    std::unique_ptr<HttpEngine> engine;
-    {
-      std::lock_guard lock(mutex_);
-      open_ = false;
-      engine.swap(engine_);
-      exchanges_.clear();
-    }
-    if (engine) engine->stop();
-  }
-
-  bool is_open() const override {
-    std::lock_guard lock(mutex_);
-    return open_;
-  }
-
-  void abandon(const jsonrpc::Id& id) override {
-    std::lock_guard lock(mutex_);
-    auto it = exchanges_.find(jsonrpc::id_key(id));
-    if (it == exchanges_.end()) return;
-    if (engine_) engine_->cancel(it->second);
-    exchanges_.erase(it);
+    track(jsonrpc::id_key(*kind.request_id), engine_->start(url_, std::move(req), std::move(cb)));
   }
 
   std::string describe() const override { return options_.url + " (POST <url>/<method>)"; }
-
- private:
-  HttpClientOptions options_;
-  detail::HttpUrl url_;
-  std::vector<std::pair<std::string, std::string>> headers_;
-  client::TransportHandlers handlers_;
-
-  mutable std::mutex mutex_;
-  std::unique_ptr<HttpEngine> engine_;
-  bool open_ = false;
-  std::map<std::string, HttpEngine::ExchangeId> exchanges_;
 };
 
 }  // namespace

@@ -3,12 +3,12 @@
 #include "mcpclass/client/errors.hpp"
 #include "mcpclass/protocol/version.hpp"
 #include "transport/client_http_common.hpp"
+#include "transport/client_http_transport.hpp"
 #include "transport/client_sse_parser.hpp"
 
 #include <fmt/format.h>
 
 #include <atomic>
-#include <map>
 #include <mutex>
 
 namespace mcpclass::transport {
@@ -17,7 +17,6 @@ namespace {
 
 namespace json = boost::json;
 using client::TransportError;
-using detail::HttpEngine;
 using detail::HttpHead;
 using detail::HttpRequest;
 
@@ -35,22 +34,20 @@ struct RequestStream {
   std::string body;
 };
 
-class StreamableHttpTransport : public client::ClientTransport,
+class StreamableHttpTransport : public detail::HttpClientTransportBase,
                                 public std::enable_shared_from_this<StreamableHttpTransport> {
  public:
-  explicit StreamableHttpTransport(HttpClientOptions options) : options_(std::move(options)) {}
+  using HttpClientTransportBase::HttpClientTransportBase;
   ~StreamableHttpTransport() override { close(); }
 
   void start(client::TransportHandlers handlers) override {
     close();
-    url_ = detail::parse_http_url(options_.url);
-    headers_ = detail::expanded_headers(options_);
-    handlers_ = std::move(handlers);
-    std::lock_guard lock(mutex_);
-    session_.clear();
-    version_.clear();
-    engine_ = std::make_unique<HttpEngine>(options_.connect_timeout);
-    open_ = true;
+    {
+      std::lock_guard lock(mutex_);
+      session_.clear();
+      version_.clear();
+    }
+    open_engine(std::move(handlers));
   }
 
   void send(const json::value& message) override {
@@ -76,16 +73,13 @@ class StreamableHttpTransport : public client::ClientTransport,
   }
 
   void close() override {
-    std::unique_ptr<HttpEngine> engine;
     std::string session;
     {
       std::lock_guard lock(mutex_);
-      if (!engine_) return;
-      open_ = false;
-      engine.swap(engine_);
       session = session_;
-      streams_.clear();
     }
+    auto engine = take_engine();
+    if (!engine) return;
     if (!session.empty()) {
       HttpRequest del;
       del.method = "DELETE";
@@ -100,25 +94,10 @@ class StreamableHttpTransport : public client::ClientTransport,
     engine->stop();
   }
 
-  bool is_open() const override {
-    std::lock_guard lock(mutex_);
-    return open_;
-  }
-
-  void abandon(const jsonrpc::Id& id) override {
-    std::lock_guard lock(mutex_);
-    auto it = streams_.find(jsonrpc::id_key(id));
-    if (it == streams_.end()) return;
-    if (engine_) engine_->cancel(it->second);
-    streams_.erase(it);
-  }
-
   void set_protocol_version(std::string_view version) override {
     std::lock_guard lock(mutex_);
     version_ = version;
   }
-
-  std::string describe() const override { return options_.url; }
 
  private:
   bool stateless_era() const {
@@ -180,10 +159,7 @@ class StreamableHttpTransport : public client::ClientTransport,
   }
 
   void fail(const RequestStream& stream, std::string reason) {
-    {
-      std::lock_guard lock(mutex_);
-      streams_.erase(stream.key);
-    }
+    untrack(stream.key);
     if (handlers_.on_failure) handlers_.on_failure(stream.id, std::move(reason));
   }
 
@@ -215,19 +191,14 @@ class StreamableHttpTransport : public client::ClientTransport,
     cb.on_end = [weak, stream](const std::string& error) {
       if (auto self = weak.lock()) self->request_stream_ended(stream, error);
     };
-    const auto id = engine_->start(url_, std::move(req), std::move(cb));
-    streams_[stream->key] = id;
+    track(stream->key, engine_->start(url_, std::move(req), std::move(cb)));
   }
 
   void request_stream_ended(const std::shared_ptr<RequestStream>& stream,
                             const std::string& error) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!open_ || !streams_.contains(stream->key)) return;  // closed or abandoned
-    }
+    if (!is_open() || !tracked(stream->key)) return;  // closed or abandoned
     if (stream->answered) {
-      std::lock_guard lock(mutex_);
-      streams_.erase(stream->key);
+      untrack(stream->key);
       return;
     }
     const int status = stream->status;
@@ -250,10 +221,7 @@ class StreamableHttpTransport : public client::ClientTransport,
         fail(*stream, fmt::format("HTTP {}: not JSON: {}", status, detail::excerpt(stream->body)));
         return;
       }
-      {
-        std::lock_guard lock(mutex_);
-        streams_.erase(stream->key);
-      }
+      untrack(stream->key);
       const bool answered = detail::answers(*v, stream->id);
       deliver(*v);
       if (!answered && handlers_.on_failure)
@@ -262,10 +230,7 @@ class StreamableHttpTransport : public client::ClientTransport,
     }
     // An error status: a JSON-RPC error for this request is the answer; anything else fails it.
     if (auto v = detail::parse_body(stream->body); v && detail::answers(*v, stream->id)) {
-      {
-        std::lock_guard lock(mutex_);
-        streams_.erase(stream->key);
-      }
+      untrack(stream->key);
       deliver(*v);
       if (status == 404 && had_session() && handlers_.on_closed)
         handlers_.on_closed("session expired (HTTP 404)");
@@ -371,17 +336,8 @@ class StreamableHttpTransport : public client::ClientTransport,
     engine_->start(url_, std::move(req), std::move(cb));
   }
 
-  HttpClientOptions options_;
-  detail::HttpUrl url_;
-  std::vector<std::pair<std::string, std::string>> headers_;
-  client::TransportHandlers handlers_;
-
-  mutable std::mutex mutex_;
-  std::unique_ptr<HttpEngine> engine_;
-  bool open_ = false;
   std::string session_;
   std::string version_;
-  std::map<std::string, HttpEngine::ExchangeId> streams_;
   std::optional<std::string> get_last_id_;
   std::optional<long> get_retry_;
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 
 namespace mcpclass::transport {
 
@@ -104,6 +105,12 @@ bool accepts(std::string_view accept, std::string_view type) {
     accept.remove_prefix(comma + 1);
   }
   return false;
+}
+
+bool lists_event_stream(std::string_view accept) {
+  std::string lower(accept);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("text/event-stream") != std::string::npos;
 }
 
 }  // namespace mcpclass::transport

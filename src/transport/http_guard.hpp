@@ -25,5 +25,7 @@ bool bearer_matches(std::string_view authorization, std::string_view expected);
 bool media_type_is(std::string_view content_type, std::string_view type);
 /// True when an Accept value lists `type` (or its wildcard). An empty Accept accepts anything.
 bool accepts(std::string_view accept, std::string_view type);
+/// True when an Accept value mentions text/event-stream (case-insensitive); empty → false.
+bool lists_event_stream(std::string_view accept);
 
 }  // namespace mcpclass::transport

@@ -2,6 +2,7 @@
 #include "mcpclass/transport/http_server.hpp"
 
 #include "transport/http_shared.hpp"
+#include "transport/tls_context.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -80,6 +81,11 @@ void HttpServer::start() {
   Impl& s = *impl_;
   if (s.started) throw std::logic_error("HttpServer::start called twice");
   const auto& options = s.shared->options;
+  if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    if (options.tls_cert_file.empty() || options.tls_key_file.empty())
+      throw std::runtime_error("HTTP: TLS needs both a certificate chain file and a key file");
+    s.shared->tls = detail::make_server_tls_context(options.tls_cert_file, options.tls_key_file);
+  }
   boost::system::error_code ec;
   const auto address = net::ip::make_address(options.host, ec);
   if (ec)

@@ -18,6 +18,10 @@
 #include <mutex>
 #include <utility>
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace mcpclass::transport {
 
 /// Posts work onto I/O executors until shut(); afterwards posting does nothing.
@@ -53,6 +57,8 @@ struct HttpShared {
   std::shared_ptr<HttpMetrics> metrics = std::make_shared<HttpMetrics>();
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   std::atomic<bool> stopping{false};
+  /// Set by start() when options name a certificate and key: connections speak TLS only.
+  std::shared_ptr<boost::asio::ssl::context> tls;
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   /// HTTP requests being served (stop() drains them).

@@ -11,6 +11,7 @@ import re
 import select
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -20,7 +21,7 @@ import pytest
 BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "mcpclass")
 MATH_QUERY = "What is the integral of x^2 from 0 to 3?"
-URL_RE = re.compile(r"on http://([0-9.]+):(\d+)/mcp")
+URL_RE = re.compile(r"on (https?)://([0-9.]+):(\d+)/mcp")
 
 
 def run(*args, **kwargs):
@@ -40,7 +41,8 @@ class Serve:
         self._thread.start()
         if wait_http:
             assert self._http_up.wait(20), "no 'serving ... on http://' line: " + self.stderr()
-            self.port = int(URL_RE.search(self.stderr()).group(2))
+            self.scheme, _, port = URL_RE.search(self.stderr()).groups()
+            self.port = int(port)
 
     def _pump(self):
         for raw in self.proc.stderr:
@@ -430,3 +432,107 @@ def test_sigterm_while_idle_exits_0_quickly(http_server):
     assert http_server.finish() == 0
     assert time.time() - started < 4
     idle.close()
+
+
+# --- HTTPS ---------------------------------------------------------------------------------------
+
+def make_pki(directory):
+    """A throw-away CA and a server certificate it signed for IP:127.0.0.1 and DNS:localhost."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True,
+                       timeout=60)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "-subj", "/CN=mcpclass-cli-test-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    openssl("req", "-new", *ec, "-keyout", "server.key", "-out", "server.csr",
+            "-subj", "/CN=localhost")
+    (directory / "server.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                                          "extendedKeyUsage=serverAuth\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-out", "server.pem", "-extfile", "server.ext")
+    return {name: str(directory / name) for name in ("ca.pem", "server.pem", "server.key")}
+
+
+def https_request(port, ca, method, path, body=None):
+    context = ssl.create_default_context(cafile=ca)
+    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=context)
+    data = None if body is None else json.dumps(body)
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    payload = resp.read().decode()
+    conn.close()
+    return resp.status, payload
+
+
+def test_serve_https_with_tls_flags(tmp_path):
+    pki = make_pki(tmp_path)
+    s = Serve("--http", "127.0.0.1:0", "--tls-cert", pki["server.pem"], "--tls-key",
+              pki["server.key"])
+    try:
+        assert s.scheme == "https", s.stderr()
+        status, body = https_request(s.port, pki["ca.pem"], "GET", "/health")
+        assert status == 200 and json.loads(body)["status"] == "ok"
+        status, body = https_request(s.port, pki["ca.pem"], "POST", "/mcp/tools/call",
+                                     {"name": "classify_text", "arguments": {"text": MATH_QUERY}})
+        assert status == 200
+        check_math_wire(json.loads(body)["structuredContent"], with_probabilities=False)
+
+        # Our own client: verified with --ca-file, refused without it (a clear message).
+        url = f"https://127.0.0.1:{s.port}/mcp"
+        r = run("call", url, "--ca-file", pki["ca.pem"], "classify_text", f"text={MATH_QUERY}")
+        assert r.returncode == 0, r.stderr
+        check_math_wire(json.loads(r.stdout)["structuredContent"], with_probabilities=False)
+        r = run("classify", "--remote", f"https://localhost:{s.port}/sse", "--ca-file",
+                pki["ca.pem"], MATH_QUERY)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["category"] == "math"
+        r = run("call", url, "classify_text", "text=hi")
+        assert r.returncode == 1
+        assert f"TLS certificate verification failed for https://127.0.0.1:{s.port}" in r.stderr
+
+        # Plain HTTP on the HTTPS port: that connection fails, the server keeps serving.
+        with pytest.raises((http.client.HTTPException, ConnectionError)):
+            request(s.port, "GET", "/health", timeout=10)
+        status, _ = https_request(s.port, pki["ca.pem"], "GET", "/health")
+        assert status == 200
+
+        s.proc.send_signal(signal.SIGTERM)
+        assert s.finish() == 0
+    finally:
+        s.kill()
+
+
+def test_https_from_the_config_document_and_a_remote_classifier_with_ca_file(tmp_path):
+    pki = make_pki(tmp_path)
+    config = tmp_path / "tls.yaml"
+    config.write_text("server:\n  http:\n    host: 127.0.0.1\n    port: 0\n    tls:\n"
+                      f"      cert_file: {pki['server.pem']}\n"
+                      f"      key_file: {pki['server.key']}\n")
+    s = Serve("--config", str(config))
+    try:
+        assert s.scheme == "https", s.stderr()
+        remote = tmp_path / "remote.yaml"
+        remote.write_text("classifier:\n  kind: remote\n  remote:\n"
+                          f"    url: https://127.0.0.1:{s.port}/mcp\n"
+                          f"    ca_file: {pki['ca.pem']}\n")
+        r = run("classify", "--config", str(remote), MATH_QUERY)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["category"] == "math"
+    finally:
+        s.kill()
+
+
+def test_unusable_tls_files_are_clear_errors(tmp_path):
+    pki = make_pki(tmp_path)
+    missing = str(tmp_path / "missing.pem")
+    r = run("serve", "--http", "127.0.0.1:0", "--tls-cert", missing, "--tls-key",
+            pki["server.key"])
+    assert r.returncode == 1
+    assert f"cannot read the certificate chain file '{missing}'" in r.stderr
+    r = run("serve", "--http", "127.0.0.1:0", "--tls-cert", pki["server.pem"])
+    assert r.returncode == 2 and "--tls-key" in r.stderr
+    config = tmp_path / "half.yaml"
+    config.write_text(f"server:\n  http:\n    tls: {{cert_file: {pki['server.pem']}}}\n")
+    r = run("serve", "--config", str(config))
+    assert r.returncode == 2 and "server.http.tls" in r.stderr

@@ -1,21 +1,20 @@
 // The HTTP client transports against our own HttpServer on 127.0.0.1: Streamable HTTP (JSON and
 // SSE answers, sessions, progress, elicitation, DELETE on close), legacy HTTP+SSE, the
 // `POST <url>/<method>` dialect, the SSE parser, header expansion and unreachable servers.
-#include "conformance_fixture.hpp"
+#include "http_fixture.hpp"
 
-#include "mcpclass/classify/mcp_tools.hpp"
 #include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/client/client.hpp"
-#include "mcpclass/config/config.hpp"
 #include "mcpclass/transport/client_http.hpp"
-#include "mcpclass/transport/http_server.hpp"
-#include "mcpclass/util/executor.hpp"
 #include "transport/client_sse_parser.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 using namespace mcpclass;
 namespace json = boost::json;
@@ -23,28 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct HttpFixture {
-  util::ThreadPool pool{4};
-  std::shared_ptr<server::Server> server;
-  std::shared_ptr<const classify::Classifier> local;
-  std::unique_ptr<transport::HttpServer> http;
-
-  HttpFixture() {
-    server = server::Server::create({}, pool.executor());
-    register_conformance_fixture(*server);
-    local = config::make_classifier(config::default_config());
-    classify::register_classification(*server, local);
-    http = std::make_unique<transport::HttpServer>(server, transport::HttpServerOptions{});
-    http->start();
-  }
-  ~HttpFixture() {
-    http->stop();
-    pool.stop();
-  }
-  std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(http->port()) + path;
-  }
-};
+using test::HttpFixture;
 
 std::shared_ptr<client::ClientTransport> streamable(const std::string& url) {
   transport::HttpClientOptions o;
@@ -111,6 +89,33 @@ TEST_CASE("streamable http: session, SSE progress, elicitation, resources, DELET
   CHECK(f.server->session_count() == 0);
 }
 
+TEST_CASE("streamable http: the server ends the POST stream mid-call, the client resumes it") {
+  // test_reconnection closes its SSE stream after the priming event (SEP-1699); the result comes
+  // on the GET the client sends with Last-Event-ID after the server's retry delay.
+  transport::HttpServerOptions options;
+  options.sse_retry_ms = 50;
+  HttpFixture f(options);
+  std::mutex mutex;
+  std::vector<std::string> logs;
+  client::ClientOptions o;
+  o.callbacks.on_log = [&](std::string_view line) {
+    std::lock_guard lock(mutex);
+    logs.emplace_back(line);
+  };
+  client::Client c(streamable(f.url("/mcp")), o);
+  c.connect();
+  const auto result = c.call_tool("test_reconnection", json::object{});
+  CHECK(first_text(result).find("Reconnection test completed successfully") != std::string::npos);
+  {
+    std::lock_guard lock(mutex);
+    CHECK(std::any_of(logs.begin(), logs.end(), [](const std::string& line) {
+      return line.find("resuming stream after event") != std::string::npos;
+    }));
+  }
+  // The same session goes on serving.
+  CHECK(first_text(c.call_tool("test_simple_text", json::object{})).size() > 0);
+}
+
 TEST_CASE("remote classifier over streamable http, legacy sse and the REST dialect") {
   HttpFixture f;
   const char* text = "solve the integral of x squared with calculus and algebra";
@@ -145,7 +150,10 @@ TEST_CASE("remote classifier: an unreachable HTTP server is RemoteUnreachable, q
   CHECK(std::chrono::steady_clock::now() - start < 2s);
 }
 
-TEST_CASE("http client: https is refused clearly (no TLS in this build)") {
-  client::Client c(streamable("https://example.com/mcp"));
-  CHECK_THROWS_AS(c.connect(), client::TransportError);
+TEST_CASE("http client: URLs that are not http:// or https:// are refused clearly") {
+  for (const char* url : {"ftp://example.com/mcp", "not a url", "http:///mcp"}) {
+    CAPTURE(url);
+    client::Client c(streamable(url));
+    CHECK_THROWS_AS(c.connect(), client::TransportError);
+  }
 }

@@ -127,8 +127,7 @@ TEST_CASE("config: errors name the key path") {
   CHECK(error_of("categories: [\n").starts_with("YAML syntax error at line"));
   CHECK(error_of("{\"categories\": [}").starts_with("JSON syntax error at line 1, column"));
   CHECK(error_of("{} trailing").starts_with("JSON syntax error"));
-  CHECK(error_of("classifier:\n  kind: remote\n") ==
-        "classifier.remote: required for kind remote");
+  CHECK(error_of("classifier:\n  kind: remote\n") == "classifier.remote: required for kind remote");
   CHECK(error_of("classifier:\n  remote: {url: 'http://127.0.0.1:1/mcp'}\n") ==
         "classifier.remote: only allowed with kind remote or composite");
 }
@@ -139,6 +138,28 @@ TEST_CASE("config: a remote classifier section round-trips without connecting") 
   CHECK(c.classifier.kind == "remote");
   const auto again = config::config_from_json(c.to_json());
   CHECK(again.classifier.remote == c.classifier.remote);
+}
+
+TEST_CASE("config: server.http.tls and a remote ca_file read, validate and round-trip") {
+  const auto c = config::parse_config(
+      "server:\n  http:\n    tls: {cert_file: /etc/x/cert.pem, key_file: /etc/x/key.pem}\n"
+      "classifier:\n  kind: remote\n"
+      "  remote: {url: 'https://127.0.0.1:1/mcp', ca_file: /etc/x/ca.pem}\n");
+  CHECK(c.server.http.tls_cert_file == "/etc/x/cert.pem");
+  CHECK(c.server.http.tls_key_file == "/etc/x/key.pem");
+  CHECK(c.classifier.remote.at("remote").at("ca_file") == "/etc/x/ca.pem");
+  const auto again = config::config_from_json(c.to_json());
+  CHECK(again.server.http.tls_cert_file == "/etc/x/cert.pem");
+  CHECK(again.server.http.tls_key_file == "/etc/x/key.pem");
+  CHECK(again.classifier.remote == c.classifier.remote);
+  CHECK(!config::default_config().to_json().at("server").at("http").as_object().contains("tls"));
+
+  CHECK(error_of("server:\n  http:\n    tls: {cert_file: a.pem}\n") ==
+        "server.http.tls: needs both cert_file and key_file");
+  CHECK(error_of("server:\n  http:\n    tls: {cert_file: a.pem, key_file: b.pem, ca: c}\n") ==
+        "server.http.tls.ca: unknown key");
+  CHECK(error_of("server:\n  http:\n    tls: a.pem\n") ==
+        "server.http.tls: expected object, got string");
 }
 
 TEST_CASE("config: YAML scalars resolve like the core schema") {

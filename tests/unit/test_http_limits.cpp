@@ -1,6 +1,6 @@
 // Slow clients against the HTTP transport with small configured timeouts: a client that dribbles
 // its headers (or body) byte by byte slower than the read timeout is cut, and the server answers
-// the next request correctly.
+// the next request correctly. Also header blocks over max_header_bytes (431).
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/tool.hpp"
 #include "mcpclass/transport/http_server.hpp"
@@ -33,8 +33,8 @@ using namespace std::chrono_literals;
 using namespace mcpclass;
 
 struct LimitServer {
-  explicit LimitServer(std::chrono::milliseconds read_timeout,
-                       std::chrono::milliseconds idle_timeout) {
+  LimitServer(std::chrono::milliseconds read_timeout, std::chrono::milliseconds idle_timeout,
+              std::size_t max_header_bytes = 16 * 1024) {
     server = server::Server::create({}, pool.executor());
     server::Tool echo;
     echo.name = "echo";
@@ -49,6 +49,7 @@ struct LimitServer {
     transport::HttpServerOptions options;
     options.read_timeout = read_timeout;
     options.idle_timeout = idle_timeout;
+    options.max_header_bytes = max_header_bytes;
     http = std::make_unique<transport::HttpServer>(server, options);
     http->start();
     port = http->port();
@@ -61,11 +62,12 @@ struct LimitServer {
   unsigned short port = 0;
 };
 
-std::string echo_request(unsigned short port, const std::string& text) {
+std::string echo_request(unsigned short port, const std::string& text,
+                         const std::string& extra_headers = {}) {
   const std::string body = R"({"name":"echo","arguments":{"text":")" + text + R"("}})";
   return "POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
          "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\n\r\n" + body;
+         "\r\n" + extra_headers + "\r\n" + body;
 }
 
 // Reads one response from `socket`; returns its status and body.
@@ -179,4 +181,29 @@ TEST_CASE(
   CHECK(sent < second.find("\r\n\r\n"));
   CHECK(drain_until_closed(socket, 3s).find("<still open>") == std::string::npos);
   check_next_request_is_answered(t.port, "fresh");
+}
+
+TEST_CASE(
+    "http limits: a header block over max_header_bytes gets 431, then the next request is "
+    "answered") {
+  for (const std::size_t limit : {std::size_t{1024}, std::size_t{16 * 1024}}) {
+    CAPTURE(limit);
+    LimitServer t(5s, 5s, limit);
+    // Just under the limit is served; a header line that alone exceeds it is refused.
+    const std::string fits = "X-Padding: " + std::string(limit / 2, 'a') + "\r\n";
+    const std::string too_big = "X-Padding: " + std::string(limit + 1, 'b') + "\r\n";
+    net::io_context ioc;
+    tcp::socket socket(ioc);
+    socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+    net::write(socket, net::buffer(echo_request(t.port, "fits", fits)));
+    beast::flat_buffer buffer;
+    const auto [ok_status, ok_body] = read_response(socket, buffer);
+    CHECK(ok_status == 200);
+    net::write(socket, net::buffer(echo_request(t.port, "too-big", too_big)));
+    const auto [status, body] = read_response(socket, buffer);
+    CHECK(status == 431);
+    CHECK(json::parse(body).at("error").at("message") == "Request Header Fields Too Large");
+    CHECK(drain_until_closed(socket, 3s).find("<still open>") == std::string::npos);
+    check_next_request_is_answered(t.port, "after-431");
+  }
 }

@@ -467,9 +467,11 @@ MCPC_API int mcpc_server_wait_stdio(mcpc_server* server, mcpc_error** err);
 /** Starts the Streamable HTTP transport (POST /mcp, legacy SSE, the router REST dialects,
  *  GET /health, GET /metrics) on its own I/O threads. `host` NULL uses the config's
  *  `server.http.host`; `port` -1 uses the config's `server.http.port`, 0 picks a free port.
+ *  With `server.http.tls` in the config it serves HTTPS only.
  *  `out_port` (may be NULL) receives the bound port. Errors: MCPC_ERR_INVALID_ARGUMENT
  *  (`server` NULL, port outside -1..65535), MCPC_ERR_STATE (HTTP already running),
- *  MCPC_ERR_TRANSPORT (cannot bind). Thread-safety: any thread. */
+ *  MCPC_ERR_TRANSPORT (cannot bind; TLS certificate or key unusable, the message names the
+ *  file). Thread-safety: any thread. */
 MCPC_API int mcpc_server_start_http(mcpc_server* server, const char* host, int port, int* out_port,
                                     mcpc_error** err);
 

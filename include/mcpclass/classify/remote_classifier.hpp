@@ -79,6 +79,8 @@ struct RemoteClassifierOptions {
   std::vector<std::string> command;            ///< stdio: argv of the server
   std::map<std::string, std::string> env;      ///< stdio: extra environment
   std::map<std::string, std::string> headers;  ///< HTTP: values get `${ENV}` expansion
+  /// https://: PEM CAs to verify the server against instead of the system trust store.
+  std::string ca_file;
 
   std::string tool;  ///< Configured tool name; empty = auto-discovery.
   std::string categories_tool = "list_categories";
@@ -105,9 +107,10 @@ struct RemoteClassifierOptions {
   std::chrono::milliseconds breaker_open{30'000};
 
   /// Reads the `classifier.remote` section: transport, url, command (string or list), env,
-  /// headers, tool, categories_tool, timeout (s), max_retries, retry_backoff (s), cache_categories,
-  /// refresh_interval (s), num_categories, confidence_threshold, fallback_category,
-  /// circuit_breaker {failures, open_seconds}. Throws ConfigError naming the key.
+  /// headers, ca_file, tool, categories_tool, timeout (s), max_retries, retry_backoff (s),
+  /// cache_categories, refresh_interval (s), num_categories, confidence_threshold,
+  /// fallback_category, circuit_breaker {failures, open_seconds}. Throws ConfigError naming the
+  /// key.
   static RemoteClassifierOptions from_json(const json::value& v,
                                            const std::string& path = "classifier.remote");
   json::object to_json() const;

@@ -29,6 +29,11 @@ using ConfigError = classify::ConfigError;
 struct HttpSettings {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8090;
+  /// `tls: {cert_file, key_file}`: PEM certificate chain and private key (paths as given, relative
+  /// to the working directory). Both set = HTTPS only; both empty = plain HTTP; one alone is a
+  /// ConfigError.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 struct ServerSettings {

@@ -53,6 +53,11 @@ class RequestContext {
   /// (kRequestCancelled) and when the client lacks the capability the method needs.
   virtual json::value request(std::string_view method, json::value params,
                               std::optional<std::chrono::milliseconds> timeout = std::nullopt) = 0;
+
+  /// Closes the connection carrying this request's stream now if the client can resume it
+  /// (Streamable HTTP with resumable SSE, SEP-1699); the handler goes on and the client gets
+  /// later messages and the result by reconnecting with Last-Event-ID. Returns whether it did.
+  virtual bool close_sse_stream() { return false; }
 };
 
 }  // namespace mcpclass::server

@@ -21,6 +21,11 @@ class Stream {
   /// The end: the response (or batch of responses), or nothing for notifications, responses and
   /// cancelled requests.
   virtual void close(std::optional<boost::json::value> final_message) = 0;
+  /// Ends the connection that carries this stream while the request goes on (SEP-1699 polling):
+  /// what is sent afterwards, the final message included, is kept for the client to fetch by
+  /// reconnecting. Returns false, changing nothing, when the transport cannot resume the stream
+  /// (the default; Streamable HTTP can once it sent an event id).
+  virtual bool close_for_reconnect() { return false; }
 };
 
 using StreamPtr = std::shared_ptr<Stream>;

@@ -1,7 +1,10 @@
 // Client transports over HTTP: Streamable HTTP (the current MCP transport), legacy HTTP+SSE
 // (2024-11-05) and the plain `POST <url>/<method>` dialect of the Semantic Router's Python
-// example servers. Plain http:// only: this build has no TLS (https:// URLs are refused with a
-// TransportError).
+// example servers. http:// and https:// URLs: over HTTPS the server's certificate chain is
+// verified (system trust store, or `ca_file`) and must name the URL's host (DNS name or IP
+// address, SNI sent for names). A refused certificate fails the request with a TransportError
+// whose message starts "TLS certificate verification failed for https://host:port: <reason>";
+// there is no way to turn verification off.
 // Thread-safety: as ClientTransport.
 #pragma once
 
@@ -17,11 +20,16 @@ namespace mcpclass::transport {
 
 struct HttpClientOptions {
   /// The endpoint: `http://host:port/mcp` (Streamable HTTP), `http://host:port/sse` (legacy),
-  /// `http://host:port/mcp` (dialect: methods are appended as path segments).
+  /// `http://host:port/mcp` (dialect: methods are appended as path segments); or https://.
   std::string url;
+  /// https://: PEM file of the CAs to trust (a private CA, a self-signed server certificate)
+  /// instead of the system's default trust store. start() throws TransportError when it cannot
+  /// be read.
+  std::string ca_file;
   /// Extra request headers, e.g. {"Authorization", "Bearer ${MCP_API_KEY}"}; `${NAME}` is
   /// replaced from the environment (see expand_env).
   std::map<std::string, std::string> headers;
+  /// TCP connect plus TLS handshake.
   std::chrono::milliseconds connect_timeout{10'000};
   /// Deadline of exchanges that should be quick: notification and response POSTs, DELETE,
   /// waiting for the legacy `endpoint` event.

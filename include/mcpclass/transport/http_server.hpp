@@ -1,6 +1,6 @@
 // The HTTP front of a Server (Boost.Beast): Streamable HTTP on /mcp (sessions or stateless),
 // legacy HTTP+SSE (GET /sse, POST /messages), the router REST dialects (POST /mcp/<method>),
-// GET /health and GET /metrics.
+// GET /health and GET /metrics; over plain HTTP or, with a certificate and key, HTTPS only.
 // Thread-safety: start(), stop() and the destructor belong to one owner thread; port() may be
 // called from any thread once start() returned. The server runs its own I/O threads.
 #pragma once
@@ -34,6 +34,13 @@ struct HttpServerOptions {
   std::vector<std::string> allowed_origins;
   /// When set, every endpoint but /health needs `Authorization: Bearer <token>`.
   std::string bearer_token;
+
+  /// HTTPS: the PEM certificate chain (server certificate first, then intermediates) and its PEM
+  /// private key (unencrypted). With both set the listener speaks TLS 1.2+ only; a client that
+  /// fails the handshake (plain HTTP, or within read_timeout) just loses its connection. Both
+  /// empty = plain HTTP.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 
   std::size_t max_body_bytes = 4 * 1024 * 1024;  ///< Larger bodies get 413.
   std::size_t max_header_bytes = 16 * 1024;      ///< Larger headers get 431.
@@ -72,8 +79,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  /// Binds, listens and starts the I/O threads. Throws std::runtime_error when the address cannot
-  /// be bound (port taken, bad host).
+  /// Loads the TLS certificate and key (if set), binds, listens and starts the I/O threads.
+  /// Throws std::runtime_error when a TLS file is missing, unreadable or mismatched (the message
+  /// names it) or the address cannot be bound (port taken, bad host).
   void start();
   /// The bound port (the ephemeral one when options.port was 0); 0 before start().
   unsigned short port() const;

@@ -1,0 +1,69 @@
+// Internal: what the three HTTP client transports (Streamable HTTP, legacy SSE, REST dialect)
+// share: the options, the parsed URL and expanded headers, the engine and its open/closed state,
+// and the exchanges that carry a request's answer (so abandon() can cancel them).
+// Thread-safety: as ClientTransport; members marked "holds mutex_" expect the caller to hold it.
+#pragma once
+
+#include "mcpclass/client/transport.hpp"
+#include "mcpclass/transport/client_http.hpp"
+#include "transport/client_http_core.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mcpclass::transport::detail {
+
+class HttpClientTransportBase : public client::ClientTransport {
+ public:
+  explicit HttpClientTransportBase(HttpClientOptions options) : options_(std::move(options)) {}
+
+  /// Stops the engine (derived classes call it from their destructors).
+  void close() override;
+  bool is_open() const override;
+  /// Cancels the exchange tracked for `id`, if any.
+  void abandon(const jsonrpc::Id& id) override;
+  std::string describe() const override { return options_.url; }
+
+ protected:
+  /// Parses the URL, expands the headers, keeps the handlers and makes a fresh engine; the
+  /// transport is open afterwards. Throws client::TransportError (bad URL, unreadable CA file).
+  /// Call close() first.
+  void open_engine(client::TransportHandlers handlers);
+  /// Marks the transport closed, forgets the tracked exchanges and hands over the engine (null
+  /// when it was not open) for the caller to stop outside the lock.
+  std::unique_ptr<HttpEngine> take_engine();
+
+  /// Remembers which exchange carries the answer to the request with key `key` (holds mutex_).
+  void track(const std::string& key, HttpEngine::ExchangeId exchange) {
+    exchanges_[key] = exchange;
+  }
+  /// Forgets it; false when it was not tracked (abandoned or closed).
+  bool untrack(const std::string& key);
+  bool tracked(const std::string& key) const;
+
+  const HttpClientOptions options_;
+  HttpUrl url_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  client::TransportHandlers handlers_;
+
+  mutable std::mutex mutex_;
+  std::unique_ptr<HttpEngine> engine_;
+  bool open_ = false;
+
+ private:
+  std::map<std::string, HttpEngine::ExchangeId> exchanges_;
+};
+
+/// Collects an exchange's status and body for callers that want both at the end.
+struct CollectedReply {
+  int status = 0;
+  std::string body;
+};
+/// Callbacks that fill `reply`; on_end is left for the caller.
+ExchangeCallbacks collect_into(const std::shared_ptr<CollectedReply>& reply);
+
+}  // namespace mcpclass::transport::detail

@@ -33,6 +33,8 @@ struct ServeOptions {
 
 int run_classify(const config::Config& config, const std::string& text, bool probabilities);
 int run_list(const config::Config& config);
+/// Prints the effective configuration (defaults filled in) as one JSON document.
+int run_config(const config::Config& config);
 int run_serve(const config::Config& config, const ServeOptions& options);
 
 // --- remote.cpp: the MCP client (classify --remote/--remote-cmd, call) ---

@@ -931,6 +931,10 @@ void Connection::post_legacy(const http::request<http::string_body>& req, std::s
 }  // namespace
 
 void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared) {
+  // An SSE answer is several small writes (head, events, last chunk); with Nagle's algorithm the
+  // second waits for the client's delayed ACK, ~40 ms per answer.
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
   std::make_shared<Connection>(std::move(socket), std::move(shared))->start();
 }
 

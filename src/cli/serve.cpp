@@ -187,7 +187,7 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
       std::tie(http_options.host, http_options.port) =
           parse_endpoint(options.http, config.server.http);
     http_options.stateless = options.stateless;
-    http_options.extra_metrics = [counters] { return counters->prometheus(); };
+    http_options.extra_metrics = [counters] { return counters->prometheus() + heap_metrics(); };
     const auto started = std::chrono::steady_clock::now();
     auto health = [classifier, started, want_stdio] {
       boost::json::object h = classifier->info();

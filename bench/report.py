@@ -139,6 +139,41 @@ def render_scaling(s):
     return md
 
 
+def render_soak(s):
+    fig = s["figures"]
+    load, sessions = fig["load"], fig["sessions"]
+    main = load["main"]
+    total = sum(x["requests"] for x in main)
+    errors = sum(x["non_2xx"] + x["socket_errors"] + x["bad_answers"] for x in main)
+    md = ["## Load and soak (`tests/load/soak.py`, full size)", "",
+          f"{s['date']}, `{fig.get('command', 'tests/load/soak.py')}`: {fig.get('streams', '?')} open SSE "
+          f"streams while {fig.get('connections', '?')} keep-alive connections (half JSON-RPC, half "
+          f"router dialect) ran {fig.get('seconds', '?')} s; then {fig.get('sessions', '?'):,} "
+          "sessions opened and abandoned, twice.", ""]
+    md += table(["figure", "value"], [
+        ["requests (main run)", f(total)],
+        ["non-2xx + socket errors + bad answers", errors],
+        ["RSS after warm-up → end (KiB)", f"{f(load['rss_kib_warm'])} → {f(load['rss_kib_end'])} "
+                                          f"({load['rss_growth'] * 100:+.2f}%)"],
+    ] + [[f"round {i + 1}: heap in use base → with sessions → after eviction (KiB)",
+          f"{f(sessions['heap_bytes_baseline'] / 1024)} → {f(x['heap_bytes_with_sessions'] / 1024)} → "
+          f"{f(x['heap_bytes_after_eviction'] / 1024)}"] for i, x in enumerate(sessions["rounds"])]
+      + [[f"round {i + 1}: RSS base → with sessions → after eviction (KiB)",
+          f"{f(sessions['rss_kib_baseline'])} → {f(x['rss_kib_with_sessions'])} → "
+          f"{f(x['rss_kib_after_eviction'])}"] for i, x in enumerate(sessions["rounds"])])
+    return md
+
+
+def render_fuzz(fz):
+    md = ["## Fuzzing, long run (`tests/fuzz/run-long.sh`, nice 19)", "",
+          f"{fz['date']}: executions per target (goal ≥ 10M; a target still short of it was stopped "
+          "where it stood), coverage, crashes.", ""]
+    md += table(["target", "executions", "exec/s", "coverage (edges)", "corpus", "finished", "crashes"],
+                [[t, f(x["executions"]), f(x["exec_per_s"]), f(x["coverage"]), f(x["corpus"]),
+                  "yes" if x["finished"] else "no", x["crashes"]] for t, x in fz["figures"].items()])
+    return md
+
+
 def render(r):
     md = ["# mcpclass benchmark report", "",
           f"{r['date']} · {r['machine']} · git {r['git']} · `{r['command']}` "
@@ -155,4 +190,8 @@ def render(r):
         md += render_footprint(r["footprint"], r.get("http"))
     if "scaling" in r:
         md += render_scaling(r["scaling"])
+    if "soak" in r:
+        md += render_soak(r["soak"])
+    if "fuzz_long" in r:
+        md += render_fuzz(r["fuzz_long"])
     return "\n".join(md)

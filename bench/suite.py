@@ -458,6 +458,15 @@ def main():
         shutil.rmtree(ctx.tmp, ignore_errors=True)
     result["total_seconds"] = round(time.monotonic() - started, 1)
     os.makedirs(a.out, exist_ok=True)
+    # Figures of the long runs that are not benchmarks (their own commands, see report.md),
+    # carried into the report when their JSON is in the output folder.
+    for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json")):
+        path = os.path.join(a.out, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                result[key] = {"file": name, "date": datetime.datetime.fromtimestamp(
+                    os.path.getmtime(path), datetime.timezone.utc).isoformat(timespec="seconds"),
+                               "figures": json.load(f)}
     with open(os.path.join(a.out, "report.json"), "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")

@@ -1,4 +1,11 @@
-"""Markdown rendering of bench/results/report.json (written by bench/suite.py)."""
+"""Markdown rendering of bench/results/report.json (written by bench/suite.py).
+`bench/report.py [DIR]` re-renders DIR/report.md (default bench/results), carrying in the figures
+of the long runs whose JSON sits beside it: soak.json (tests/load/soak.py --json) and
+fuzz-long.json (tests/fuzz/summary.py after tests/fuzz/run-long.sh)."""
+import datetime
+import json
+import os
+import sys
 
 
 def f(v, digits=0):
@@ -46,8 +53,9 @@ def render_inprocess(r):
 
 def render_http(h):
     md = ["## HTTP: `classify_text` over keep-alive connections (wrk)", "",
-          f"{h['wrk']}, nginx {h['nginx_version']}, node {h['node']}; {h['seconds_per_run']} s per run; "
-          "client and servers share the 2 CPUs. One MCP session per target (protocol "
+          f"{h['wrk']}, nginx {h['nginx_version']}, node {h['node']}; {h['seconds_per_run']} s per run, "
+          f"{h.get('rounds', 1)} rounds over all targets, each figure from the round with the median "
+          "req/s (all rounds' req/s in report.json); client and servers share the 2 CPUs. One MCP session per target (protocol "
           "2025-06-18), every request a distinct JSON-RPC id, every answer checked by the wrk "
           f"script. Request text: \"{h['text']}\"; JSON answer {h['response_bytes']} bytes.", "",
           "- **nginx**: 1 worker, `return 200` of mcpclass's JSON answer (same bytes): the ceiling of "
@@ -60,18 +68,21 @@ def render_http(h):
           "`Accept: text/event-stream`.", ""]
     rows = []
     for r in h["runs"]:
-        errs = r["non_2xx"] + r["socket_errors"] + r["bad_answers"]
+        errs = r.get("errors_all_rounds", r["non_2xx"] + r["socket_errors"] + r["bad_answers"])
         rows.append([r["label"], r["connections"], f(r["rps"]), f(r["p50_ms"], 3), f(r["p99_ms"], 3),
                      errs])
-    md += table(["target", "conns", "req/s", "p50 ms", "p99 ms", "errors"], rows)
-    md += ["Ratios (req/s; > 1 means mcpclass is faster):", ""]
+    md += table(["target", "conns", "req/s", "p50 ms", "p99 ms", "errors (all rounds)"], rows)
+    md += ["Ratios of req/s (> 1: mcpclass is faster), each taken within a round and given as the "
+           "median over the rounds, with the range of the rounds:", ""]
+
+    def rr(x):
+        return f"**{f(x['median'], 2)}** ({f(x['min'], 2)}–{f(x['max'], 2)})"
     md += table(["conns", "mcpclass JSON ÷ nginx", "mcpclass /mcp/tools/call ÷ nginx",
                  "mcpclass JSON ÷ TS SDK JSON", "mcpclass SSE ÷ TS SDK SSE",
-                 "p99: mcpclass JSON ÷ TS SDK JSON"],
-                [[x["connections"], f(x["mcpclass_json_vs_nginx"], 2),
-                  f(x["mcpclass_router_vs_nginx"], 2), f(x["mcpclass_json_vs_ts_sdk_json"], 2),
-                  f(x["mcpclass_sse_vs_ts_sdk_sse"], 2),
-                  f(x["mcpclass_json_p99_vs_ts_sdk_json_p99"], 2)] for x in h["ratios"]])
+                 "p99 latency: mcpclass JSON ÷ TS SDK JSON"],
+                [[x["connections"], rr(x["mcpclass_json_vs_nginx"]), rr(x["mcpclass_router_vs_nginx"]),
+                  rr(x["mcpclass_json_vs_ts_sdk_json"]), rr(x["mcpclass_sse_vs_ts_sdk_sse"]),
+                  rr(x["mcpclass_json_p99_vs_ts_sdk_json_p99"])] for x in h["ratios"]])
     return md
 
 
@@ -145,11 +156,12 @@ def render_soak(s):
     main = load["main"]
     total = sum(x["requests"] for x in main)
     errors = sum(x["non_2xx"] + x["socket_errors"] + x["bad_answers"] for x in main)
+    p = fig["params"]
     md = ["## Load and soak (`tests/load/soak.py`, full size)", "",
-          f"{s['date']}, `{fig.get('command', 'tests/load/soak.py')}`: {fig.get('streams', '?')} open SSE "
-          f"streams while {fig.get('connections', '?')} keep-alive connections (half JSON-RPC, half "
-          f"router dialect) ran {fig.get('seconds', '?')} s; then {fig.get('sessions', '?'):,} "
-          "sessions opened and abandoned, twice.", ""]
+          f"{s['date']}, `{p['command']}`: {p['streams']} open SSE streams while "
+          f"{p['connections']} keep-alive connections (half JSON-RPC, half router dialect) ran "
+          f"{p['seconds']} s after a warm-up; then {p['sessions']:,} sessions opened and abandoned, "
+          "twice, and evicted by the idle timeout. Every check of the script passed.", ""]
     md += table(["figure", "value"], [
         ["requests (main run)", f(total)],
         ["non-2xx + socket errors + bad answers", errors],
@@ -194,4 +206,27 @@ def render(r):
         md += render_soak(r["soak"])
     if "fuzz_long" in r:
         md += render_fuzz(r["fuzz_long"])
-    return "\n".join(md)
+    return "\n".join(md) + "\n"
+
+
+def write(out):
+    """Re-renders out/report.md from out/report.json plus the long runs' JSON beside it."""
+    with open(os.path.join(out, "report.json")) as f:
+        r = json.load(f)
+    for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json")):
+        path = os.path.join(out, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                r[key] = {"file": name, "figures": json.load(f),
+                          "date": datetime.datetime.fromtimestamp(
+                              os.path.getmtime(path), datetime.timezone.utc).isoformat(timespec="seconds")}
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(r, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(render(r))
+
+
+if __name__ == "__main__":
+    write(sys.argv[1] if len(sys.argv) > 1 else
+          os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))

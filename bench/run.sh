@@ -9,7 +9,8 @@
 #   scaling     throughput vs I/O threads, number of categories, text length
 # Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
 # libtorch figures use ./build (scripts/build.sh) when it was configured with libtorch.
-# Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (5), MCPCLASS_BENCH_CONNS (1,50,500),
+# Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (2), MCPCLASS_BENCH_ROUNDS of the HTTP
+# runs (5; medians count), MCPCLASS_BENCH_CONNS (1,50,500),
 # MCPCLASS_BENCH_STDIO_SECONDS (3), MCPCLASS_BENCH_ITERATIONS (20000), MCPCLASS_BENCH_SPAWN_RUNS
 # (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling),
 # MCPCLASS_BENCH_TORCH_BUILD_DIR (./build; empty = skip), MCPCLASS_BENCH_OUT (bench/results).
@@ -56,7 +57,8 @@ export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 exec /usr/bin/python3 "$ROOT/bench/suite.py" --cli "$BUILD/mcpclass" \
   --bench-binary "$BUILD/bench/mcpclass_bench" --library "$BUILD/src/libmcpclass.a" \
   "${torch_args[@]}" --out "$OUT" \
-  --seconds "${MCPCLASS_BENCH_SECONDS:-5}" --conns "${MCPCLASS_BENCH_CONNS:-1,50,500}" \
+  --seconds "${MCPCLASS_BENCH_SECONDS:-2}" --conns "${MCPCLASS_BENCH_CONNS:-1,50,500}" \
+  --rounds "${MCPCLASS_BENCH_ROUNDS:-5}" \
   --stdio-seconds "${MCPCLASS_BENCH_STDIO_SECONDS:-3}" \
   --iterations "${MCPCLASS_BENCH_ITERATIONS:-20000}" \
   --spawn-runs "${MCPCLASS_BENCH_SPAWN_RUNS:-15}" \

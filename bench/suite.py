@@ -226,35 +226,54 @@ def section_http(ctx):
         idle = {"mcpclass": mc.rss(), "ts_sdk": ts.rss(), "nginx": nginx.rss()}
         peak = {"mcpclass": idle["mcpclass"], "ts_sdk": idle["ts_sdk"], "nginx": idle["nginx"]}
         owner = {id(mc): "mcpclass", id(ts): "ts_sdk", id(nginx): "nginx"}
-        runs = []
+        # Rounds over every target and connection count, so a burst of load from elsewhere on
+        # this shared machine hits one round of each rather than all runs of one target; each
+        # figure is the run with the median req/s of its rounds.
+        all_runs = {}
+        for round_ in range(a.rounds):
+            for c in a.conns:
+                for key, label, server, port, path, headers, b, marker, expect in targets:
+                    script = wrk.lua_script(headers, b, marker, expect)
+                    sampler = procs.RssSampler(server.pid)
+                    r = wrk.run(f"http://127.0.0.1:{port}{path}", script, c, a.seconds)
+                    sampler.stop()
+                    who = owner[id(server)]
+                    peak[who] = max(peak[who], sampler.peak)
+                    r.update(key=key, label=label, round=round_ + 1)
+                    all_runs.setdefault((key, c), []).append(r)
+                    log(f"http round {round_ + 1} {label} c={c}: {r['rps']:.0f} req/s p50 "
+                        f"{r['p50_ms']:.3f} ms p99 {r['p99_ms']:.3f} ms errors "
+                        f"{r['non_2xx'] + r['socket_errors'] + r['bad_answers']}")
+                    time.sleep(0.2)
+        runs, by = [], {}
         for c in a.conns:
-            for key, label, server, port, path, headers, b, marker, expect in targets:
-                script = wrk.lua_script(headers, b, marker, expect)
-                sampler = procs.RssSampler(server.pid)
-                r = wrk.run(f"http://127.0.0.1:{port}{path}", script, c, a.seconds)
-                sampler.stop()
-                who = owner[id(server)]
-                peak[who] = max(peak[who], sampler.peak)
-                r.update(key=key, label=label)
-                runs.append(r)
-                log(f"http {label} c={c}: {r['rps']:.0f} req/s p50 {r['p50_ms']:.3f} ms "
-                    f"p99 {r['p99_ms']:.3f} ms errors {r['non_2xx'] + r['socket_errors'] + r['bad_answers']}")
-                time.sleep(0.3)
-        by = {(r["key"], r["connections"]): r for r in runs}
+            for key, *_ in targets:
+                rounds = sorted(all_runs[(key, c)], key=lambda r: r["rps"])
+                median = dict(rounds[len(rounds) // 2])
+                median["rps_of_rounds"] = [round(r["rps"]) for r in all_runs[(key, c)]]
+                median["errors_all_rounds"] = sum(r["non_2xx"] + r["socket_errors"] + r["bad_answers"]
+                                                  for r in rounds)
+                runs.append(median)
+                by[(key, c)] = median
+        # Each ratio is taken within a round (the two runs minutes apart at most, usually
+        # adjacent), then the median over the rounds: drifts in the machine's load cancel out.
+        def per_round(num, den, c, field="rps"):
+            values = sorted(ratio(x[field], y[field]) for x, y in
+                            zip(all_runs[(num, c)], all_runs[(den, c)]) if y[field])
+            return {"median": values[len(values) // 2], "min": values[0], "max": values[-1]}
+
         ratios = []
         for c in a.conns:
-            def rps(k):
-                return by[(k, c)]["rps"]
             ratios.append({
                 "connections": c,
-                "mcpclass_json_vs_nginx": ratio(rps("mcpclass_json"), rps("nginx")),
-                "mcpclass_router_vs_nginx": ratio(rps("mcpclass_router"), rps("nginx")),
-                "mcpclass_json_vs_ts_sdk_json": ratio(rps("mcpclass_json"), rps("ts_json")),
-                "mcpclass_sse_vs_ts_sdk_sse": ratio(rps("mcpclass_sse"), rps("ts_sse")),
-                "mcpclass_json_p99_vs_ts_sdk_json_p99": ratio(by[("mcpclass_json", c)]["p99_ms"],
-                                                               by[("ts_json", c)]["p99_ms"]),
+                "mcpclass_json_vs_nginx": per_round("mcpclass_json", "nginx", c),
+                "mcpclass_router_vs_nginx": per_round("mcpclass_router", "nginx", c),
+                "mcpclass_json_vs_ts_sdk_json": per_round("mcpclass_json", "ts_json", c),
+                "mcpclass_sse_vs_ts_sdk_sse": per_round("mcpclass_sse", "ts_sse", c),
+                "mcpclass_json_p99_vs_ts_sdk_json_p99": per_round("mcpclass_json", "ts_json", c, "p99_ms"),
             })
         return {"text": TEXT, "response_bytes": len(json_body), "seconds_per_run": a.seconds,
+                "rounds": a.rounds,
                 "agreement_texts": agreed, "content_types": content_types, "runs": runs,
                 "ratios": ratios, "rss_kib_idle": idle, "rss_kib_peak_under_load": peak,
                 "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip(),
@@ -377,7 +396,7 @@ def scaling_point(ctx, config_path, text, label):
                    "MCP-Protocol-Version": procs.PROTOCOL_VERSION}
         r = wrk.run(f"http://127.0.0.1:{server.port}/mcp",
                     wrk.lua_script(headers, rpc_body(text), "@ID@", '"result"'), a.scaling_conns,
-                    a.seconds)
+                    a.scaling_seconds)
     finally:
         server.stop()
     cases = {c["name"]: c for c in inproc["cases"]}
@@ -413,7 +432,7 @@ def section_scaling(ctx):
         row = scaling_point(ctx, ctx.config_json, text_of(n), f"{n} characters")
         row["text_chars"] = n
         lengths.append(row)
-    return {"connections": ctx.args.scaling_conns, "seconds_per_run": ctx.args.seconds,
+    return {"connections": ctx.args.scaling_conns, "seconds_per_run": ctx.args.scaling_seconds,
             "io_threads": with_ratios(threads), "categories": with_ratios(categories),
             "text_length": with_ratios(lengths)}
 
@@ -429,9 +448,11 @@ def main():
     p.add_argument("--library", required=True)
     p.add_argument("--torch-cli", default="", help="mcpclass built with libtorch (optional)")
     p.add_argument("--out", required=True, help="directory for report.json and report.md")
-    p.add_argument("--seconds", type=int, default=5, help="per wrk run")
+    p.add_argument("--seconds", type=int, default=2, help="per wrk run")
     p.add_argument("--conns", default="1,50,500")
+    p.add_argument("--rounds", type=int, default=5, help="HTTP: rounds over all targets (median)")
     p.add_argument("--scaling-conns", type=int, default=50)
+    p.add_argument("--scaling-seconds", type=int, default=3)
     p.add_argument("--stdio-seconds", type=float, default=3)
     p.add_argument("--spawn-runs", type=int, default=15)
     p.add_argument("--iterations", type=int, default=20000)
@@ -458,20 +479,10 @@ def main():
         shutil.rmtree(ctx.tmp, ignore_errors=True)
     result["total_seconds"] = round(time.monotonic() - started, 1)
     os.makedirs(a.out, exist_ok=True)
-    # Figures of the long runs that are not benchmarks (their own commands, see report.md),
-    # carried into the report when their JSON is in the output folder.
-    for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json")):
-        path = os.path.join(a.out, name)
-        if os.path.exists(path):
-            with open(path) as f:
-                result[key] = {"file": name, "date": datetime.datetime.fromtimestamp(
-                    os.path.getmtime(path), datetime.timezone.utc).isoformat(timespec="seconds"),
-                               "figures": json.load(f)}
     with open(os.path.join(a.out, "report.json"), "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
-    with open(os.path.join(a.out, "report.md"), "w") as f:
-        f.write(report.render(result))
+    report.write(a.out)
     log(f"wrote {a.out}/report.md and report.json in {result['total_seconds']:.0f} s")
 
 

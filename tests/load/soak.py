@@ -242,8 +242,9 @@ def main():
     cfg.close()
     server = procs.Server([a.bin, "serve", "--http", "127.0.0.1:0", "--config", cfg.name],
                           ready=r"on http://127\.0\.0\.1:(\d+)/mcp")
-    figures = {"command": "tests/load/soak.py " + " ".join(sys.argv[1:]), "seconds": a.seconds,
-               "connections": a.connections, "streams": a.streams, "sessions": a.sessions}
+    figures = {"params": {"command": "tests/load/soak.py " + " ".join(sys.argv[1:]),
+                          "seconds": a.seconds, "connections": a.connections,
+                          "streams": a.streams, "sessions": a.sessions}}
     try:
         figures["load"] = phase_load(server, a)
         figures["sessions"] = phase_sessions(server, a)

@@ -196,6 +196,14 @@ def classify_over_http(port, sid, text, path="/mcp", with_probabilities=False, r
     return result["structuredContent"], body, headers
 
 
+def metric(port, name):
+    """A gauge or counter without labels from GET /metrics (AssertionError when absent)."""
+    _, _, body = http_request(port, "GET", "/metrics")
+    m = re.search(rf"^{name} (\d+)", body, re.M)
+    assert m, f"{name} not in /metrics"
+    return int(m.group(1))
+
+
 def wait_until(predicate, timeout, interval=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -40,13 +40,6 @@ def serve(tmp_path, name, document, port=0):
                         ready=r"on http://127\.0\.0\.1:(\d+)/mcp", port=port or None)
 
 
-def metric(port, name):
-    _, _, body = procs.http_request(port, "GET", "/metrics")
-    m = re.search(rf"^{name} (\d+)", body, re.M)
-    assert m, f"{name} not in /metrics"
-    return int(m.group(1))
-
-
 def health(port):
     status, _, body = procs.http_request(port, "GET", "/health", timeout=10)
     assert status == 200, body
@@ -142,13 +135,13 @@ def test_client_killed_mid_request(tmp_path):
         assert procs.wait_until(lambda: sockets_of(server.pid) == 1, 10), sockets_of(server.pid)
         base_sockets = 1
         sid = procs.open_session(port)
-        assert metric(port, "mcpclass_active_sessions") == 1
+        assert procs.metric(port, "mcpclass_active_sessions") == 1
         client = subprocess.Popen([sys.executable, "-c", KILLED_CLIENT, str(port), sid],
                                   stdout=subprocess.PIPE, text=True)
         try:
             assert client.stdout.readline().strip() == "ready"
-            assert procs.wait_until(lambda: metric(port, "mcpclass_sse_streams") == 1, 10)
-            assert procs.wait_until(lambda: metric(port, "mcpclass_active_sessions") == 2, 10)
+            assert procs.wait_until(lambda: procs.metric(port, "mcpclass_sse_streams") == 1, 10)
+            assert procs.wait_until(lambda: procs.metric(port, "mcpclass_active_sessions") == 2, 10)
             assert procs.wait_until(lambda: sockets_of(server.pid) >= base_sockets + 4, 10)
         finally:
             client.kill()
@@ -158,10 +151,10 @@ def test_client_killed_mid_request(tmp_path):
         assert status == 200 and json.loads(body["content"][0]["text"])["class"] == 0
         assert server.alive()
         # Nothing of the killed client stays: its stream, its sockets, and (idle) its sessions.
-        assert procs.wait_until(lambda: metric(port, "mcpclass_sse_streams") == 0, 10)
+        assert procs.wait_until(lambda: procs.metric(port, "mcpclass_sse_streams") == 0, 10)
         assert procs.wait_until(lambda: sockets_of(server.pid) <= base_sockets, 10), \
             f"{sockets_of(server.pid)} sockets, {base_sockets} before the client"
-        assert procs.wait_until(lambda: metric(port, "mcpclass_active_sessions") == 0, 15)
+        assert procs.wait_until(lambda: procs.metric(port, "mcpclass_active_sessions") == 0, 15)
         status, _, _ = procs.http_request(port, "POST", "/mcp", procs.tools_call(9, MATH),
                                           {"Accept": procs.MCP_ACCEPT, "Mcp-Session-Id": sid})
         assert status == 404  # the evicted session is gone, clearly

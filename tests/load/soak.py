@@ -20,7 +20,6 @@ import argparse
 import http.client
 import json
 import os
-import re
 import socket
 import sys
 import tempfile
@@ -40,12 +39,6 @@ def check(ok, message):
     print(("ok   " if ok else "FAIL ") + message, flush=True)
     if not ok:
         failures.append(message)
-
-
-def metric(port, name):
-    _, _, body = procs.http_request(port, "GET", "/metrics")
-    m = re.search(rf"^{name} (\d+)", body, re.M)
-    return int(m.group(1)) if m else -1
 
 
 class SseStream:
@@ -136,7 +129,7 @@ def phase_load(server, a):
     stream_sids = [procs.open_session(port) for _ in range(a.streams)]
     streams = [SseStream(port, sid) for sid in stream_sids]
     check(all(s.status == 200 for s in streams), f"{a.streams} GET /mcp SSE streams opened (200)")
-    check(metric(port, "mcpclass_sse_streams") == a.streams,
+    check(procs.metric(port, "mcpclass_sse_streams") == a.streams,
           f"/metrics counts {a.streams} open SSE streams")
 
     sid = procs.open_session(port)
@@ -169,10 +162,10 @@ def phase_load(server, a):
     check(growth < 0.05, f"RSS growth {growth:+.2%} < 5% between warm-up and end")
     still = sum(s.open() for s in streams)
     check(still == a.streams, f"{still}/{a.streams} SSE streams still open after the load")
-    check(metric(port, "mcpclass_sse_streams") == a.streams, "/metrics still counts every SSE stream")
+    check(procs.metric(port, "mcpclass_sse_streams") == a.streams, "/metrics still counts every SSE stream")
     for s in streams:
         s.close()
-    check(procs.wait_until(lambda: metric(port, "mcpclass_sse_streams") == 0, 10),
+    check(procs.wait_until(lambda: procs.metric(port, "mcpclass_sse_streams") == 0, 10),
           "SSE stream gauge back to 0 once the clients closed them")
     return {"warmup": warm, "main": main, "rss_kib_warm": rss_warm, "rss_kib_end": rss_end,
             "rss_kib_peak": sampler.peak, "rss_growth": growth}
@@ -180,26 +173,26 @@ def phase_load(server, a):
 
 def phase_sessions(server, a):
     port = server.port
-    ok = procs.wait_until(lambda: metric(port, "mcpclass_active_sessions") == 0,
+    ok = procs.wait_until(lambda: procs.metric(port, "mcpclass_active_sessions") == 0,
                           a.idle_timeout * 4 + 10)
     check(ok, "every session of the load phase evicted before the session phase")
     rss_base = settle_rss(server)
-    heap_base = metric(port, "mcpclass_heap_in_use_bytes")
+    heap_base = procs.metric(port, "mcpclass_heap_in_use_bytes")
     rounds = []
     for round_ in (1, 2):
         t0 = time.monotonic()
         sids = open_sessions(port, a.sessions)
         opened = time.monotonic() - t0
-        count = metric(port, "mcpclass_active_sessions")
+        count = procs.metric(port, "mcpclass_active_sessions")
         rss_peak = server.rss()
-        heap_peak = metric(port, "mcpclass_heap_in_use_bytes")
+        heap_peak = procs.metric(port, "mcpclass_heap_in_use_bytes")
         check(len(set(sids)) == a.sessions and count == a.sessions,
               f"round {round_}: {a.sessions} sessions opened in {opened:.1f} s, gauge {count}")
-        evicted = procs.wait_until(lambda: metric(port, "mcpclass_active_sessions") == 0,
+        evicted = procs.wait_until(lambda: procs.metric(port, "mcpclass_active_sessions") == 0,
                                    a.idle_timeout * 4 + 30, 0.25)
         check(evicted, f"round {round_}: all abandoned sessions evicted after the idle timeout")
         rss_after = settle_rss(server, 2)
-        heap_after = metric(port, "mcpclass_heap_in_use_bytes")
+        heap_after = procs.metric(port, "mcpclass_heap_in_use_bytes")
         status, _, _ = procs.http_request(port, "POST", "/mcp", procs.tools_call(1, TEXT),
                                           {"Accept": procs.MCP_ACCEPT, "Mcp-Session-Id": sids[0]})
         check(status == 404, f"round {round_}: an evicted session id is unknown (404), got {status}")

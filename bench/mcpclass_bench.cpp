@@ -5,6 +5,9 @@
 // request text: memcpy of it, and Boost.JSON parse + serialize of it. Also footprint figures:
 // RSS after setup and after 10k requests, main()-to-first-response time.
 // Output: one JSON object on stdout. Usage: mcpclass_bench [--iterations N]
+// Scaling mode (bench/run.sh, cost vs categories and text length): mcpclass_bench --config FILE
+// --text-file FILE [--iterations N] times only rule_classify and session_tools_call for that
+// configuration and text.
 #include "mcpclass/classify/entropy.hpp"
 #include "mcpclass/classify/mcp_tools.hpp"
 #include "mcpclass/config/config.hpp"
@@ -21,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <new>
 #include <string>
 #include <vector>
@@ -69,9 +73,9 @@ const auto g_start = Clock::now();
 constexpr std::string_view kText =
     "Can you help me solve this integral and explain the derivative of x^2 * sin(x) step by step?";
 
-std::string tools_call_request(std::int64_t id) {
+std::string tools_call_request(std::int64_t id, std::string_view text = kText) {
   json::object params{{"name", "classify_text"},
-                      {"arguments", json::object{{"text", kText}, {"with_probabilities", true}}}};
+                      {"arguments", json::object{{"text", text}, {"with_probabilities", true}}}};
   return json::serialize(json::object{
       {"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", std::move(params)}});
 }
@@ -129,36 +133,104 @@ long rss_kib() {
 
 volatile std::size_t g_sink = 0;
 
+json::object to_json(const Stats& s) {
+  return {{"name", s.name},
+          {"iterations", s.iterations},
+          {"median_ns", s.median_ns},
+          {"p99_ns", s.p99_ns},
+          {"allocations_per_call", s.allocations_per_call}};
+}
+
+// The default classifier, or the one of a configuration file, behind a server with one
+// initialized session and an inline executor.
+struct Setup {
+  std::shared_ptr<const classify::Classifier> classifier;
+  std::shared_ptr<server::Server> server;
+  std::shared_ptr<server::Session> session;
+
+  explicit Setup(const config::Config& cfg) : classifier(config::make_classifier(cfg)) {
+    server::ServerOptions options;
+    options.name = "mcpclass-bench";
+    options.version = "0";
+    server = server::Server::create(options, [](std::function<void()> job) { job(); });
+    classify::register_classification(
+        *server, classifier, {.max_text_length = cfg.server.max_text_length, .on_classified = {}});
+    session = server->create_session();
+    session->handle(
+        std::string_view{
+            R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}})"},
+        std::make_shared<SerializingStream>());
+    session->handle(std::string_view{R"({"jsonrpc":"2.0","method":"notifications/initialized"})"},
+                    std::make_shared<SerializingStream>());
+  }
+
+  // tools/call requests with distinct ids (an id may not be reused while in flight).
+  static std::vector<std::string> requests(std::string_view text) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < 64; ++i)
+      out.push_back(tools_call_request(static_cast<std::int64_t>(i + 2), text));
+    return out;
+  }
+
+  Stats tools_call(std::size_t iterations, const std::vector<std::string>& requests) {
+    return measure("session_tools_call", iterations, [&](std::size_t i) {
+      auto s = std::make_shared<SerializingStream>();
+      session->handle(std::string_view{requests[i % requests.size()]}, s);
+      g_sink = g_sink + s->last.size();
+    });
+  }
+};
+
+int run_scaling(const std::string& config_path, const std::string& text_path,
+                std::size_t iterations) {
+  std::ifstream in(text_path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Setup setup(config::load_config_file(config_path));
+  const auto requests = Setup::requests(text);
+  {
+    auto s = std::make_shared<SerializingStream>();
+    setup.session->handle(std::string_view{requests[0]}, s);
+    if (s->last.find("\"result\"") == std::string::npos ||
+        s->last.find("\"isError\":true") != std::string::npos) {
+      std::fprintf(stderr, "mcpclass_bench: tools/call failed: %s\n", s->last.c_str());
+      return 1;
+    }
+  }
+  const Stats classify = measure("rule_classify", iterations, [&](std::size_t) {
+    g_sink = g_sink + setup.classifier->classify(text).class_index;
+  });
+  const Stats call = setup.tools_call(iterations, requests);
+  json::object out{{"text_chars", text.size()},
+                   {"categories", setup.classifier->categories().size()},
+                   {"cases", json::array{to_json(classify), to_json(call)}}};
+  std::printf("%s\n", json::serialize(out).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::size_t iterations = 20000;
+  std::string config_path, text_path;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--iterations") == 0)
       iterations = std::strtoull(argv[i + 1], nullptr, 10);
+    if (std::strcmp(argv[i], "--config") == 0) config_path = argv[i + 1];
+    if (std::strcmp(argv[i], "--text-file") == 0) text_path = argv[i + 1];
+  }
+  if (!config_path.empty() || !text_path.empty()) {
+    if (config_path.empty() || text_path.empty()) {
+      std::fprintf(stderr, "mcpclass_bench: --config and --text-file go together\n");
+      return 2;
+    }
+    return run_scaling(config_path, text_path, iterations);
   }
 
-  // Setup: the default rule classifier behind a server, one initialized session, inline executor.
-  const config::Config cfg = config::default_config();
-  std::shared_ptr<const classify::Classifier> classifier = config::make_classifier(cfg);
-  server::ServerOptions options;
-  options.name = "mcpclass-bench";
-  options.version = "0";
-  auto server = server::Server::create(options, [](std::function<void()> job) { job(); });
-  classify::register_classification(*server, classifier);
-  auto session = server->create_session();
-  {
-    auto s = std::make_shared<SerializingStream>();
-    session->handle(
-        std::string_view{
-            R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}})"},
-        s);
-    session->handle(std::string_view{R"({"jsonrpc":"2.0","method":"notifications/initialized"})"},
-                    std::make_shared<SerializingStream>());
-  }
+  Setup setup(config::default_config());
+  const auto& classifier = setup.classifier;
   const std::string request = tools_call_request(1);
   const auto first = std::make_shared<SerializingStream>();
-  session->handle(std::string_view{request}, first);
+  setup.session->handle(std::string_view{request}, first);
   const double first_response_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - g_start).count();
   if (!first->closed || first->last.find("\"result\"") == std::string::npos) {
@@ -190,18 +262,12 @@ int main(int argc, char** argv) {
         g_sink + classify::make_reasoning_decision(classification.probabilities, names, flags, 0.6)
                      .top_categories.size();
   }));
-  std::vector<std::string> requests;
-  for (std::size_t i = 0; i < 64; ++i)
-    requests.push_back(tools_call_request(static_cast<std::int64_t>(i + 2)));
-  results.push_back(measure("session_tools_call", iterations, [&](std::size_t i) {
-    auto s = std::make_shared<SerializingStream>();
-    session->handle(std::string_view{requests[i % requests.size()]}, s);
-    g_sink = g_sink + s->last.size();
-  }));
+  const auto requests = Setup::requests(kText);
+  results.push_back(setup.tools_call(iterations, requests));
   // Footprint after 10k more requests.
   for (std::size_t i = 0; i < 10000; ++i) {
     auto s = std::make_shared<SerializingStream>();
-    session->handle(std::string_view{requests[i % requests.size()]}, s);
+    setup.session->handle(std::string_view{requests[i % requests.size()]}, s);
   }
   const long rss_10k = rss_kib();
 
@@ -209,13 +275,10 @@ int main(int argc, char** argv) {
   const double memcpy_ns = std::max(1.0, results[0].median_ns);
   const double json_ns = std::max(1.0, results[1].median_ns);
   for (const auto& s : results) {
-    cases.push_back(json::object{{"name", s.name},
-                                 {"iterations", s.iterations},
-                                 {"median_ns", s.median_ns},
-                                 {"p99_ns", s.p99_ns},
-                                 {"allocations_per_call", s.allocations_per_call},
-                                 {"median_vs_memcpy", s.median_ns / memcpy_ns},
-                                 {"median_vs_json_parse_serialize", s.median_ns / json_ns}});
+    json::object c = to_json(s);
+    c["median_vs_memcpy"] = s.median_ns / memcpy_ns;
+    c["median_vs_json_parse_serialize"] = s.median_ns / json_ns;
+    cases.push_back(std::move(c));
   }
   json::object out{{"request_bytes", request.size()},
                    {"cases", std::move(cases)},

@@ -1,148 +1,232 @@
-#!/usr/bin/env python3
-"""Footprint of the `mcpclass serve --stdio` process and the bench report (bench/run.sh).
-
-Start-to-first-response: wall time from spawning the server to reading its tools/call answer,
-median of 15 runs, against `cat` spawned on the same input (the cost of any process at all).
-RSS: VmRSS of the server after initialize, and after 10,000 tools/call requests over its stdio.
-"""
-import argparse, json, os, platform, statistics, subprocess, time, datetime
-
-TEXT = "Can you help me solve this integral and explain the derivative of x^2 * sin(x) step by step?"
-INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "bench", "version": "0"}}}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+"""Markdown rendering of bench/results/report.json (written by bench/suite.py).
+`bench/report.py [DIR]` re-renders DIR/report.md (default bench/results), carrying in the figures
+of the long runs whose JSON sits beside it: soak.json (tests/load/soak.py --json) and
+fuzz-long.json (tests/fuzz/summary.py after tests/fuzz/run-long.sh)."""
+import datetime
+import json
+import os
+import sys
 
 
-def call(i):
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-            "params": {"name": "classify_text", "arguments": {"text": TEXT}}}
+def f(v, digits=0):
+    if v is None:
+        return "—"
+    if isinstance(v, (int, float)):
+        return f"{v:,.{digits}f}"
+    return str(v)
 
 
-def line(m):
-    return (json.dumps(m) + "\n").encode()
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out + [""]
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for l in f:
-            if l.startswith("VmRSS:"):
-                return int(l.split()[1])
-    return -1
+def render_inprocess(r):
+    inproc = r["inprocess"]
+    md = [f"## In-process (per call, {inproc['request_bytes']}-byte `tools/call` request)", "",
+          "Baselines on the same request text in the same run: `memcpy` of it, and Boost.JSON "
+          "parse + serialize of it.", ""]
+    md += table(["case", "median ns", "p99 ns", "allocations/call", "÷ memcpy", "÷ JSON parse+serialize"],
+                [[c["name"], f(c["median_ns"]), f(c["p99_ns"]), f(c["allocations_per_call"], 1),
+                  f(c["median_vs_memcpy"], 1), f(c["median_vs_json_parse_serialize"], 2)]
+                 for c in inproc["cases"]])
+    md += ["`session_tools_call` = `Session::handle` of a `tools/call classify_text` text: JSON-RPC "
+           "parse, dispatch, input-schema check, rule classify, result serialization (inline "
+           "executor).", ""]
+    learned = r.get("learned")
+    if learned:
+        md += ["Embedding classify (USE-lite + the 14-category MMLU-Pro head; libtorch build, 1 "
+               "BLAS thread), per call as stdio round trips next to the same binary's rule "
+               "classifier (the pipe costs both the same):", ""]
+        if "skipped" in learned:
+            md += [f"skipped: {learned['skipped']}", ""]
+        else:
+            md += table(["classifier", "round trips/s", "p50 µs", "p99 µs"],
+                        [[name, f(x["round_trips_per_s"]), f(x["p50_us"]), f(x["p99_us"])]
+                         for name, x in (("learned (embedding + head)", learned["learned"]),
+                                         ("rules", learned["rules"]))])
+            md += [f"learned ÷ rules, p50: {f(learned['p50_vs_rules'], 1)}×", ""]
+    return md
 
 
-def first_response(cmd):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    p.stdin.write(line(INIT) + line(INITIALIZED) + line(call(1)))
-    p.stdin.flush()
-    lines = 0
-    while lines < 2:  # initialize result, then the tools/call result
-        if not p.stdout.readline():
-            break
-        lines += 1
-    elapsed = time.perf_counter() - t0
-    p.stdin.close()
-    p.wait()
-    return elapsed * 1000.0
+def render_http(h):
+    md = ["## HTTP: `classify_text` over keep-alive connections (wrk)", "",
+          f"{h['wrk']}, nginx {h['nginx_version']}, node {h['node']}; {h['seconds_per_run']} s per run, "
+          f"{h.get('rounds', 1)} rounds over all targets, each figure from the round with the median "
+          "req/s (all rounds' req/s in report.json); client and servers share the 2 CPUs. One MCP session per target (protocol "
+          "2025-06-18), every request a distinct JSON-RPC id, every answer checked by the wrk "
+          f"script. Request text: \"{h['text']}\"; JSON answer {h['response_bytes']} bytes.", "",
+          "- **nginx**: 1 worker, `return 200` of mcpclass's JSON answer (same bytes): the ceiling of "
+          "this box for a keep-alive request/response.",
+          "- **TS SDK**: `@modelcontextprotocol/sdk` 1.32.2 `StreamableHTTPServerTransport` on "
+          "node:http (`bench/peers/server.mjs`) serving the same rule classifier (same keywords, "
+          f"patterns, routing; agreement checked on {h['agreement_texts']} texts first); "
+          "`enableJsonResponse` for JSON, the SDK default (SSE) for SSE.",
+          "- **mcpclass**: `mcpclass serve --http` (Release, no libtorch, 2 I/O threads). SSE = "
+          "`Accept: text/event-stream`.", ""]
+    rows = []
+    for r in h["runs"]:
+        errs = r.get("errors_all_rounds", r["non_2xx"] + r["socket_errors"] + r["bad_answers"])
+        rows.append([r["label"], r["connections"], f(r["rps"]), f(r["p50_ms"], 3), f(r["p99_ms"], 3),
+                     errs])
+    md += table(["target", "conns", "req/s", "p50 ms", "p99 ms", "errors (all rounds)"], rows)
+    md += ["Ratios of req/s (> 1: mcpclass is faster), each taken within a round and given as the "
+           "median over the rounds, with the range of the rounds:", ""]
+
+    def rr(x):
+        return f"**{f(x['median'], 2)}** ({f(x['min'], 2)}–{f(x['max'], 2)})"
+    md += table(["conns", "mcpclass JSON ÷ nginx", "mcpclass /mcp/tools/call ÷ nginx",
+                 "mcpclass JSON ÷ TS SDK JSON", "mcpclass SSE ÷ TS SDK SSE",
+                 "p99 latency: mcpclass JSON ÷ TS SDK JSON"],
+                [[x["connections"], rr(x["mcpclass_json_vs_nginx"]), rr(x["mcpclass_router_vs_nginx"]),
+                  rr(x["mcpclass_json_vs_ts_sdk_json"]), rr(x["mcpclass_sse_vs_ts_sdk_sse"]),
+                  rr(x["mcpclass_json_p99_vs_ts_sdk_json_p99"])] for x in h["ratios"]])
+    return md
 
 
-def footprint(cli):
-    p = subprocess.Popen([cli, "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL)
-    p.stdin.write(line(INIT) + line(INITIALIZED))
-    p.stdin.flush()
-    p.stdout.readline()
-    time.sleep(0.2)
-    idle = rss_kib(p.pid)
-    for chunk in range(100):
-        batch = b"".join(line(call(chunk * 100 + i + 1)) for i in range(100))
-        p.stdin.write(batch)
-        p.stdin.flush()
-        for _ in range(100):
-            p.stdout.readline()
-    loaded = rss_kib(p.pid)
-    p.stdin.close()
-    p.wait()
-    return idle, loaded
+def render_stdio(s):
+    md = ["## stdio: round trips through a pipe", "",
+          "A Python driver writes one `tools/call` and waits for its answer before the next "
+          "(sequential round trips), then 2,000 in windows of 32 written at once (pipelined; the "
+          "server takes 64 requests in flight per session).", ""]
+    rows = []
+    for key, name in (("mcpclass", "mcpclass serve --stdio"), ("ts_sdk", "TS SDK StdioServerTransport")):
+        x = s[key]
+        rows.append([name, f(x["round_trips_per_s"]), f(x["p50_us"]), f(x["p99_us"]),
+                     f(x["pipelined_per_s"])])
+    md += table(["server", "round trips/s", "p50 µs", "p99 µs", "pipelined answers/s"], rows)
+    md += [f"mcpclass ÷ TS SDK: round trips {f(s['round_trips_vs_ts_sdk'], 2)}×, pipelined "
+           f"{f(s['pipelined_vs_ts_sdk'], 2)}×.", ""]
+    return md
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    for a in ("inprocess", "cli", "bench-binary", "library", "json", "markdown"):
-        ap.add_argument("--" + a, required=a != "cli", default="")
-    args = ap.parse_args()
-    with open(args.inprocess) as f:
-        inproc = json.load(f)
+def render_footprint(fp, http):
+    md = ["## Footprint", "",
+          f"Spawn → first `tools/call` answer over stdio (initialize, initialized and the call written "
+          f"at once), median of {fp['spawn_runs']} runs (fewer for the libtorch builds), against `cat` on the same input "
+          f"({f(fp['cat_first_answer_ms_median'], 2)} ms: the cost of any process). RSS after "
+          "initialize, and after N requests (pipelined in windows of 32).", ""]
+    md += table(["process", "first answer ms", "÷ cat", "RSS idle KiB", "RSS after N requests KiB", "N"],
+                [[p["name"], f(p["first_answer_ms_median"], 1), f(p["first_answer_vs_cat"], 1),
+                  f(p["rss_kib_idle"]), f(p["rss_kib_loaded"]), f(p["requests"])]
+                 for p in fp["processes"]])
+    if fp.get("note"):
+        md += [f"Note: {fp['note']}", ""]
+    if http:
+        idle, peak = http["rss_kib_idle"], http["rss_kib_peak_under_load"]
+        md += ["HTTP servers during the HTTP runs above (VmRSS sampled every 0.2 s):", ""]
+        md += table(["server", "RSS idle KiB", "RSS peak under load KiB"],
+                    [[n, f(idle[k]), f(peak[k])] for k, n in
+                     (("mcpclass", "mcpclass serve --http"), ("ts_sdk", "TS SDK peer (node)"),
+                      ("nginx", "nginx (1 worker; master not counted)"))])
+    rows = []
+    for name, b in fp["binaries"].items():
+        libs = b.get("shared_libraries")
+        rows.append([name, f(b["bytes"]), f(b.get("stripped_bytes")),
+                     f(libs["bytes"]) if libs else "—", f(libs["torch_bytes"]) if libs else "—"])
+    md += table(["binary", "bytes", "stripped bytes", "shared libraries loaded (bytes)",
+                 "of which libtorch/c10/sentencepiece"], rows)
+    return md
 
-    runs = 15
-    if args.cli:
-        server_ms = statistics.median(first_response([args.cli, "serve", "--stdio"]) for _ in range(runs))
-        cat_ms = statistics.median(first_response(["cat"]) for _ in range(runs))
-        idle, loaded = footprint(args.cli)
-    else:  # the CLI did not build: no process-level figures
-        server_ms = cat_ms = float("nan")
-        idle = loaded = -1
-    report = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-        "build": "Release, keyword-only (MCPCLASS_WITH_TORCH=OFF)",
-        "inprocess": inproc,
-        "cli_stdio": {
-            "start_to_first_response_ms_median": server_ms,
-            "cat_same_input_ms_median": cat_ms,
-            "start_to_first_response_vs_cat": server_ms / cat_ms if cat_ms == cat_ms else None,
-            "rss_kib_idle": idle,
-            "rss_kib_after_10k_requests": loaded,
-            "rss_growth_ratio": loaded / idle if idle > 0 else float("nan"),
-        },
-        "binary_bytes": {
-            "mcpclass_cli": os.path.getsize(args.cli) if args.cli else None,
-            "mcpclass_bench": os.path.getsize(args.bench_binary),
-            "libmcpclass_core_a": os.path.getsize(args.library),
-        },
-    }
-    def no_nan(v):  # JSON has no NaN: figures that could not be measured are null
-        if isinstance(v, dict):
-            return {k: no_nan(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [no_nan(x) for x in v]
-        return None if isinstance(v, float) and v != v else v
 
-    with open(args.json, "w") as f:
-        json.dump(no_nan(report), f, indent=2)
+def render_scaling(s):
+    md = ["## Scaling", "",
+          f"HTTP: wrk, {s['connections']} connections, POST /mcp (JSON), {s['seconds_per_run']} s per "
+          "point; in-process: median per call (`mcpclass_bench --config --text-file`). Ratios "
+          "against the first row of each table (same run).", ""]
+    header = ["", "req/s", "÷ first", "p99 ms", "classify ns (in-process)", "÷ first",
+              "tools/call ns (in-process)", "errors"]
 
-    md = [f"# mcpclass benchmark report", "",
-          f"{report['date']} · {report['machine']} · {report['build']} · `bench/run.sh`", "",
-          "## In-process (per call; ratios against baselines on the same "
-          f"{inproc['request_bytes']}-byte tools/call request, same run)", "",
-          "| case | median ns | p99 ns | allocations/call | median ÷ memcpy | median ÷ JSON parse+serialize |",
-          "|---|---:|---:|---:|---:|---:|"]
-    for c in inproc["cases"]:
-        md.append(f"| {c['name']} | {c['median_ns']:.0f} | {c['p99_ns']:.0f} | "
-                  f"{c['allocations_per_call']:.1f} | {c['median_vs_memcpy']:.1f} | "
-                  f"{c['median_vs_json_parse_serialize']:.2f} |")
-    cs = report["cli_stdio"]
-    md += ["", "`session_tools_call` = Session::handle of a `tools/call classify_text` text: JSON-RPC "
-           "parse, dispatch, rule classify, result serialization (inline executor). memcpy and "
-           "steady_clock overhead bound the baselines from below.", "",
-           "## Footprint", "",
-           "| figure | value |", "|---|---:|",
-           f"| in-process RSS after setup (KiB) | {inproc['rss_kib_after_setup']} |",
-           f"| in-process RSS after all timed calls + 10k requests (KiB) | {inproc['rss_kib_after_10k_requests']} |",
-           f"| in-process main() to first tools/call response (ms) | {inproc['main_to_first_response_ms']:.2f} |",
-           f"| `mcpclass serve --stdio` RSS idle (KiB) | {cs['rss_kib_idle']} |",
-           f"| `mcpclass serve --stdio` RSS after 10k requests (KiB) | {cs['rss_kib_after_10k_requests']} |",
-           f"| RSS growth after 10k requests (×) | {cs['rss_growth_ratio']:.3f} |",
-           f"| spawn → first tools/call answer, median of {runs} (ms) | {cs['start_to_first_response_ms_median']:.2f} |",
-           f"| same for `cat` on the same input (ms) | {cs['cat_same_input_ms_median']:.2f} |",
-           f"| start-to-first-response ÷ cat | {server_ms / cat_ms:.1f} |",
-           f"| `mcpclass` CLI binary (bytes) | {report['binary_bytes']['mcpclass_cli']} |",
-           f"| libmcpclass_core.a (bytes) | {report['binary_bytes']['libmcpclass_core_a']} |",
-           f"| mcpclass_bench binary (bytes) | {report['binary_bytes']['mcpclass_bench']} |", ""]
-    with open(args.markdown, "w") as f:
-        f.write("\n".join(md))
+    def rows(items):
+        return [[x["label"], f(x["rps"]), f(x["rps_vs_first"], 2), f(x["p99_ms"], 3),
+                 f(x["classify_median_ns"]), f(x["classify_vs_first"], 2),
+                 f(x["tools_call_median_ns"]), x["errors"]] for x in items]
+    md += ["By I/O threads (default config):", ""] + table(header, rows(s["io_threads"]))
+    md += ["By number of categories (synthetic configs: 10 keywords and 1 pattern per category; "
+           "same text):", ""] + table(header, rows(s["categories"]))
+    md += ["By text length (default config):", ""] + table(header, rows(s["text_length"]))
+    return md
+
+
+def render_soak(s):
+    fig = s["figures"]
+    load, sessions = fig["load"], fig["sessions"]
+    main = load["main"]
+    total = sum(x["requests"] for x in main)
+    errors = sum(x["non_2xx"] + x["socket_errors"] + x["bad_answers"] for x in main)
+    p = fig["params"]
+    md = ["## Load and soak (`tests/load/soak.py`, full size)", "",
+          f"{s['date']}, `{p['command']}`: {p['streams']} open SSE streams while "
+          f"{p['connections']} keep-alive connections (half JSON-RPC, half router dialect) ran "
+          f"{p['seconds']} s after a warm-up; then {p['sessions']:,} sessions opened and abandoned, "
+          "twice, and evicted by the idle timeout. Every check of the script passed.", ""]
+    md += table(["figure", "value"], [
+        ["requests (main run)", f(total)],
+        ["non-2xx + socket errors + bad answers", errors],
+        ["RSS after warm-up → end (KiB)", f"{f(load['rss_kib_warm'])} → {f(load['rss_kib_end'])} "
+                                          f"({load['rss_growth'] * 100:+.2f}%)"],
+    ] + [[f"round {i + 1}: heap in use base → with sessions → after eviction (KiB)",
+          f"{f(sessions['heap_bytes_baseline'] / 1024)} → {f(x['heap_bytes_with_sessions'] / 1024)} → "
+          f"{f(x['heap_bytes_after_eviction'] / 1024)}"] for i, x in enumerate(sessions["rounds"])]
+      + [[f"round {i + 1}: RSS base → with sessions → after eviction (KiB)",
+          f"{f(sessions['rss_kib_baseline'])} → {f(x['rss_kib_with_sessions'])} → "
+          f"{f(x['rss_kib_after_eviction'])}"] for i, x in enumerate(sessions["rounds"])])
+    return md
+
+
+def render_fuzz(fz):
+    md = ["## Fuzzing, long run (`tests/fuzz/run-long.sh`, nice 19)", "",
+          f"{fz['date']}: executions per target (goal ≥ 10M; a target still short of it was stopped "
+          "where it stood), coverage, crashes.", ""]
+    md += table(["target", "executions", "exec/s", "coverage (edges)", "corpus", "finished", "crashes"],
+                [[t, f(x["executions"]), f(x["exec_per_s"]), f(x["coverage"]), f(x["corpus"]),
+                  "yes" if x["finished"] else "no", x["crashes"]] for t, x in fz["figures"].items()])
+    return md
+
+
+def render(r):
+    md = ["# mcpclass benchmark report", "",
+          f"{r['date']} · {r['machine']} · git {r['git']} · `{r['command']}` "
+          f"({f(r.get('total_seconds'))} s)", "",
+          "Absolute numbers depend on what else this shared machine was doing; compare the "
+          "ratios, which are measured against baselines in the same run.", ""]
+    if "http" in r:
+        md += render_http(r["http"])
+    if "stdio" in r:
+        md += render_stdio(r["stdio"])
+    if "inprocess" in r:
+        md += render_inprocess(r)
+    if "footprint" in r:
+        md += render_footprint(r["footprint"], r.get("http"))
+    if "scaling" in r:
+        md += render_scaling(r["scaling"])
+    if "soak" in r:
+        md += render_soak(r["soak"])
+    if "fuzz_long" in r:
+        md += render_fuzz(r["fuzz_long"])
+    return "\n".join(md) + "\n"
+
+
+def write(out):
+    """Re-renders out/report.md from out/report.json plus the long runs' JSON beside it."""
+    with open(os.path.join(out, "report.json")) as f:
+        r = json.load(f)
+    for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json")):
+        path = os.path.join(out, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                r[key] = {"file": name, "figures": json.load(f),
+                          "date": datetime.datetime.fromtimestamp(
+                              os.path.getmtime(path), datetime.timezone.utc).isoformat(timespec="seconds")}
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(r, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(render(r))
 
 
 if __name__ == "__main__":
-    main()
+    write(sys.argv[1] if len(sys.argv) > 1 else
+          os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))

@@ -1,29 +1,65 @@
 #!/usr/bin/env bash
-# One command for the in-process benchmarks and the footprint figures (issue 8). Builds a Release,
-# keyword-only (no libtorch) library into ./build-bench once, then writes bench/results/report.md
-# and bench/results/report.json. Every time is also given as a ratio against a baseline measured
-# in the same run (this machine is shared and noisy: compare ratios, not nanoseconds).
-# bench/http.sh (wrk vs nginx) is separate.
+# Every benchmark of issue 8 in one command; writes bench/results/report.md and report.json.
+#   in-process  rule classify, entropy decision, JSON-RPC tools/call (mcpclass_bench)
+#   learned     embedding classify per call (stdio round trips) when a libtorch build is there
+#   http        wrk at 1, 50, 500 keep-alive connections: mcpclass (JSON, SSE, /mcp/tools/call)
+#               vs nginx (1 worker, fixed body) vs the official TypeScript SDK (bench/peers)
+#   stdio       round trips through a pipe, mcpclass vs the TypeScript SDK
+#   footprint   RSS idle/under load, spawn-to-first-answer, binary sizes, with/without libtorch
+#   scaling     throughput vs I/O threads, number of categories, text length
+# Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
+# libtorch figures use ./build (scripts/build.sh) when it was configured with libtorch.
+# Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (2), MCPCLASS_BENCH_ROUNDS of the HTTP
+# runs (5; medians count), MCPCLASS_BENCH_CONNS (1,50,500),
+# MCPCLASS_BENCH_STDIO_SECONDS (3), MCPCLASS_BENCH_ITERATIONS (20000), MCPCLASS_BENCH_SPAWN_RUNS
+# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling),
+# MCPCLASS_BENCH_TORCH_BUILD_DIR (./build; empty = skip), MCPCLASS_BENCH_OUT (bench/results).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${MCPCLASS_BENCH_BUILD_DIR:-$ROOT/build-bench}"
-OUT="$ROOT/bench/results"
-ITERATIONS="${MCPCLASS_BENCH_ITERATIONS:-20000}"
-mkdir -p "$OUT"
+TORCH_BUILD="${MCPCLASS_BENCH_TORCH_BUILD_DIR-$ROOT/build}"
+OUT="${MCPCLASS_BENCH_OUT:-$ROOT/bench/results}"
+JOBS="${MCPCLASS_JOBS:-2}"
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "bench: installing ${need[*]}" >&2
+  apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null ||
+    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null; }
+fi
+command -v node >/dev/null && command -v npm >/dev/null ||
+  { echo "bench: node and npm are needed for the TypeScript SDK peer (scripts/install-deps.sh)" >&2; exit 2; }
+
+# The TypeScript SDK peer: pinned packages, installed once per lock file.
+PEERS="$ROOT/bench/peers"
+if ! cmp -s "$PEERS/package-lock.json" "$PEERS/node_modules/.bench-lock" 2>/dev/null; then
+  (cd "$PEERS" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  cp "$PEERS/package-lock.json" "$PEERS/node_modules/.bench-lock"
+fi
+
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMCPCLASS_WITH_TORCH=OFF \
     -DMCPCLASS_BUILD_TESTS=OFF -DMCPCLASS_BUILD_EXAMPLES=OFF >/dev/null
 fi
-cmake --build "$BUILD" --parallel "${MCPCLASS_JOBS:-2}" --target mcpclass_bench
-CLI="$BUILD/mcpclass"
-if ! cmake --build "$BUILD" --parallel "${MCPCLASS_JOBS:-2}" --target mcpclass-cli >"$BUILD/cli-build.log" 2>&1; then
-  echo "bench: WARNING: the CLI does not build (log $BUILD/cli-build.log); no stdio footprint figures"
-  CLI=""
+cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_bench mcpclass-cli >&2
+
+torch_args=()
+if [ -n "$TORCH_BUILD" ] && grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$TORCH_BUILD/CMakeCache.txt" 2>/dev/null; then
+  cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target mcpclass-cli >&2
+  torch_args=(--torch-cli "$TORCH_BUILD/mcpclass")
+else
+  echo "bench: no libtorch build at '$TORCH_BUILD': footprint without libtorch only" >&2
 fi
 
-"$BUILD/bench/mcpclass_bench" --iterations "$ITERATIONS" >"$OUT/inprocess.json"
-python3 "$ROOT/bench/report.py" --inprocess "$OUT/inprocess.json" --cli "$CLI" \
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
+exec /usr/bin/python3 "$ROOT/bench/suite.py" --cli "$BUILD/mcpclass" \
   --bench-binary "$BUILD/bench/mcpclass_bench" --library "$BUILD/src/libmcpclass_core.a" \
-  --json "$OUT/report.json" --markdown "$OUT/report.md"
-rm -f "$OUT/inprocess.json"
-echo "bench: wrote $OUT/report.md and $OUT/report.json"
+  "${torch_args[@]}" --out "$OUT" \
+  --seconds "${MCPCLASS_BENCH_SECONDS:-2}" --conns "${MCPCLASS_BENCH_CONNS:-1,50,500}" \
+  --rounds "${MCPCLASS_BENCH_ROUNDS:-5}" \
+  --stdio-seconds "${MCPCLASS_BENCH_STDIO_SECONDS:-3}" \
+  --iterations "${MCPCLASS_BENCH_ITERATIONS:-20000}" \
+  --spawn-runs "${MCPCLASS_BENCH_SPAWN_RUNS:-15}" \
+  --only "${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling}"

@@ -13,6 +13,7 @@ PACKAGES=(
   libopenblas0-pthread  # libtorch on the reference BLAS is ~10x slower
   golang-go python3-pytest   # the Go (cgo) and Python (ctypes) bindings and their tests
   clang libclang-rt-14-dev   # libFuzzer targets and sanitizer runtimes (tests/fuzz, scripts/test-sanitizers.sh)
+  wrk                        # HTTP load generator: the load.soak test and bench/run.sh
 )
 
 missing=()

@@ -145,6 +145,16 @@ std::optional<std::vector<std::string>> ObjectReader::string_list(std::string_vi
   return as_string_list(*v, path_of(key));
 }
 
+std::optional<std::chrono::milliseconds> ObjectReader::seconds(std::string_view key,
+                                                               bool allow_zero) {
+  const auto v = number(key);
+  if (!v) return std::nullopt;
+  if (*v < 0 || (*v == 0 && !allow_zero) || *v > 86'400)
+    fail(path_of(key),
+         allow_zero ? "must be within [0, 86400] seconds" : "must be within (0, 86400] seconds");
+  return std::chrono::milliseconds(static_cast<long long>(std::llround(*v * 1000)));
+}
+
 void ObjectReader::finish() const {
   for (const auto& member : obj_) {
     if (!used_.contains(std::string_view(member.key()))) fail(path_of(member.key()), "unknown key");

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -50,6 +51,8 @@ class ObjectReader {
   std::optional<double> number(std::string_view key);
   std::optional<std::int64_t> integer(std::string_view key);
   std::optional<std::vector<std::string>> string_list(std::string_view key);
+  /// A duration given in seconds (a number), within (0, 86400] — or [0, 86400] with allow_zero.
+  std::optional<std::chrono::milliseconds> seconds(std::string_view key, bool allow_zero);
 
   /// Throws for the first key that no accessor consumed.
   void finish() const;

@@ -31,16 +31,6 @@ std::string_view to_string(RemoteFailure failure) {
 
 namespace {
 
-std::chrono::milliseconds seconds(detail::ObjectReader& r, std::string_view key,
-                                  std::chrono::milliseconds fallback, bool allow_zero) {
-  const auto v = r.number(key);
-  if (!v) return fallback;
-  if (!std::isfinite(*v) || *v < 0 || (*v == 0 && !allow_zero) || *v > 86'400)
-    detail::fail(r.path_of(key), allow_zero ? "must be within [0, 86400] seconds"
-                                            : "must be within (0, 86400] seconds");
-  return std::chrono::milliseconds(static_cast<long long>(std::llround(*v * 1000)));
-}
-
 std::map<std::string, std::string> string_map(detail::ObjectReader& r, std::string_view key) {
   std::map<std::string, std::string> out;
   if (const auto* v = r.get(key)) {
@@ -84,14 +74,14 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   o.ca_file = r.string("ca_file").value_or("");
   o.tool = r.string("tool").value_or("");
   o.categories_tool = r.string("categories_tool").value_or(o.categories_tool);
-  o.timeout = seconds(r, "timeout", o.timeout, false);
+  o.timeout = r.seconds("timeout", false).value_or(o.timeout);
   if (const auto n = r.integer("max_retries")) {
     if (*n < 0 || *n > 10) detail::fail(r.path_of("max_retries"), "must be within [0, 10]");
     o.max_retries = static_cast<int>(*n);
   }
-  o.retry_backoff = seconds(r, "retry_backoff", o.retry_backoff, true);
+  o.retry_backoff = r.seconds("retry_backoff", true).value_or(o.retry_backoff);
   o.cache_categories = r.boolean("cache_categories").value_or(o.cache_categories);
-  o.refresh_interval = seconds(r, "refresh_interval", o.refresh_interval, false);
+  o.refresh_interval = r.seconds("refresh_interval", false).value_or(o.refresh_interval);
   if (const auto n = r.integer("num_categories")) {
     if (*n <= 0) detail::fail(r.path_of("num_categories"), "must be a positive integer");
     o.num_categories = static_cast<std::size_t>(*n);
@@ -108,7 +98,7 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
       if (*n <= 0) detail::fail(br.path_of("failures"), "must be a positive integer");
       o.breaker_failures = static_cast<int>(*n);
     }
-    o.breaker_open = seconds(br, "open_seconds", o.breaker_open, false);
+    o.breaker_open = br.seconds("open_seconds", false).value_or(o.breaker_open);
     br.finish();
   }
   r.finish();

@@ -35,7 +35,11 @@ struct ServeOptions {
 
 int run_classify(const config::Config& config, const std::string& text, bool probabilities);
 int run_list(const config::Config& config);
+/// Prints the effective configuration (defaults filled in) as one JSON document.
+int run_config(const config::Config& config);
 int run_serve(const config::Config& config, const ServeOptions& options);
+/// Heap gauges (Prometheus text) for GET /metrics; empty where the C library cannot tell.
+std::string heap_metrics();
 
 // --- remote.cpp: the MCP client (classify --remote/--remote-cmd, call) ---
 struct RemoteCliOptions {

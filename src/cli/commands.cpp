@@ -30,4 +30,9 @@ int run_list(const config::Config& config) {
   return kOk;
 }
 
+int run_config(const config::Config& config) {
+  fmt::print("{}\n", boost::json::serialize(config.to_json()));
+  return kOk;
+}
+
 }  // namespace mcpclass::cli

@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "Print the categories as JSON (list_categories)");
   add_config(list);
 
+  auto* config_dump = app.add_subcommand(
+      "config", "Print the effective configuration (defaults filled in) as JSON");
+  add_config(config_dump);
+
   cli::ServeOptions serve_options;
   auto* serve = app.add_subcommand("serve", "Serve classify_text and list_categories over MCP");
   serve->add_flag("--stdio", serve_options.stdio,
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
     const config::Config config = cli::load_config(config_path);
     if (*classify) return cli::run_classify(config, text, probabilities);
     if (*list) return cli::run_list(config);
+    if (*config_dump) return cli::run_config(config);
     serve_options.config_path = config_path;
     return cli::run_serve(config, serve_options);
   } catch (const config::ConfigError& e) {

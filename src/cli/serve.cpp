@@ -2,6 +2,7 @@
 // or SIGINT/SIGTERM, then drain and exit.
 #include "cli/app.hpp"
 #include "mcpclass/classify/mcp_tools.hpp"
+#include "mcpclass/config/http_options.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/transport/http_server.hpp"
 #include "mcpclass/transport/stdio.hpp"
@@ -181,16 +182,16 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
   int running = 0;
   std::unique_ptr<transport::HttpServer> http;
   if (want_http) {
-    transport::HttpServerOptions http_options;
-    std::tie(http_options.host, http_options.port) =
-        options.http.empty() ? std::pair{config.server.http.host, config.server.http.port}
-                             : parse_endpoint(options.http, config.server.http);
+    transport::HttpServerOptions http_options = config::http_server_options(config.server.http);
+    if (!options.http.empty())
+      std::tie(http_options.host, http_options.port) =
+          parse_endpoint(options.http, config.server.http);
     http_options.stateless = options.stateless;
     http_options.tls_cert_file =
         options.tls_cert.empty() ? config.server.http.tls_cert_file : options.tls_cert;
     http_options.tls_key_file =
         options.tls_key.empty() ? config.server.http.tls_key_file : options.tls_key;
-    http_options.extra_metrics = [counters] { return counters->prometheus(); };
+    http_options.extra_metrics = [counters] { return counters->prometheus() + heap_metrics(); };
     const auto started = std::chrono::steady_clock::now();
     auto health = [classifier, started, want_stdio] {
       boost::json::object h = classifier->info();

@@ -16,6 +16,54 @@ namespace cd = classify::detail;
 
 namespace {
 
+std::optional<std::size_t> count(cd::ObjectReader& r, std::string_view key, std::int64_t min,
+                                 std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+  const auto n = r.integer(key);
+  if (!n) return std::nullopt;
+  if (*n < min || *n > max)
+    cd::fail(r.path_of(key),
+             max == std::numeric_limits<std::int64_t>::max()
+                 ? "must be an integer >= " + std::to_string(min)
+                 : "must be within [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  return static_cast<std::size_t>(*n);
+}
+
+void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
+  http.io_threads = count(h, "io_threads", 1, 64);
+  http.max_sessions = count(h, "max_sessions", 1);
+  http.max_sse_streams = count(h, "max_sse_streams", 1);
+  http.max_body_bytes = count(h, "max_body_bytes", 1);
+  http.max_header_bytes = count(h, "max_header_bytes", 1);
+  http.event_store_size = count(h, "event_store_size", 0);
+  http.session_idle_timeout = h.seconds("session_idle_timeout", false);
+  http.read_timeout = h.seconds("read_timeout", false);
+  http.idle_timeout = h.seconds("idle_timeout", false);
+  http.shutdown_timeout = h.seconds("shutdown_timeout", true);
+}
+
+json::object http_to_json(const HttpSettings& http) {
+  json::object out{{"host", http.host}, {"port", http.port}};
+  auto put = [&](std::string_view key, const std::optional<std::size_t>& v) {
+    if (v) out[key] = *v;
+  };
+  auto put_seconds = [&](std::string_view key, const std::optional<std::chrono::milliseconds>& v) {
+    if (v) out[key] = static_cast<double>(v->count()) / 1000;
+  };
+  put("io_threads", http.io_threads);
+  put("max_sessions", http.max_sessions);
+  put("max_sse_streams", http.max_sse_streams);
+  put("max_body_bytes", http.max_body_bytes);
+  put("max_header_bytes", http.max_header_bytes);
+  put("event_store_size", http.event_store_size);
+  put_seconds("session_idle_timeout", http.session_idle_timeout);
+  put_seconds("read_timeout", http.read_timeout);
+  put_seconds("idle_timeout", http.idle_timeout);
+  put_seconds("shutdown_timeout", http.shutdown_timeout);
+  if (!http.tls_cert_file.empty() || !http.tls_key_file.empty())
+    out["tls"] = json::object{{"cert_file", http.tls_cert_file}, {"key_file", http.tls_key_file}};
+  return out;
+}
+
 ServerSettings parse_server(const json::value& v) {
   cd::ObjectReader r(v, "server");
   ServerSettings s;
@@ -43,6 +91,7 @@ ServerSettings parse_server(const json::value& v) {
       if (s.http.tls_cert_file.empty() || s.http.tls_key_file.empty())
         cd::fail(t.path(), "needs both cert_file and key_file");
     }
+    parse_http_limits(h, s.http);
     h.finish();
   }
   r.finish();
@@ -67,14 +116,10 @@ ClassifierSettings parse_classifier(const json::value& v) {
 }
 
 json::object server_to_json(const ServerSettings& s) {
-  json::object http{{"host", s.http.host}, {"port", s.http.port}};
-  if (!s.http.tls_cert_file.empty() || !s.http.tls_key_file.empty())
-    http["tls"] =
-        json::object{{"cert_file", s.http.tls_cert_file}, {"key_file", s.http.tls_key_file}};
   return {{"name", s.name},
           {"version", s.version},
           {"max_text_length", s.max_text_length},
-          {"http", std::move(http)}};
+          {"http", http_to_json(s.http)}};
 }
 
 }  // namespace

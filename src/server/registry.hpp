@@ -31,6 +31,8 @@ struct Registry {
 
   std::mutex sessions_mutex;
   std::vector<std::weak_ptr<Session>> sessions;
+  /// add_session() drops the expired entries when `sessions` reaches this size.
+  std::size_t prune_at = 64;
 
   std::shared_ptr<const RegisteredTool> find_tool(const std::string& name) const;
   std::shared_ptr<const Prompt> find_prompt(const std::string& name) const;
@@ -40,6 +42,9 @@ struct Registry {
       const std::string& uri, std::map<std::string, std::string>& variables) const;
   /// Live sessions; drops the expired ones.
   std::vector<std::shared_ptr<Session>> live_sessions();
+  /// Remembers a new session. Expired entries are dropped as the list grows (amortized O(1)), so
+  /// a server that creates a session per request (stateless HTTP, router dialect) stays bounded.
+  void add_session(const std::shared_ptr<Session>& session);
 };
 
 }  // namespace mcpclass::server

@@ -73,6 +73,15 @@ std::vector<std::shared_ptr<Session>> Registry::live_sessions() {
   return live;
 }
 
+void Registry::add_session(const std::shared_ptr<Session>& session) {
+  std::lock_guard lock(sessions_mutex);
+  if (sessions.size() >= prune_at) {
+    std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
+    prune_at = std::max<std::size_t>(64, sessions.size() * 2);
+  }
+  sessions.push_back(session);
+}
+
 std::shared_ptr<Server> Server::create(ServerOptions options, util::Executor executor) {
   return std::shared_ptr<Server>(new Server(std::move(options), std::move(executor)));
 }
@@ -210,8 +219,7 @@ std::size_t Server::session_count() const {
 
 std::shared_ptr<Session> Server::create_session(SessionOptions options) {
   auto session = std::shared_ptr<Session>(new Session(shared_from_this(), std::move(options)));
-  std::lock_guard lock(registry_->sessions_mutex);
-  registry_->sessions.push_back(session);
+  registry_->add_session(session);
   return session;
 }
 

@@ -36,6 +36,24 @@ void fsync_path(const std::string& path) {
   if (!ok) throw ClassifyError("cannot sync '" + path + "'");
 }
 
+// The bytes hnswlib's saveIndex() writes for `g` (its header, the level-0 data, then each
+// element's upper-level link list behind a 4-byte length). saveIndex() checks no stream state, so
+// comparing the file's size with this is how a short write (disk full, file size limit) shows.
+std::uintmax_t saved_size(const hnswlib::HierarchicalNSW<float>& g) {
+  std::uintmax_t n = sizeof g.offsetLevel0_ + sizeof g.max_elements_ + sizeof g.cur_element_count +
+                     sizeof g.size_data_per_element_ + sizeof g.label_offset_ +
+                     sizeof g.offsetData_ + sizeof g.maxlevel_ + sizeof g.enterpoint_node_ +
+                     sizeof g.maxM_ + sizeof g.maxM0_ + sizeof g.M_ + sizeof g.mult_ +
+                     sizeof g.ef_construction_;
+  n += static_cast<std::uintmax_t>(g.cur_element_count) * g.size_data_per_element_;
+  for (std::size_t i = 0; i < g.cur_element_count; ++i) {
+    n += sizeof(unsigned int);
+    if (g.element_levels_[i] > 0)
+      n += g.size_links_per_element_ * static_cast<std::size_t>(g.element_levels_[i]);
+  }
+  return n;
+}
+
 }  // namespace
 
 struct KnnIndex::Impl {
@@ -112,12 +130,23 @@ void KnnIndex::save(const std::string& path) const {
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Until the renames, nothing of the previous index is touched: any failure leaves it whole.
   try {
     impl_->graph->saveIndex(tmp);
+    const auto expected = saved_size(*impl_->graph);
+    const auto written = std::filesystem::file_size(tmp, ec);
+    if (ec || written != expected)
+      throw ClassifyError("cannot write kNN index '" + path + "': wrote " +
+                          std::to_string(ec ? 0 : written) + " of " + std::to_string(expected) +
+                          " bytes (disk full or file size limit?); the previous index is kept");
+    fsync_path(tmp);
+  } catch (const ClassifyError&) {
+    std::filesystem::remove(tmp, ec);
+    throw;
   } catch (const std::exception& e) {
-    throw ClassifyError("cannot write kNN index '" + tmp + "': " + e.what());
+    std::filesystem::remove(tmp, ec);
+    throw ClassifyError("cannot write kNN index '" + path + "': " + e.what());
   }
-  fsync_path(tmp);
   json::array labels;
   for (const auto l : impl_->labels) labels.emplace_back(l);
   json::object manifest{{"format", kFormat},
@@ -126,11 +155,26 @@ void KnnIndex::save(const std::string& path) const {
                         {"key", key_to_json(impl_->key)},
                         {"graph_checksum", file_checksum(tmp)},
                         {"labels", std::move(labels)}};
-  // Graph first: a crash between the two renames leaves a manifest whose checksum no longer
-  // matches, which load() reports as stale and the caller rebuilds.
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+  // Both files are written before either replaces its predecessor. Graph first: a crash between
+  // the two renames leaves a manifest whose checksum no longer matches, which load() reports as
+  // stale and the caller rebuilds.
+  const std::string manifest_tmp = path + ".json.tmp." + std::to_string(::getpid());
+  try {
+    write_file_atomically(manifest_tmp, json::serialize(manifest));
+  } catch (const ClassifyError& e) {
+    std::filesystem::remove(tmp, ec);
+    throw ClassifyError("cannot write kNN index manifest '" + path + ".json' (" + e.what() +
+                        "); the previous index is kept");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::filesystem::remove(tmp, ec);
+    std::filesystem::remove(manifest_tmp, ec);
     throw ClassifyError("cannot rename '" + tmp + "' to '" + path + "'");
-  write_file_atomically(path + ".json", json::serialize(manifest));
+  }
+  if (std::rename(manifest_tmp.c_str(), (path + ".json").c_str()) != 0) {
+    std::filesystem::remove(manifest_tmp, ec);
+    throw ClassifyError("cannot rename '" + manifest_tmp + "' to '" + path + ".json'");
+  }
 }
 
 std::unique_ptr<KnnIndex> KnnIndex::load(const std::string& path, std::size_t dimension,

@@ -161,6 +161,10 @@ void Connection::disconnect() {
 }
 
 void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared) {
+  // An SSE answer is several small writes (head, events, last chunk); with Nagle's algorithm the
+  // second waits for the client's delayed ACK, ~40 ms per answer.
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
   auto io =
       shared->tls ? make_tls_io(std::move(socket), *shared->tls) : make_plain_io(std::move(socket));
   std::make_shared<Connection>(std::move(io), std::move(shared))->start();

@@ -28,15 +28,17 @@ namespace {
 // resumed by the client (close_for_reconnect).
 class PostStream final : public server::Stream {
  public:
+  // `sse_only`: the client does not accept JSON, so even a lone answer goes out as an SSE event.
   PostStream(std::shared_ptr<Connection> connection, std::shared_ptr<SseChannel> channel,
              std::shared_ptr<SseChannel> fallback, bool resumable,
-             std::function<void(bool error)> on_close)
+             std::function<void(bool error)> on_close, bool sse_only)
       : connection_(connection),
         exchange_(connection->exchange()),
         channel_(std::move(channel)),
         fallback_(std::move(fallback)),
         resumable_(resumable && channel_ != nullptr),
-        on_close_(std::move(on_close)) {}
+        on_close_(std::move(on_close)),
+        started_(sse_only && channel_ != nullptr) {}
 
   void send(json::value message) override {
     std::shared_ptr<SseChannel> target;
@@ -175,6 +177,9 @@ void Connection::post_mcp(const Request& req) {
   const bool initialize = method && method->is_string() && method->get_string() == "initialize";
   const bool answers = has_request(message);
   const bool sse_ok = lists_event_stream(req[http::field::accept]);
+  // initialize stays JSON: on_final() attaches or drops the new session with its answer.
+  const bool sse_only =
+      sse_ok && !initialize && !accepts(req[http::field::accept], "application/json");
   const std::string method_name = method_of(message);
   std::string version(req[kVersionHeader]);
 
@@ -230,7 +235,8 @@ void Connection::post_mcp(const Request& req) {
   mode_ = Mode::waiting;
   const bool resumable = channel && channel->resumable() && priming_allowed_;
   auto stream =
-      std::make_shared<PostStream>(shared_from_this(), channel, fallback, resumable, on_close);
+      std::make_shared<PostStream>(shared_from_this(), channel, fallback, resumable,
+                                             on_close, sse_only);
   try {
     session->handle(message, stream);
   } catch (const std::exception& e) {

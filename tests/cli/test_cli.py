@@ -126,7 +126,8 @@ def test_classify_without_probabilities_omits_them():
     ("server:\n  max_text_lengthh: 5\n", "server.max_text_lengthh"),
     ("server:\n  max_text_length: -5\n", "server.max_text_length"),
 ])
-@pytest.mark.parametrize("command", [["classify", "hello"], ["serve", "--stdio"], ["list"]])
+@pytest.mark.parametrize("command", [["classify", "hello"], ["serve", "--stdio"], ["list"],
+                                     ["config"]])
 def test_bad_config_exits_2_naming_the_key(tmp_path, document, key, command):
     config = tmp_path / "bad.yaml"
     config.write_text(document)
@@ -134,6 +135,67 @@ def test_bad_config_exits_2_naming_the_key(tmp_path, document, key, command):
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert key in r.stderr
     assert r.stdout == ""
+
+
+def test_config_prints_the_effective_document(tmp_path):
+    r = run("config")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [c["name"] for c in doc["categories"]] == ["math", "science", "technology", "history",
+                                                      "general"]
+    assert doc["classifier"]["kind"] == "rules" and "integral*" in doc["classifier"]["rules"]["math"]["keywords"]
+    assert doc["server"]["http"] == {"host": "127.0.0.1", "port": 8090}
+    # What it prints is a configuration document that reads back the same.
+    path = tmp_path / "dump.json"
+    path.write_text(r.stdout)
+    again = run("config", "--config", str(path))
+    assert again.returncode == 0 and json.loads(again.stdout) == doc
+    path = tmp_path / "limits.yaml"
+    path.write_text("server:\n  http:\n    max_sessions: 7\n    session_idle_timeout: 0.5\n")
+    http = json.loads(run("config", "--config", str(path)).stdout)["server"]["http"]
+    assert http["max_sessions"] == 7 and http["session_idle_timeout"] == 0.5
+
+
+def test_serve_applies_the_http_limits_of_the_config(tmp_path):
+    path = tmp_path / "limits.yaml"
+    path.write_text("server:\n  http:\n    io_threads: 1\n    max_body_bytes: 300\n"
+                    "    session_idle_timeout: 0.3\n")
+    s = Serve("--http", "127.0.0.1:0", "--config", str(path))
+    try:
+        port = s.port
+        status, _, _ = request(port, "POST", "/mcp/tools/call",
+                               {"name": "classify_text", "arguments": {"text": "x" * 400}})
+        assert status == 413
+        status, _, body = request(port, "POST", "/mcp/tools/call",
+                                  {"name": "classify_text", "arguments": {"text": MATH_QUERY}})
+        assert status == 200, body
+        status, headers, _ = request(port, "POST", "/mcp", {
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}},
+            headers={"Accept": "application/json, text/event-stream"})
+        assert status == 200
+        sid = headers["mcp-session-id"]
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        session = {"Accept": "application/json, text/event-stream", "Mcp-Session-Id": sid}
+        assert request(port, "POST", "/mcp", ping, headers=session)[0] == 200
+        # Idle longer than 0.3 s (pauses of 0.5 s between pings), the session is evicted.
+        deadline = time.time() + 20
+        while time.time() < deadline and request(port, "POST", "/mcp", ping, headers=session)[0] == 200:
+            time.sleep(0.5)
+        assert request(port, "POST", "/mcp", ping, headers=session)[0] == 404
+    finally:
+        s.kill()
+    # io_threads shows in the process's thread count: 3 I/O threads are 2 more than 1.
+    counts = []
+    for threads in (1, 3):
+        path.write_text(f"server:\n  http:\n    io_threads: {threads}\n")
+        live = Serve("--http", "127.0.0.1:0", "--config", str(path))
+        try:
+            counts.append(len(os.listdir(f"/proc/{live.proc.pid}/task")))
+        finally:
+            live.kill()
+    assert counts[1] - counts[0] == 2, counts
 
 
 def subcommands():

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (clang, ASan+UBSan) into ./build-fuzz once — later runs rebuild only
 # what changed — and fuzzes each target, seeded from tests/transcripts/*.jsonl and the committed
 # regression inputs (tests/fuzz/regressions/<target>/, replayed first: each once was a crash).
-#   tests/fuzz/run.sh --seconds 15            CI-sized: 15 s per target (the ctest `fuzz.smoke`)
+#   tests/fuzz/run.sh --seconds 60            CI-sized: 60 s per target (the ctest `fuzz.smoke`)
 #   tests/fuzz/run.sh --runs 10000000         long: 10M executions per target (tests/fuzz/run-long.sh)
 #   tests/fuzz/run.sh --replay                only replay the regression inputs (ctest `fuzz.regressions`)
 #   tests/fuzz/run.sh --targets "fuzz_sse fuzz_config" --seconds 60

@@ -1,6 +1,7 @@
 // The configuration document: YAML and JSON parse to the same Config, errors name the key path,
 // and the embedded default loads.
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/config/http_options.hpp"
 
 #include <doctest/doctest.h>
 
@@ -223,6 +224,61 @@ TEST_CASE("config: the embedded default") {
   const auto r = classifier->classify("What is the derivative of x squared?", {true});
   CHECK(r.category == "math");
   CHECK(r.model == "openai/gpt-oss-20b");
+}
+
+TEST_CASE("config: server.http limits reach the HTTP transport, absent ones keep its defaults") {
+  const auto c = config::parse_config(R"(
+server:
+  http:
+    port: 0
+    io_threads: 1
+    max_sessions: 20000
+    max_sse_streams: 300
+    max_body_bytes: 65536
+    max_header_bytes: 8192
+    event_store_size: 0
+    session_idle_timeout: 1.5
+    read_timeout: 10
+    idle_timeout: 0.25
+    shutdown_timeout: 0
+)");
+  const auto o = config::http_server_options(c.server.http);
+  CHECK(o.port == 0);
+  CHECK(o.io_threads == 1);
+  CHECK(o.max_sessions == 20000);
+  CHECK(o.max_sse_streams == 300);
+  CHECK(o.max_body_bytes == 65536);
+  CHECK(o.max_header_bytes == 8192);
+  CHECK(o.event_store_size == 0);
+  CHECK(o.session_idle_timeout == std::chrono::milliseconds(1500));
+  CHECK(o.read_timeout == std::chrono::seconds(10));
+  CHECK(o.idle_timeout == std::chrono::milliseconds(250));
+  CHECK(o.shutdown_timeout == std::chrono::milliseconds(0));
+  // The document round-trips, and a document without limits gives the transport's defaults.
+  CHECK(config::parse_config(boost::json::serialize(c.to_json())).to_json() == c.to_json());
+  const transport::HttpServerOptions defaults;
+  const auto d = config::http_server_options(config::default_config().server.http);
+  CHECK(d.port == 8090);
+  CHECK(d.io_threads == defaults.io_threads);
+  CHECK(d.max_sessions == defaults.max_sessions);
+  CHECK(d.session_idle_timeout == defaults.session_idle_timeout);
+  CHECK_FALSE(config::default_config().to_json().at("server").at("http").as_object().contains(
+      "max_sessions"));
+
+  CHECK(error_of("server:\n  http:\n    io_threads: 0\n") ==
+        "server.http.io_threads: must be within [1, 64]");
+  CHECK(error_of("server:\n  http:\n    max_sessions: 0\n") ==
+        "server.http.max_sessions: must be an integer >= 1");
+  CHECK(error_of("server:\n  http:\n    max_body_bytes: 1.5\n") ==
+        "server.http.max_body_bytes: expected integer, got number");
+  CHECK(error_of("server:\n  http:\n    session_idle_timeout: 0\n") ==
+        "server.http.session_idle_timeout: must be within (0, 86400] seconds");
+  CHECK(error_of("server:\n  http:\n    read_timeout: fast\n") ==
+        "server.http.read_timeout: expected number, got string");
+  CHECK(error_of("server:\n  http:\n    shutdown_timeout: -1\n") ==
+        "server.http.shutdown_timeout: must be within [0, 86400] seconds");
+  CHECK(error_of("server:\n  http:\n    max_connections: 5\n") ==
+        "server.http.max_connections: unknown key");
 }
 
 TEST_CASE("config: files and classifier kinds") {

@@ -259,6 +259,35 @@ TEST_CASE("http: a tool that reports progress answers with an SSE stream, replay
   CHECK(plain.json_body().at("id") == 8);
 }
 
+TEST_CASE("http: a client that accepts only text/event-stream gets every answer as SSE") {
+  TestServer t;
+  const std::string sid = t.open_session();
+  const Headers sse_only = {{"Content-Type", "application/json"},
+                            {"Accept", "text/event-stream"},
+                            {"Mcp-Session-Id", sid}};
+  json::object args{{"name", "echo"}, {"arguments", json::object{{"text", "hi"}}}};
+  Reply r = post(t.port, "/mcp", request(4, "tools/call", args), sse_only);
+  CHECK(r.status == 200);
+  CHECK(r.header("content-type") == "text/event-stream");
+  auto messages = sse_messages(r.body);
+  REQUIRE(messages.size() == 1);
+  CHECK(messages[0].at("id") == 4);
+  CHECK(messages[0].at("result").at("content").at(0).at("text") == "hi");
+  // Errors too; notifications still get 202 and no stream.
+  r = post(t.port, "/mcp", request(5, "no/such/method"), sse_only);
+  CHECK(r.header("content-type") == "text/event-stream");
+  messages = sse_messages(r.body);
+  REQUIRE(messages.size() == 1);
+  CHECK(messages[0].at("error").at("code") == -32601);
+  r = post(t.port, "/mcp",
+           json::object{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, sse_only);
+  CHECK(r.status == 202);
+  // Both listed: a lone answer stays JSON.
+  r = post(t.port, "/mcp", request(6, "tools/call", args),
+           with(kJsonPost, {{"Mcp-Session-Id", sid}}));
+  CHECK(r.header("content-type") == "application/json");
+}
+
 TEST_CASE("http: Host and Origin allow-list") {
   TestServer t;
   CHECK(post(t.port, "/mcp", initialize_request(), with(kJsonPost, {{"Host", "evil.example.com"}}))

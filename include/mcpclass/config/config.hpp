@@ -12,9 +12,11 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +28,9 @@ namespace json = boost::json;
 /// (empty for syntax and I/O errors).
 using ConfigError = classify::ConfigError;
 
+/// `server.http`. The limits are optional: absent ones keep the defaults of
+/// transport::HttpServerOptions (see mcpclass/transport/http_server.hpp for their meaning);
+/// durations are given in seconds in the document.
 struct HttpSettings {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8090;
@@ -34,6 +39,16 @@ struct HttpSettings {
   /// ConfigError.
   std::string tls_cert_file;
   std::string tls_key_file;
+  std::optional<std::size_t> io_threads;        ///< [1, 64]
+  std::optional<std::size_t> max_sessions;      ///< >= 1
+  std::optional<std::size_t> max_sse_streams;   ///< >= 1
+  std::optional<std::size_t> max_body_bytes;    ///< >= 1
+  std::optional<std::size_t> max_header_bytes;  ///< >= 1
+  std::optional<std::size_t> event_store_size;  ///< >= 0
+  std::optional<std::chrono::milliseconds> session_idle_timeout;
+  std::optional<std::chrono::milliseconds> read_timeout;
+  std::optional<std::chrono::milliseconds> idle_timeout;
+  std::optional<std::chrono::milliseconds> shutdown_timeout;  ///< may be 0
 };
 
 struct ServerSettings {

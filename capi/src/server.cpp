@@ -3,6 +3,7 @@
 #include "internal.hpp"
 
 #include "mcpclass/classify/mcp_tools.hpp"
+#include "mcpclass/config/http_options.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/session.hpp"
 #include "mcpclass/server/stream.hpp"
@@ -371,11 +372,10 @@ int mcpc_server_start_http(mcpc_server* server, const char* host, int port, int*
     }
     std::lock_guard lock(server->transport_mutex);
     if (server->http) fail(MCPC_ERR_STATE, "the HTTP transport is already running");
-    transport::HttpServerOptions options;
-    options.host = host != nullptr ? std::string(host) : server->settings.http.host;
-    options.port = port < 0 ? server->settings.http.port : static_cast<unsigned short>(port);
-    options.tls_cert_file = server->settings.http.tls_cert_file;  // HTTPS when configured
-    options.tls_key_file = server->settings.http.tls_key_file;
+    // The config document's http section (limits, TLS) applies; host and port may be overridden.
+    transport::HttpServerOptions options = config::http_server_options(server->settings.http);
+    if (host != nullptr) options.host = host;
+    if (port >= 0) options.port = static_cast<unsigned short>(port);
     auto classifier = server->classifier;
     auto health = [classifier] {
       json::object o = classifier->info();

@@ -187,10 +187,8 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
       std::tie(http_options.host, http_options.port) =
           parse_endpoint(options.http, config.server.http);
     http_options.stateless = options.stateless;
-    http_options.tls_cert_file =
-        options.tls_cert.empty() ? config.server.http.tls_cert_file : options.tls_cert;
-    http_options.tls_key_file =
-        options.tls_key.empty() ? config.server.http.tls_key_file : options.tls_key;
+    if (!options.tls_cert.empty()) http_options.tls_cert_file = options.tls_cert;
+    if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
     http_options.extra_metrics = [counters] { return counters->prometheus() + heap_metrics(); };
     const auto started = std::chrono::steady_clock::now();
     auto health = [classifier, started, want_stdio] {

@@ -16,6 +16,8 @@ transport::HttpServerOptions http_server_options(const HttpSettings& http) {
   o.read_timeout = http.read_timeout.value_or(o.read_timeout);
   o.idle_timeout = http.idle_timeout.value_or(o.idle_timeout);
   o.shutdown_timeout = http.shutdown_timeout.value_or(o.shutdown_timeout);
+  o.tls_cert_file = http.tls_cert_file;
+  o.tls_key_file = http.tls_key_file;
   return o;
 }
 

@@ -234,8 +234,7 @@ void Connection::post_mcp(const Request& req) {
   }
   mode_ = Mode::waiting;
   const bool resumable = channel && channel->resumable() && priming_allowed_;
-  auto stream =
-      std::make_shared<PostStream>(shared_from_this(), channel, fallback, resumable,
+  auto stream = std::make_shared<PostStream>(shared_from_this(), channel, fallback, resumable,
                                              on_close, sse_only);
   try {
     session->handle(message, stream);

@@ -40,6 +40,12 @@ class SentenceEncoder {
                                     const EncodeProgress& progress = {}) const = 0;
   /// Token ids the encoder would see for `text` (after truncation).
   virtual std::vector<std::int32_t> token_ids(const std::string& text) const = 0;
+  /// encode() of already tokenised texts (token_ids() output), so a caller that needs the ids
+  /// too tokenises once. Ids past max_tokens are dropped.
+  virtual std::vector<float> encode_tokens(
+      std::span<const std::vector<std::int32_t>> ids) const = 0;
+  /// Size of the tokenizer's vocabulary: every token id is below it.
+  virtual std::size_t piece_count() const = 0;
   /// Checksum of the encoder and tokenizer files (learned_settings.hpp file_checksum).
   virtual std::string model_id() const = 0;
 };

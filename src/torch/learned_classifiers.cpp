@@ -168,10 +168,11 @@ class TrainedHeadClassifier final : public Classifier {
   std::string kind() const override { return "trained_head"; }
 
   Classification classify(std::string_view text, const ClassifyOptions&) const override {
-    const std::string t(text);
-    const auto vec = encoder_->encode(std::span(&t, 1));
-    return make_classification(
-        text, categories_, reorder(head_.probabilities(vec, settings_.temperature), map_), policy_);
+    const auto ids = encoder_->token_ids(std::string(text));
+    const auto vec = encoder_->encode_tokens(std::span(&ids, 1));
+    return make_classification(text, categories_,
+                               reorder(head_.probabilities(vec, ids, settings_.temperature), map_),
+                               policy_);
   }
 
   json::object info() const override {
@@ -180,7 +181,8 @@ class TrainedHeadClassifier final : public Classifier {
             {"encoder", settings_.encoder},
             {"model_id", encoder_->model_id()},
             {"index_size", 0},
-            {"temperature", head_.temperature}};
+            {"temperature", head_.temperature},
+            {"lexical_mix", head_.lexical.mix}};
   }
 
  private:

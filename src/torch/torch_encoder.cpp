@@ -4,6 +4,7 @@
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/learned_settings.hpp"
 #include "mcpclass/classify/tokenizer_sentencepiece.hpp"
+#include "torch/blas_threads.hpp"
 #include "torch/torch_files.hpp"
 #include "torch/torch_text_model.hpp"
 
@@ -35,6 +36,8 @@ class TorchTextModel final : public SentenceEncoder {
     if (options_.max_tokens == 0 || options_.batch_size == 0)
       throw ClassifyError("max_tokens and batch_size must be positive");
     tokenizer_ = std::make_unique<SentencePieceTokenizer>(options.tokenizer_path);
+    // libtorch's intra-op pool is set per call (run_batch); OpenBLAS has its own, set here.
+    detail::set_blas_threads(static_cast<int>(options_.threads));
     try {
       module_ = torch::jit::load(options.encoder_path, torch::kCPU);
       module_.eval();

@@ -6,6 +6,7 @@
 #include "mcpclass/classify/embedding_encoder.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "test_learned_support.hpp"
+#include "torch/blas_threads.hpp"
 
 #include <cmath>
 
@@ -89,6 +90,14 @@ TEST_CASE("encoder: the bfloat16 USE-lite variant stays within its rounding tole
   std::vector<std::vector<std::int32_t>> ids;
   for (const auto& t : texts) ids.push_back(enc->token_ids(t));
   CHECK(enc->encode_tokens(ids) == batch);
+}
+
+TEST_CASE("encoder: the threads option also sets OpenBLAS's thread count") {
+  REQUIRE(detail::blas_threads() > 0);  // Debian's libtorch runs on OpenBLAS (install-deps.sh)
+  use_lite(2);
+  CHECK(detail::blas_threads() == 2);
+  use_lite(1);
+  CHECK(detail::blas_threads() == 1);
 }
 
 TEST_CASE("encoder: semantic sanity and determinism") {

@@ -22,7 +22,8 @@ struct EncoderOptions {
   std::string tokenizer_path;  ///< sentencepiece `.model`.
   std::size_t max_tokens = 128;
   std::size_t batch_size = 32;
-  /// Intra-op threads, applied on the calling thread for each call.
+  /// Intra-op threads, applied on the calling thread for each call; also the thread count of
+  /// OpenBLAS (when it is the BLAS libtorch uses), set process-wide when the encoder loads.
   std::size_t threads = 1;
 };
 

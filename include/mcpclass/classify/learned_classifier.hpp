@@ -39,8 +39,11 @@ using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
 std::string build_knn_index(const CategorySet& categories, const LearnedSettings& settings,
                             const LearnedProgress& progress = {}, bool* rebuilt = nullptr);
 
-/// Adds examples to a live embedding_knn classifier (hot). Throws ClassifyError when
-/// `classifier` is not one, or a category is unknown.
+/// Adds examples to a live embedding_knn classifier (hot) and persists them before returning:
+/// appended to `<index>.added.jsonl` (replayed whenever the index is rebuilt, e.g. for a new
+/// model or examples file) and the index saved; both writes are atomic. Each call rewrites the
+/// index, so add many examples in one call. Throws ClassifyError when `classifier` is not an
+/// embedding_knn classifier, a category is unknown, or a file cannot be written.
 void add_knn_examples(Classifier& classifier, const std::vector<LabelledExample>& examples,
                       const LearnedProgress& progress = {});
 

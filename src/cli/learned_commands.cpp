@@ -110,6 +110,10 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
   o.train->add_option("--seed", o.head.seed, "Random seed");
   o.train->add_option("--label-smoothing", o.head.label_smoothing, "Label smoothing (dense part)")
       ->check(CLI::Range(0.0, 0.99));
+  o.train
+      ->add_option("--ensemble", o.head.ensemble,
+                   "Dense members averaged into one head (hidden units = ensemble x hidden)")
+      ->check(CLI::Range(1, 16));
   o.train->add_flag("--augment-crops", o.head.augment_crops,
                     "Also train on short crops of each text (last sentence, a 4-12 word window)");
   o.train

@@ -15,6 +15,19 @@ void softmax_in_place(std::vector<double>& v, double temperature) {
   for (auto& x : v) x /= sum;
 }
 
+// Eight independent partial sums: the compiler keeps them in one vector register (no
+// reassociation needed), several times faster than one serial sum for the wide ensemble layers.
+float dot(const float* a, const float* b, std::size_t n) {
+  float acc[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (std::size_t k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
+  float s = 0.0f;
+  for (; i < n; ++i) s += a[i] * b[i];
+  for (const float v : acc) s += v;
+  return s;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::size_t, double>> tf_idf(std::span<const std::int32_t> ids,
@@ -48,25 +61,24 @@ std::vector<double> LexicalLayer::probabilities(std::span<const std::int32_t> id
 std::vector<double> HeadModel::probabilities(std::span<const float> x,
                                              std::span<const std::int32_t> ids,
                                              double temperature_override) const {
-  std::vector<double> h(x.begin(), x.end());
+  std::vector<float> h(x.begin(), x.end());
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const auto& layer = layers[l];
-    std::vector<double> y(layer.out);
-    for (std::size_t o = 0; o < layer.out; ++o) {
-      double s = layer.bias[o];
-      const float* w = layer.weight.data() + o * layer.in;
-      for (std::size_t i = 0; i < layer.in; ++i) s += static_cast<double>(w[i]) * h[i];
-      y[o] = (l + 1 < layers.size()) ? std::max(0.0, s) : s;
-    }
+    std::vector<float> y(layer.out);
+    for (std::size_t o = 0; o < layer.out; ++o)
+      y[o] = layer.bias[o] + dot(layer.weight.data() + o * layer.in, h.data(), layer.in);
+    if (l + 1 < layers.size())
+      for (auto& v : y) v = std::max(0.0f, v);
     h = std::move(y);
   }
-  softmax_in_place(h, temperature_override > 0.0 ? temperature_override : temperature);
-  if (lexical.empty() || lexical.mix <= 0.0) return h;
+  std::vector<double> p(h.begin(), h.end());
+  softmax_in_place(p, temperature_override > 0.0 ? temperature_override : temperature);
+  if (lexical.empty() || lexical.mix <= 0.0) return p;
   const auto lex = lexical.probabilities(ids);
-  for (std::size_t c = 0; c < h.size(); ++c)
-    h[c] = std::log(std::max((1.0 - lexical.mix) * h[c] + lexical.mix * lex[c], 1e-30));
-  softmax_in_place(h, lexical.mix_temperature);
-  return h;
+  for (std::size_t c = 0; c < p.size(); ++c)
+    p[c] = std::log(std::max((1.0 - lexical.mix) * p[c] + lexical.mix * lex[c], 1e-30));
+  softmax_in_place(p, lexical.mix_temperature);
+  return p;
 }
 
 }  // namespace mcpclass::classify::detail

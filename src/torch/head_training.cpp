@@ -195,17 +195,10 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   const auto yv = torch::tensor(val_labels, torch::kInt64);
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(options.seed);
-  std::vector<torch::Tensor> params;
   std::vector<std::int64_t> widths{d};
   if (options.hidden > 0) widths.push_back(static_cast<std::int64_t>(options.hidden));
   widths.push_back(classes);
-  for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
-    auto w = torch::empty({widths[l + 1], widths[l]})
-                 .normal_(0.0, 1.0 / std::sqrt(static_cast<double>(widths[l])), gen);
-    params.push_back(w.requires_grad_());
-    params.push_back(torch::zeros({widths[l + 1]}).requires_grad_());
-  }
-  auto forward = [&](const torch::Tensor& x) {
+  auto forward = [](const std::vector<torch::Tensor>& params, const torch::Tensor& x) {
     auto h = x;
     for (std::size_t l = 0; l < params.size(); l += 2) {
       h = torch::matmul(h, params[l].t()) + params[l + 1];
@@ -213,21 +206,57 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     }
     return h;
   };
-  fit(params, rows, options.epochs, options.learning_rate, options.weight_decay, gen,
-      [&](const torch::Tensor& idx) {
-        return at::cross_entropy_loss(forward(xt.index_select(0, idx)), yt.index_select(0, idx), {},
-                                      at::Reduction::Mean, -100, options.label_smoothing);
-      });
+  // Members differ by initialisation and batch order (one generator, drawn in turn).
+  std::vector<std::vector<torch::Tensor>> members(std::max<std::size_t>(options.ensemble, 1));
+  for (auto& params : members) {
+    for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
+      auto w = torch::empty({widths[l + 1], widths[l]})
+                   .normal_(0.0, 1.0 / std::sqrt(static_cast<double>(widths[l])), gen);
+      params.push_back(w.requires_grad_());
+      params.push_back(torch::zeros({widths[l + 1]}).requires_grad_());
+    }
+    fit(params, rows, options.epochs, options.learning_rate, options.weight_decay, gen,
+        [&](const torch::Tensor& idx) {
+          return at::cross_entropy_loss(forward(params, xt.index_select(0, idx)),
+                                        yt.index_select(0, idx), {}, at::Reduction::Mean, -100,
+                                        options.label_smoothing);
+        });
+  }
+  // The members' mean logits as one network: hidden layers side by side, output weights / N.
+  std::vector<torch::Tensor> merged;
+  {
+    torch::NoGradGuard no_grad;
+    const auto n_members = static_cast<double>(members.size());
+    for (std::size_t i = 0; i < members.front().size(); i += 2) {
+      std::vector<torch::Tensor> ws, bs;
+      for (const auto& m : members) {
+        ws.push_back(m[i].detach());
+        bs.push_back(m[i + 1].detach());
+      }
+      const bool first = i == 0;
+      const bool last = i + 2 == members.front().size();
+      if (first && last) {  // linear heads: average
+        merged.push_back(torch::stack(ws).mean(0));
+        merged.push_back(torch::stack(bs).mean(0));
+      } else if (first) {
+        merged.push_back(torch::cat(ws, 0));
+        merged.push_back(torch::cat(bs, 0));
+      } else {
+        merged.push_back(torch::cat(ws, 1) / n_members);
+        merged.push_back(torch::stack(bs).mean(0));
+      }
+    }
+  }
 
   detail::HeadModel head;
   for (const auto& c : categories) head.categories.push_back(c.name);
   head.encoder_id = encoder->model_id();
-  for (std::size_t l = 0; l < params.size(); l += 2) {
+  for (std::size_t l = 0; l < merged.size(); l += 2) {
     detail::DenseLayer layer;
-    layer.out = static_cast<std::size_t>(params[l].size(0));
-    layer.in = static_cast<std::size_t>(params[l].size(1));
-    layer.weight = tensor_values(params[l]);
-    layer.bias = tensor_values(params[l + 1]);
+    layer.out = static_cast<std::size_t>(merged[l].size(0));
+    layer.in = static_cast<std::size_t>(merged[l].size(1));
+    layer.weight = tensor_values(merged[l]);
+    layer.bias = tensor_values(merged[l + 1]);
     head.layers.push_back(std::move(layer));
   }
   HeadTrainingReport report;
@@ -237,7 +266,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   torch::Tensor probs;
   {
     torch::NoGradGuard no_grad;
-    const auto logits = forward(xv);
+    const auto logits = forward(merged, xv);
     report.temperature = head.temperature = calibrate(logits, yv);
     probs = torch::softmax(logits / report.temperature, 1);
   }
@@ -289,6 +318,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
                      {"learning_rate", options.learning_rate},
                      {"weight_decay", options.weight_decay},
                      {"label_smoothing", options.label_smoothing},
+                     {"ensemble", members.size()},
                      {"lexical_epochs", options.lexical_epochs},
                      {"lexical_learning_rate", options.lexical_learning_rate},
                      {"seed", options.seed}});

@@ -23,7 +23,9 @@ TEST_CASE("trained head: train on training_data.csv, classify, export as torchsc
   options.epochs = 100;
   options.learning_rate = 1e-2;
   SUBCASE("dense head") {}
-  SUBCASE("dense + lexical head, crops, label smoothing") {
+  SUBCASE("ensemble of 2 MLPs + lexical head, crops, label smoothing") {
+    options.hidden = 16;
+    options.ensemble = 2;
     options.lexical_mix = 0.35;
     options.augment_crops = true;
     options.label_smoothing = 0.1;
@@ -35,6 +37,10 @@ TEST_CASE("trained head: train on training_data.csv, classify, export as torchsc
   CHECK(report.temperature > 0.0);
   CHECK(std::filesystem::exists(dir + "/head.pt.json"));
   if (options.lexical_mix > 0.0) {
+    std::ifstream manifest(dir + "/head.pt.json");
+    const auto m = boost::json::parse(std::string(std::istreambuf_iterator<char>(manifest), {}));
+    CHECK(m.at("hidden").to_number<int>() == 32);  // the members side by side
+    CHECK(m.at("report").at("ensemble").to_number<int>() == 2);
     CHECK(report.lexical_temperature > 0.0);
     CHECK(report.augmented_rows == 0);  // one short sentence each: nothing to crop
   }

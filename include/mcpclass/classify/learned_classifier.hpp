@@ -55,6 +55,9 @@ struct HeadTrainingOptions {
   unsigned validation_percent = 10;  ///< Of the training rows, for calibration (temperature).
   std::uint64_t seed = 7;
   double label_smoothing = 0.0;  ///< Cross-entropy label smoothing of the dense head, in [0, 1).
+  /// Dense members trained from different initialisations and averaged (mean logits), saved as
+  /// one network with `ensemble × hidden` hidden units: steadier than one member.
+  std::size_t ensemble = 1;
   /// Also train on short crops of each training text (its last sentence and a random 4–12 word
   /// window, same label), so the head sees query-length texts; validation rows are not cropped.
   bool augment_crops = false;

@@ -6,6 +6,7 @@
 #include "mcpclass/classify/learned_examples.hpp"
 #include "mcpclass/config/config.hpp"
 
+#include <malloc.h>
 #include <time.h>
 
 #include <algorithm>
@@ -94,5 +95,7 @@ int main(int argc, char** argv) {
   std::printf("batch encode (batch 64, MMLU questions): %.0f texts/s\n",
               static_cast<double>(all.size()) / sec);
   std::printf("RSS now: %s, peak: %s\n", rss("VmRSS:").c_str(), rss("VmHWM:").c_str());
+  ::malloc_trim(0);  // how much of that is free heap glibc kept
+  std::printf("RSS after malloc_trim: %s\n", rss("VmRSS:").c_str());
   return 0;
 }

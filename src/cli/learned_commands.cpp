@@ -108,6 +108,21 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
   o.train->add_option("--lr", o.head.learning_rate, "Adam learning rate");
   o.train->add_option("--weight-decay", o.head.weight_decay, "L2 weight decay");
   o.train->add_option("--seed", o.head.seed, "Random seed");
+  o.train->add_option("--label-smoothing", o.head.label_smoothing, "Label smoothing (dense part)")
+      ->check(CLI::Range(0.0, 0.99));
+  o.train
+      ->add_option("--ensemble", o.head.ensemble,
+                   "Dense members averaged into one head (hidden units = ensemble x hidden)")
+      ->check(CLI::Range(1, 16));
+  o.train->add_flag("--augment-crops", o.head.augment_crops,
+                    "Also train on short crops of each text (last sentence, a 4-12 word window)");
+  o.train
+      ->add_option("--lexical-mix", o.head.lexical_mix,
+                   "Weight of the tf-idf bag-of-tokens part in [0, 1] (0 = dense head only)")
+      ->check(CLI::Range(0.0, 1.0));
+  o.train->add_option("--lexical-epochs", o.head.lexical_epochs, "Epochs of the lexical part");
+  o.train->add_option("--lexical-lr", o.head.lexical_learning_rate,
+                      "Adam learning rate of the lexical part");
   o.train->add_option("--export", o.export_path,
                       "Also write encoder+head as a TorchScript sequence classifier");
 
@@ -161,10 +176,11 @@ int LearnedCommands::run() {
       const auto r = classify::train_head(cfg.categories, settings, rows, o.out, o.head,
                                           progress_bar("embedding"));
       fmt::print(
-          "{{\"train_rows\":{},\"validation_rows\":{},\"validation_accuracy\":{:.4f},"
-          "\"validation_ece\":{:.4f},\"temperature\":{:.3f},\"seconds\":{:.1f}}}\n",
-          r.train_rows, r.validation_rows, r.validation_accuracy, r.validation_ece, r.temperature,
-          r.seconds);
+          "{{\"train_rows\":{},\"augmented_rows\":{},\"validation_rows\":{},"
+          "\"validation_accuracy\":{:.4f},\"validation_ece\":{:.4f},\"temperature\":{:.3f},"
+          "\"lexical_temperature\":{:.3f},\"seconds\":{:.1f}}}\n",
+          r.train_rows, r.augmented_rows, r.validation_rows, r.validation_accuracy,
+          r.validation_ece, r.temperature, r.lexical_temperature, r.seconds);
       if (!o.export_path.empty()) {
         auto s = settings;
         s.head = o.out;

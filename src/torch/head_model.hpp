@@ -1,10 +1,19 @@
-// Internal: a trained head as plain data, so inference needs no libtorch call: dense layers
-// (ReLU between them) → logits; probabilities = softmax(logits / temperature).
+// Internal: a trained head as plain data, so inference needs no libtorch call.
+//
+//   p_dense = softmax(MLP(e) / T_dense)            e: the encoder's unit vector; ReLU between
+//   layers x_v     = log(1 + count_v) · idf_v, x /= |x|   bag of the query's token ids (tf-idf)
+//   p_lex   = softmax((W·x + b) / T_lex)
+//   p       = softmax(log((1 − λ)·p_dense + λ·p_lex) / T_mix)
+// λ = 0 (no lexical part): p = p_dense. Each T is calibrated on validation rows (T_mix last).
 #pragma once
 
+#include <boost/json/object.hpp>
+
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mcpclass::classify::detail {
@@ -16,17 +25,42 @@ struct DenseLayer {
   std::vector<float> bias;    ///< out.
 };
 
+/// x of the formula above as sorted (id, x_id) pairs; ids outside `idf` are ignored.
+std::vector<std::pair<std::size_t, double>> tf_idf(std::span<const std::int32_t> ids,
+                                                   std::span<const float> idf);
+
+/// Linear model over the tf-idf bag of token ids; sparse at inference (cost ∝ query tokens).
+struct LexicalLayer {
+  std::vector<float> idf;     ///< Per token id (vocabulary size).
+  std::vector<float> weight;  ///< classes × vocabulary, row-major.
+  std::vector<float> bias;    ///< classes.
+  double temperature = 1.0;
+  double mix = 0.0;              ///< λ.
+  double mix_temperature = 1.0;  ///< T_mix.
+
+  bool empty() const { return idf.empty(); }
+  /// softmax((W·x + b) / temperature) for the tf-idf vector x of `ids`.
+  std::vector<double> probabilities(std::span<const std::int32_t> ids) const;
+};
+
 struct HeadModel {
   std::vector<DenseLayer> layers;
+  LexicalLayer lexical;                 ///< Empty for heads without a lexical part.
   std::vector<std::string> categories;  ///< Logit order.
-  double temperature = 1.0;
-  std::string encoder_id;  ///< SentenceEncoder::model_id() it was trained on.
+  double temperature = 1.0;             ///< T_dense.
+  std::string encoder_id;               ///< SentenceEncoder::model_id() it was trained on.
 
-  /// softmax(logits(x) / temperature) over `categories`.
-  std::vector<double> probabilities(std::span<const float> x, double temperature_override) const;
+  /// p of the formula above over `categories`; `temperature_override` > 0 replaces T_dense.
+  std::vector<double> probabilities(std::span<const float> x, std::span<const std::int32_t> ids,
+                                    double temperature_override) const;
 };
 
 /// Reads `path` (TorchScript head) and `path + ".json"`. Throws ClassifyError.
 HeadModel load_head(const std::string& path);
+
+/// Writes `head` as `path` (TorchScript: parameters w0, b0, … and, with a lexical part, lex_w,
+/// lex_b, lex_idf; forward(e) = dense logits) and its manifest `path + ".json"` with `report`
+/// added. Both atomically. Throws ClassifyError.
+void save_head(const HeadModel& head, const std::string& path, const boost::json::object& report);
 
 }  // namespace mcpclass::classify::detail

@@ -9,6 +9,7 @@
 #include "torch/torch_text_model.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -58,6 +59,18 @@ void add_examples(KnnIndex& index, const SentenceEncoder& encoder, const Categor
   index.add(vectors, labels);
 }
 
+// Examples added at run time live in this JSONL beside the index, so a rebuild (new model or
+// examples file) replays them instead of losing them.
+std::string added_examples_path(const std::string& index_path) {
+  return index_path + ".added.jsonl";
+}
+
+std::vector<LabelledExample> added_examples(const std::string& index_path) {
+  const auto path = added_examples_path(index_path);
+  if (!std::filesystem::exists(path)) return {};
+  return read_labelled_examples(path);
+}
+
 // Loads the persisted index or rebuilds it; returns it with its path.
 std::unique_ptr<KnnIndex> open_index(const CategorySet& categories, const SentenceEncoder& encoder,
                                      const LearnedSettings& s, const LearnedProgress& progress,
@@ -70,8 +83,9 @@ std::unique_ptr<KnnIndex> open_index(const CategorySet& categories, const Senten
     return index;
   }
   auto index = std::make_unique<KnnIndex>(encoder.dimension(), key);
-  add_examples(*index, encoder, categories, read_labelled_examples(resolve_model_path(s.examples)),
-               progress);
+  auto examples = read_labelled_examples(resolve_model_path(s.examples));
+  for (auto& e : added_examples(*path)) examples.push_back(std::move(e));
+  add_examples(*index, encoder, categories, examples, progress);
   index->save(*path);
   if (rebuilt != nullptr) *rebuilt = true;
   return index;
@@ -109,8 +123,24 @@ class EmbeddingKnnClassifier final : public Classifier {
             {"temperature", settings_.temperature}};
   }
 
+  // Persists before returning: the examples are appended to the .added.jsonl log (atomically
+  // rewritten) and the index is saved (atomically), so they survive a restart or a rebuild.
   void add(const std::vector<LabelledExample>& examples, const LearnedProgress& progress) {
     add_examples(*index_, *encoder_, categories_, examples, progress);
+    std::lock_guard lock(persist_mutex_);
+    const auto log = added_examples_path(index_path_);
+    std::string content;
+    if (std::filesystem::exists(log)) {
+      std::ifstream in(log, std::ios::binary);
+      content.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    for (const auto& e : examples)
+      content +=
+          json::serialize(json::object{
+              {"text", e.text}, {"category", e.category}, {"id", e.id.empty() ? e.text : e.id}}) +
+          "\n";
+    write_file_atomically(log, content);
+    index_->save(index_path_);
   }
 
  private:
@@ -120,6 +150,7 @@ class EmbeddingKnnClassifier final : public Classifier {
   std::shared_ptr<const SentenceEncoder> encoder_;
   std::unique_ptr<KnnIndex> index_;
   std::string index_path_;
+  std::mutex persist_mutex_;  ///< Serialises add()'s log rewrite and index save.
 };
 
 // Maps model outputs (in `labels` order) onto the configured categories.
@@ -168,10 +199,11 @@ class TrainedHeadClassifier final : public Classifier {
   std::string kind() const override { return "trained_head"; }
 
   Classification classify(std::string_view text, const ClassifyOptions&) const override {
-    const std::string t(text);
-    const auto vec = encoder_->encode(std::span(&t, 1));
-    return make_classification(
-        text, categories_, reorder(head_.probabilities(vec, settings_.temperature), map_), policy_);
+    const auto ids = encoder_->token_ids(std::string(text));
+    const auto vec = encoder_->encode_tokens(std::span(&ids, 1));
+    return make_classification(text, categories_,
+                               reorder(head_.probabilities(vec, ids, settings_.temperature), map_),
+                               policy_);
   }
 
   json::object info() const override {
@@ -180,7 +212,8 @@ class TrainedHeadClassifier final : public Classifier {
             {"encoder", settings_.encoder},
             {"model_id", encoder_->model_id()},
             {"index_size", 0},
-            {"temperature", head_.temperature}};
+            {"temperature", head_.temperature},
+            {"lexical_mix", head_.lexical.mix}};
   }
 
  private:

@@ -6,6 +6,7 @@
 #include "mcpclass/classify/embedding_encoder.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "test_learned_support.hpp"
+#include "torch/blas_threads.hpp"
 
 #include <cmath>
 
@@ -13,9 +14,45 @@ using namespace mcpclass::classify;
 
 namespace {
 
-std::shared_ptr<const SentenceEncoder> use_lite(std::size_t threads = 1) {
+std::shared_ptr<const SentenceEncoder> use_lite(std::size_t threads = 1,
+                                                const std::string& file = "encoder.pt") {
   const auto dir = learned_test::model_dir();
-  return load_sentence_encoder({dir + "/encoder.pt", dir + "/tokenizer.model", 128, 32, threads});
+  return load_sentence_encoder({dir + "/" + file, dir + "/tokenizer.model", 128, 32, threads});
+}
+
+struct Reference {
+  std::vector<std::string> texts;
+  std::vector<std::vector<double>> vectors;
+};
+
+Reference reference_vectors() {
+  Reference r;
+  const auto doc = learned_test::reference();
+  for (const auto& item : doc.at("items").as_array()) {
+    r.texts.emplace_back(item.at("text").as_string());
+    r.vectors.emplace_back();
+    for (const auto& v : item.at("embedding").as_array())
+      r.vectors.back().push_back(v.to_number<double>());
+  }
+  REQUIRE(r.texts.size() >= 8);
+  return r;
+}
+
+// How one 512-d row agrees with its TF.js reference vector.
+struct Agreement {
+  double worst = 0.0;   ///< Largest absolute difference.
+  double cosine = 0.0;  ///< Dot product (both are unit vectors).
+  double norm = 0.0;    ///< Squared norm of the row.
+};
+
+Agreement agreement(const float* row, const std::vector<double>& reference) {
+  Agreement a;
+  for (std::size_t d = 0; d < 512; ++d) {
+    a.worst = std::max(a.worst, std::abs(row[d] - reference[d]));
+    a.cosine += row[d] * reference[d];
+    a.norm += static_cast<double>(row[d]) * row[d];
+  }
+  return a;
 }
 
 }  // namespace
@@ -23,34 +60,49 @@ std::shared_ptr<const SentenceEncoder> use_lite(std::size_t threads = 1) {
 TEST_CASE("encoder: USE-lite matches TF.js to float precision (single and batched)") {
   const auto enc = use_lite();
   CHECK(enc->dimension() == 512);
-  const auto ref = learned_test::reference();
-  std::vector<std::string> texts;
-  std::vector<std::vector<double>> expected;
-  for (const auto& item : ref.at("items").as_array()) {
-    texts.emplace_back(item.at("text").as_string());
-    expected.emplace_back();
-    for (const auto& v : item.at("embedding").as_array())
-      expected.back().push_back(v.to_number<double>());
-  }
-  REQUIRE(texts.size() >= 8);
+  const auto [texts, expected] = reference_vectors();
   const auto batch = enc->encode(texts);  // mixed lengths: padding must not change any row
   for (std::size_t i = 0; i < texts.size(); ++i) {
     CAPTURE(texts[i]);
     const auto single = enc->encode(std::span(&texts[i], 1));
-    double worst = 0.0;
-    double worst_batch = 0.0;
-    double norm = 0.0;
-    for (std::size_t d = 0; d < 512; ++d) {
-      worst = std::max(worst, std::abs(single[d] - expected[i][d]));
-      worst_batch = std::max(worst_batch, std::abs(batch[i * 512 + d] - expected[i][d]));
-      norm += static_cast<double>(single[d]) * single[d];
-    }
-    CHECK(worst < 2e-6);  // TF.js (wasm, float32) vs libtorch (float32): ~3e-7 typical
-    CHECK(worst_batch < 2e-6);
-    CHECK(norm == doctest::Approx(1.0).epsilon(1e-5));
+    const auto one = agreement(single.data(), expected[i]);
+    const auto batched = agreement(batch.data() + i * 512, expected[i]);
+    CHECK(one.worst < 2e-6);  // TF.js (wasm, float32) vs libtorch (float32): ~3e-7 typical
+    CHECK(batched.worst < 2e-6);
+    CHECK(one.norm == doctest::Approx(1.0).epsilon(1e-5));
   }
   // The long text (224 tokens) is truncated to 128, as the TF.js graph does.
   CHECK(enc->token_ids(texts.back()).size() == 128);
+}
+
+TEST_CASE("encoder: the bfloat16 USE-lite variant stays within its rounding tolerance") {
+  // Linear weights and their inputs rounded to bfloat16 (8-bit mantissa): not bit-exact, but
+  // every reference vector must point the same way as TF.js's.
+  const auto enc = use_lite(1, "encoder-bf16.pt");
+  CHECK(enc->dimension() == 512);
+  const auto [texts, expected] = reference_vectors();
+  const auto batch = enc->encode(texts);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    CAPTURE(texts[i]);
+    const auto single = enc->encode(std::span(&texts[i], 1));
+    const auto one = agreement(single.data(), expected[i]);
+    const auto batched = agreement(batch.data() + i * 512, expected[i]);
+    CHECK(one.cosine > 0.9999);  // measured: >= 0.99996
+    CHECK(batched.cosine > 0.9999);
+    CHECK(one.worst < 0.005);  // measured: <= 0.0018
+  }
+  // Tokenised once, encoded from ids: the same vectors as from the texts, and deterministic.
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const auto& t : texts) ids.push_back(enc->token_ids(t));
+  CHECK(enc->encode_tokens(ids) == batch);
+}
+
+TEST_CASE("encoder: the threads option also sets OpenBLAS's thread count") {
+  REQUIRE(detail::blas_threads() > 0);  // Debian's libtorch runs on OpenBLAS (install-deps.sh)
+  use_lite(2);
+  CHECK(detail::blas_threads() == 2);
+  use_lite(1);
+  CHECK(detail::blas_threads() == 1);
 }
 
 TEST_CASE("encoder: semantic sanity and determinism") {
@@ -90,6 +142,15 @@ TEST_CASE("encoder: bad model files give a clear error, not a crash") {
   }
   CHECK_THROWS_AS(load_sentence_encoder({tmp + "/truncated.pt", dir + "/tokenizer.model"}),
                   ClassifyError);
+  {
+    std::ifstream in(dir + "/encoder-bf16.pt", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream out(tmp + "/truncated-bf16.pt", std::ios::binary);
+    out << bytes.substr(0, bytes.size() * 3 / 4);
+  }
+  CHECK_THROWS_WITH_AS(
+      load_sentence_encoder({tmp + "/truncated-bf16.pt", dir + "/tokenizer.model"}),
+      doctest::Contains("truncated-bf16.pt"), ClassifyError);
   std::filesystem::remove_all(tmp);
 }
 

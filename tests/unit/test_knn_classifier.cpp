@@ -84,6 +84,22 @@ TEST_CASE("knn classifier: hot additions change the vote") {
   add_knn_examples(*classifier, extra);
   CHECK(classifier->classify(text).category == target);
   CHECK(classifier->info().at("index_size").to_number<std::int64_t>() == 98);
+
+  // Persisted before add returns: a new classifier (a restart) loads them with the index...
+  CHECK(std::filesystem::exists(dir + "/index.hnsw.added.jsonl"));
+  {
+    const auto reloaded = config::make_classifier(c);
+    CHECK(reloaded->info().at("index_size").to_number<std::int64_t>() == 98);
+    CHECK(reloaded->classify(text).category == target);
+  }
+  // ...and a rebuild (the examples file changed: the index is stale) replays them.
+  {
+    std::ofstream out(dir + "/train.csv", std::ios::app);
+    out << "math,\"What is the integral of x squared?\"\n";
+  }
+  const auto rebuilt = config::make_classifier(c);
+  CHECK(rebuilt->info().at("index_size").to_number<std::int64_t>() == 99);
+  CHECK(rebuilt->classify(text).category == target);
   std::filesystem::remove_all(dir);
 }
 

@@ -22,10 +22,28 @@ TEST_CASE("trained head: train on training_data.csv, classify, export as torchsc
   HeadTrainingOptions options;
   options.epochs = 100;
   options.learning_rate = 1e-2;
+  SUBCASE("dense head") {}
+  SUBCASE("ensemble of 2 MLPs + lexical head, crops, label smoothing") {
+    options.hidden = 16;
+    options.ensemble = 2;
+    options.lexical_mix = 0.35;
+    options.augment_crops = true;
+    options.label_smoothing = 0.1;
+    options.lexical_epochs = 50;
+  }
+  CAPTURE(options.lexical_mix);
   const auto report = train_head(c.categories, LearnedSettings{}, train, dir + "/head.pt", options);
   CHECK(report.train_rows + report.validation_rows >= train.size());
   CHECK(report.temperature > 0.0);
   CHECK(std::filesystem::exists(dir + "/head.pt.json"));
+  if (options.lexical_mix > 0.0) {
+    std::ifstream manifest(dir + "/head.pt.json");
+    const auto m = boost::json::parse(std::string(std::istreambuf_iterator<char>(manifest), {}));
+    CHECK(m.at("hidden").to_number<int>() == 32);  // the members side by side
+    CHECK(m.at("report").at("ensemble").to_number<int>() == 2);
+    CHECK(report.lexical_temperature > 0.0);
+    CHECK(report.augmented_rows == 0);  // one short sentence each: nothing to crop
+  }
 
   c.classifier.kind = "trained_head";
   c.classifier.learned.head = dir + "/head.pt";
@@ -76,6 +94,16 @@ TEST_CASE("trained head and torchscript: bad files give clear errors") {
   }
   CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("cannot load head"),
                        ClassifyError);
+  // A lexical part promised by the manifest but with a bad mix.
+  std::ofstream(dir + "/head.pt.json")
+      << R"({"categories":["math"],"temperature":1,"encoder_id":"x",
+      "lexical":{"mix":1.5,"temperature":1,"mix_temperature":1}})";
+  CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("mix in [0, 1]"),
+                       ClassifyError);
+  std::ofstream(dir + "/head.pt.json")
+      << R"({"categories":["math"],"temperature":1,"encoder_id":"x",
+      "lexical":{"mix":0.5}})";
+  CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("incomplete"), ClassifyError);
   // The encoder is not a sequence classifier over these 5 labels: clear contract error.
   auto t = config::default_config();
   t.classifier.kind = "torchscript";

@@ -22,7 +22,8 @@ struct EncoderOptions {
   std::string tokenizer_path;  ///< sentencepiece `.model`.
   std::size_t max_tokens = 128;
   std::size_t batch_size = 32;
-  /// Intra-op threads, applied on the calling thread for each call.
+  /// Intra-op threads, applied on the calling thread for each call; also the thread count of
+  /// OpenBLAS (when it is the BLAS libtorch uses), set process-wide when the encoder loads.
   std::size_t threads = 1;
 };
 
@@ -40,6 +41,12 @@ class SentenceEncoder {
                                     const EncodeProgress& progress = {}) const = 0;
   /// Token ids the encoder would see for `text` (after truncation).
   virtual std::vector<std::int32_t> token_ids(const std::string& text) const = 0;
+  /// encode() of already tokenised texts (token_ids() output), so a caller that needs the ids
+  /// too tokenises once. Ids past max_tokens are dropped.
+  virtual std::vector<float> encode_tokens(
+      std::span<const std::vector<std::int32_t>> ids) const = 0;
+  /// Size of the tokenizer's vocabulary: every token id is below it.
+  virtual std::size_t piece_count() const = 0;
   /// Checksum of the encoder and tokenizer files (learned_settings.hpp file_checksum).
   virtual std::string model_id() const = 0;
 };

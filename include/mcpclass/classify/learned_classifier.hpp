@@ -39,8 +39,11 @@ using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
 std::string build_knn_index(const CategorySet& categories, const LearnedSettings& settings,
                             const LearnedProgress& progress = {}, bool* rebuilt = nullptr);
 
-/// Adds examples to a live embedding_knn classifier (hot). Throws ClassifyError when
-/// `classifier` is not one, or a category is unknown.
+/// Adds examples to a live embedding_knn classifier (hot) and persists them before returning:
+/// appended to `<index>.added.jsonl` (replayed whenever the index is rebuilt, e.g. for a new
+/// model or examples file) and the index saved; both writes are atomic. Each call rewrites the
+/// index, so add many examples in one call. Throws ClassifyError when `classifier` is not an
+/// embedding_knn classifier, a category is unknown, or a file cannot be written.
 void add_knn_examples(Classifier& classifier, const std::vector<LabelledExample>& examples,
                       const LearnedProgress& progress = {});
 
@@ -51,14 +54,28 @@ struct HeadTrainingOptions {
   std::size_t hidden = 0;            ///< 0 = linear softmax head; else one ReLU hidden layer.
   unsigned validation_percent = 10;  ///< Of the training rows, for calibration (temperature).
   std::uint64_t seed = 7;
+  double label_smoothing = 0.0;  ///< Cross-entropy label smoothing of the dense head, in [0, 1).
+  /// Dense members trained from different initialisations and averaged (mean logits), saved as
+  /// one network with `ensemble × hidden` hidden units: steadier than one member.
+  std::size_t ensemble = 1;
+  /// Also train on short crops of each training text (its last sentence and a random 4–12 word
+  /// window, same label), so the head sees query-length texts; validation rows are not cropped.
+  bool augment_crops = false;
+  /// λ of the lexical part: p = (1 − λ)·p_dense + λ·p_lex, where p_lex is a linear softmax over
+  /// the tf-idf bag of token ids (formula in the head manifest docs). 0 = dense head only.
+  double lexical_mix = 0.0;
+  std::size_t lexical_epochs = 20;
+  double lexical_learning_rate = 1e-2;
 };
 
 struct HeadTrainingReport {
   std::size_t train_rows = 0;
   std::size_t validation_rows = 0;
   double validation_accuracy = 0.0;
-  double validation_ece = 0.0;  ///< Expected calibration error (15 bins) after calibration.
-  double temperature = 1.0;     ///< Calibrated logit temperature.
+  double validation_ece = 0.0;       ///< Expected calibration error (15 bins) after calibration.
+  double temperature = 1.0;          ///< Calibrated logit temperature of the dense part.
+  double lexical_temperature = 0.0;  ///< Of the lexical part (0 = none).
+  std::size_t augmented_rows = 0;    ///< Crops added by augment_crops.
   double seconds = 0.0;
 };
 

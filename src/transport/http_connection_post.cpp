@@ -8,6 +8,7 @@
 #include "transport/http_guard.hpp"
 #include "transport/http_rpc_message.hpp"
 
+#include <atomic>
 #include <boost/json.hpp>
 
 #include <fmt/format.h>
@@ -29,16 +30,20 @@ namespace {
 class PostStream final : public server::Stream {
  public:
   // `sse_only`: the client does not accept JSON, so even a lone answer goes out as an SSE event.
-  PostStream(std::shared_ptr<Connection> connection, std::shared_ptr<SseChannel> channel,
-             std::shared_ptr<SseChannel> fallback, bool resumable,
-             std::function<void(bool error)> on_close, bool sse_only)
-      : connection_(connection),
+  PostStream(std::shared_ptr<HttpShared> shared, std::shared_ptr<Connection> connection,
+             std::shared_ptr<SseChannel> channel, std::shared_ptr<SseChannel> fallback,
+             bool resumable, std::function<void(bool error)> on_close, bool sse_only)
+      : shared_(std::move(shared)),
+        connection_(connection),
         exchange_(connection->exchange()),
         channel_(std::move(channel)),
         fallback_(std::move(fallback)),
         resumable_(resumable && channel_ != nullptr),
         on_close_(std::move(on_close)),
-        started_(sse_only && channel_ != nullptr) {}
+        started_(sse_only && channel_ != nullptr) {
+    shared_->hold_stream();
+  }
+  ~PostStream() override { release(); }
 
   void send(json::value message) override {
     std::shared_ptr<SseChannel> target;
@@ -75,8 +80,11 @@ class PostStream final : public server::Stream {
     if (on_close_) on_close_(is_error_message(final_message));
     if (started) {
       channel_->finish(std::move(final_message));
-      std::lock_guard lock(mutex_);
-      connection_.reset();
+      {
+        std::lock_guard lock(mutex_);
+        connection_.reset();
+      }
+      release();
       return;
     }
     if (channel_) channel_->finish();
@@ -91,9 +99,16 @@ class PostStream final : public server::Stream {
             connection->on_final(exchange, std::move(final_message));
           });
     }
+    connection.reset();
+    release();
   }
 
  private:
+  void release() {
+    if (!released_.exchange(true)) shared_->release_stream();
+  }
+
+  std::shared_ptr<HttpShared> shared_;
   // Strong until close: while the engine works nothing else keeps the connection alive.
   std::shared_ptr<Connection> connection_;
   const std::uint64_t exchange_;
@@ -104,6 +119,7 @@ class PostStream final : public server::Stream {
   std::mutex mutex_;
   bool started_ = false;
   bool closed_ = false;
+  std::atomic<bool> released_{false};
 };
 
 }  // namespace
@@ -234,8 +250,8 @@ void Connection::post_mcp(const Request& req) {
   }
   mode_ = Mode::waiting;
   const bool resumable = channel && channel->resumable() && priming_allowed_;
-  auto stream = std::make_shared<PostStream>(shared_from_this(), channel, fallback, resumable,
-                                             on_close, sse_only);
+  auto stream = std::make_shared<PostStream>(shared_, shared_from_this(), channel, fallback,
+                                             resumable, on_close, sse_only);
   try {
     session->handle(message, stream);
   } catch (const std::exception& e) {

@@ -76,9 +76,26 @@ struct HttpShared {
     return drain_cv.wait_for(lock, timeout, [&] { return active == 0; });
   }
 
+  /// POST streams the engine holds (each keeps its Connection alive until it closes). stop()
+  /// waits for them: a connection dropped by an engine thread after the io_context is gone
+  /// would cancel timers of destroyed services.
+  void hold_stream() {
+    std::lock_guard lock(drain_mutex);
+    ++engine_streams;
+  }
+  void release_stream() {
+    std::lock_guard lock(drain_mutex);
+    if (--engine_streams == 0) drain_cv.notify_all();
+  }
+  bool wait_streams_released(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(drain_mutex);
+    return drain_cv.wait_for(lock, timeout, [&] { return engine_streams == 0; });
+  }
+
   std::mutex drain_mutex;
   std::condition_variable drain_cv;
   std::size_t active = 0;
+  std::size_t engine_streams = 0;
 };
 
 /// Serves one accepted connection until it closes. `socket` must use a strand executor.

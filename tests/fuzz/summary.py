@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Executions, speed, coverage and crashes per fuzz target from the logs of tests/fuzz/run.sh
 (build-fuzz/<target>.log) and its crash artifacts, as JSON — for the benchmark report.
-A run still going (or stopped early) is read from its last status line.
+A run still going is read from its last status line; one stopped early (SIGINT) says so.
 usage: tests/fuzz/summary.py [build-fuzz] > fuzz-long.json"""
 import glob
 import json
@@ -25,7 +25,8 @@ for log in sorted(glob.glob(os.path.join(build, "fuzz_*.log"))):
         "exec_per_s": int(stats.get("average_exec_per_sec", last[4] if last else 0)),
         "coverage": int(last[1]) if last else None,
         "corpus": int(last[3]) if last else None,
-        "finished": "number_of_executed_units" in stats,
+        "finished": "number_of_executed_units" in stats and "run interrupted" not in text,
+        "interrupted": "run interrupted" in text,
         "crashes": len(crashes),
         "crash_files": crashes,
         "sanitizer_report": bool(re.search(r"ERROR: (AddressSanitizer|libFuzzer|LeakSanitizer)|runtime error:", text)),

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace mcpclass::jsonrpc {
 
 json::value to_json(const Id& id) {
@@ -22,6 +24,28 @@ json::object Error::to_json() const {
 ProtocolError::ProtocolError(int code, std::string message, std::optional<json::value> data)
     : std::runtime_error(message), error_{code, std::move(message), std::move(data)} {}
 
+namespace {
+
+// Depth is bounded by ParseLimits::max_depth, so recursion is bounded too.
+bool has_non_finite_number(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::double_:
+      return !std::isfinite(v.get_double());
+    case json::kind::array:
+      for (const auto& item : v.get_array())
+        if (has_non_finite_number(item)) return true;
+      return false;
+    case json::kind::object:
+      for (const auto& member : v.get_object())
+        if (has_non_finite_number(member.value())) return true;
+      return false;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 std::variant<json::value, Error> parse_json(std::string_view text, const ParseLimits& limits) {
   if (text.size() > limits.max_bytes) {
     return Error{kParseError,
@@ -38,6 +62,11 @@ std::variant<json::value, Error> parse_json(std::string_view text, const ParseLi
                    fmt::format("Parse error: nesting deeper than {} levels", limits.max_depth)};
     }
     return Error{kParseError, fmt::format("Parse error: {}", ec.message())};
+  }
+  // Boost.JSON reads a number beyond double's range (1e999) as infinity, which JSON cannot write
+  // back: serializing the message would emit invalid JSON.
+  if (has_non_finite_number(v)) {
+    return Error{kParseError, "Parse error: a number is out of range (beyond ±1.8e308)"};
   }
   return v;
 }

@@ -156,6 +156,21 @@ TEST_CASE("jsonrpc: the size limit turns a large message into a clean parse erro
   CHECK(parse_failure(huge).code == rpc::kParseError);
 }
 
+TEST_CASE("jsonrpc: a number beyond double's range is a clean parse error, not infinity") {
+  // Found by fuzz_jsonrpc (tests/fuzz/regressions/fuzz_jsonrpc/number-overflows-to-infinity):
+  // read as infinity, the message serialized as `Infinity`, which is not JSON.
+  for (const std::string text :
+       {R"({"jsonrpc":"2.0","method":"l","params":[1e9991]})",
+        R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":{"b":-1e400}}})", R"(1e309)"}) {
+    CAPTURE(text);
+    const rpc::Error e = parse_failure(text);
+    CHECK(e.code == rpc::kParseError);
+    CHECK(e.message == "Parse error: a number is out of range (beyond ±1.8e308)");
+  }
+  // The largest doubles and tiny ones (which round to 0 or subnormals) are fine.
+  CHECK(parsed(R"([1.7976931348623157e308, -1.7976931348623157e308, 1e-400])").is_array());
+}
+
 TEST_CASE("jsonrpc: the depth limit turns deep nesting into a clean parse error") {
   const rpc::ParseLimits limits{};  // max_depth 64
   CHECK(parsed(nested(limits.max_depth), limits).is_array());

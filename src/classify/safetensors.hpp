@@ -1,0 +1,40 @@
+// Internal: the safetensors weight format (https://huggingface.co/docs/safetensors): an 8-byte
+// little-endian header length, a JSON header naming each tensor's dtype, shape and byte range,
+// then the raw data. Learned models are stored in it so that inference needs no libtorch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mcpclass::classify::detail {
+
+/// One tensor, always as float32 values (row-major).
+struct SafeTensor {
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+
+  std::size_t elements() const;
+};
+
+struct SafeTensors {
+  std::map<std::string, std::string> metadata;  ///< The header's `__metadata__`.
+  std::map<std::string, SafeTensor> tensors;
+
+  /// The named tensor with exactly this shape; throws ClassifyError naming `file` otherwise.
+  const SafeTensor& require(const std::string& name, const std::vector<std::int64_t>& shape,
+                            const std::string& file) const;
+};
+
+/// True when `path` starts like a safetensors file (a plausible header length then `{`).
+bool looks_like_safetensors(const std::string& path);
+
+/// Reads F32 and BF16 tensors (BF16 widened to float). Throws ClassifyError naming `path` and
+/// the problem for a missing, truncated or malformed file.
+SafeTensors read_safetensors(const std::string& path);
+
+/// Writes every tensor as F32, atomically (write_file_atomically). Throws ClassifyError.
+void write_safetensors(const std::string& path, const SafeTensors& file);
+
+}  // namespace mcpclass::classify::detail

@@ -1,0 +1,89 @@
+// The safetensors reader and writer: round trip, BF16 widening, and clear errors for every kind
+// of damaged file.
+#include "classify/safetensors.hpp"
+#include "mcpclass/classify/errors.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+using namespace mcpclass::classify;
+using namespace mcpclass::classify::detail;
+
+namespace {
+
+std::string temp_file(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "mcpclass-safetensors-test";
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+void write_raw(const std::string& path, const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  const std::uint64_t n = header.size();
+  std::memcpy(out.data(), &n, 8);
+  std::ofstream(path, std::ios::binary) << out << header << data;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    read_safetensors(path);
+  } catch (const ClassifyError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("safetensors: round trip keeps shapes, values and metadata") {
+  const auto path = temp_file("round.safetensors");
+  SafeTensors file;
+  file.metadata["architecture"] = "test";
+  file.tensors["w"] = {{2, 3}, {1, -2, 3.5f, 0, 1e-8f, -7}};
+  file.tensors["b"] = {{3}, {0.25f, 0.5f, 0.75f}};
+  write_safetensors(path, file);
+  CHECK(looks_like_safetensors(path));
+  const auto back = read_safetensors(path);
+  CHECK(back.metadata.at("architecture") == "test");
+  CHECK(back.tensors.at("w").shape == std::vector<std::int64_t>{2, 3});
+  CHECK(back.tensors.at("w").values == file.tensors["w"].values);
+  CHECK(back.require("b", {3}, path).values == file.tensors["b"].values);
+  CHECK_THROWS_WITH_AS(back.require("b", {4}, path), doctest::Contains("'b' is 3, expected 4"),
+                       ClassifyError);
+  CHECK_THROWS_WITH_AS(back.require("c", {1}, path), doctest::Contains("no tensor 'c'"),
+                       ClassifyError);
+}
+
+TEST_CASE("safetensors: BF16 tensors are widened to float") {
+  const auto path = temp_file("bf16.safetensors");
+  // 1.0 = 0x3F80, -2.0 = 0xC000 as bfloat16 (little-endian bytes).
+  write_raw(path, R"({"x":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})",
+            std::string("\x80\x3F\x00\xC0", 4));
+  CHECK(read_safetensors(path).tensors.at("x").values == std::vector<float>{1.0f, -2.0f});
+}
+
+TEST_CASE("safetensors: damaged files get errors naming the problem") {
+  const auto path = temp_file("bad.safetensors");
+  CHECK(error_of(temp_file("missing.safetensors")).find("cannot open") != std::string::npos);
+  std::ofstream(path, std::ios::binary) << "abc";
+  CHECK(error_of(path).find("8-byte header") != std::string::npos);
+  CHECK_FALSE(looks_like_safetensors(path));
+  write_raw(path, "{not json", "");
+  CHECK(error_of(path).find("not a JSON object") != std::string::npos);
+  write_raw(path, R"({"x":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", std::string(8, 0));
+  CHECK(error_of(path).find("dtype I64") != std::string::npos);
+  write_raw(path, R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(8, 0));
+  CHECK(error_of(path).find("do not match") != std::string::npos);
+  write_raw(path, R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", std::string(4, 0));
+  CHECK(error_of(path).find("malformed shape") != std::string::npos);
+  {
+    std::string out(8, '\0');
+    const std::uint64_t n = 1ull << 40;
+    std::memcpy(out.data(), &n, 8);
+    std::ofstream(path, std::ios::binary) << out << "{}";
+  }
+  CHECK(error_of(path).find("exceeds the file") != std::string::npos);
+}

@@ -11,6 +11,7 @@ PACKAGES=(
   curl openssl       # third-party HTTPS client and the throw-away test CA (tests/unit/tls_files.hpp)
   libtorch-dev libsentencepiece-dev libhnswlib-dev   # learned classifiers (MCPCLASS_WITH_TORCH)
   libopenblas0-pthread  # libtorch on the reference BLAS is ~10x slower
+  libdnnl-dev        # oneDNN: the native USE-lite encoder (bf16 matmuls) without libtorch
   golang-go python3-pytest   # the Go (cgo) and Python (ctypes) bindings and their tests
   clang libclang-rt-14-dev   # libFuzzer targets and sanitizer runtimes (tests/fuzz, scripts/test-sanitizers.sh)
   wrk                        # HTTP load generator: the load.soak test and bench/run.sh

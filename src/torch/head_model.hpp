@@ -55,12 +55,15 @@ struct HeadModel {
                                     double temperature_override) const;
 };
 
-/// Reads `path` (TorchScript head) and `path + ".json"`. Throws ClassifyError.
+/// Reads the head `path` and its manifest `path + ".json"`. A safetensors file is read here; any
+/// other is taken for a TorchScript module and read by the libtorch plugin. Throws ClassifyError.
 HeadModel load_head(const std::string& path);
 
-/// Writes `head` as `path` (TorchScript: parameters w0, b0, … and, with a lexical part, lex_w,
-/// lex_b, lex_idf; forward(e) = dense logits) and its manifest `path + ".json"` with `report`
-/// added. Both atomically. Throws ClassifyError.
+/// Writes `head` as `path` and its manifest `path + ".json"` with `report` added, both
+/// atomically. The parameters are w0, b0, … ([out, in], [out]) and, with a lexical part, lex_w,
+/// lex_b, lex_idf: as a safetensors file when `path` ends with `.safetensors`, else as a
+/// TorchScript module (forward(e) = dense logits) written by the libtorch plugin. Throws
+/// ClassifyError.
 void save_head(const HeadModel& head, const std::string& path, const boost::json::object& report);
 
 }  // namespace mcpclass::classify::detail

@@ -1,5 +1,7 @@
-// Locating libmcpclass_spm.so at run time (see sentencepiece_shim_path.hpp).
+// Locating the run-time modules (see sentencepiece_shim_path.hpp).
 #include "torch/sentencepiece_shim_path.hpp"
+
+#include "mcpclass/classify/errors.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -16,11 +18,14 @@
 #ifndef MCPCLASS_SPM_BUILD_PATH
 #define MCPCLASS_SPM_BUILD_PATH ""
 #endif
-#ifndef MCPCLASS_SPM_BIN_TO_DIR
-#define MCPCLASS_SPM_BIN_TO_DIR "../lib/mcpclass"
+#ifndef MCPCLASS_TORCH_BUILD_PATH
+#define MCPCLASS_TORCH_BUILD_PATH ""
 #endif
-#ifndef MCPCLASS_SPM_INSTALL_PATH
-#define MCPCLASS_SPM_INSTALL_PATH ""
+#ifndef MCPCLASS_MODULE_BIN_TO_DIR
+#define MCPCLASS_MODULE_BIN_TO_DIR "../lib/mcpclass"
+#endif
+#ifndef MCPCLASS_MODULE_INSTALL_DIR
+#define MCPCLASS_MODULE_INSTALL_DIR ""
 #endif
 
 namespace mcpclass::classify::detail {
@@ -29,7 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Symlinks resolved where possible: a library reached through a link finds the shim installed
+// Symlinks resolved where possible: a library reached through a link finds a module installed
 // next to the real file.
 fs::path resolved(const fs::path& p) {
   std::error_code ec;
@@ -63,7 +68,7 @@ std::string this_module_path() {
 
 }  // namespace
 
-std::vector<std::string> shim_candidates(const ShimSearch& search) {
+std::vector<std::string> module_candidates(const ModuleSearch& search) {
   if (!search.override_path.empty()) return {search.override_path};
   std::vector<std::string> out;
   auto add = [&](const fs::path& p) {
@@ -72,28 +77,51 @@ std::vector<std::string> shim_candidates(const ShimSearch& search) {
       if (have == s) return;
     out.push_back(s);
   };
-  if (!search.module_path.empty()) {
-    const auto dir = resolved(search.module_path).parent_path();
-    add(dir / "mcpclass" / kSentencePieceShimName);
-    if (!search.bin_to_shim_dir.empty()) add(dir / search.bin_to_shim_dir / kSentencePieceShimName);
-    add(dir / kSentencePieceShimName);
+  if (!search.caller_path.empty()) {
+    const auto dir = resolved(search.caller_path).parent_path();
+    add(dir / "mcpclass" / search.file_name);
+    if (!search.bin_to_module_dir.empty()) add(dir / search.bin_to_module_dir / search.file_name);
+    add(dir / search.file_name);
   }
   const bool in_build_tree =
-      !search.module_path.empty() && is_inside(search.module_path, search.build_dir);
-  if (in_build_tree && !search.build_shim.empty()) add(search.build_shim);
-  if (!in_build_tree && !search.installed_shim.empty()) add(search.installed_shim);
+      !search.caller_path.empty() && is_inside(search.caller_path, search.build_dir);
+  if (in_build_tree && !search.build_module.empty()) add(search.build_module);
+  if (!in_build_tree && !search.installed_module.empty()) add(search.installed_module);
   return out;
 }
 
-ShimSearch current_shim_search() {
-  ShimSearch s;
-  if (const char* env = std::getenv("MCPCLASS_SPM_SHIM"); env != nullptr) s.override_path = env;
-  s.module_path = this_module_path();
+ModuleSearch current_module_search(RuntimeModule module) {
+  const bool shim = module == RuntimeModule::sentencepiece_shim;
+  ModuleSearch s;
+  s.file_name = shim ? kSentencePieceShimName : kTorchPluginName;
+  s.what = shim ? "the sentencepiece shim" : "the libtorch plugin";
+  s.override_variable = shim ? "MCPCLASS_SPM_SHIM" : "MCPCLASS_TORCH_PLUGIN";
+  if (const char* env = std::getenv(s.override_variable.c_str()); env != nullptr)
+    s.override_path = env;
+  s.caller_path = this_module_path();
   s.build_dir = MCPCLASS_BUILD_TREE;
-  s.build_shim = MCPCLASS_SPM_BUILD_PATH;
-  s.bin_to_shim_dir = MCPCLASS_SPM_BIN_TO_DIR;
-  s.installed_shim = MCPCLASS_SPM_INSTALL_PATH;
+  s.build_module = shim ? MCPCLASS_SPM_BUILD_PATH : MCPCLASS_TORCH_BUILD_PATH;
+  s.bin_to_module_dir = MCPCLASS_MODULE_BIN_TO_DIR;
+  if (const std::string dir = MCPCLASS_MODULE_INSTALL_DIR; !dir.empty())
+    s.installed_module = dir + "/" + s.file_name;
   return s;
+}
+
+void* open_module(const ModuleSearch& search, int flags) {
+  std::string tried;
+  for (const auto& path : module_candidates(search)) {
+    tried += tried.empty() ? "; tried " : ", ";
+    if (!fs::exists(path)) {
+      tried += path + " (missing)";
+      continue;
+    }
+    if (void* handle = ::dlopen(path.c_str(), flags)) return handle;
+    const char* err = ::dlerror();
+    tried += err != nullptr ? std::string(err) : path;
+  }
+  throw ClassifyError("cannot load " + search.what + " " + search.file_name +
+                      " (an installed tree keeps it in <libdir>/mcpclass/; set " +
+                      search.override_variable + " to its path)" + tried);
 }
 
 }  // namespace mcpclass::classify::detail

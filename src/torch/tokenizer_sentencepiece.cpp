@@ -31,24 +31,9 @@ struct Shim {
   mcpclass_spm_normalizer_fn normalizer = nullptr;
 
   Shim() {
-    const auto candidates = detail::shim_candidates(detail::current_shim_search());
-    std::string tried;
-    for (const auto& path : candidates) {
-      tried += tried.empty() ? "; tried " : ", ";
-      if (!std::filesystem::exists(path)) {
-        tried += path + " (missing)";
-        continue;
-      }
-      handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-      if (handle != nullptr) break;
-      const char* err = dlerror();
-      tried += err != nullptr ? std::string(err) : path;
-    }
-    if (handle == nullptr)
-      throw ClassifyError(
-          std::string("cannot load the sentencepiece shim ") + detail::kSentencePieceShimName +
-          " (an installed tree keeps it in <libdir>/mcpclass/; set MCPCLASS_SPM_SHIM to its path)" +
-          tried);
+    handle = detail::open_module(
+        detail::current_module_search(detail::RuntimeModule::sentencepiece_shim),
+        RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     load = reinterpret_cast<mcpclass_spm_load_fn>(dlsym(handle, "mcpclass_spm_load"));
     encode = reinterpret_cast<mcpclass_spm_encode_fn>(dlsym(handle, "mcpclass_spm_encode"));
     piece_count =

@@ -6,7 +6,7 @@
 #include "mcpclass/classify/tokenizer_sentencepiece.hpp"
 #include "torch/blas_threads.hpp"
 #include "torch/torch_files.hpp"
-#include "torch/torch_text_model.hpp"
+#include "torch/torch_plugin_impl.hpp"
 
 #include <ATen/Parallel.h>
 #include <torch/script.h>
@@ -167,15 +167,12 @@ class TorchTextModel final : public SentenceEncoder {
 
 namespace detail {
 
-std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& options,
-                                                       bool normalize, std::string_view what) {
+std::shared_ptr<const SentenceEncoder> load_torchscript_text_model(const EncoderOptions& options,
+                                                                   bool normalize,
+                                                                   std::string_view what) {
   return std::make_shared<TorchTextModel>(options, normalize, what);
 }
 
 }  // namespace detail
-
-std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOptions& options) {
-  return detail::load_text_model(options, true, "sentence encoder");
-}
 
 }  // namespace mcpclass::classify

@@ -1,5 +1,6 @@
-// Internal: the one libtorch-backed text model (tokenizer + TorchScript forward(ids, mask)),
-// shared by the sentence encoder (rows L2-normalised) and the sequence classifier (raw logits).
+// Internal: the TorchScript text model (tokenizer + TorchScript forward(ids, mask)), shared by
+// the sentence encoder (rows L2-normalised) and the sequence classifier (raw logits). It runs in
+// the libtorch plugin (torch_plugin.hpp); this is the library's entry point.
 #pragma once
 
 #include "mcpclass/classify/embedding_encoder.hpp"

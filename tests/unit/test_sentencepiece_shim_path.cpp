@@ -1,6 +1,7 @@
-// Where the sentencepiece shim is looked for: relative to the library or executable holding the
-// code (installed trees work wherever they are), the build tree only for modules inside it, and
-// $MCPCLASS_SPM_SHIM as the one override, reported by name when it is wrong.
+// Where the run-time modules (the sentencepiece shim, the libtorch plugin) are looked for:
+// relative to the library or executable holding the code (installed trees work wherever they
+// are), the build tree only for callers inside it, and $MCPCLASS_SPM_SHIM / $MCPCLASS_TORCH_PLUGIN
+// as the one override, reported by name when it is wrong.
 #include "mcpclass/classify/learned_classifier.hpp"
 
 #ifdef MCPCLASS_WITH_TORCH
@@ -9,25 +10,34 @@
 #include "mcpclass/classify/tokenizer_sentencepiece.hpp"
 #include "test_learned_support.hpp"
 #include "torch/sentencepiece_shim_path.hpp"
+#include "torch/torch_plugin.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 using namespace mcpclass::classify;
-using detail::shim_candidates;
-using detail::ShimSearch;
+using detail::ModuleSearch;
 
 namespace {
 
-ShimSearch search_from(const std::string& module) {
-  ShimSearch s;
-  s.module_path = module;
+ModuleSearch search_from(const std::string& caller,
+                         const std::string& file_name = detail::kSentencePieceShimName) {
+  ModuleSearch s;
+  s.file_name = file_name;
+  s.what = "the module";
+  s.override_variable = "MCPCLASS_TEST_MODULE";
+  s.caller_path = caller;
   s.build_dir = "/work/build";
-  s.build_shim = "/work/build/libmcpclass_spm.so";
-  s.bin_to_shim_dir = "../lib/mcpclass";
-  s.installed_shim = "/usr/local/lib/mcpclass/libmcpclass_spm.so";
+  s.build_module = "/work/build/" + file_name;
+  s.bin_to_module_dir = "../lib/mcpclass";
+  s.installed_module = "/usr/local/lib/mcpclass/" + file_name;
   return s;
+}
+
+std::vector<std::string> shim_candidates(const ModuleSearch& s) {
+  return detail::module_candidates(s);
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
@@ -72,12 +82,56 @@ TEST_CASE("shim path: MCPCLASS_SPM_SHIM is the only candidate when set") {
   CHECK(shim_candidates(s) == std::vector<std::string>{"/somewhere/shim.so"});
 }
 
-TEST_CASE("shim path: this test binary finds the real shim through its own location") {
-  const auto s = detail::current_shim_search();
-  CHECK(std::filesystem::equivalent(s.module_path, "/proc/self/exe"));
-  const auto c = shim_candidates(s);
-  CHECK(std::any_of(c.begin(), c.end(),
-                    [](const std::string& p) { return std::filesystem::exists(p); }));
+TEST_CASE("shim path: this test binary finds the real modules through its own location") {
+  for (const auto module :
+       {detail::RuntimeModule::sentencepiece_shim, detail::RuntimeModule::torch_plugin}) {
+    const auto s = detail::current_module_search(module);
+    CAPTURE(s.file_name);
+    CHECK(std::filesystem::equivalent(s.caller_path, "/proc/self/exe"));
+    const auto c = shim_candidates(s);
+    CHECK(std::any_of(c.begin(), c.end(),
+                      [](const std::string& p) { return std::filesystem::exists(p); }));
+  }
+}
+
+TEST_CASE("shim path: the libtorch plugin is looked for like the shim, under its own name") {
+  const auto c =
+      shim_candidates(search_from("/opt/x/lib/libmcpclass.so.1", detail::kTorchPluginName));
+  REQUIRE(!c.empty());
+  CHECK(c.front() == "/opt/x/lib/mcpclass/libmcpclass_torch.so");
+  CHECK(c.back() == "/usr/local/lib/mcpclass/libmcpclass_torch.so");
+  // The plugin's own copy of the library finds the shim installed next to it.
+  const auto shim = shim_candidates(search_from("/opt/x/lib/mcpclass/libmcpclass_torch.so"));
+  CHECK(has(shim, "/opt/x/lib/mcpclass/libmcpclass_spm.so"));
+  const auto search = detail::current_module_search(detail::RuntimeModule::torch_plugin);
+  CHECK(search.override_variable == "MCPCLASS_TORCH_PLUGIN");
+}
+
+TEST_CASE("shim path: a missing or broken libtorch plugin fails naming the path and the reason") {
+  auto s = search_from("/opt/x/lib/libmcpclass.so", detail::kTorchPluginName);
+  s.override_variable = "MCPCLASS_TORCH_PLUGIN";
+  s.override_path = "/nonexistent/libmcpclass_torch.so";
+  CHECK_THROWS_WITH_AS(detail::load_torch_plugin(s),
+                       doctest::Contains("/nonexistent/libmcpclass_torch.so (missing)"),
+                       ClassifyError);
+  CHECK_THROWS_WITH_AS(detail::load_torch_plugin(s), doctest::Contains("MCPCLASS_TORCH_PLUGIN"),
+                       ClassifyError);
+  // Not a shared library: the loader's reason.
+  const auto dir = learned_test::temp_dir("plugin-broken");
+  s.override_path = dir + "/libmcpclass_torch.so";
+  std::ofstream(s.override_path) << std::string(256, 'x');
+  const std::string not_elf = s.override_path + ": invalid ELF header";
+  CHECK_THROWS_WITH_AS(detail::load_torch_plugin(s), doctest::Contains(not_elf.c_str()),
+                       ClassifyError);
+  // A library without the entry point.
+  s.override_path = MCPCLASS_BINARY_DIR "/libmcpclass_spm.so";
+  CHECK_THROWS_WITH_AS(detail::load_torch_plugin(s),
+                       doctest::Contains("lacks the entry point mcpclass_torch_plugin_v1"),
+                       ClassifyError);
+  // The real one.
+  s.override_path = MCPCLASS_BINARY_DIR "/libmcpclass_torch.so";
+  CHECK(detail::load_torch_plugin(s).version == detail::kTorchPluginVersion);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("shim path: a wrong MCPCLASS_SPM_SHIM fails naming the path and the variable") {

@@ -4,6 +4,7 @@
 
 #ifdef MCPCLASS_WITH_TORCH
 
+#include "classify/safetensors.hpp"
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
@@ -109,6 +110,85 @@ TEST_CASE("trained head and torchscript: bad files give clear errors") {
   t.classifier.kind = "torchscript";
   t.classifier.learned.model = model + "/encoder.pt";
   CHECK_THROWS_WITH_AS(config::make_classifier(t), doctest::Contains("512 logits for 5 labels"),
+                       ClassifyError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScript one") {
+  learned_test::model_dir();
+  const auto dir = learned_test::temp_dir("head-safetensors");
+  auto c = config::default_config();
+  const auto all = read_labelled_examples(MCPCLASS_SOURCE_DIR "/tests/data/training_data.csv");
+  const auto train = select_split(all, SplitPart::train);
+  HeadTrainingOptions options;
+  options.epochs = 20;
+  options.hidden = 8;
+  options.lexical_mix = 0.3;
+  options.lexical_epochs = 10;
+  for (const auto* name : {"/head.pt", "/head.safetensors"})
+    train_head(c.categories, LearnedSettings{}, train, dir + name, options);
+  // The same file contents a libtorch-free reader needs: every parameter by name.
+  REQUIRE(detail::looks_like_safetensors(dir + "/head.safetensors"));
+  const auto tensors = detail::read_safetensors(dir + "/head.safetensors").tensors;
+  for (const auto* name : {"w0", "b0", "w1", "b1", "lex_w", "lex_b", "lex_idf"})
+    CHECK_MESSAGE(tensors.contains(name), name);
+  CHECK(tensors.at("w0").shape == std::vector<std::int64_t>{8, 512});
+
+  c.classifier.kind = "trained_head";
+  c.classifier.learned.temperature = 0.0;
+  c.classifier.learned.head = dir + "/head.pt";
+  const auto pt = config::make_classifier(c);
+  c.classifier.learned.head = dir + "/head.safetensors";
+  const auto st = config::make_classifier(c);
+  for (const auto& e : select_split(all, SplitPart::test)) {
+    const auto a = pt->classify(e.text, {true});
+    const auto b = st->classify(e.text, {true});
+    CHECK(a.probabilities == b.probabilities);
+  }
+  // Export reads the head as data, so a safetensors head exports too.
+  LearnedSettings s;
+  s.head = dir + "/head.safetensors";
+  export_sequence_classifier(s, dir + "/seq.pt");
+  auto t = config::default_config();
+  t.classifier.kind = "torchscript";
+  t.classifier.learned.model = dir + "/seq.pt";
+  t.classifier.learned.labels = dir + "/seq.pt.labels";
+  const auto seq = config::make_classifier(t);
+  const auto a = st->classify("Solve x^2 = 4 for x", {true});
+  const auto b = seq->classify("Solve x^2 = 4 for x", {true});
+  CHECK(a.class_index == b.class_index);
+  for (std::size_t i = 0; i < a.probabilities.size(); ++i)
+    CHECK(a.probabilities[i] == doctest::Approx(b.probabilities[i]).epsilon(1e-4));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("trained head: corrupt or inconsistent safetensors heads give clear errors") {
+  learned_test::model_dir();
+  const auto dir = learned_test::temp_dir("head-safetensors-bad");
+  const auto head = dir + "/head.safetensors";
+  auto c = config::default_config();
+  c.classifier.kind = "trained_head";
+  c.classifier.learned.head = head;
+  std::ofstream(head + ".json") << R"({"categories":["math","science","technology","history",
+      "general"],"temperature":1,"encoder_id":"x"})";
+  const auto write = [&](std::map<std::string, detail::SafeTensor> tensors) {
+    detail::write_safetensors(head, {{}, std::move(tensors)});
+  };
+  const std::vector<float> w(5 * 512, 0.01f);
+  const std::vector<float> b(5, 0.0f);
+  // Truncated: the reader names the file and the problem (no fallback to libtorch).
+  write({{"w0", {{5, 512}, w}}, {"b0", {{5}, b}}});
+  std::filesystem::resize_file(head, std::filesystem::file_size(head) - 100);
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("is not a valid safetensors file"), ClassifyError);
+  write({{"b0", {{5}, b}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("has no layers (w0, b0)"),
+                       ClassifyError);
+  write({{"w0", {{5, 512}, w}}, {"b0", {{4}, std::vector<float>(4)}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("inconsistent shapes"),
+                       ClassifyError);
+  write({{"w0", {{4, 512}, std::vector<float>(4 * 512)}}, {"b0", {{4}, std::vector<float>(4)}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("4 outputs for 5 categories"),
                        ClassifyError);
   std::filesystem::remove_all(dir);
 }

@@ -19,11 +19,12 @@ if(TARGET mcpclass-cli)
   install(TARGETS mcpclass-cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 endif()
 
-# The sentencepiece shim: libmcpclass.so and the installed tool look for it in <libdir>/mcpclass/
-# relative to themselves (src/torch/sentencepiece_shim_path.hpp); the `torch` component of the
-# CMake package imports it as mcpclass::sentencepiece_shim for consumers that bundle it.
+# The run-time modules, the sentencepiece shim and the libtorch plugin: libmcpclass.so and the
+# installed tool look for them in <libdir>/mcpclass/ relative to themselves
+# (src/torch/sentencepiece_shim_path.hpp); the `torch` component of the CMake package imports them
+# as mcpclass::sentencepiece_shim and mcpclass::torch_plugin for consumers that bundle them.
 if(TARGET mcpclass_spm)
-  install(TARGETS mcpclass_spm EXPORT mcpclassTorchTargets
+  install(TARGETS mcpclass_spm mcpclass_torch EXPORT mcpclassTorchTargets
           LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/mcpclass")
   install(EXPORT mcpclassTorchTargets NAMESPACE mcpclass::
           DESTINATION "${MCPCLASS_INSTALL_CMAKEDIR}")
@@ -44,14 +45,14 @@ if(TARGET mcpclass_capi)
   set(_mcpclass_pcdir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
   file(RELATIVE_PATH MCPCLASS_PC_RELATIVE_PREFIX "/prefix/${_mcpclass_pcdir}" "/prefix")
   string(REGEX REPLACE "/$" "" MCPCLASS_PC_RELATIVE_PREFIX "${MCPCLASS_PC_RELATIVE_PREFIX}")
-  # The static core carries the learned classifiers when they were built: its consumers link
-  # libtorch (Debian installs it on the default library path).
-  # `pkg-config --variable=sentencepiece_shim` tells static consumers where the shim is.
+  # The static core never links libtorch: the learned classifiers dlopen their modules.
+  # `pkg-config --variable=sentencepiece_shim` and `--variable=torch_plugin` tell static consumers
+  # where they are.
   set(MCPCLASS_PC_TORCH_LIBS "")
-  set(MCPCLASS_PC_SHIM_VARIABLE "# built without the learned classifiers: no sentencepiece shim")
+  set(MCPCLASS_PC_SHIM_VARIABLE "# built without the learned classifiers: no run-time modules")
   if(MCPCLASS_WITH_TORCH)
-    set(MCPCLASS_PC_TORCH_LIBS " -ltorch -ltorch_cpu -lc10 -ldl")
-    set(MCPCLASS_PC_SHIM_VARIABLE "sentencepiece_shim=\${libdir}/mcpclass/libmcpclass_spm.so")
+    set(MCPCLASS_PC_TORCH_LIBS " -ldl")
+    set(MCPCLASS_PC_SHIM_VARIABLE "sentencepiece_shim=\${libdir}/mcpclass/libmcpclass_spm.so\ntorch_plugin=\${libdir}/mcpclass/libmcpclass_torch.so")
   endif()
   foreach(_pc mcpclass mcpclass-static)
     configure_file("${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in"

@@ -4,7 +4,8 @@
 # the capi-only component) and pkg-config (mcpclass.pc shared, mcpclass-static.pc static).
 # When the build has the learned classifiers, every consumer (and the installed mcpclass tool and
 # the Python binding on the installed libmcpclass.so) also classifies with an embedding kNN
-# classifier, and the loader's trace proves the installed sentencepiece shim was the one loaded.
+# classifier, and the loader's trace proves the installed run-time modules (sentencepiece shim,
+# libtorch plugin) were the ones loaded; no installed library or consumer links libtorch.
 # Last, the "ways in" examples of bindings/README.md are built and run as written (readme.sh).
 set -euo pipefail
 BUILD="$1"
@@ -56,6 +57,9 @@ if grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   TORCH=ON
   SHIM="$LIBDIR/mcpclass/libmcpclass_spm.so"
   test -f "$SHIM" || { echo "the sentencepiece shim is not installed at $SHIM" >&2; exit 1; }
+  PLUGIN="$LIBDIR/mcpclass/libmcpclass_torch.so"
+  test -f "$PLUGIN" || { echo "the libtorch plugin is not installed at $PLUGIN" >&2; exit 1; }
+  readelf -d "$PLUGIN" | grep -q 'NEEDED.*libtorch' || { echo "$PLUGIN does not link libtorch" >&2; exit 1; }
   "$ROOT/models/fetch-use-lite.sh" "$BUILD/mcpclass"
   # models/router5-knn.yaml with the example path made absolute and the index in $WORK.
   sed "s#examples: tests/#examples: $ROOT/tests/#" "$ROOT/models/router5-knn.yaml" >"$WORK/knn.yaml"
@@ -64,23 +68,40 @@ if grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   LEARNED=("$WORK/knn.yaml" "When did the Roman Empire fall?" history)
 fi
 
+# no_torch FILE: FILE does not link libtorch (only the plugin does).
+no_torch() {
+  if readelf -d "$1" | grep -E 'NEEDED.*(torch|c10)'; then
+    echo "$1 links libtorch" >&2
+    exit 1
+  fi
+}
+
+# loaded FILE_NAME EXPECTED PROGRAM: the loader's trace $WORK/ld.log shows FILE_NAME loaded from
+# EXPECTED, never from elsewhere (the build tree).
+loaded() {
+  local got
+  got="$(sed -n "s/^ *[0-9]*:[[:space:]]*file=\(.*$1\) .*/\1/p" "$WORK/ld.log" | head -n1)"
+  if [ "$got" != "$2" ]; then
+    echo "$3 loaded $1 from '$got', expected '$2'" >&2
+    exit 1
+  fi
+}
+
 # run PROGRAM [ARGS...]: runs a consumer (with the learned arguments when there are any); with
-# them, the dynamic loader's trace must show the shim `$SHIM_EXPECTED` loaded, never the build
-# tree's.
+# them, the dynamic loader's trace must show the modules `$SHIM_EXPECTED` and `$PLUGIN_EXPECTED`
+# loaded, never the build tree's.
 SHIM_EXPECTED=""
+PLUGIN_EXPECTED=""
 run() {
   if [ "$TORCH" = OFF ]; then
     "$@"
   else
+    no_torch "$1"
     LD_DEBUG=files "$@" "${LEARNED[@]}" 2>"$WORK/ld.log" ||
       { grep -v '^ *[0-9]*:' "$WORK/ld.log" >&2; echo "$1 failed" >&2; exit 1; }
     grep -v '^ *[0-9]*:' "$WORK/ld.log" >&2 || true
-    local loaded
-    loaded="$(sed -n 's/^ *[0-9]*:[[:space:]]*file=\(.*libmcpclass_spm\.so\) .*/\1/p' "$WORK/ld.log" | head -n1)"
-    if [ "$loaded" != "$SHIM_EXPECTED" ]; then
-      echo "$1 loaded the sentencepiece shim '$loaded', expected '$SHIM_EXPECTED'" >&2
-      exit 1
-    fi
+    loaded libmcpclass_spm.so "$SHIM_EXPECTED" "$1"
+    loaded libmcpclass_torch.so "$PLUGIN_EXPECTED" "$1"
   fi
   PASSED=$((PASSED + 1))
 }
@@ -89,12 +110,15 @@ run() {
 cmake -S "$SRC" -B "$WORK/all" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" -DWITH_TORCH="$TORCH" \
   >"$WORK/all.log" || { cat "$WORK/all.log"; exit 1; }
 cmake --build "$WORK/all" >>"$WORK/all.log" || { cat "$WORK/all.log"; exit 1; }
-# Statically linked: the shim the project copied next to the executable.
+# Statically linked: the modules the project copied next to the executable.
 SHIM_EXPECTED="$WORK/all/libmcpclass_spm.so"
+PLUGIN_EXPECTED="$WORK/all/libmcpclass_torch.so"
 run "$WORK/all/consumer_cxx"
 run "$WORK/all/consumer_c_static"
-# libmcpclass.so: the installed shim, found relative to the library.
+# libmcpclass.so: the installed modules, found relative to the library.
 SHIM_EXPECTED="$LIBDIR/mcpclass/libmcpclass_spm.so"
+PLUGIN_EXPECTED="$LIBDIR/mcpclass/libmcpclass_torch.so"
+no_torch "$LIBDIR/libmcpclass.so"
 run "$WORK/all/consumer_c"
 if ldd "$WORK/all/consumer_c_static" | grep -q 'libmcpclass\.so'; then
   echo "consumer_c_static depends on libmcpclass.so" >&2
@@ -137,20 +161,24 @@ run "$WORK/pc_shared"
 cc -std=c11 -Wall -Wextra -pedantic -Werror $(pkg-config --cflags mcpclass-static) \
   "$SRC/consumer.c" -o "$WORK/pc_static" $(pkg-config --static --libs mcpclass-static)
 if [ "$TORCH" = ON ]; then
-  # Statically linked and not next to the shim: the pkg-config variable and the override.
+  # Statically linked and not next to the modules: the pkg-config variables and the overrides.
   SHIM_EXPECTED="$(pkg-config --variable=sentencepiece_shim mcpclass-static)"
   test "$SHIM_EXPECTED" -ef "$SHIM"
-  MCPCLASS_SPM_SHIM="$SHIM_EXPECTED" run "$WORK/pc_static"
+  PLUGIN_EXPECTED="$(pkg-config --variable=torch_plugin mcpclass-static)"
+  test "$PLUGIN_EXPECTED" -ef "$PLUGIN"
+  MCPCLASS_SPM_SHIM="$SHIM_EXPECTED" MCPCLASS_TORCH_PLUGIN="$PLUGIN_EXPECTED" run "$WORK/pc_static"
 else
   run "$WORK/pc_static"
 fi
 
 if [ "$TORCH" = ON ]; then
-  # The installed tool finds the shim relative to itself (bin/../lib/mcpclass).
+  # The installed tool finds the modules relative to itself (bin/../lib/mcpclass).
+  no_torch "$PREFIX/bin/mcpclass"
   LD_DEBUG=files "$PREFIX/bin/mcpclass" classify -c "$WORK/knn.yaml" "${LEARNED[1]}" \
     >"$WORK/cli.out" 2>"$WORK/ld.log" || { cat "$WORK/ld.log" >&2; exit 1; }
   grep -q '"category":"history"' "$WORK/cli.out" || { cat "$WORK/cli.out" >&2; exit 1; }
-  grep -q "file=$SHIM " "$WORK/ld.log" || { echo "mcpclass did not load $SHIM" >&2; exit 1; }
+  loaded libmcpclass_spm.so "$SHIM" mcpclass
+  loaded libmcpclass_torch.so "$PLUGIN" mcpclass
   PASSED=$((PASSED + 1))
   # Python (ctypes) on the installed libmcpclass.so.
   MCPCLASS_LIBRARY="$LIBDIR/libmcpclass.so" PYTHONPATH="$ROOT/bindings/python" \
@@ -163,7 +191,8 @@ with mcpclass.Classifier.from_file(sys.argv[1]) as c:
     print("python consumer:", r.category, round(r.confidence, 3))
     sys.exit(0 if r.category == sys.argv[3] else 1)
 PY
-  grep -q "file=$SHIM " "$WORK/ld.log" || { echo "python did not load $SHIM" >&2; exit 1; }
+  loaded libmcpclass_spm.so "$SHIM" python
+  loaded libmcpclass_torch.so "$PLUGIN" python
   PASSED=$((PASSED + 1))
 fi
 # The README's examples, as written, against the installed tree.

@@ -95,7 +95,10 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
   o.train->add_option("-c,--config", o.config_path, "Categories and encoder (default: embedded)")
       ->check(CLI::ExistingFile);
   o.train->add_option("--data", o.data, "Labelled examples")->required()->check(CLI::ExistingFile);
-  o.train->add_option("--out", o.out, "Head file to write (a .json manifest goes beside it)")
+  o.train
+      ->add_option("--out", o.out,
+                   "Head file to write: safetensors when it ends in .safetensors, else TorchScript "
+                   "(a .json manifest goes beside it)")
       ->required();
   o.train
       ->add_option("--split", o.split,

@@ -6,8 +6,8 @@ namespace mcpclass::classify::detail {
 
 namespace {
 
-// The symbol from the global scope (an executable linked with libtorch), else from an already
-// loaded libopenblas (libmcpclass.so dlopen'ed RTLD_LOCAL by Python or Go).
+// The symbol from the caller's scope (the libtorch plugin, which links OpenBLAS through
+// libtorch), else from an already loaded libopenblas (the plugin's, dlopen'ed RTLD_LOCAL).
 void* openblas_symbol(const char* name) {
   if (void* f = ::dlsym(RTLD_DEFAULT, name)) return f;
   void* lib = ::dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);

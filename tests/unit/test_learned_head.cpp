@@ -13,6 +13,32 @@
 using namespace mcpclass::classify;
 namespace config = mcpclass::config;
 
+namespace {
+
+// export_sequence_classifier of `head` into `dir`, built as kind torchscript.
+auto exported(const std::string& head, const std::string& dir) {
+  LearnedSettings s;
+  s.head = head;
+  export_sequence_classifier(s, dir + "/seq.pt");
+  auto t = config::default_config();
+  t.classifier.kind = "torchscript";
+  t.classifier.learned.model = dir + "/seq.pt";
+  t.classifier.learned.labels = dir + "/seq.pt.labels";
+  return config::make_classifier(t);
+}
+
+// The same answer for `text`, to the float32 precision of the TorchScript path.
+void check_agree(const Classifier& head, const Classifier& seq, const std::string& text) {
+  CAPTURE(text);
+  const auto a = head.classify(text, {true});
+  const auto b = seq.classify(text, {true});
+  CHECK(a.class_index == b.class_index);
+  for (std::size_t i = 0; i < a.probabilities.size(); ++i)
+    CHECK(a.probabilities[i] == doctest::Approx(b.probabilities[i]).epsilon(1e-4));
+}
+
+}  // namespace
+
 TEST_CASE("trained head: train on training_data.csv, classify, export as torchscript") {
   learned_test::model_dir();
   const auto dir = learned_test::temp_dir("head");
@@ -62,21 +88,8 @@ TEST_CASE("trained head: train on training_data.csv, classify, export as torchsc
   CHECK(static_cast<double>(correct) >= 0.7 * static_cast<double>(test.size()));
 
   // The same model as one TorchScript sequence classifier (kind torchscript).
-  LearnedSettings s;
-  s.head = dir + "/head.pt";
-  export_sequence_classifier(s, dir + "/seq.pt");
-  auto t = config::default_config();
-  t.classifier.kind = "torchscript";
-  t.classifier.learned.model = dir + "/seq.pt";
-  t.classifier.learned.labels = dir + "/seq.pt.labels";
-  const auto seq = config::make_classifier(t);
-  for (const auto& e : test) {
-    const auto a = head->classify(e.text, {true});
-    const auto b = seq->classify(e.text, {true});
-    CHECK(a.class_index == b.class_index);
-    for (std::size_t i = 0; i < a.probabilities.size(); ++i)
-      CHECK(a.probabilities[i] == doctest::Approx(b.probabilities[i]).epsilon(1e-4));
-  }
+  const auto seq = exported(dir + "/head.pt", dir);
+  for (const auto& e : test) check_agree(*head, *seq, e.text);
   std::filesystem::remove_all(dir);
 }
 
@@ -146,19 +159,8 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
     CHECK(a.probabilities == b.probabilities);
   }
   // Export reads the head as data, so a safetensors head exports too.
-  LearnedSettings s;
-  s.head = dir + "/head.safetensors";
-  export_sequence_classifier(s, dir + "/seq.pt");
-  auto t = config::default_config();
-  t.classifier.kind = "torchscript";
-  t.classifier.learned.model = dir + "/seq.pt";
-  t.classifier.learned.labels = dir + "/seq.pt.labels";
-  const auto seq = config::make_classifier(t);
-  const auto a = st->classify("Solve x^2 = 4 for x", {true});
-  const auto b = seq->classify("Solve x^2 = 4 for x", {true});
-  CHECK(a.class_index == b.class_index);
-  for (std::size_t i = 0; i < a.probabilities.size(); ++i)
-    CHECK(a.probabilities[i] == doctest::Approx(b.probabilities[i]).epsilon(1e-4));
+  const auto seq = exported(dir + "/head.safetensors", dir);
+  check_agree(*st, *seq, "Solve x^2 = 4 for x");
   std::filesystem::remove_all(dir);
 }
 

@@ -242,6 +242,30 @@ def test_ephemeral_port_is_reported_and_served(http_server):
         other.kill()
 
 
+def test_rules_server_never_maps_libtorch(http_server):
+    # Only libmcpclass_torch.so links libtorch (~160 MB of RSS), and only a TorchScript model
+    # loads it: a server with the keyword rules has none of it mapped after a classification.
+    status, _, body = request(http_server.port, "POST", "/mcp/tools/call",
+                              {"name": "classify_text", "arguments": {"text": MATH_QUERY}})
+    assert status == 200 and json.loads(body)["isError"] is False
+    with open(f"/proc/{http_server.proc.pid}/maps") as maps:
+        files = {line.split()[-1] for line in maps if "/" in line}
+    assert [f for f in files if "torch" in f or "libc10" in f] == []
+
+
+def test_wrong_torch_plugin_is_a_clear_error(tmp_path):
+    cfg = tmp_path / "knn.json"
+    cfg.write_text(json.dumps({"classifier": {"kind": "embedding_knn", "examples": os.path.join(
+        os.path.dirname(__file__), "..", "data", "training_data.csv")}}))
+    env = dict(os.environ, MCPCLASS_TORCH_PLUGIN=str(tmp_path / "nowhere" / "libmcpclass_torch.so"))
+    r = run("classify", "-c", str(cfg), MATH_QUERY, env=env)
+    if "needs the libtorch component" in r.stderr:
+        pytest.skip("built without the libtorch component")
+    assert r.returncode == 1, r.stderr
+    assert f"{tmp_path}/nowhere/libmcpclass_torch.so (missing)" in r.stderr
+    assert "MCPCLASS_TORCH_PLUGIN" in r.stderr
+
+
 def test_go_router_dialect_transcript(http_server):
     """reference.md section 2, the exact bodies the Semantic Router's Go HTTP client sends."""
     port = http_server.port

@@ -7,6 +7,7 @@
 #include "torch/blas_threads.hpp"
 #include "torch/torch_files.hpp"
 #include "torch/torch_text_model.hpp"
+#include "torch/use_lite_native_encoder.hpp"
 
 #include <ATen/Parallel.h>
 #include <torch/script.h>
@@ -175,6 +176,8 @@ std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& opt
 }  // namespace detail
 
 std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOptions& options) {
+  if (detail::is_native_encoder_file(options.encoder_path))
+    return detail::load_native_use_lite(options);
   return detail::load_text_model(options, true, "sentence encoder");
 }
 

@@ -1,11 +1,11 @@
 // libtorch translation unit: converting the TF.js USE-lite package into TorchScript encoders
 // (float32 encoder.pt and bfloat16-weight encoder-bf16.pt), the same weights as safetensors for
 // the native encoder (use-lite.safetensors), plus a sentencepiece model.
+#include "classify/safetensors.hpp"
 #include "mcpclass/classify/embedding_encoder.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/learned_settings.hpp"
 #include "mcpclass/classify/tokenizer_sentencepiece.hpp"
-#include "classify/safetensors.hpp"
 #include "torch/torch_files.hpp"
 
 #include <torch/script.h>
@@ -225,6 +225,29 @@ detail::SafeTensors safetensors_of(const UseLiteWeights& w) {
 }
 
 }  // namespace
+
+namespace detail {
+
+torch::jit::Module use_lite_module(const std::string& safetensors_path) {
+  const auto file = read_safetensors(safetensors_path);
+  UseLiteWeights w;
+  auto from = [](const SafeTensor& t) {
+    return torch::from_blob(const_cast<float*>(t.values.data()), t.shape, torch::kFloat32).clone();
+  };
+  for (const auto& [name, t] : file.tensors) {
+    const auto suffix = name.size() > 2 ? name.substr(name.size() - 2) : "";
+    const auto base = name.substr(0, name.size() - 2);
+    if (suffix == "_w" && name != "hidden_w")
+      w.linear_w[base] = from(t);
+    else if (suffix == "_b" && name != "hidden_b")
+      w.linear_b[base] = from(t);
+    else
+      w.other[name] = from(t);
+  }
+  return build_module(w, false);
+}
+
+}  // namespace detail
 
 void convert_use_lite(const std::string& package_dist_dir, const std::string& out_dir) {
   const auto weights = use_lite_weights(package_dist_dir);

@@ -97,15 +97,15 @@ struct Plan {
 
 class NativeUseLite final : public SentenceEncoder {
  public:
-  NativeUseLite(const EncoderOptions& options, NativePrecision precision)
+  explicit NativeUseLite(const EncoderOptions& options)
       : options_(options), engine_(dnnl::engine::kind::cpu, 0) {
     if (options_.max_tokens == 0 || options_.batch_size == 0)
       throw ClassifyError("max_tokens and batch_size must be positive");
     options_.max_tokens = std::min(options_.max_tokens, kMaxTokens);
     options_.threads = std::max<std::size_t>(options_.threads, 1);
     const auto isa = dnnl::get_effective_cpu_isa();
-    bf16_ = precision == NativePrecision::bf16 ||
-            (precision == NativePrecision::automatic &&
+    bf16_ = options.precision == EncoderPrecision::bf16 ||
+            (options.precision == EncoderPrecision::automatic &&
              (isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx));
     tokenizer_ = std::make_unique<SentencePieceTokenizer>(options.tokenizer_path);
     load_weights(options.encoder_path);
@@ -117,9 +117,15 @@ class NativeUseLite final : public SentenceEncoder {
         text_checksum(file_checksum(options.encoder_path) + file_checksum(options.tokenizer_path));
   }
 
-  std::size_t dimension() const override { return kWidth; }
-  std::string model_id() const override { return model_id_; }
-  std::size_t piece_count() const override { return tokenizer_->piece_count(); }
+  std::size_t dimension() const override {
+    return kWidth;
+  }
+  std::string model_id() const override {
+    return model_id_;
+  }
+  std::size_t piece_count() const override {
+    return tokenizer_->piece_count();
+  }
 
   std::vector<std::int32_t> token_ids(const std::string& text) const override {
     auto ids = tokenizer_->encode(text);
@@ -493,10 +499,9 @@ bool is_native_encoder_file(const std::string& path) {
   return looks_like_safetensors(path);
 }
 
-std::shared_ptr<const SentenceEncoder> load_native_use_lite(const EncoderOptions& options,
-                                                            NativePrecision precision) {
+std::shared_ptr<const SentenceEncoder> load_native_use_lite(const EncoderOptions& options) {
   try {
-    return std::make_shared<NativeUseLite>(options, precision);
+    return std::make_shared<NativeUseLite>(options);
   } catch (const dnnl::error& e) {
     dnnl_failed("set up the encoder '" + options.encoder_path + "'", e);
   }

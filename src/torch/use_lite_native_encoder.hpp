@@ -12,16 +12,12 @@
 
 namespace mcpclass::classify::detail {
 
-/// How the linear layers multiply.
-enum class NativePrecision { automatic, bf16, f32 };
-
 /// True when `path` holds native encoder weights (a safetensors file), not a TorchScript module.
 bool is_native_encoder_file(const std::string& path);
 
-/// Loads the native USE-lite encoder. `precision` automatic = bf16 where the CPU has fast bf16
-/// kernels. Throws ClassifyError naming the file for missing, corrupt or mismatched weights.
+/// Loads the native USE-lite encoder (options.precision applies). Throws ClassifyError naming the
+/// file for missing, corrupt or mismatched weights.
 /// Thread-safety: the returned encoder's const members may be called concurrently.
-std::shared_ptr<const SentenceEncoder> load_native_use_lite(
-    const EncoderOptions& options, NativePrecision precision = NativePrecision::automatic);
+std::shared_ptr<const SentenceEncoder> load_native_use_lite(const EncoderOptions& options);
 
 }  // namespace mcpclass::classify::detail

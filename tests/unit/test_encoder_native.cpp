@@ -13,16 +13,17 @@
 #include <cmath>
 
 using namespace mcpclass::classify;
-using detail::NativePrecision;
 
 namespace {
 
-std::shared_ptr<const SentenceEncoder> native(NativePrecision precision,
+std::shared_ptr<const SentenceEncoder> native(EncoderPrecision precision,
                                               const std::string& weights = "") {
   const auto dir = learned_test::model_dir();
-  return detail::load_native_use_lite(
-      {weights.empty() ? dir + "/use-lite.safetensors" : weights, dir + "/tokenizer.model"},
-      precision);
+  EncoderOptions o;
+  o.encoder_path = weights.empty() ? dir + "/use-lite.safetensors" : weights;
+  o.tokenizer_path = dir + "/tokenizer.model";
+  o.precision = precision;
+  return detail::load_native_use_lite(o);
 }
 
 // Largest absolute difference and cosine of each row of `rows` to the reference vectors.
@@ -59,7 +60,7 @@ std::vector<std::string> reference_texts() {
 }  // namespace
 
 TEST_CASE("native encoder: float32 matches TF.js, single and batched") {
-  const auto enc = native(NativePrecision::f32);
+  const auto enc = native(EncoderPrecision::f32);
   CHECK(enc->dimension() == 512);
   const auto texts = reference_texts();
   check_against_reference(enc->encode(texts), 2e-6, 0.999999);  // mixed lengths in one batch
@@ -73,7 +74,7 @@ TEST_CASE("native encoder: float32 matches TF.js, single and batched") {
 }
 
 TEST_CASE("native encoder: bfloat16 stays within its rounding tolerance, deterministic") {
-  const auto enc = native(NativePrecision::bf16);
+  const auto enc = native(EncoderPrecision::bf16);
   const auto texts = reference_texts();
   const auto batch = enc->encode(texts);
   check_against_reference(batch, 0.005, 0.9999);
@@ -81,7 +82,7 @@ TEST_CASE("native encoder: bfloat16 stays within its rounding tolerance, determi
   for (const auto& t : texts) ids.push_back(enc->token_ids(t));
   CHECK(enc->encode_tokens(ids) == batch);
   // Same files, same id as the automatic precision: a head trained on one serves the other.
-  CHECK(enc->model_id() == native(NativePrecision::automatic)->model_id());
+  CHECK(enc->model_id() == native(EncoderPrecision::automatic)->model_id());
 }
 
 TEST_CASE("native encoder: load_sentence_encoder picks it for safetensors weights") {
@@ -106,32 +107,32 @@ TEST_CASE("native encoder: bad weight files give a clear error, not a crash") {
   SUBCASE("a tensor is missing") {
     full.tensors.erase("l1_ffn2_w");
     detail::write_safetensors(tmp + "/w.safetensors", full);
-    CHECK_THROWS_WITH_AS(native(NativePrecision::f32, tmp + "/w.safetensors"),
+    CHECK_THROWS_WITH_AS(native(EncoderPrecision::f32, tmp + "/w.safetensors"),
                          doctest::Contains("no tensor 'l1_ffn2_w'"), ClassifyError);
   }
   SUBCASE("a tensor has the wrong shape") {
     full.tensors["l0_qkv_b"] = {{3}, {0, 0, 0}};
     detail::write_safetensors(tmp + "/w.safetensors", full);
-    CHECK_THROWS_WITH_AS(native(NativePrecision::f32, tmp + "/w.safetensors"),
+    CHECK_THROWS_WITH_AS(native(EncoderPrecision::f32, tmp + "/w.safetensors"),
                          doctest::Contains("'l0_qkv_b' is 3, expected 768"), ClassifyError);
   }
   SUBCASE("another architecture") {
     full.metadata["architecture"] = "bert";
     detail::write_safetensors(tmp + "/w.safetensors", full);
-    CHECK_THROWS_WITH_AS(native(NativePrecision::f32, tmp + "/w.safetensors"),
+    CHECK_THROWS_WITH_AS(native(EncoderPrecision::f32, tmp + "/w.safetensors"),
                          doctest::Contains("does not hold USE-lite weights"), ClassifyError);
   }
   SUBCASE("non-finite weights") {
     full.tensors["hidden_b"].values[7] = std::nanf("");
     detail::write_safetensors(tmp + "/w.safetensors", full);
-    CHECK_THROWS_WITH_AS(native(NativePrecision::f32, tmp + "/w.safetensors"),
+    CHECK_THROWS_WITH_AS(native(EncoderPrecision::f32, tmp + "/w.safetensors"),
                          doctest::Contains("'hidden_b' holds non-finite values"), ClassifyError);
   }
   SUBCASE("a truncated file") {
     std::ifstream in(dir + "/use-lite.safetensors", std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), {});
     std::ofstream(tmp + "/w.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-    CHECK_THROWS_WITH_AS(native(NativePrecision::f32, tmp + "/w.safetensors"),
+    CHECK_THROWS_WITH_AS(native(EncoderPrecision::f32, tmp + "/w.safetensors"),
                          doctest::Contains("w.safetensors"), ClassifyError);
   }
   std::filesystem::remove_all(tmp);

@@ -19,16 +19,20 @@ find_package(Torch QUIET)
 pkg_check_modules(SENTENCEPIECE QUIET IMPORTED_TARGET sentencepiece)
 find_path(HNSWLIB_INCLUDE_DIR hnswlib/hnswlib.h)
 find_library(SENTENCEPIECE_TRAIN_LIBRARY sentencepiece_train)
+find_package(dnnl CONFIG QUIET)  # oneDNN: the native USE-lite encoder, without libtorch
+find_package(OpenMP QUIET)       # oneDNN's thread runtime; team sizes are set per call
 set(_mcpclass_torch_default OFF)
-if(Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY)
+if(Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY
+   AND dnnl_FOUND AND OpenMP_CXX_FOUND)
   set(_mcpclass_torch_default ON)
 endif()
 option(MCPCLASS_WITH_TORCH "Build the learned classifiers (libtorch, sentencepiece, hnswlib)"
        ${_mcpclass_torch_default})
 if(MCPCLASS_WITH_TORCH)
-  if(NOT (Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY))
-    message(FATAL_ERROR "MCPCLASS_WITH_TORCH=ON needs libtorch-dev, libsentencepiece-dev and "
-                        "libhnswlib-dev (scripts/install-deps.sh installs them)")
+  if(NOT (Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY
+          AND dnnl_FOUND AND OpenMP_CXX_FOUND))
+    message(FATAL_ERROR "MCPCLASS_WITH_TORCH=ON needs libtorch-dev, libsentencepiece-dev, "
+                        "libhnswlib-dev and libdnnl-dev (scripts/install-deps.sh installs them)")
   endif()
   message(STATUS "mcpclass: learned classifiers ON (libtorch ${Torch_VERSION})")
 else()

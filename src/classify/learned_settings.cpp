@@ -64,6 +64,16 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
   non_empty("tokenizer", s.tokenizer);
   positive("max_tokens", s.max_tokens, 4096);
   positive("threads", s.threads, 256);
+  if (const auto p = r.string("precision")) {
+    if (*p == "auto")
+      s.precision = EncoderPrecision::automatic;
+    else if (*p == "bf16")
+      s.precision = EncoderPrecision::bf16;
+    else if (*p == "f32")
+      s.precision = EncoderPrecision::f32;
+    else
+      detail::fail(r.path_of("precision"), "must be auto, bf16 or f32 (got '" + *p + "')");
+  }
   if (kind == "embedding_knn") {
     non_empty("examples", s.examples);
     non_empty("index", s.index);
@@ -98,6 +108,8 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
                  {"tokenizer", tokenizer},
                  {"max_tokens", max_tokens},
                  {"threads", threads}};
+  if (precision != EncoderPrecision::automatic)
+    o["precision"] = precision == EncoderPrecision::bf16 ? "bf16" : "f32";
   if (kind == "embedding_knn") {
     o["examples"] = examples;
     if (!index.empty()) o["index"] = index;

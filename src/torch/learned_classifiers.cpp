@@ -23,6 +23,7 @@ EncoderOptions encoder_options(const LearnedSettings& s) {
   o.tokenizer_path = resolve_model_path(s.tokenizer);
   o.max_tokens = s.max_tokens;
   o.threads = s.threads;
+  o.precision = s.precision;
   return o;
 }
 

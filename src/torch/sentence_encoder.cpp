@@ -1,8 +1,9 @@
-// The sentence encoder and text model entry points: TorchScript models run in the libtorch
-// plugin (torch_plugin.hpp).
+// The sentence encoder and text model entry points: USE-lite safetensors weights run natively
+// (use_lite_native_encoder.hpp), TorchScript models in the libtorch plugin (torch_plugin.hpp).
 #include "mcpclass/classify/embedding_encoder.hpp"
 #include "torch/torch_plugin.hpp"
 #include "torch/torch_text_model.hpp"
+#include "torch/use_lite_native_encoder.hpp"
 
 namespace mcpclass::classify {
 
@@ -16,6 +17,8 @@ std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& opt
 }  // namespace detail
 
 std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOptions& options) {
+  if (detail::is_native_encoder_file(options.encoder_path))
+    return detail::load_native_use_lite(options);
   return detail::load_text_model(options, true, "sentence encoder");
 }
 

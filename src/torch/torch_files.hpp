@@ -14,4 +14,8 @@ std::string slurp(const std::string& path);
 /// file); creates parent directories. Throws ClassifyError.
 void save_module(torch::jit::Module& module, const std::string& path);
 
+/// The float32 TorchScript USE-lite module for native weights (use-lite.safetensors), so that
+/// export works from either encoder format. Throws ClassifyError.
+torch::jit::Module use_lite_module(const std::string& safetensors_path);
+
 }  // namespace mcpclass::classify::detail

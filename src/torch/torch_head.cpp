@@ -82,8 +82,10 @@ void export_sequence_classifier(const LearnedSettings& settings, const std::stri
   const auto head = detail::load_head(resolve_model_path(settings.head));
   torch::jit::Module seq("SequenceClassifier");
   try {
-    seq.register_module("encoder",
-                        torch::jit::load(resolve_model_path(settings.encoder), torch::kCPU));
+    const auto encoder = resolve_model_path(settings.encoder);
+    seq.register_module("encoder", detail::looks_like_safetensors(encoder)
+                                       ? detail::use_lite_module(encoder)
+                                       : torch::jit::load(encoder, torch::kCPU));
     seq.register_module("head", head_module(head));
     seq.register_buffer("temperature", torch::tensor(head.temperature, torch::kFloat32));
     std::string source = R"TS(

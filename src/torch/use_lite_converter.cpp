@@ -1,5 +1,7 @@
 // libtorch translation unit: converting the TF.js USE-lite package into TorchScript encoders
-// (float32 encoder.pt and bfloat16-weight encoder-bf16.pt) plus a sentencepiece model.
+// (float32 encoder.pt and bfloat16-weight encoder-bf16.pt), the same weights as safetensors for
+// the native encoder (use-lite.safetensors), plus a sentencepiece model.
+#include "classify/safetensors.hpp"
 #include "mcpclass/classify/embedding_encoder.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/learned_settings.hpp"
@@ -204,7 +206,48 @@ torch::jit::Module build_module(const UseLiteWeights& w, bool bf16) {
   return m;
 }
 
+// The same weights for the native encoder (use_lite_native_encoder.cpp): float32, TF.js names
+// mapped as in the TorchScript module, linear weights [in, out].
+detail::SafeTensors safetensors_of(const UseLiteWeights& w) {
+  detail::SafeTensors out;
+  out.metadata["architecture"] = "use-lite";
+  auto put = [&](const std::string& name, const torch::Tensor& t) {
+    const auto f = t.to(torch::kFloat32).contiguous();
+    detail::SafeTensor st;
+    st.shape.assign(f.sizes().begin(), f.sizes().end());
+    st.values.assign(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
+    out.tensors[name] = std::move(st);
+  };
+  for (const auto& [name, t] : w.other) put(name, t);
+  for (const auto& [name, t] : w.linear_w) put(name + "_w", t);
+  for (const auto& [name, t] : w.linear_b) put(name + "_b", t);
+  return out;
+}
+
 }  // namespace
+
+namespace detail {
+
+torch::jit::Module use_lite_module(const std::string& safetensors_path) {
+  const auto file = read_safetensors(safetensors_path);
+  UseLiteWeights w;
+  auto from = [](const SafeTensor& t) {
+    return torch::from_blob(const_cast<float*>(t.values.data()), t.shape, torch::kFloat32).clone();
+  };
+  for (const auto& [name, t] : file.tensors) {
+    const auto suffix = name.size() > 2 ? name.substr(name.size() - 2) : "";
+    const auto base = name.substr(0, name.size() - 2);
+    if (suffix == "_w" && name != "hidden_w")
+      w.linear_w[base] = from(t);
+    else if (suffix == "_b" && name != "hidden_b")
+      w.linear_b[base] = from(t);
+    else
+      w.other[name] = from(t);
+  }
+  return build_module(w, false);
+}
+
+}  // namespace detail
 
 void convert_use_lite(const std::string& package_dist_dir, const std::string& out_dir) {
   const auto weights = use_lite_weights(package_dist_dir);
@@ -216,6 +259,7 @@ void convert_use_lite(const std::string& package_dist_dir, const std::string& ou
   detail::save_module(fp32, out_dir + "/encoder.pt");
   auto bf16 = build_module(weights, true);
   detail::save_module(bf16, out_dir + "/encoder-bf16.pt");
+  detail::write_safetensors(out_dir + "/use-lite.safetensors", safetensors_of(weights));
 }
 
 }  // namespace mcpclass::classify

@@ -75,6 +75,8 @@ TEST_CASE("trained head: train on training_data.csv, classify, export as torchsc
   c.classifier.kind = "trained_head";
   c.classifier.learned.head = dir + "/head.pt";
   c.classifier.learned.temperature = 0.0;
+  // float32, as the exported TorchScript encoder computes (bf16 would differ by its rounding).
+  c.classifier.learned.precision = EncoderPrecision::f32;
   const auto head = config::make_classifier(c);
   CHECK(head->kind() == "trained_head");
   std::size_t correct = 0;

@@ -34,7 +34,7 @@ TEST_CASE("learned settings: strict schema per kind, round trip through the conf
   CHECK(c.classifier.learned.examples == "x.csv");
   CHECK(c.classifier.learned.k == 5);
   CHECK(c.classifier.learned.temperature == doctest::Approx(0.1));
-  CHECK(c.classifier.learned.encoder == "cache:use-lite/encoder.pt");
+  CHECK(c.classifier.learned.encoder == "cache:use-lite/use-lite.safetensors");
   const auto again = config::config_from_json(c.to_json());
   CHECK(again.classifier.learned.examples == "x.csv");
   CHECK(again.classifier.learned.k == 5);
@@ -53,6 +53,16 @@ TEST_CASE("learned settings: strict schema per kind, round trip through the conf
   CHECK(head.classifier.learned.head == "cache:heads/h.pt");
   CHECK(resolve_model_path("cache:heads/h.pt") == learned_cache_dir() + "/heads/h.pt");
   CHECK(resolve_model_path("/abs/h.pt") == "/abs/h.pt");
+
+  CHECK(c.classifier.learned.precision == EncoderPrecision::automatic);
+  const auto f32 = config::parse_config(R"({"categories":[{"name":"a"}],
+    "classifier":{"kind":"trained_head","head":"h.pt","precision":"f32"}})");
+  CHECK(f32.classifier.learned.precision == EncoderPrecision::f32);
+  CHECK(config::config_from_json(f32.to_json()).classifier.learned.precision ==
+        EncoderPrecision::f32);
+  CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
+    "classifier":{"kind":"trained_head","head":"h.pt","precision":"fp8"}})"),
+                       "classifier.precision: must be auto, bf16 or f32 (got 'fp8')", ConfigError);
 }
 
 TEST_CASE("knn vote: documented formula, real distribution") {

@@ -1,5 +1,7 @@
-// Sentence encoders: text → fixed-size, L2-normalised vectors. The libtorch implementation runs a
-// TorchScript module behind a sentencepiece tokenizer. Available with MCPCLASS_WITH_TORCH.
+// Sentence encoders: text → fixed-size, L2-normalised vectors, behind a sentencepiece tokenizer.
+// Two implementations, chosen by the encoder file: USE-lite weights as safetensors (written by
+// `mcpclass model convert`) run natively on oneDNN without libtorch; anything else is loaded as
+// a TorchScript module by libtorch. Available with MCPCLASS_WITH_TORCH.
 //
 // Encoder contract (any model, not only USE-lite): a TorchScript module whose
 // `forward(ids: Tensor[int64, B×T], mask: Tensor[int64, B×T]) -> Tensor[float32, B×D]` takes
@@ -17,14 +19,19 @@
 
 namespace mcpclass::classify {
 
+/// How a native encoder multiplies: `automatic` = bfloat16 where the CPU has fast bf16 kernels
+/// (AVX-512 BF16), float32 elsewhere. TorchScript encoders ignore it (their file decides).
+enum class EncoderPrecision { automatic, bf16, f32 };
+
 struct EncoderOptions {
-  std::string encoder_path;    ///< TorchScript file.
+  std::string encoder_path;    ///< USE-lite safetensors or TorchScript file.
   std::string tokenizer_path;  ///< sentencepiece `.model`.
   std::size_t max_tokens = 128;
   std::size_t batch_size = 32;
   /// Intra-op threads, applied on the calling thread for each call; also the thread count of
   /// OpenBLAS (when it is the BLAS libtorch uses), set process-wide when the encoder loads.
   std::size_t threads = 1;
+  EncoderPrecision precision = EncoderPrecision::automatic;
 };
 
 /// Called after each batch with (texts done, total), e.g. for a progress bar.

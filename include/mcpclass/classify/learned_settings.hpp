@@ -4,6 +4,8 @@
 // library was built with the libtorch component (MCPCLASS_WITH_TORCH).
 #pragma once
 
+#include "mcpclass/classify/embedding_encoder.hpp"
+
 #include <boost/json.hpp>
 
 #include <cstddef>
@@ -17,8 +19,9 @@ namespace json = boost::json;
 /// Model paths may start with `cache:`, meaning "relative to learned_cache_dir()"; other relative
 /// paths are relative to the working directory.
 struct LearnedSettings {
-  /// TorchScript sentence encoder: `forward(ids: int64[B,T], mask: int64[B,T]) -> float[B,D]`.
-  std::string encoder = "cache:use-lite/encoder.pt";
+  /// Sentence encoder: USE-lite weights as safetensors (run natively, no libtorch), or any
+  /// TorchScript module `forward(ids: int64[B,T], mask: int64[B,T]) -> float[B,D]`.
+  std::string encoder = "cache:use-lite/use-lite.safetensors";
   /// sentencepiece `.model` whose ids the encoder expects.
   std::string tokenizer = "cache:use-lite/tokenizer.model";
   /// embedding_knn: labelled examples (CSV with `category` and `text` columns, or JSONL with
@@ -42,6 +45,8 @@ struct LearnedSettings {
   std::size_t max_tokens = 128;
   /// Intra-op threads per inference call (1 is fastest for single queries on small machines).
   std::size_t threads = 1;
+  /// Native encoder arithmetic: `auto` (bf16 where the CPU is fast at it), `bf16` or `f32`.
+  EncoderPrecision precision = EncoderPrecision::automatic;
 
   /// Strict: unknown keys and bad values throw ConfigError naming `path.key`; checks that the
   /// file required by `kind` is set.

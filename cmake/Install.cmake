@@ -51,7 +51,7 @@ if(TARGET mcpclass_capi)
   set(MCPCLASS_PC_TORCH_LIBS "")
   set(MCPCLASS_PC_SHIM_VARIABLE "# built without the learned classifiers: no run-time modules")
   if(MCPCLASS_WITH_TORCH)
-    set(MCPCLASS_PC_TORCH_LIBS " -ldl")
+    set(MCPCLASS_PC_TORCH_LIBS " -ldnnl -lgomp -ldl")  # the native encoder: oneDNN on OpenMP
     set(MCPCLASS_PC_SHIM_VARIABLE "sentencepiece_shim=\${libdir}/mcpclass/libmcpclass_spm.so\ntorch_plugin=\${libdir}/mcpclass/libmcpclass_torch.so")
   endif()
   foreach(_pc mcpclass mcpclass-static)

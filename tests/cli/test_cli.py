@@ -253,14 +253,46 @@ def test_rules_server_never_maps_libtorch(http_server):
     assert [f for f in files if "torch" in f or "libc10" in f] == []
 
 
-def test_wrong_torch_plugin_is_a_clear_error(tmp_path):
-    cfg = tmp_path / "knn.json"
+def test_learned_native_server_never_maps_libtorch(tmp_path):
+    # The default encoder (native USE-lite on oneDNN) serves a learned classifier without
+    # libtorch: after an embedding kNN classification nothing of libtorch is mapped.
+    cfg = tmp_path / "knn-native.json"
     cfg.write_text(json.dumps({"classifier": {"kind": "embedding_knn", "examples": os.path.join(
         os.path.dirname(__file__), "..", "data", "training_data.csv")}}))
+    probe = run("classify", "-c", str(cfg), MATH_QUERY)
+    if "needs the libtorch component" in probe.stderr:
+        pytest.skip("built without the learned component")
+    assert probe.returncode == 0, probe.stderr  # builds the index (cached) before serving
+    s = Serve("--http", "127.0.0.1:0", "-c", str(cfg))
+    try:
+        status, _, body = request(s.port, "POST", "/mcp/tools/call",
+                                  {"name": "classify_text", "arguments": {"text": MATH_QUERY}})
+        result = json.loads(body)
+        assert status == 200 and result["isError"] is False
+        assert json.loads(result["content"][0]["text"])["class"] == 0  # math
+        with open(f"/proc/{s.proc.pid}/maps") as maps:
+            files = {line.split()[-1] for line in maps if "/" in line}
+        assert [f for f in files if "torch" in f or "libc10" in f] == []
+        assert [f for f in files if "libdnnl" in f]  # it did run the encoder
+    finally:
+        s.kill()
+
+
+def test_wrong_torch_plugin_is_a_clear_error(tmp_path):
+    examples = os.path.join(os.path.dirname(__file__), "..", "data", "training_data.csv")
     env = dict(os.environ, MCPCLASS_TORCH_PLUGIN=str(tmp_path / "nowhere" / "libmcpclass_torch.so"))
-    r = run("classify", "-c", str(cfg), MATH_QUERY, env=env)
+    # The default encoder is the native USE-lite: a kNN over it never needs the plugin.
+    native = tmp_path / "knn-native.json"
+    native.write_text(json.dumps({"classifier": {"kind": "embedding_knn", "examples": examples}}))
+    r = run("classify", "-c", str(native), MATH_QUERY, env=env)
     if "needs the libtorch component" in r.stderr:
         pytest.skip("built without the libtorch component")
+    assert r.returncode == 0, r.stderr
+    # A TorchScript encoder does.
+    cfg = tmp_path / "knn.json"
+    cfg.write_text(json.dumps({"classifier": {"kind": "embedding_knn", "examples": examples,
+                                              "encoder": "cache:use-lite/encoder.pt"}}))
+    r = run("classify", "-c", str(cfg), MATH_QUERY, env=env)
     assert r.returncode == 1, r.stderr
     assert f"{tmp_path}/nowhere/libmcpclass_torch.so (missing)" in r.stderr
     assert "MCPCLASS_TORCH_PLUGIN" in r.stderr

@@ -65,6 +65,9 @@ if grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   sed "s#examples: tests/#examples: $ROOT/tests/#" "$ROOT/models/router5-knn.yaml" >"$WORK/knn.yaml"
   grep -q "examples: $ROOT/tests/" "$WORK/knn.yaml"
   echo "  index: $WORK/knn-index.hnsw" >>"$WORK/knn.yaml"
+  # The TorchScript encoder, so every consumer also proves it finds the installed libtorch plugin
+  # (the default, native encoder needs no plugin: tests/cli covers it).
+  echo "  encoder: cache:use-lite/encoder.pt" >>"$WORK/knn.yaml"
   LEARNED=("$WORK/knn.yaml" "When did the Roman Empire fall?" history)
 fi
 

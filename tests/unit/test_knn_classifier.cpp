@@ -132,7 +132,8 @@ TEST_CASE("knn index: persisted, reused, rebuilt when stale or damaged") {
   const auto dim = std::size_t{512};
   const auto model = learned_test::model_dir();
   const KnnIndexKey key{
-      load_sentence_encoder({model + "/use-lite.safetensors", model + "/tokenizer.model"})->model_id(),
+      load_sentence_encoder({model + "/use-lite.safetensors", model + "/tokenizer.model"})
+          ->model_id(),
       file_checksum(dir + "/train.csv"), c.categories.names()};
   std::string why;
   CHECK(KnnIndex::load(path, dim, key, &why) == nullptr);

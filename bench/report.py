@@ -37,8 +37,8 @@ def render_inprocess(r):
            "executor).", ""]
     learned = r.get("learned")
     if learned:
-        md += ["Embedding classify (USE-lite + the 14-category MMLU-Pro head; libtorch build, 1 "
-               "BLAS thread), per call as stdio round trips next to the same binary's rule "
+        md += ["Embedding classify (the learned default: native USE-lite encoder on oneDNN + the "
+               "14-category MMLU-Pro head; learned build, 1 thread), per call as stdio round trips next to the same binary's rule "
                "classifier (the pipe costs both the same):", ""]
         if "skipped" in learned:
             md += [f"skipped: {learned['skipped']}", ""]
@@ -105,7 +105,7 @@ def render_stdio(s):
 def render_footprint(fp, http):
     md = ["## Footprint", "",
           f"Spawn → first `tools/call` answer over stdio (initialize, initialized and the call written "
-          f"at once), median of {fp['spawn_runs']} runs (fewer for the libtorch builds), against `cat` on the same input "
+          f"at once), median of {fp['spawn_runs']} runs (fewer for the learned build), against `cat` on the same input "
           f"({f(fp['cat_first_answer_ms_median'], 2)} ms: the cost of any process). RSS after "
           "initialize, and after N requests (pipelined in windows of 32).", ""]
     md += table(["process", "first answer ms", "÷ cat", "RSS idle KiB", "RSS after N requests KiB", "N"],

@@ -93,7 +93,7 @@ def learned_config(ctx):
 
 def section_learned(ctx):
     """Embedding classify (USE-lite + the MMLU-Pro head) per call: stdio round trips of the
-    libtorch build, next to the same build's rule classifier (the pipe costs the same)."""
+    learned build, next to the same build's rule classifier (the pipe costs the same)."""
     config, why = learned_config(ctx)
     if config is None:
         return {"skipped": why}
@@ -343,12 +343,12 @@ def section_footprint(ctx):
                                                           "bytes": os.path.getsize(a.library)}}
     torch_note = None
     if a.torch_cli and os.path.exists(a.torch_cli):
-        binaries["mcpclass (with libtorch, RelWithDebInfo)"] = binary(a.torch_cli)
-        rows.append(process_footprint("mcpclass with libtorch, rules",
+        binaries["mcpclass (learned build, RelWithDebInfo)"] = binary(a.torch_cli)
+        rows.append(process_footprint("mcpclass, learned build, rules",
                                       [a.torch_cli, "serve", "--stdio"], max(3, runs // 3)))
         learned, why = learned_config(ctx)
         if learned:
-            rows.append(process_footprint("mcpclass with libtorch, learned (USE-lite + MMLU head)",
+            rows.append(process_footprint("mcpclass, learned default (native USE-lite + MMLU head)",
                                           [a.torch_cli, "serve", "--stdio", "-c", learned],
                                           max(3, runs // 5), requests=500))
         else:

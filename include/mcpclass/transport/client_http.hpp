@@ -8,11 +8,13 @@
 // Thread-safety: as ClientTransport.
 #pragma once
 
+#include "mcpclass/client/auth.hpp"
 #include "mcpclass/client/transport.hpp"
 
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +42,12 @@ struct HttpClientOptions {
   std::chrono::milliseconds default_retry{1'000};
   /// Streamable HTTP: reconnection attempts to resume one interrupted stream.
   int max_resume_attempts = 5;
+  /// OAuth 2.1 authorization (see mcpclass/client/auth.hpp): set, a 401 (or a 403
+  /// insufficient_scope) starts the authorization flow and the request is sent again with the
+  /// token; the token replaces any configured Authorization header. Flows run on a thread of
+  /// their own; close() waits for one under way (an `authorize` callback included). A failed
+  /// flow fails the request with a message starting "authorization failed at <step>".
+  std::optional<client::OAuthOptions> oauth;
 };
 
 /// Streamable HTTP (2025-03-26 and later): POST with JSON or SSE answers, Mcp-Session-Id,

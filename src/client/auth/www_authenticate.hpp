@@ -1,0 +1,22 @@
+// Internal: the parameters of a `WWW-Authenticate: Bearer ...` challenge (RFC 6750 section 3,
+// RFC 9728 section 5.1 for resource_metadata).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace mcpclass::client::auth {
+
+struct BearerChallenge {
+  bool bearer = false;  ///< a Bearer challenge was present
+  std::string error;    ///< e.g. "invalid_token", "insufficient_scope"
+  std::string error_description;
+  std::string scope;              ///< space-separated
+  std::string resource_metadata;  ///< URL of the protected resource metadata
+};
+
+/// Reads the Bearer challenge among the header's challenges; parameters of other schemes are
+/// ignored, malformed parameters end the parse (what was read so far is kept).
+BearerChallenge parse_www_authenticate(std::string_view header);
+
+}  // namespace mcpclass::client::auth

@@ -2,8 +2,8 @@
 // in MCP_CONFORMANCE_SCENARIO (initialize, tools_call, elicitation-sep1034-client-defaults,
 // sse-retry, auth/*). Auth scenarios get OAuth with the headless authorization helper and the
 // credentials of MCP_CONFORMANCE_CONTEXT (client_id, client_secret, private_key_pem,
-// signing_algorithm), then list the tools and call the first. Exits 0 when the scenario's
-// client side completed.
+// signing_algorithm, idp_* for cross-app access), then list the tools and call the first. Exits 0
+// when the scenario's client side completed.
 #include "mcpclass/client/auth.hpp"
 #include "mcpclass/client/client.hpp"
 #include "mcpclass/transport/client_http.hpp"
@@ -42,6 +42,11 @@ client::OAuthOptions oauth_for(const std::string& scenario) {
     oauth.signing_algorithm = alg;
   if (scenario.starts_with("auth/client-credentials"))
     oauth.grant = client::OAuthOptions::Grant::client_credentials;
+  oauth.idp_token_endpoint = context_string(context, "idp_token_endpoint");
+  oauth.idp_id_token = context_string(context, "idp_id_token");
+  oauth.idp_client_id = context_string(context, "idp_client_id");
+  if (!oauth.idp_token_endpoint.empty())
+    oauth.grant = client::OAuthOptions::Grant::cross_app_access;
   // The document the suite expects a CIMD-capable client to name (it is not fetched).
   oauth.client_metadata_url = "https://conformance-test.local/client-metadata.json";
   oauth.client_name = "mcpclass-conformance-client";

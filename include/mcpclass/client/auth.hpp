@@ -21,6 +21,10 @@ struct OAuthOptions {
   enum class Grant {
     authorization_code,  ///< a user (or a headless helper) approves at the authorization URL
     client_credentials,  ///< machine to machine: the client's own credentials buy the token
+    /// Enterprise-managed (SEP-990): the user's ID token at the identity provider is exchanged
+    /// (RFC 8693) for an identity assertion grant (ID-JAG), which the authorization server
+    /// takes as a JWT bearer grant (RFC 7523).
+    cross_app_access,
   };
   Grant grant = Grant::authorization_code;
 
@@ -40,6 +44,12 @@ struct OAuthOptions {
   /// An HTTPS URL that is this client's ID metadata document (used as client_id when the server
   /// advertises client_id_metadata_document_supported).
   std::string client_metadata_url;
+
+  /// cross_app_access: the identity provider's token endpoint, the user's ID token from it, and
+  /// this client's ID there.
+  std::string idp_token_endpoint;
+  std::string idp_id_token;
+  std::string idp_client_id;
 
   /// Scopes to request; empty = the challenge's `scope`, else the resource's scopes_supported,
   /// else none.

@@ -238,8 +238,10 @@ void OAuthSession::register_client() {
     request["redirect_uris"] = json::array{options_.redirect_uri};
     request["grant_types"] = json::array{"authorization_code", "refresh_token"};
     request["response_types"] = json::array{"code"};
-  } else {
+  } else if (options_.grant == OAuthOptions::Grant::client_credentials) {
     request["grant_types"] = json::array{"client_credentials"};
+  } else {
+    request["grant_types"] = json::array{"urn:ietf:params:oauth:grant-type:jwt-bearer"};
   }
   const auto r =
       http("client registration", "POST", endpoint, "application/json", json::serialize(request));
@@ -414,6 +416,37 @@ void OAuthSession::client_credentials_flow(const std::string& scope) {
   token_request("token request", std::move(fields));
 }
 
+void OAuthSession::cross_app_access_flow(const std::string& scope) {
+  if (options_.idp_token_endpoint.empty() || options_.idp_id_token.empty())
+    throw AuthorizationError("token exchange", 0, "",
+                             "cross_app_access needs idp_token_endpoint and idp_id_token");
+  std::string audience = metadata_string("issuer");
+  if (audience.empty()) audience = metadata_string("token_endpoint");
+  Fields exchange{{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
+                  {"subject_token", options_.idp_id_token},
+                  {"subject_token_type", "urn:ietf:params:oauth:token-type:id_token"},
+                  {"requested_token_type", "urn:ietf:params:oauth:token-type:id-jag"},
+                  {"audience", audience},
+                  {"resource", resource_}};
+  if (!options_.idp_client_id.empty()) exchange.emplace_back("client_id", options_.idp_client_id);
+  if (!scope.empty()) exchange.emplace_back("scope", scope);
+  const auto r = http("token exchange", "POST", options_.idp_token_endpoint,
+                      "application/x-www-form-urlencoded", form_encode(exchange));
+  if (r.status != 200) throw_answer("token exchange", r.status, r.body);
+  std::error_code ec;
+  auto v = json::parse(r.body, ec);
+  const std::string grant =
+      !ec && v.is_object() ? string_of(v.get_object(), "access_token") : std::string();
+  if (grant.empty())
+    throw AuthorizationError("token exchange", r.status, "",
+                             "the answer has no access_token (ID-JAG): " + excerpt(r.body));
+  Fields fields{{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
+                {"assertion", grant}};
+  if (!scope.empty()) fields.emplace_back("scope", scope);
+  fields.emplace_back("resource", resource_);
+  token_request("token request", std::move(fields));
+}
+
 void OAuthSession::answer_challenge(int status, const std::string& www_authenticate,
                                     const std::string& sent_authorization) {
   std::lock_guard flow(flow_mutex_);
@@ -429,10 +462,17 @@ void OAuthSession::answer_challenge(int status, const std::string& www_authentic
   if (!discovered_) discover(challenge.resource_metadata);
   register_client();
   const std::string scope = choose_scope(challenge.scope);
-  if (options_.grant == OAuthOptions::Grant::client_credentials)
-    client_credentials_flow(scope);
-  else
-    authorization_code_flow(scope);
+  switch (options_.grant) {
+    case OAuthOptions::Grant::client_credentials:
+      client_credentials_flow(scope);
+      break;
+    case OAuthOptions::Grant::cross_app_access:
+      cross_app_access_flow(scope);
+      break;
+    case OAuthOptions::Grant::authorization_code:
+      authorization_code_flow(scope);
+      break;
+  }
 }
 
 }  // namespace mcpclass::client::auth

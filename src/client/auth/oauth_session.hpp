@@ -60,6 +60,7 @@ class OAuthSession {
   void register_client();
   void authorization_code_flow(const std::string& scope);
   void client_credentials_flow(const std::string& scope);
+  void cross_app_access_flow(const std::string& scope);
   bool refresh();
   void token_request(const std::string& step,
                      std::vector<std::pair<std::string, std::string>> fields);

@@ -85,6 +85,15 @@ std::string HttpClientTransportBase::authorization() const {
   return oauth ? oauth->authorization() : std::string();
 }
 
+void HttpClientTransportBase::renew_expired_token() {
+  std::shared_ptr<client::auth::OAuthSession> oauth;
+  {
+    std::lock_guard lock(oauth_mutex_);
+    oauth = oauth_;
+  }
+  if (oauth) oauth->renew_if_expired();
+}
+
 std::string HttpClientTransportBase::authorize(HttpRequest& req) const {
   auto value = authorization();
   if (value.empty()) return value;

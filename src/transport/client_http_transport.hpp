@@ -48,6 +48,9 @@ class HttpClientTransportBase : public client::ClientTransport {
   /// With OAuth and a token: sets `Authorization: Bearer` on `req` (replacing a configured
   /// one). Returns the header's value, empty when none was set.
   std::string authorize(HttpRequest& req) const;
+  /// Renews an expired OAuth token before a request goes out (blocks for the renewal). Call it
+  /// from send(), before taking mutex_.
+  void renew_expired_token();
   /// The current `Bearer ...` value, empty without OAuth or token.
   std::string authorization() const;
   /// An answer with `status` and `www_authenticate` to a request sent with `sent_authorization`

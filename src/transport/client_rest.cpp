@@ -64,6 +64,7 @@ class RestTransport : public detail::HttpClientTransportBase,
   void send(const json::value& message) override {
     const auto kind = detail::kind_of(message);
     if (!kind.request_id) return;  // the dialect has no notifications or client responses
+    renew_expired_token();
     HttpRequest req;
     req.method = "POST";
     req.target = (url_.target == "/" ? std::string() : url_.target) + "/" + kind.method;

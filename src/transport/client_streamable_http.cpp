@@ -55,6 +55,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
   }
 
   void send(const json::value& message) override {
+    renew_expired_token();
     const auto kind = detail::kind_of(message);
     HttpRequest req = base_request("POST");
     req.headers.emplace_back("Content-Type", "application/json");

@@ -6,7 +6,8 @@ metadata, RFC 8414 metadata, the client_credentials grant with client_secret_bas
 Prints its port on the first line of stdout, then serves until killed.
   GET  /stats         {"issued": tokens issued so far, "rejected": 401s sent}
   POST /admin/revoke  forgets every token (the next call gets 401, as after an expiry)
-Env: OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET (defaults router / router-secret).
+Env: OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET (defaults router / router-secret), OAUTH_EXPIRES_IN
+(the expires_in the tokens are given, default 3600; the server itself never expires them).
 Only the standard library is used.
 """
 import base64
@@ -20,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CLIENT_ID = os.environ.get("OAUTH_CLIENT_ID", "router")
 CLIENT_SECRET = os.environ.get("OAUTH_CLIENT_SECRET", "router-secret")
+EXPIRES_IN = int(os.environ.get("OAUTH_EXPIRES_IN", "3600"))
 lock = threading.Lock()
 tokens = set()
 stats = {"issued": 0, "rejected": 0}
@@ -102,7 +104,7 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             tokens.add(token)
             stats["issued"] += 1
-        self.reply(200, {"access_token": token, "token_type": "Bearer", "expires_in": 3600,
+        self.reply(200, {"access_token": token, "token_type": "Bearer", "expires_in": EXPIRES_IN,
                          "scope": field("scope")})
 
     def mcp(self, method, params):

@@ -2,6 +2,7 @@
 // matching, form encoding, PKCE (RFC 7636 appendix B) and the client assertion's shape.
 #include "client/auth/client_assertion.hpp"
 #include "client/auth/metadata_urls.hpp"
+#include "client/auth/oauth_session.hpp"
 #include "client/auth/pkce.hpp"
 #include "client/auth/www_authenticate.hpp"
 #include "mcpclass/client/auth.hpp"
@@ -178,4 +179,17 @@ TEST_CASE("client.auth: AuthorizationError names the step, status and the server
   CHECK(e.status() == 400);
   CHECK(std::string(AuthorizationError("authorization", 0, "", "no redirect").what()) ==
         "authorization failed at authorization: no redirect");
+}
+
+TEST_CASE("client.auth: plain http endpoints are refused off loopback before any request") {
+  OAuthOptions options;
+  options.grant = OAuthOptions::Grant::client_credentials;
+  options.client_id = "c";
+  options.client_secret = "s";
+  // 192.0.2.0/24 is TEST-NET-1: nothing answers there, so a request would time out, not fail.
+  OAuthSession session(options, "http://192.0.2.1/mcp", std::chrono::seconds(1), "");
+  CHECK_THROWS_WITH_AS(
+      session.answer_challenge(401, R"(Bearer resource_metadata="http://192.0.2.1/prm")", ""),
+      doctest::Contains("is not https"), AuthorizationError);
+  CHECK(session.authorization().empty());
 }

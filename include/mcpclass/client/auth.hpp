@@ -64,6 +64,11 @@ struct OAuthOptions {
   /// Unset = headless_authorization.
   std::function<std::string(const std::string& authorization_url)> authorize;
 
+  /// Refuse plain http:// metadata, authorization and token endpoints on hosts other than
+  /// localhost / 127.0.0.0/8 / ::1 (the specification wants HTTPS; tokens and secrets travel
+  /// there). False for private networks that run the authorization server without TLS.
+  bool require_https = true;
+
   /// Authorization flows one request may start (a 401, then each 403 insufficient_scope) before
   /// it fails; the bound stops endless loops with a server that never accepts the token.
   int max_attempts = 3;

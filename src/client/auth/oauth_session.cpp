@@ -83,6 +83,34 @@ std::string OAuthSession::authorization() const {
   return access_token_.empty() ? std::string() : "Bearer " + access_token_;
 }
 
+void OAuthSession::renew_if_expired() {
+  {
+    std::lock_guard lock(token_mutex_);
+    if (stopped_ || !expires_at_ || std::chrono::steady_clock::now() < *expires_at_) return;
+  }
+  std::lock_guard flow(flow_mutex_);
+  {
+    std::lock_guard lock(token_mutex_);  // renewed while this thread waited for the flow lock
+    if (!expires_at_ || std::chrono::steady_clock::now() < *expires_at_) return;
+  }
+  try {
+    if (refresh()) return;
+    if (options_.grant == OAuthOptions::Grant::client_credentials && discovered_)
+      client_credentials_flow(options_.scope);
+  } catch (const std::exception&) {
+    // The request goes out with the old token; its 401 starts a full flow.
+  }
+}
+
+void OAuthSession::check_secure(const std::string& step, const std::string& url) const {
+  const auto target = transport::detail::parse_http_url(url);
+  if (target.tls || !options_.require_https) return;
+  const auto& host = target.host;
+  if (host == "localhost" || host == "::1" || host.starts_with("127.")) return;
+  throw AuthorizationError(step, 0, "insecure_endpoint",
+                           url + " is not https (set require_https = false to allow it)");
+}
+
 OAuthSession::Reply OAuthSession::http(const std::string& step, const std::string& method,
                                        const std::string& url, const std::string& content_type,
                                        const std::string& body, const std::string& authorization) {
@@ -92,6 +120,7 @@ OAuthSession::Reply OAuthSession::http(const std::string& step, const std::strin
   } catch (const std::exception& e) {
     throw AuthorizationError(step, 0, "invalid_url", e.what());
   }
+  check_secure(step, url);
   HttpRequest req;
   req.method = method;
   req.target = target.target;
@@ -381,6 +410,7 @@ void OAuthSession::authorization_code_flow(const std::string& scope) {
   if (!scope.empty()) params.emplace_back("scope", scope);
   params.emplace_back("resource", resource_);
   const std::string url = with_query(endpoint, params);
+  check_secure("authorization", url);
   std::string callback;
   try {
     callback = options_.authorize ? options_.authorize(url)

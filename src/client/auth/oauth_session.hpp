@@ -40,6 +40,11 @@ class OAuthSession {
   void answer_challenge(int status, const std::string& www_authenticate,
                         const std::string& sent_authorization);
 
+  /// Called before a request is sent, on the sender's thread: when the token has expired,
+  /// refreshes it (or, with client credentials, obtains a new one) so that the request does not
+  /// have to collect a 401 first. Failures are left to the 401 path.
+  void renew_if_expired();
+
   /// Cancels the flow under way (it fails with an AuthorizationError) and every later one.
   void stop();
 
@@ -54,6 +59,7 @@ class OAuthSession {
   Reply http(const std::string& step, const std::string& method, const std::string& url,
              const std::string& content_type, const std::string& body,
              const std::string& authorization = {});
+  void check_secure(const std::string& step, const std::string& url) const;
   std::optional<boost::json::object> get_json(const std::string& step, const std::string& url);
 
   void discover(const std::string& resource_metadata_url);

@@ -49,6 +49,7 @@ RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::
     if (*n < 1 || *n > 10) detail::fail(r.path_of("max_attempts"), "must be within [1, 10]");
     o.max_attempts = static_cast<int>(*n);
   }
+  o.require_https = r.boolean("require_https").value_or(o.require_https);
   r.finish();
   if (!o.client_secret.empty() && !o.private_key_file.empty())
     detail::fail(r.path_of("private_key_file"), "give either client_secret or private_key_file");
@@ -63,8 +64,10 @@ RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::
 }
 
 json::object RemoteAuthOptions::to_json() const {
-  json::object o{
-      {"grant", grant}, {"signing_algorithm", signing_algorithm}, {"max_attempts", max_attempts}};
+  json::object o{{"grant", grant},
+                 {"signing_algorithm", signing_algorithm},
+                 {"max_attempts", max_attempts},
+                 {"require_https", require_https}};
   if (!client_id.empty()) o["client_id"] = client_id;
   if (!client_secret.empty())
     o["client_secret"] = client_secret.find("${") != std::string::npos ? client_secret : "***";
@@ -102,6 +105,7 @@ client::OAuthOptions RemoteAuthOptions::to_oauth(std::chrono::milliseconds timeo
   o.client_metadata_url = client_metadata_url;
   if (!redirect_uri.empty()) o.redirect_uri = redirect_uri;
   o.max_attempts = max_attempts;
+  o.require_https = require_https;
   o.timeout = timeout;
   return o;
 }

@@ -156,6 +156,9 @@ TEST_CASE("client.auth: classifier.remote.auth configuration") {
   CHECK(oauth.client_secret == "s3");
   CHECK(oauth.grant == client::OAuthOptions::Grant::client_credentials);
   CHECK(oauth.timeout == std::chrono::seconds(3));
+  CHECK(oauth.require_https);
+  with_env.require_https = false;
+  CHECK_FALSE(with_env.to_oauth(std::chrono::seconds(3)).require_https);
   with_env.client_secret = "literal";
   CHECK(with_env.to_json().at("client_secret") == "***");
 

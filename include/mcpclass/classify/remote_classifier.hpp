@@ -90,6 +90,7 @@ struct RemoteAuthOptions {
   std::string client_metadata_url;
   std::string redirect_uri;  ///< empty: OAuthOptions' default
   int max_attempts = 3;
+  bool require_https = true;  ///< false: plain http:// authorization servers off loopback too
 
   /// Reads the `auth` object. Throws ConfigError naming the key.
   static RemoteAuthOptions from_json(const json::value& v, const std::string& path);

@@ -106,7 +106,7 @@ std::string HttpClientTransportBase::authorize(HttpRequest& req) const {
 bool HttpClientTransportBase::answer_challenge(int status, const std::string& www_authenticate,
                                                const std::string& sent_authorization, int& attempts,
                                                std::function<void()> retry,
-                                               std::function<void(std::string)> fail) {
+                                               std::function<void(std::exception_ptr)> fail) {
   if (!is_open()) return false;
   std::shared_ptr<client::auth::OAuthSession> oauth;
   {
@@ -117,26 +117,25 @@ bool HttpClientTransportBase::answer_challenge(int status, const std::string& ww
   const auto challenge = client::auth::parse_www_authenticate(www_authenticate);
   if (status != 401 && !(status == 403 && challenge.error == "insufficient_scope")) return false;
   if (attempts >= oauth->options().max_attempts) {
-    fail(client::AuthorizationError(
-             "access", status, challenge.error,
-             fmt::format("still refused after {} authorization attempts{}{}", attempts,
-                         challenge.error_description.empty() ? "" : ": ",
-                         challenge.error_description))
-             .what());
+    fail(std::make_exception_ptr(client::AuthorizationError(
+        "access", status, challenge.error,
+        fmt::format("still refused after {} authorization attempts{}{}", attempts,
+                    challenge.error_description.empty() ? "" : ": ",
+                    challenge.error_description))));
     return true;
   }
   ++attempts;
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread thread([oauth, status, www_authenticate, sent_authorization, retry = std::move(retry),
                       fail = std::move(fail), done] {
-    std::string failure;
+    std::exception_ptr failure;
     try {
       oauth->answer_challenge(status, www_authenticate, sent_authorization);
       retry();
-    } catch (const std::exception& e) {
-      failure = e.what();
+    } catch (...) {
+      failure = std::current_exception();
     }
-    if (!failure.empty()) fail(failure);
+    if (failure) fail(failure);
     done->store(true);
   });
   std::lock_guard lock(workers_mutex_);
@@ -147,6 +146,21 @@ bool HttpClientTransportBase::answer_challenge(int status, const std::string& ww
   });
   workers_.push_back({std::move(thread), std::move(done)});
   return true;
+}
+
+void HttpClientTransportBase::fail_request(const jsonrpc::Id& id, std::exception_ptr error) const {
+  if (handlers_.on_request_error) {
+    handlers_.on_request_error(id, std::move(error));
+    return;
+  }
+  if (!handlers_.on_failure) return;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    handlers_.on_failure(id, e.what());
+  } catch (...) {
+    handlers_.on_failure(id, "unknown error");
+  }
 }
 
 bool HttpClientTransportBase::untrack(const std::string& key) {

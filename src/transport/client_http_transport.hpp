@@ -60,7 +60,10 @@ class HttpClientTransportBase : public client::ClientTransport {
   /// not for OAuth; the caller handles the answer. Not while holding mutex_.
   bool answer_challenge(int status, const std::string& www_authenticate,
                         const std::string& sent_authorization, int& attempts,
-                        std::function<void()> retry, std::function<void(std::string)> fail);
+                        std::function<void()> retry, std::function<void(std::exception_ptr)> fail);
+  /// Fails request `id` with a typed error: on_request_error when the engine set it, else
+  /// on_failure with the message.
+  void fail_request(const jsonrpc::Id& id, std::exception_ptr error) const;
 
   /// Remembers which exchange carries the answer to the request with key `key` (holds mutex_).
   void track(const std::string& key, HttpEngine::ExchangeId exchange) {

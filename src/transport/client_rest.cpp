@@ -129,10 +129,9 @@ class RestTransport : public detail::HttpClientTransportBase,
       auto self = weak.lock();
       if (self && self->tracked(key)) self->post(call);  // not abandoned meanwhile
     };
-    auto fail = [weak, call, key](std::string reason) {
+    auto fail = [weak, call, key](std::exception_ptr error) {
       auto self = weak.lock();
-      if (!self || !self->untrack(key)) return;
-      if (self->handlers_.on_failure) self->handlers_.on_failure(call->id, std::move(reason));
+      if (self && self->untrack(key)) self->fail_request(call->id, std::move(error));
     };
     return answer_challenge(reply.status, reply.www_authenticate, sent_authorization,
                             call->auth_attempts, std::move(retry), std::move(fail));

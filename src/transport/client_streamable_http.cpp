@@ -215,8 +215,10 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       if (!self->open_ || !self->engine_) return;
       self->start_request_stream(stream, std::move(again));
     };
-    auto fail = [weak, stream](std::string reason) {
-      if (auto self = weak.lock()) self->fail(*stream, std::move(reason));
+    auto fail = [weak, stream](std::exception_ptr error) {
+      auto self = weak.lock();
+      if (!self || !self->untrack(stream->key)) return;  // closed or abandoned meanwhile
+      self->fail_request(stream->id, std::move(error));
     };
     return answer_challenge(stream->status, stream->www_authenticate, stream->sent_authorization,
                             stream->auth_attempts, std::move(retry), std::move(fail));

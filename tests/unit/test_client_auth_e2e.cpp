@@ -3,6 +3,8 @@
 // server); and the `classifier.remote.auth` configuration.
 #include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/client/auth.hpp"
+#include "mcpclass/client/client.hpp"
+#include "mcpclass/transport/client_http.hpp"
 #include "transport/client_http_core.hpp"
 
 #include <doctest/doctest.h>
@@ -130,6 +132,31 @@ TEST_CASE("client.auth e2e: a wrong client secret fails with the server's error,
                   what);
   }
   CHECK(server.stats().at("issued").as_int64() == 0);
+}
+
+TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server's error") {
+  OAuthServer server;
+  transport::HttpClientOptions http;
+  http.url = server.base() + "/mcp";
+  http.oauth = client::OAuthOptions{};
+  http.oauth->grant = client::OAuthOptions::Grant::client_credentials;
+  http.oauth->client_id = "router";
+  http.oauth->client_secret = "wrong";
+  client::ClientOptions options;
+  options.request_timeout = std::chrono::seconds(10);
+  client::Client c(transport::make_rest_transport(http), options);
+  try {
+    c.connect();
+    FAIL("connected with a wrong secret");
+  } catch (const client::AuthorizationError& e) {
+    CHECK(e.step() == "token request");
+    CHECK(e.status() == 401);
+    CHECK(e.error() == "invalid_client");
+    CHECK(e.description() == "unknown client or wrong secret");
+  }
+  CHECK_THROWS_WITH_AS(transport::make_legacy_sse_transport(http),
+                       doctest::Contains("legacy HTTP+SSE transport does not support it"),
+                       client::TransportError);
 }
 
 TEST_CASE("client.auth: classifier.remote.auth configuration") {

@@ -4,16 +4,17 @@
 #include "client/auth/metadata_urls.hpp"
 #include "client/auth/pkce.hpp"
 #include "client/auth/www_authenticate.hpp"
+#include "transport/client_http_common.hpp"
 #include "transport/client_http_core.hpp"
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <future>
 
 namespace mcpclass::client::auth {
 
 namespace json = boost::json;
+using transport::detail::excerpt;
 using transport::detail::HttpEngine;
 using transport::detail::HttpRequest;
 using Fields = std::vector<std::pair<std::string, std::string>>;
@@ -32,10 +33,6 @@ bool array_has(const json::value* array, std::string_view item) {
   return false;
 }
 
-std::string excerpt(const std::string& body) {
-  return body.size() <= 200 ? body : body.substr(0, 200) + "...";
-}
-
 /// An error answer of the authorization server: its `error` and `error_description` when the
 /// body is the RFC 6749 JSON, else the body itself as the description.
 [[noreturn]] void throw_answer(const std::string& step, int status, const std::string& body) {
@@ -45,15 +42,6 @@ std::string excerpt(const std::string& body) {
     throw AuthorizationError(step, status, string_of(v.get_object(), "error"),
                              string_of(v.get_object(), "error_description"));
   throw AuthorizationError(step, status, "", excerpt(body));
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
 }
 
 }  // namespace
@@ -360,7 +348,7 @@ void OAuthSession::store_token(const json::object& answer, const std::string& st
   if (token.empty())
     throw AuthorizationError(step, 200, "", "the token answer has no access_token");
   const std::string type = string_of(answer, "token_type");
-  if (!type.empty() && !iequals(type, "bearer"))
+  if (!type.empty() && !equals_ignoring_case(type, "bearer"))
     throw AuthorizationError(step, 200, "", "token_type '" + type + "' is not Bearer");
   std::lock_guard lock(token_mutex_);
   access_token_ = token;

@@ -11,15 +11,6 @@ bool is_token_char(char c) {
          std::string_view("!#$%&'*+-.^_`|~/").find(c) != std::string_view::npos;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 /// A cursor over the header: challenges are `scheme [param *("," param)]`, separated by commas
 /// too, so a token not followed by `=` starts the next challenge.
 struct Reader {
@@ -57,6 +48,15 @@ struct Reader {
 
 }  // namespace
 
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
 BearerChallenge parse_www_authenticate(std::string_view header) {
   BearerChallenge out;
   Reader r{header};
@@ -68,7 +68,7 @@ BearerChallenge parse_www_authenticate(std::string_view header) {
     if (name.empty()) break;  // not a token: malformed
     r.skip_space();
     if (r.i >= header.size() || header[r.i] != '=') {
-      in_bearer = iequals(name, "Bearer");  // a new challenge
+      in_bearer = equals_ignoring_case(name, "Bearer");  // a new challenge
       if (in_bearer) out.bearer = true;
       continue;
     }
@@ -77,13 +77,13 @@ BearerChallenge parse_www_authenticate(std::string_view header) {
     std::string value;
     if (!r.value(value)) break;
     if (!in_bearer) continue;
-    if (iequals(name, "error"))
+    if (equals_ignoring_case(name, "error"))
       out.error = value;
-    else if (iequals(name, "error_description"))
+    else if (equals_ignoring_case(name, "error_description"))
       out.error_description = value;
-    else if (iequals(name, "scope"))
+    else if (equals_ignoring_case(name, "scope"))
       out.scope = value;
-    else if (iequals(name, "resource_metadata"))
+    else if (equals_ignoring_case(name, "resource_metadata"))
       out.resource_metadata = value;
   }
   return out;

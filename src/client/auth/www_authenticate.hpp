@@ -15,6 +15,9 @@ struct BearerChallenge {
   std::string resource_metadata;  ///< URL of the protected resource metadata
 };
 
+/// ASCII case-insensitive equality (auth schemes, parameter names, token types).
+bool equals_ignoring_case(std::string_view a, std::string_view b);
+
 /// Reads the Bearer challenge among the header's challenges; parameters of other schemes are
 /// ignored, malformed parameters end the parse (what was read so far is kept).
 BearerChallenge parse_www_authenticate(std::string_view header);

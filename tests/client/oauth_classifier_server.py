@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """An OAuth-protected classification server in the router's REST dialect (POST /mcp/<method>),
 for the OAuth client tests. It is its own authorization server: RFC 9728 protected resource
-metadata, RFC 8414 metadata, the client_credentials grant with client_secret_basic.
+metadata, RFC 8414 metadata, the client_credentials and authorization_code (PKCE S256, approved at once: /authorize
+redirects straight back) grants and refresh tokens, clients authenticated with client_secret_basic.
 
 Prints its port on the first line of stdout, then serves until killed.
-  GET  /stats         {"issued": tokens issued so far, "rejected": 401s sent}
-  POST /admin/revoke  forgets every token (the next call gets 401, as after an expiry)
+  GET  /stats         {"issued": access tokens issued, "refreshed": of them by refresh token,
+                       "rejected": 401s sent}
+  POST /admin/revoke  forgets every access token (the next call gets 401, as after an expiry)
 Env: OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET (defaults router / router-secret), OAUTH_EXPIRES_IN
 (the expires_in the tokens are given, default 3600; the server itself never expires them).
 Only the standard library is used.
 """
 import base64
+import hashlib
 import json
 import os
 import secrets
@@ -24,7 +27,9 @@ CLIENT_SECRET = os.environ.get("OAUTH_CLIENT_SECRET", "router-secret")
 EXPIRES_IN = int(os.environ.get("OAUTH_EXPIRES_IN", "3600"))
 lock = threading.Lock()
 tokens = set()
-stats = {"issued": 0, "rejected": 0}
+refresh_tokens = set()
+codes = {}  # code -> (code_challenge, redirect_uri)
+stats = {"issued": 0, "refreshed": 0, "rejected": 0}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -53,9 +58,24 @@ class Handler(BaseHTTPRequestHandler):
         elif self.path == "/.well-known/oauth-authorization-server":
             self.reply(200, {"issuer": base, "token_endpoint": base + "/token",
                              "authorization_endpoint": base + "/authorize",
-                             "grant_types_supported": ["client_credentials"],
+                             "grant_types_supported": ["client_credentials", "authorization_code",
+                                                       "refresh_token"],
                              "token_endpoint_auth_methods_supported": ["client_secret_basic"],
                              "code_challenge_methods_supported": ["S256"]})
+        elif self.path.startswith("/authorize?"):
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            field = lambda k: query.get(k, [""])[0]
+            if field("code_challenge_method") != "S256" or field("client_id") != CLIENT_ID:
+                return self.reply(400, {"error": "invalid_request"})
+            code = secrets.token_urlsafe(8)
+            with lock:
+                codes[code] = (field("code_challenge"), field("redirect_uri"))
+            target = "%s?code=%s&state=%s" % (field("redirect_uri"), code,
+                                              urllib.parse.quote(field("state")))
+            self.send_response(302)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif self.path == "/stats":
             with lock:
                 self.reply(200, dict(stats))
@@ -96,16 +116,32 @@ class Handler(BaseHTTPRequestHandler):
         if not auth.startswith("Basic ") or cid != CLIENT_ID or secret != CLIENT_SECRET:
             return self.reply(401, {"error": "invalid_client",
                                     "error_description": "unknown client or wrong secret"})
-        if field("grant_type") != "client_credentials":
-            return self.reply(400, {"error": "unsupported_grant_type"})
         if field("resource") != self.base() + "/mcp":
             return self.reply(400, {"error": "invalid_target", "error_description": field("resource")})
-        token = secrets.token_urlsafe(16)
+        grant = field("grant_type")
+        answer = {}
         with lock:
+            if grant == "authorization_code":
+                challenge, redirect = codes.pop(field("code"), (None, None))
+                digest = hashlib.sha256(field("code_verifier").encode()).digest()
+                computed = base64.urlsafe_b64encode(digest).decode().rstrip("=")
+                if challenge is None or computed != challenge or redirect != field("redirect_uri"):
+                    return self.reply(400, {"error": "invalid_grant",
+                                            "error_description": "code, verifier or redirect_uri"})
+                answer["refresh_token"] = secrets.token_urlsafe(16)
+                refresh_tokens.add(answer["refresh_token"])
+            elif grant == "refresh_token":
+                if field("refresh_token") not in refresh_tokens:
+                    return self.reply(400, {"error": "invalid_grant"})
+                stats["refreshed"] += 1
+            elif grant != "client_credentials":
+                return self.reply(400, {"error": "unsupported_grant_type"})
+            token = secrets.token_urlsafe(16)
             tokens.add(token)
             stats["issued"] += 1
-        self.reply(200, {"access_token": token, "token_type": "Bearer", "expires_in": EXPIRES_IN,
-                         "scope": field("scope")})
+        answer.update({"access_token": token, "token_type": "Bearer", "expires_in": EXPIRES_IN,
+                       "scope": field("scope")})
+        self.reply(200, answer)
 
     def mcp(self, method, params):
         if method == "initialize":

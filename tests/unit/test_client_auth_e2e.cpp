@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
 
 using namespace mcpclass;
@@ -157,6 +158,69 @@ TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server
   CHECK_THROWS_WITH_AS(transport::make_legacy_sse_transport(http),
                        doctest::Contains("legacy HTTP+SSE transport does not support it"),
                        client::TransportError);
+}
+
+namespace {
+
+/// A pre-registered confidential client with the authorization code grant; `authorize` is the
+/// application's browser.
+client::Client code_flow_client(const OAuthServer& server,
+                                std::function<std::string(const std::string&)> authorize) {
+  transport::HttpClientOptions http;
+  http.url = server.base() + "/mcp";
+  http.oauth = client::OAuthOptions{};
+  http.oauth->client_id = "router";
+  http.oauth->client_secret = "router-secret";
+  http.oauth->authorize = std::move(authorize);
+  client::ClientOptions options;
+  options.request_timeout = std::chrono::seconds(10);
+  return client::Client(transport::make_rest_transport(http), options);
+}
+
+}  // namespace
+
+TEST_CASE("client.auth e2e: authorization code through the application's callback, then refresh") {
+  OAuthServer server;
+  std::string seen_url;
+  auto c = code_flow_client(server, [&](const std::string& url) {
+    seen_url = url;
+    return client::headless_authorization(url);  // the "browser": the server approves at once
+  });
+  c.connect();
+  CHECK(seen_url.starts_with(server.base() + "/authorize?response_type=code&client_id=router"));
+  CHECK(seen_url.find("&code_challenge_method=S256&") != std::string::npos);
+  CHECK(seen_url.find("&resource=http%3A%2F%2F127.0.0.1%3A") != std::string::npos);
+  CHECK(seen_url.find("&scope=classify") != std::string::npos);  // from the challenge
+
+  // The access token is gone: the refresh token buys a new one, no second authorization.
+  seen_url.clear();
+  server.admin("POST", "/admin/revoke");
+  CHECK(c.list_tools().size() == 2);
+  CHECK(seen_url.empty());
+  CHECK(server.stats().at("refreshed").as_int64() == 1);
+  c.close();
+}
+
+TEST_CASE("client.auth e2e: the callback's denial and a forged state fail the request") {
+  OAuthServer server;
+  auto denied = code_flow_client(server, [](const std::string&) {
+    return std::string("http://127.0.0.1:8976/callback?error=access_denied&error_description=no");
+  });
+  try {
+    denied.connect();
+    FAIL("connected without approval");
+  } catch (const client::AuthorizationError& e) {
+    CHECK(e.step() == "authorization");
+    CHECK(e.error() == "access_denied");
+    CHECK(e.description() == "no");
+  }
+  auto forged = code_flow_client(server, [](const std::string& url) {
+    auto redirect = client::headless_authorization(url);
+    return redirect.substr(0, redirect.find("&state=")) + "&state=forged";
+  });
+  CHECK_THROWS_WITH_AS(forged.connect(), doctest::Contains("invalid_state"),
+                       client::AuthorizationError);
+  CHECK(server.stats().at("issued").as_int64() == 0);
 }
 
 TEST_CASE("client.auth: classifier.remote.auth configuration") {

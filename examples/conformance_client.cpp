@@ -1,6 +1,10 @@
 // The client the MCP conformance suite drives: `conformance_client <server-url>` with the scenario
 // in MCP_CONFORMANCE_SCENARIO (initialize, tools_call, elicitation-sep1034-client-defaults,
-// sse-retry). Exits 0 when the scenario's client side completed.
+// sse-retry, auth/*). Auth scenarios get OAuth with the headless authorization helper and the
+// credentials of MCP_CONFORMANCE_CONTEXT (client_id, client_secret, private_key_pem,
+// signing_algorithm, idp_* for cross-app access), then list the tools and call the first. Exits 0
+// when the scenario's client side completed.
+#include "mcpclass/client/auth.hpp"
 #include "mcpclass/client/client.hpp"
 #include "mcpclass/transport/client_http.hpp"
 
@@ -14,6 +18,43 @@
 
 namespace json = boost::json;
 using namespace mcpclass;
+
+namespace {
+
+std::string context_string(const json::object& context, const char* key) {
+  const auto* v = context.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+/// The OAuth options of an auth/* scenario.
+client::OAuthOptions oauth_for(const std::string& scenario) {
+  client::OAuthOptions oauth;
+  json::object context;
+  if (const char* text = std::getenv("MCP_CONFORMANCE_CONTEXT"); text != nullptr) {
+    std::error_code ec;
+    auto v = json::parse(text, ec);
+    if (!ec && v.is_object()) context = v.get_object();
+  }
+  oauth.client_id = context_string(context, "client_id");
+  oauth.client_secret = context_string(context, "client_secret");
+  oauth.private_key_pem = context_string(context, "private_key_pem");
+  if (auto alg = context_string(context, "signing_algorithm"); !alg.empty())
+    oauth.signing_algorithm = alg;
+  if (scenario.starts_with("auth/client-credentials"))
+    oauth.grant = client::OAuthOptions::Grant::client_credentials;
+  oauth.idp_token_endpoint = context_string(context, "idp_token_endpoint");
+  oauth.idp_id_token = context_string(context, "idp_id_token");
+  oauth.idp_client_id = context_string(context, "idp_client_id");
+  if (!oauth.idp_token_endpoint.empty())
+    oauth.grant = client::OAuthOptions::Grant::cross_app_access;
+  // The document the suite expects a CIMD-capable client to name (it is not fetched).
+  oauth.client_metadata_url = "https://conformance-test.local/client-metadata.json";
+  oauth.client_name = "mcpclass-conformance-client";
+  oauth.timeout = std::chrono::seconds(10);
+  return oauth;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -41,6 +82,8 @@ int main(int argc, char** argv) {
 
   transport::HttpClientOptions http;
   http.url = argv[1];
+  const bool auth = scenario.starts_with("auth/");
+  if (auth) http.oauth = oauth_for(scenario);
   client::Client c(transport::make_streamable_http_transport(http), options);
   try {
     const auto& server = c.connect();
@@ -55,6 +98,10 @@ int main(int argc, char** argv) {
       result = c.call_tool("test_client_elicitation_defaults", json::object{});
     } else if (scenario == "sse-retry") {
       result = c.call_tool("test_reconnection", json::object{});
+    } else if (auth && !tools.empty() && tools[0].is_object()) {
+      const auto* name = tools[0].get_object().if_contains("name");
+      if (name != nullptr && name->is_string())
+        result = c.call_tool(std::string(name->get_string()), json::object{});
     }
     if (!result.empty()) std::cerr << "result: " << json::serialize(result) << "\n";
     c.close();

@@ -72,6 +72,7 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   o.env = string_map(r, "env");
   o.headers = string_map(r, "headers");
   o.ca_file = r.string("ca_file").value_or("");
+  if (const auto* a = r.get("auth")) o.auth = RemoteAuthOptions::from_json(*a, r.path_of("auth"));
   o.tool = r.string("tool").value_or("");
   o.categories_tool = r.string("categories_tool").value_or(o.categories_tool);
   o.timeout = r.seconds("timeout", false).value_or(o.timeout);
@@ -105,6 +106,10 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   const bool stdio = o.transport == "stdio" || (o.transport == "auto" && !o.command.empty());
   if (stdio && o.command.empty()) detail::fail(r.path_of("command"), "required for stdio");
   if (!stdio && o.url.empty()) detail::fail(r.path_of("url"), "required (or set command)");
+  if (o.auth && (stdio || o.transport == "sse" ||
+                 (o.transport == "auto" && (o.url.ends_with("/sse") || o.url.ends_with("/sse/")))))
+    detail::fail(r.path_of("auth"),
+                 "OAuth applies to the streamable-http and rest transports only");
   return o;
 }
 
@@ -124,6 +129,7 @@ json::object RemoteClassifierOptions::to_json() const {
   if (!env.empty()) o["env"] = map_json(env);
   if (!headers.empty()) o["headers"] = map_json(headers);  // unexpanded: no secrets
   if (!ca_file.empty()) o["ca_file"] = ca_file;
+  if (auth) o["auth"] = auth->to_json();
   if (!tool.empty()) o["tool"] = tool;
   o["categories_tool"] = categories_tool;
   o["timeout"] = static_cast<double>(timeout.count()) / 1000;
@@ -194,6 +200,11 @@ std::shared_ptr<client::ClientTransport> make_remote_transport(
   ho.ca_file = options.ca_file;
   ho.connect_timeout = options.timeout;
   ho.io_timeout = options.timeout;
+  if (options.auth) {
+    if (kind == "sse")
+      throw ConfigError("auth", "OAuth applies to the streamable-http and rest transports only");
+    ho.oauth = options.auth->to_oauth(options.timeout);
+  }
   if (kind == "sse") return transport::make_legacy_sse_transport(std::move(ho));
   if (kind == "rest") return transport::make_rest_transport(std::move(ho));
   return transport::make_streamable_http_transport(std::move(ho));

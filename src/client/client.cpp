@@ -325,6 +325,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
       if (auto p = self->take(jsonrpc::id_key(*id)))
         p->promise.set_exception(std::make_exception_ptr(TransportError(reason)));
     };
+    handlers.on_request_error = [weak](const jsonrpc::Id& id, std::exception_ptr error) {
+      auto self = weak.lock();
+      if (!self) return;
+      if (auto p = self->take(jsonrpc::id_key(id))) p->promise.set_exception(std::move(error));
+    };
     handlers.on_closed = [weak](std::string reason) {
       auto self = weak.lock();
       if (!self) return;

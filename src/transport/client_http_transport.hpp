@@ -8,12 +8,19 @@
 #include "mcpclass/transport/client_http.hpp"
 #include "transport/client_http_core.hpp"
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+namespace mcpclass::client::auth {
+class OAuthSession;
+}
 
 namespace mcpclass::transport::detail {
 
@@ -33,9 +40,30 @@ class HttpClientTransportBase : public client::ClientTransport {
   /// transport is open afterwards. Throws client::TransportError (bad URL, unreadable CA file).
   /// Call close() first.
   void open_engine(client::TransportHandlers handlers);
-  /// Marks the transport closed, forgets the tracked exchanges and hands over the engine (null
-  /// when it was not open) for the caller to stop outside the lock.
+  /// Marks the transport closed, forgets the tracked exchanges, ends the OAuth flows (waiting
+  /// for their threads) and hands over the engine (null when it was not open) for the caller to
+  /// stop outside the lock.
   std::unique_ptr<HttpEngine> take_engine();
+
+  /// With OAuth and a token: sets `Authorization: Bearer` on `req` (replacing a configured
+  /// one). Returns the header's value, empty when none was set.
+  std::string authorize(HttpRequest& req) const;
+  /// Renews an expired OAuth token before a request goes out (blocks for the renewal). Call it
+  /// from send(), before taking mutex_.
+  void renew_expired_token();
+  /// The current `Bearer ...` value, empty without OAuth or token.
+  std::string authorization() const;
+  /// An answer with `status` and `www_authenticate` to a request sent with `sent_authorization`
+  /// that has been through `attempts` authorization flows: when it is a challenge OAuth answers
+  /// (401, or 403 insufficient_scope) returns true and, on a thread of its own, runs the flow
+  /// and calls `retry`, or calls `fail` (flow failed, or options.max_attempts reached). False:
+  /// not for OAuth; the caller handles the answer. Not while holding mutex_.
+  bool answer_challenge(int status, const std::string& www_authenticate,
+                        const std::string& sent_authorization, int& attempts,
+                        std::function<void()> retry, std::function<void(std::exception_ptr)> fail);
+  /// Fails request `id` with a typed error: on_request_error when the engine set it, else
+  /// on_failure with the message.
+  void fail_request(const jsonrpc::Id& id, std::exception_ptr error) const;
 
   /// Remembers which exchange carries the answer to the request with key `key` (holds mutex_).
   void track(const std::string& key, HttpEngine::ExchangeId exchange) {
@@ -56,11 +84,22 @@ class HttpClientTransportBase : public client::ClientTransport {
 
  private:
   std::map<std::string, HttpEngine::ExchangeId> exchanges_;
+  // Its own mutex, so that requests built while mutex_ is held can still be authorized.
+  mutable std::mutex oauth_mutex_;
+  std::shared_ptr<client::auth::OAuthSession> oauth_;
+
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex workers_mutex_;
+  std::vector<Worker> workers_;
 };
 
 /// Collects an exchange's status and body for callers that want both at the end.
 struct CollectedReply {
   int status = 0;
+  std::string www_authenticate;
   std::string body;
 };
 /// Callbacks that fill `reply`; on_end is left for the caller.

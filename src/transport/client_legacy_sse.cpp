@@ -130,6 +130,11 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
 }  // namespace
 
 std::shared_ptr<client::ClientTransport> make_legacy_sse_transport(HttpClientOptions options) {
+  // 2024-11-05, the legacy transport's protocol, predates MCP authorization.
+  if (options.oauth)
+    throw TransportError(options.url +
+                         ": OAuth needs Streamable HTTP or the REST dialect; the "
+                         "legacy HTTP+SSE transport does not support it");
   return std::make_shared<LegacySseTransport>(std::move(options));
 }
 

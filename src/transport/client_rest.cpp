@@ -64,6 +64,7 @@ class RestTransport : public detail::HttpClientTransportBase,
   void send(const json::value& message) override {
     const auto kind = detail::kind_of(message);
     if (!kind.request_id) return;  // the dialect has no notifications or client responses
+    renew_expired_token();
     HttpRequest req;
     req.method = "POST";
     req.target = (url_.target == "/" ? std::string() : url_.target) + "/" + kind.method;
@@ -74,29 +75,67 @@ class RestTransport : public detail::HttpClientTransportBase,
       const auto* params = message.get_object().if_contains("params");
       req.body = params != nullptr && !params->is_null() ? json::serialize(*params) : "{}";
     }
-    auto reply = std::make_shared<detail::CollectedReply>();
-    std::weak_ptr<RestTransport> weak = weak_from_this();
-    detail::ExchangeCallbacks cb = detail::collect_into(reply);
-    cb.on_end = [weak, reply, id = *kind.request_id](const std::string& error) {
-      auto self = weak.lock();
-      if (!self || error == "cancelled") return;
-      self->untrack(jsonrpc::id_key(id));
-      if (!error.empty() || reply->status / 100 == 5) {
-        if (self->handlers_.on_failure)
-          self->handlers_.on_failure(id, error.empty() ? fmt::format("HTTP {}: {}", reply->status,
-                                                                     detail::excerpt(reply->body))
-                                                       : error);
-        return;
-      }
-      if (self->handlers_.on_message)
-        self->handlers_.on_message(to_response(id, reply->status, reply->body));
-    };
-    std::lock_guard lock(mutex_);
-    if (!open_) throw TransportError(describe() + ": closed");
-    track(jsonrpc::id_key(*kind.request_id), engine_->start(url_, std::move(req), std::move(cb)));
+    auto call = std::make_shared<Call>();
+    call->id = *kind.request_id;
+    call->request = std::move(req);
+    post(call);
   }
 
   std::string describe() const override { return options_.url + " (POST <url>/<method>)"; }
+
+ private:
+  /// One request: kept whole so that it can be sent again after an authorization flow.
+  struct Call {
+    jsonrpc::Id id;
+    HttpRequest request;
+    int auth_attempts = 0;
+  };
+
+  void post(const std::shared_ptr<Call>& call) {
+    HttpRequest req = call->request;
+    const std::string sent_authorization = authorize(req);
+    auto reply = std::make_shared<detail::CollectedReply>();
+    std::weak_ptr<RestTransport> weak = weak_from_this();
+    detail::ExchangeCallbacks cb = detail::collect_into(reply);
+    cb.on_end = [weak, reply, call, sent_authorization](const std::string& error) {
+      auto self = weak.lock();
+      if (!self || error == "cancelled") return;
+      if (error.empty() && (reply->status == 401 || reply->status == 403) &&
+          self->retry_after_authorization(call, *reply, sent_authorization))
+        return;
+      self->untrack(jsonrpc::id_key(call->id));
+      if (!error.empty() || reply->status / 100 == 5) {
+        if (self->handlers_.on_failure)
+          self->handlers_.on_failure(call->id, error.empty()
+                                                   ? fmt::format("HTTP {}: {}", reply->status,
+                                                                 detail::excerpt(reply->body))
+                                                   : error);
+        return;
+      }
+      if (self->handlers_.on_message)
+        self->handlers_.on_message(to_response(call->id, reply->status, reply->body));
+    };
+    std::lock_guard lock(mutex_);
+    if (!open_) throw TransportError(describe() + ": closed");
+    track(jsonrpc::id_key(call->id), engine_->start(url_, std::move(req), std::move(cb)));
+  }
+
+  bool retry_after_authorization(const std::shared_ptr<Call>& call,
+                                 const detail::CollectedReply& reply,
+                                 const std::string& sent_authorization) {
+    std::weak_ptr<RestTransport> weak = weak_from_this();
+    const auto key = jsonrpc::id_key(call->id);
+    auto retry = [weak, call, key] {
+      auto self = weak.lock();
+      if (self && self->tracked(key)) self->post(call);  // not abandoned meanwhile
+    };
+    auto fail = [weak, call, key](std::exception_ptr error) {
+      auto self = weak.lock();
+      if (self && self->untrack(key)) self->fail_request(call->id, std::move(error));
+    };
+    return answer_challenge(reply.status, reply.www_authenticate, sent_authorization,
+                            call->auth_attempts, std::move(retry), std::move(fail));
+  }
 };
 
 }  // namespace

@@ -32,6 +32,10 @@ struct RequestStream {
   bool answered = false;
   int attempts = 0;
   std::string body;
+  HttpRequest request;  // the POST, sent again after an authorization flow
+  std::string sent_authorization;
+  std::string www_authenticate;
+  int auth_attempts = 0;
 };
 
 class StreamableHttpTransport : public detail::HttpClientTransportBase,
@@ -51,6 +55,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
   }
 
   void send(const json::value& message) override {
+    renew_expired_token();
     const auto kind = detail::kind_of(message);
     HttpRequest req = base_request("POST");
     req.headers.emplace_back("Content-Type", "application/json");
@@ -63,6 +68,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       auto stream = std::make_shared<RequestStream>();
       stream->id = *kind.request_id;
       stream->key = jsonrpc::id_key(*kind.request_id);
+      stream->request = req;
       start_request_stream(stream, std::move(req));
     } else {
       req.timeout = options_.io_timeout;
@@ -73,6 +79,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
   }
 
   void close() override {
+    const std::string bearer = authorization();
     std::string session;
     {
       std::lock_guard lock(mutex_);
@@ -87,6 +94,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       del.headers = headers_;
       del.headers.emplace_back("Mcp-Session-Id", session);
       if (!version_.empty()) del.headers.emplace_back("MCP-Protocol-Version", version_);
+      if (!bearer.empty()) del.headers.emplace_back("Authorization", bearer);
       del.timeout = std::min(options_.io_timeout, std::chrono::milliseconds{2'000});
       auto r = engine->perform(url_, std::move(del));  // 400/404/405 are all fine
       if (!r.error.empty()) log(fmt::format("DELETE session: {}", r.error));
@@ -165,6 +173,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
 
   // Must hold mutex_.
   void start_request_stream(const std::shared_ptr<RequestStream>& stream, HttpRequest req) {
+    stream->sent_authorization = authorize(req);
     std::weak_ptr<StreamableHttpTransport> weak = weak_from_this();
     detail::ExchangeCallbacks cb;
     cb.on_head = [weak, stream](const HttpHead& head) {
@@ -172,6 +181,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       if (!self) return;
       self->capture_session(head);
       stream->status = head.status;
+      stream->www_authenticate = head.header("www-authenticate");
       stream->sse = head.header("content-type").starts_with("text/event-stream");
       stream->body.clear();
       stream->parser = detail::SseParser{};
@@ -194,6 +204,26 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     track(stream->key, engine_->start(url_, std::move(req), std::move(cb)));
   }
 
+  /// Hands a 401/403 to OAuth; true when it took it (the request is sent again or failed later).
+  bool retry_after_authorization(const std::shared_ptr<RequestStream>& stream) {
+    std::weak_ptr<StreamableHttpTransport> weak = weak_from_this();
+    auto retry = [weak, stream] {
+      auto self = weak.lock();
+      if (!self || !self->tracked(stream->key)) return;  // closed or abandoned meanwhile
+      HttpRequest again = stream->request;
+      std::lock_guard lock(self->mutex_);
+      if (!self->open_ || !self->engine_) return;
+      self->start_request_stream(stream, std::move(again));
+    };
+    auto fail = [weak, stream](std::exception_ptr error) {
+      auto self = weak.lock();
+      if (!self || !self->untrack(stream->key)) return;  // closed or abandoned meanwhile
+      self->fail_request(stream->id, std::move(error));
+    };
+    return answer_challenge(stream->status, stream->www_authenticate, stream->sent_authorization,
+                            stream->auth_attempts, std::move(retry), std::move(fail));
+  }
+
   void request_stream_ended(const std::shared_ptr<RequestStream>& stream,
                             const std::string& error) {
     if (!is_open() || !tracked(stream->key)) return;  // closed or abandoned
@@ -214,6 +244,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       fail(*stream, error);
       return;
     }
+    if ((status == 401 || status == 403) && retry_after_authorization(stream)) return;
     if (status / 100 == 2) {
       if (status == 202 && stream->body.empty()) return;  // the answer comes on the GET stream
       auto v = detail::parse_body(stream->body);
@@ -263,6 +294,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
 
   // Must hold mutex_.
   void start_fire_and_forget(HttpRequest req, std::string what) {
+    authorize(req);
     std::weak_ptr<StreamableHttpTransport> weak = weak_from_this();
     auto status = std::make_shared<int>(0);
     detail::ExchangeCallbacks cb;
@@ -293,6 +325,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     if (!session_.empty()) req.headers.emplace_back("Mcp-Session-Id", session_);
     if (!version_.empty()) req.headers.emplace_back("MCP-Protocol-Version", version_);
     if (get_last_id_) req.headers.emplace_back("Last-Event-ID", *get_last_id_);
+    authorize(req);
     if (failures > 0 || get_last_id_)
       req.delay = std::chrono::milliseconds(get_retry_.value_or(options_.default_retry.count()));
     struct State {

@@ -24,6 +24,10 @@
 #include <string_view>
 #include <vector>
 
+namespace mcpclass::client {
+struct OAuthOptions;  // mcpclass/client/auth.hpp
+}
+
 namespace mcpclass::classify {
 
 /// Why a remote classification failed; the exception types below carry one each.
@@ -71,6 +75,32 @@ class RemoteCircuitOpen : public RemoteError {
   explicit RemoteCircuitOpen(const std::string& m) : RemoteError(RemoteFailure::circuit_open, m) {}
 };
 
+/// `classifier.remote.auth`: OAuth 2.1 for the Streamable HTTP and REST transports (see
+/// mcpclass/client/auth.hpp). A router has no user to approve, so the default grant is
+/// client_credentials; authorization_code uses the headless helper (for authorization servers
+/// that approve without a user).
+struct RemoteAuthOptions {
+  std::string grant = "client_credentials";  ///< client_credentials | authorization_code
+  std::string client_id;                     ///< empty: dynamic registration (or CIMD)
+  std::string client_secret;                 ///< `${ENV}` expanded when the transport is made
+  std::string private_key_file;              ///< PEM for private_key_jwt, read then
+  std::string signing_algorithm = "ES256";   ///< ES256 | RS256
+  std::string token_endpoint_auth_method;    ///< empty: chosen from the server's metadata
+  std::string scope;
+  std::string client_metadata_url;
+  std::string redirect_uri;  ///< empty: OAuthOptions' default
+  int max_attempts = 3;
+  bool require_https = true;  ///< false: plain http:// authorization servers off loopback too
+
+  /// Reads the `auth` object. Throws ConfigError naming the key.
+  static RemoteAuthOptions from_json(const json::value& v, const std::string& path);
+  /// Secrets stay out: a literal client_secret shows as "***" (a `${ENV}` reference as is).
+  json::object to_json() const;
+  /// The transport's options: expands `${ENV}` and reads the key file. `timeout` bounds each
+  /// request to the authorization server. Throws ConfigError (unreadable key file).
+  client::OAuthOptions to_oauth(std::chrono::milliseconds timeout) const;
+};
+
 struct RemoteClassifierOptions {
   /// auto (stdio when `command` is set, legacy SSE when the URL ends in /sse, else Streamable
   /// HTTP) | streamable-http | sse | rest | stdio.
@@ -81,6 +111,8 @@ struct RemoteClassifierOptions {
   std::map<std::string, std::string> headers;  ///< HTTP: values get `${ENV}` expansion
   /// https://: PEM CAs to verify the server against instead of the system trust store.
   std::string ca_file;
+  /// OAuth for the streamable-http and rest transports.
+  std::optional<RemoteAuthOptions> auth;
 
   std::string tool;  ///< Configured tool name; empty = auto-discovery.
   std::string categories_tool = "list_categories";
@@ -107,8 +139,8 @@ struct RemoteClassifierOptions {
   std::chrono::milliseconds breaker_open{30'000};
 
   /// Reads the `classifier.remote` section: transport, url, command (string or list), env,
-  /// headers, ca_file, tool, categories_tool, timeout (s), max_retries, retry_backoff (s),
-  /// cache_categories, refresh_interval (s), num_categories, confidence_threshold,
+  /// headers, ca_file, auth {...}, tool, categories_tool, timeout (s), max_retries, retry_backoff
+  /// (s), cache_categories, refresh_interval (s), num_categories, confidence_threshold,
   /// fallback_category, circuit_breaker {failures, open_seconds}. Throws ConfigError naming the
   /// key.
   static RemoteClassifierOptions from_json(const json::value& v,

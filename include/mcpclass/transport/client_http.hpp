@@ -8,11 +8,13 @@
 // Thread-safety: as ClientTransport.
 #pragma once
 
+#include "mcpclass/client/auth.hpp"
 #include "mcpclass/client/transport.hpp"
 
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +42,13 @@ struct HttpClientOptions {
   std::chrono::milliseconds default_retry{1'000};
   /// Streamable HTTP: reconnection attempts to resume one interrupted stream.
   int max_resume_attempts = 5;
+  /// OAuth 2.1 authorization (see mcpclass/client/auth.hpp), Streamable HTTP and REST dialect:
+  /// a 401 (or a 403 insufficient_scope) starts the authorization flow and the request is sent
+  /// again with the token, which replaces any configured Authorization header. Flows run on a
+  /// thread of their own; close() waits for one under way (an `authorize` callback included).
+  /// A failed flow fails the request with client::AuthorizationError ("authorization failed at
+  /// <step> ...").
+  std::optional<client::OAuthOptions> oauth;
 };
 
 /// Streamable HTTP (2025-03-26 and later): POST with JSON or SSE answers, Mcp-Session-Id,
@@ -49,7 +58,7 @@ struct HttpClientOptions {
 std::shared_ptr<client::ClientTransport> make_streamable_http_transport(HttpClientOptions options);
 
 /// Legacy HTTP+SSE: GET the SSE URL, wait for the `endpoint` event, POST messages there, read
-/// every answer from the SSE stream.
+/// every answer from the SSE stream. No OAuth: throws TransportError when options.oauth is set.
 std::shared_ptr<client::ClientTransport> make_legacy_sse_transport(HttpClientOptions options);
 
 /// The router dialect: each request is `POST <url>/<method>` with the params as body, and the

@@ -1,0 +1,282 @@
+// OAuth end to end: the remote classifier over the REST dialect, client credentials, against a
+// real protected server process (tests/client/oauth_classifier_server.py, its own authorization
+// server); and the `classifier.remote.auth` configuration.
+#include "mcpclass/classify/remote_classifier.hpp"
+#include "mcpclass/client/auth.hpp"
+#include "mcpclass/client/client.hpp"
+#include "mcpclass/transport/client_http.hpp"
+#include "transport/client_http_core.hpp"
+
+#include <doctest/doctest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <string>
+
+using namespace mcpclass;
+namespace json = boost::json;
+
+namespace {
+
+/// The protected server as a child process; its port is the first line it prints.
+class OAuthServer {
+ public:
+  explicit OAuthServer(const std::string& secret = "router-secret", int expires_in = 3600) {
+    int out[2];
+    REQUIRE(::pipe(out) == 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      ::setenv("OAUTH_CLIENT_SECRET", secret.c_str(), 1);
+      ::setenv("OAUTH_EXPIRES_IN", std::to_string(expires_in).c_str(), 1);
+      const std::string script =
+          std::string(MCPCLASS_SOURCE_DIR) + "/tests/client/oauth_classifier_server.py";
+      ::execlp("python3", "python3", script.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string line;
+    pollfd pfd{out[0], POLLIN, 0};
+    while (line.find('\n') == std::string::npos && ::poll(&pfd, 1, 10'000) > 0) {
+      char buf[64];
+      const auto n = ::read(out[0], buf, sizeof buf);
+      if (n <= 0) break;
+      line.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    REQUIRE_MESSAGE(line.find('\n') != std::string::npos, "the OAuth server did not start");
+    port_ = std::stoi(line);
+  }
+  ~OAuthServer() {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  OAuthServer(const OAuthServer&) = delete;
+  OAuthServer& operator=(const OAuthServer&) = delete;
+
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+  /// POSTs or GETs an admin path and returns the body.
+  std::string admin(const std::string& method, const std::string& path) const {
+    transport::detail::HttpEngine engine(std::chrono::seconds(5), "");
+    transport::detail::HttpRequest req;
+    req.method = method;
+    req.target = path;
+    req.timeout = std::chrono::seconds(5);
+    auto r = engine.perform(transport::detail::parse_http_url(base() + path), std::move(req));
+    engine.stop();
+    REQUIRE(r.error.empty());
+    return r.body;
+  }
+  json::object stats() const { return json::parse(admin("GET", "/stats")).as_object(); }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+classify::RemoteClassifierOptions rest_options(const OAuthServer& server,
+                                               const std::string& secret) {
+  return classify::RemoteClassifierOptions::from_json(
+      json::object{{"transport", "rest"},
+                   {"url", server.base() + "/mcp"},
+                   {"timeout", 5},
+                   {"max_retries", 0},
+                   {"auth", json::object{{"client_id", "router"}, {"client_secret", secret}}}});
+}
+
+}  // namespace
+
+TEST_CASE("client.auth e2e: a remote classifier behind OAuth (client credentials, REST)") {
+  OAuthServer server;
+  classify::RemoteClassifier remote(rest_options(server, "router-secret"));
+  CHECK(remote.classify("what is 2 + 2", {}).category == "math");
+  auto stats = server.stats();
+  CHECK(stats.at("issued").as_int64() == 1);    // one token served every call so far
+  CHECK(stats.at("rejected").as_int64() == 1);  // only the very first, tokenless request
+
+  // The server forgets the token (as when it expires): the next call gets a 401, a new token,
+  // and its answer.
+  server.admin("POST", "/admin/revoke");
+  CHECK(remote.classify("and 3 + 3", {}).category == "math");
+  stats = server.stats();
+  CHECK(stats.at("issued").as_int64() == 2);
+  CHECK(stats.at("rejected").as_int64() == 2);
+}
+
+TEST_CASE("client.auth e2e: an expired token is renewed before the request, without a 401") {
+  OAuthServer server("router-secret", 0);  // every token is expired on arrival
+  classify::RemoteClassifier remote(rest_options(server, "router-secret"));
+  const auto before = server.stats();
+  CHECK(before.at("rejected").as_int64() == 1);  // the first, tokenless request
+  CHECK(remote.classify("what is 2 + 2", {}).category == "math");
+  const auto after = server.stats();
+  CHECK(after.at("rejected").as_int64() == 1);
+  CHECK(after.at("issued").as_int64() > before.at("issued").as_int64());
+}
+
+TEST_CASE("client.auth e2e: a wrong client secret fails with the server's error, not a hang") {
+  OAuthServer server;
+  try {
+    classify::RemoteClassifier remote(rest_options(server, "wrong"));
+    FAIL("the classifier connected with a wrong secret");
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    CHECK_MESSAGE(what.find("authorization failed at token request (HTTP 401): invalid_client - "
+                            "unknown client or wrong secret") != std::string::npos,
+                  what);
+  }
+  CHECK(server.stats().at("issued").as_int64() == 0);
+}
+
+TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server's error") {
+  OAuthServer server;
+  transport::HttpClientOptions http;
+  http.url = server.base() + "/mcp";
+  http.oauth = client::OAuthOptions{};
+  http.oauth->grant = client::OAuthOptions::Grant::client_credentials;
+  http.oauth->client_id = "router";
+  http.oauth->client_secret = "wrong";
+  client::ClientOptions options;
+  options.request_timeout = std::chrono::seconds(10);
+  client::Client c(transport::make_rest_transport(http), options);
+  try {
+    c.connect();
+    FAIL("connected with a wrong secret");
+  } catch (const client::AuthorizationError& e) {
+    CHECK(e.step() == "token request");
+    CHECK(e.status() == 401);
+    CHECK(e.error() == "invalid_client");
+    CHECK(e.description() == "unknown client or wrong secret");
+  }
+  CHECK_THROWS_WITH_AS(transport::make_legacy_sse_transport(http),
+                       doctest::Contains("legacy HTTP+SSE transport does not support it"),
+                       client::TransportError);
+}
+
+namespace {
+
+/// A pre-registered confidential client with the authorization code grant; `authorize` is the
+/// application's browser.
+client::Client code_flow_client(const OAuthServer& server,
+                                std::function<std::string(const std::string&)> authorize) {
+  transport::HttpClientOptions http;
+  http.url = server.base() + "/mcp";
+  http.oauth = client::OAuthOptions{};
+  http.oauth->client_id = "router";
+  http.oauth->client_secret = "router-secret";
+  http.oauth->authorize = std::move(authorize);
+  client::ClientOptions options;
+  options.request_timeout = std::chrono::seconds(10);
+  return client::Client(transport::make_rest_transport(http), options);
+}
+
+}  // namespace
+
+TEST_CASE("client.auth e2e: authorization code through the application's callback, then refresh") {
+  OAuthServer server;
+  std::string seen_url;
+  auto c = code_flow_client(server, [&](const std::string& url) {
+    seen_url = url;
+    return client::headless_authorization(url);  // the "browser": the server approves at once
+  });
+  c.connect();
+  CHECK(seen_url.starts_with(server.base() + "/authorize?response_type=code&client_id=router"));
+  CHECK(seen_url.find("&code_challenge_method=S256&") != std::string::npos);
+  CHECK(seen_url.find("&resource=http%3A%2F%2F127.0.0.1%3A") != std::string::npos);
+  CHECK(seen_url.find("&scope=classify") != std::string::npos);  // from the challenge
+
+  // The access token is gone: the refresh token buys a new one, no second authorization.
+  seen_url.clear();
+  server.admin("POST", "/admin/revoke");
+  CHECK(c.list_tools().size() == 2);
+  CHECK(seen_url.empty());
+  CHECK(server.stats().at("refreshed").as_int64() == 1);
+  c.close();
+}
+
+TEST_CASE("client.auth e2e: the callback's denial and a forged state fail the request") {
+  OAuthServer server;
+  auto denied = code_flow_client(server, [](const std::string&) {
+    return std::string("http://127.0.0.1:8976/callback?error=access_denied&error_description=no");
+  });
+  try {
+    denied.connect();
+    FAIL("connected without approval");
+  } catch (const client::AuthorizationError& e) {
+    CHECK(e.step() == "authorization");
+    CHECK(e.error() == "access_denied");
+    CHECK(e.description() == "no");
+  }
+  auto forged = code_flow_client(server, [](const std::string& url) {
+    auto redirect = client::headless_authorization(url);
+    return redirect.substr(0, redirect.find("&state=")) + "&state=forged";
+  });
+  CHECK_THROWS_WITH_AS(forged.connect(), doctest::Contains("invalid_state"),
+                       client::AuthorizationError);
+  CHECK(server.stats().at("issued").as_int64() == 0);
+}
+
+TEST_CASE("client.auth: classifier.remote.auth configuration") {
+  auto error_of = [](const char* doc) {
+    try {
+      classify::RemoteClassifierOptions::from_json(json::parse(doc));
+    } catch (const classify::ConfigError& e) {
+      return e.path() + ": " + e.what();
+    }
+    return std::string("no error");
+  };
+  const auto o = classify::RemoteClassifierOptions::from_json(json::parse(R"({
+      "url":"https://mcp.example/mcp",
+      "auth":{"client_id":"r","client_secret":"${ROUTER_SECRET}","scope":"classify",
+              "max_attempts":2,"token_endpoint_auth_method":"client_secret_post"}})"));
+  REQUIRE(o.auth);
+  CHECK(o.auth->grant == "client_credentials");
+  CHECK(o.auth->max_attempts == 2);
+  CHECK(o.to_json().at("auth").at("client_secret") == "${ROUTER_SECRET}");
+  ::setenv("MCPCLASS_TEST_ROUTER_SECRET", "s3", 1);
+  auto with_env = *o.auth;
+  with_env.client_secret = "${MCPCLASS_TEST_ROUTER_SECRET}";
+  const auto oauth = with_env.to_oauth(std::chrono::seconds(3));
+  CHECK(oauth.client_secret == "s3");
+  CHECK(oauth.grant == client::OAuthOptions::Grant::client_credentials);
+  CHECK(oauth.timeout == std::chrono::seconds(3));
+  CHECK(oauth.require_https);
+  with_env.require_https = false;
+  CHECK_FALSE(with_env.to_oauth(std::chrono::seconds(3)).require_https);
+  with_env.client_secret = "literal";
+  CHECK(with_env.to_json().at("client_secret") == "***");
+
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"client_secret":"s"}})")
+            .starts_with("classifier.remote.auth.client_id"));
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"client_id":"c"}})")
+            .starts_with("classifier.remote.auth.client_secret"));
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"grant":"password","client_id":"c"}})")
+            .starts_with("classifier.remote.auth.grant"));
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"client_id":"c","client_secret":"s",
+                     "signing_algorithm":"HS256"}})")
+            .starts_with("classifier.remote.auth.signing_algorithm"));
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"client_id":"c","client_secret":"s",
+                     "max_attempts":0}})")
+            .starts_with("classifier.remote.auth.max_attempts"));
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"client_id":"c","client_secret":"s",
+                     "scpoe":"x"}})")
+            .starts_with("classifier.remote.auth.scpoe"));
+  CHECK(error_of(R"({"url":"http://x/sse","auth":{"client_id":"c","client_secret":"s"}})")
+            .starts_with("classifier.remote.auth"));
+  CHECK(error_of(R"({"command":"srv","auth":{"client_id":"c","client_secret":"s"}})")
+            .starts_with("classifier.remote.auth"));
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"grant":"authorization_code"}})") == "no error");
+
+  classify::RemoteAuthOptions missing_key;
+  missing_key.private_key_file = "/nonexistent/key.pem";
+  CHECK_THROWS_WITH_AS(missing_key.to_oauth(std::chrono::seconds(1)),
+                       doctest::Contains("cannot read the private key file"),
+                       classify::ConfigError);
+}

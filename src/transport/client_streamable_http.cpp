@@ -271,9 +271,14 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     // request, so the client is marked disconnected (and fails what else is pending) before the
     // caller wakes up; a caller that retries at once then starts a new session instead of
     // racing this notification with another request on the dead one.
-    if (status == 404 && had_session() && handlers_.on_closed)
-      handlers_.on_closed("session expired (HTTP 404)");
-    fail(*stream, fmt::format("HTTP {}: {}", status, detail::excerpt(stream->body)));
+    const auto message = fmt::format("HTTP {}: {}", status, detail::excerpt(stream->body));
+    if (status == 404 && had_session()) {
+      if (handlers_.on_closed) handlers_.on_closed("session expired (HTTP 404)");
+      fail(*stream, message);
+      return;
+    }
+    untrack(stream->key);
+    fail_request(stream->id, std::make_exception_ptr(client::HttpStatusError(status, message)));
   }
 
   void resume(const std::shared_ptr<RequestStream>& stream) {

@@ -150,6 +150,30 @@ TEST_CASE("remote classifier: an unreachable HTTP server is RemoteUnreachable, q
   CHECK(std::chrono::steady_clock::now() - start < 2s);
 }
 
+TEST_CASE("remote classifier: a URL that is not an MCP endpoint fails at once, not as transient") {
+  HttpFixture f;
+  classify::RemoteClassifierOptions o;
+  o.url = f.url("/nothing-here");
+  o.max_retries = 3;
+  try {
+    classify::RemoteClassifier remote(o);
+    FAIL("a 404 URL was accepted");
+  } catch (const classify::RemoteError& e) {
+    CHECK(e.failure() == classify::RemoteFailure::protocol);
+    CHECK_FALSE(e.transient());
+    CHECK(std::string(e.what()).find("HTTP 404") != std::string::npos);
+  }
+  // The client itself reports the status as a typed error.
+  client::Client c(streamable(f.url("/nothing-here")));
+  try {
+    c.connect();
+    FAIL("connect succeeded");
+  } catch (const client::HttpStatusError& e) {
+    CHECK(e.status() == 404);
+    CHECK(e.permanent());
+  }
+}
+
 TEST_CASE("http client: URLs that are not http:// or https:// are refused clearly") {
   for (const char* url : {"ftp://example.com/mcp", "not a url", "http:///mcp"}) {
     CAPTURE(url);

@@ -23,6 +23,23 @@ class TransportError : public ClientError {
   using ClientError::ClientError;
 };
 
+/// The HTTP server answered a request with an error status and no JSON-RPC answer (e.g. a URL
+/// that is not an MCP endpoint). A session the server forgot (404 on a session) is a plain
+/// TransportError instead: a new session fixes it.
+class HttpStatusError : public TransportError {
+ public:
+  HttpStatusError(int status, const std::string& message)
+      : TransportError(message), status_(status) {}
+  int status() const noexcept { return status_; }
+  /// A 4xx other than 408 and 429: the request or the URL is wrong, so retrying cannot help.
+  bool permanent() const noexcept {
+    return status_ >= 400 && status_ < 500 && status_ != 408 && status_ != 429;
+  }
+
+ private:
+  int status_;
+};
+
 /// No answer within the request's timeout (the client sent notifications/cancelled).
 class TimeoutError : public ClientError {
  public:

@@ -26,6 +26,8 @@ auto mapped(std::string_view what, F&& f) -> decltype(f()) {
     return f();
   } catch (const client::TimeoutError& e) {
     throw RemoteTimeout(fmt::format("{}: {}", what, e.what()));
+  } catch (const client::CertificateError& e) {
+    throw RemoteUntrusted(fmt::format("{}: {}", what, e.what()));
   } catch (const client::HttpStatusError& e) {
     // A 4xx (a URL that is not an MCP endpoint, a refused request) will not change on retry.
     if (e.permanent()) throw RemoteProtocolError(fmt::format("{}: {}", what, e.what()));

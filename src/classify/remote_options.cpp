@@ -25,6 +25,8 @@ std::string_view to_string(RemoteFailure failure) {
       return "invalid_result";
     case RemoteFailure::circuit_open:
       return "circuit_open";
+    case RemoteFailure::untrusted:
+      return "untrusted";
   }
   return "unknown";
 }

@@ -1,8 +1,16 @@
 #include "transport/client_http_common.hpp"
 
+#include "mcpclass/client/errors.hpp"
 #include "mcpclass/jsonrpc/message.hpp"
+#include "transport/tls_context.hpp"
 
 namespace mcpclass::transport::detail {
+
+std::exception_ptr transport_error(const std::string& error) {
+  if (is_certificate_failure(error))
+    return std::make_exception_ptr(client::CertificateError(error));
+  return std::make_exception_ptr(client::TransportError(error));
+}
 
 std::vector<std::pair<std::string, std::string>> expanded_headers(
     const HttpClientOptions& options) {

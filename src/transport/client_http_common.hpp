@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,10 @@ bool answers(const boost::json::value& v, const jsonrpc::Id& id);
 
 /// `Mcp-Name` value: ASCII as is, anything else as `=?base64?…?=`.
 std::string header_safe(std::string_view value);
+
+/// The client error for an exchange that failed with `error`: client::CertificateError when the
+/// peer's certificate was refused, else client::TransportError.
+std::exception_ptr transport_error(const std::string& error);
 
 /// First 200 bytes, for error messages.
 std::string excerpt(std::string_view body);

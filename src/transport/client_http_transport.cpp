@@ -163,6 +163,10 @@ void HttpClientTransportBase::fail_request(const jsonrpc::Id& id, std::exception
   }
 }
 
+void HttpClientTransportBase::fail_exchange(const jsonrpc::Id& id, const std::string& error) const {
+  fail_request(id, transport_error(error));
+}
+
 bool HttpClientTransportBase::untrack(const std::string& key) {
   std::lock_guard lock(mutex_);
   return exchanges_.erase(key) > 0;

@@ -64,6 +64,9 @@ class HttpClientTransportBase : public client::ClientTransport {
   /// Fails request `id` with a typed error: on_request_error when the engine set it, else
   /// on_failure with the message.
   void fail_request(const jsonrpc::Id& id, std::exception_ptr error) const;
+  /// fail_request with the exchange error `error`: client::CertificateError for a refused
+  /// certificate, else client::TransportError.
+  void fail_exchange(const jsonrpc::Id& id, const std::string& error) const;
 
   /// Remembers which exchange carries the answer to the request with key `key` (holds mutex_).
   void track(const std::string& key, HttpEngine::ExchangeId exchange) {

@@ -44,7 +44,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
       endpoint_ = detail::resolve_url(url_, where);
     } catch (const std::exception& e) {
       close();
-      throw TransportError(describe() + ": " + e.what());
+      std::rethrow_exception(detail::transport_error(describe() + ": " + e.what()));
     }
   }
 
@@ -66,10 +66,14 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
       auto self = weak.lock();
       if (!self || error == "cancelled") return;
       if (error.empty() && reply->status / 100 == 2) return;  // the answer comes on the SSE stream
-      const std::string reason =
-          error.empty() ? fmt::format("HTTP {}: {}", reply->status, detail::excerpt(reply->body))
-                        : error;
-      if (self->handlers_.on_failure) self->handlers_.on_failure(id, reason);
+      if (!error.empty() && id) {
+        self->fail_exchange(*id, error);
+        return;
+      }
+      if (self->handlers_.on_failure)
+        self->handlers_.on_failure(id, error.empty() ? fmt::format("HTTP {}: {}", reply->status,
+                                                                   detail::excerpt(reply->body))
+                                                     : error);
     };
     engine_->start(*endpoint_, std::move(req), std::move(cb));
   }

@@ -104,12 +104,14 @@ class RestTransport : public detail::HttpClientTransportBase,
           self->retry_after_authorization(call, *reply, sent_authorization))
         return;
       self->untrack(jsonrpc::id_key(call->id));
-      if (!error.empty() || reply->status / 100 == 5) {
+      if (!error.empty()) {
+        self->fail_exchange(call->id, error);
+        return;
+      }
+      if (reply->status / 100 == 5) {
         if (self->handlers_.on_failure)
-          self->handlers_.on_failure(call->id, error.empty()
-                                                   ? fmt::format("HTTP {}: {}", reply->status,
-                                                                 detail::excerpt(reply->body))
-                                                   : error);
+          self->handlers_.on_failure(
+              call->id, fmt::format("HTTP {}: {}", reply->status, detail::excerpt(reply->body)));
         return;
       }
       if (self->handlers_.on_message)

@@ -241,7 +241,8 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       return;
     }
     if (!error.empty()) {
-      fail(*stream, error);
+      untrack(stream->key);
+      fail_exchange(stream->id, error);
       return;
     }
     if ((status == 401 || status == 403) && retry_after_authorization(stream)) return;

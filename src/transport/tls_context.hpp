@@ -33,4 +33,8 @@ void expect_peer_name(SSL* ssl, const std::string& host);
 std::string tls_handshake_failure(SSL* ssl, const boost::system::error_code& ec,
                                   const std::string& url);
 
+/// True when `error` (possibly prefixed by context) is tls_handshake_failure's refused-certificate
+/// message: the one place that knows its wording, so transports can raise CertificateError.
+bool is_certificate_failure(std::string_view error);
+
 }  // namespace mcpclass::transport::detail

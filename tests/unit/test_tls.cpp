@@ -74,6 +74,8 @@ std::string connect_error(const std::string& kind, const std::string& url,
     client::Client c(transport_for(kind, url, ca_file));
     c.connect();
     return {};
+  } catch (const client::CertificateError& e) {
+    return std::string("CertificateError: ") + e.what();
   } catch (const client::TransportError& e) {
     return e.what();
   }
@@ -249,20 +251,24 @@ TEST_CASE("tls: a server the client cannot verify is a clear, distinguishable er
       CHECK(error.find("TLS certificate verification failed for " + origin + ": ") !=
             std::string::npos);
       CHECK(error.find("unable to get local issuer certificate") != std::string::npos);
+      CHECK(error.rfind("CertificateError: ", 0) == 0);  // its own type on every transport
     }
     classify::RemoteClassifierOptions o;
     o.url = f.url("/mcp");
-    o.max_retries = 0;
+    o.max_retries = 3;
     try {
       classify::RemoteClassifier{o};
       FAIL("connected to a server it cannot verify");
-    } catch (const classify::RemoteUnreachable& e) {
+    } catch (const classify::RemoteUntrusted& e) {  // not retried: only a new CA or cert helps
+      CHECK_FALSE(e.transient());
+      CHECK(to_string(e.failure()) == "untrusted");
       CHECK(std::string(e.what()).find("TLS certificate verification failed") != std::string::npos);
     }
   }
   SUBCASE("a CA file that is not the server's CA") {
     const std::string error = connect_error("streamable-http", f.url("/mcp"), files.cert());
     CHECK(error.find("TLS certificate verification failed for " + origin) != std::string::npos);
+    CHECK(error.rfind("CertificateError: ", 0) == 0);
   }
   SUBCASE("an unreadable CA file fails at start, naming it") {
     const std::string error =

@@ -31,7 +31,14 @@ struct OAuthOptions;  // mcpclass/client/auth.hpp
 namespace mcpclass::classify {
 
 /// Why a remote classification failed; the exception types below carry one each.
-enum class RemoteFailure { unreachable, timeout, protocol, invalid_result, circuit_open };
+enum class RemoteFailure {
+  unreachable,
+  timeout,
+  protocol,
+  invalid_result,
+  circuit_open,
+  untrusted
+};
 std::string_view to_string(RemoteFailure failure);
 
 class RemoteError : public ClassifyError {
@@ -68,6 +75,12 @@ class RemoteInvalidResult : public RemoteError {
  public:
   explicit RemoteInvalidResult(const std::string& m)
       : RemoteError(RemoteFailure::invalid_result, m) {}
+};
+/// The server's TLS certificate was refused (client::CertificateError): not retried, since only
+/// a change of certificate or `ca_file` fixes it.
+class RemoteUntrusted : public RemoteError {
+ public:
+  explicit RemoteUntrusted(const std::string& m) : RemoteError(RemoteFailure::untrusted, m) {}
 };
 /// The circuit breaker is open: recent calls failed, this one was not attempted.
 class RemoteCircuitOpen : public RemoteError {

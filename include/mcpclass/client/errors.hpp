@@ -40,6 +40,13 @@ class HttpStatusError : public TransportError {
   int status_;
 };
 
+/// The HTTPS peer's certificate was refused (unknown CA, another host name, expired): the
+/// connection is not trusted, and retrying cannot help until the server or `ca_file` changes.
+class CertificateError : public TransportError {
+ public:
+  using TransportError::TransportError;
+};
+
 /// No answer within the request's timeout (the client sent notifications/cancelled).
 class TimeoutError : public ClientError {
  public:

@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
         set == &short_q ? "~20" : "~60", set->size(), threads, percentile(lat, 0.5),
         percentile(lat, 0.95), percentile(cpu, 0.5));
   }
+  std::printf("RSS after the single queries: %s\n", rss("VmRSS:").c_str());
   t0 = Clock::now();
   encoder->encode(all);
   const double sec = ms_since(t0) / 1000.0;

@@ -33,6 +33,16 @@ constexpr std::size_t kVocabulary = 8002;
 // Rows are padded to a multiple of this (padding is masked), so a handful of matmul shapes, and
 // their compiled kernels, serve every query length.
 constexpr std::size_t kRowQuantum = 8;
+// Rows (texts × padded tokens) of one forward pass: bounds the activations of a large batch
+// (~6 MB per 1,536-wide layer) and the number of distinct matmul shapes it compiles.
+constexpr std::size_t kMaxBatchRows = 1024;
+// Batches pad their rows further, to a multiple of this: each distinct row count keeps its own
+// compiled matmuls (~0.25 MB each), so a large index build compiles at most 4 shapes.
+constexpr std::size_t kBatchRowQuantum = 256;
+
+std::size_t padded_width(std::size_t tokens) {
+  return (std::max<std::size_t>(tokens, 1) + kRowQuantum - 1) / kRowQuantum * kRowQuantum;
+}
 
 std::uint16_t to_bf16(float f) {
   auto bits = std::bit_cast<std::uint32_t>(f);
@@ -159,8 +169,11 @@ class NativeUseLite final : public SentenceEncoder {
     std::vector<float> out(ids.size() * kWidth);
     // oneDNN runs on OpenMP: this thread's team size is its own setting, so it is set per call.
     omp_set_num_threads(static_cast<int>(options_.threads));
-    for (std::size_t start = 0; start < order.size(); start += options_.batch_size) {
-      const std::size_t end = std::min(order.size(), start + options_.batch_size);
+    for (std::size_t start = 0, end = 0; start < order.size(); start = end) {
+      end = std::min(order.size(), start + options_.batch_size);
+      // Sorted by length: the last text is the widest.
+      end = std::min(end, start + std::max<std::size_t>(
+                                      1, kMaxBatchRows / padded_width(ids[order[end - 1]].size())));
       std::vector<const std::vector<std::int32_t>*> batch;
       for (std::size_t i = start; i < end; ++i) batch.push_back(&ids[order[i]]);
       const auto result = forward(batch);
@@ -417,8 +430,12 @@ class NativeUseLite final : public SentenceEncoder {
       lengths.push_back(ids->size());
       longest = std::max(longest, ids->size());
     }
-    const std::size_t width = (longest + kRowQuantum - 1) / kRowQuantum * kRowQuantum;
-    const std::size_t rows = batch.size() * width;
+    const std::size_t width = padded_width(longest);
+    // Rows past batch.size() × width are padding too: zero, never read back.
+    const std::size_t used = batch.size() * width;
+    const std::size_t rows =
+        batch.size() == 1 ? used
+                          : (used + kBatchRowQuantum - 1) / kBatchRowQuantum * kBatchRowQuantum;
     const auto p = plan(rows);
     dnnl::stream stream(engine_);
 

@@ -312,6 +312,7 @@ class NativeUseLite final : public SentenceEncoder {
     std::vector<float> f32;
     std::vector<std::uint16_t> b16;
     void* data() { return b16.empty() ? static_cast<void*>(f32.data()) : b16.data(); }
+    std::size_t size() const { return b16.empty() ? f32.size() : b16.size(); }
   };
 
   Source as_source(std::vector<float> x) const {
@@ -329,6 +330,11 @@ class NativeUseLite final : public SentenceEncoder {
   void linear(const Plan& p, int id, std::size_t rows, Source& src, void* dst,
               dnnl::stream& stream) const {
     const auto& l = linears_[id];
+    // oneDNN reads rows × in values whatever the vector holds: a short one is a bug, not a crash.
+    if (src.size() < rows * l.in)
+      throw std::logic_error("native encoder: " + std::string(kLinearNames[id]) + " input has " +
+                             std::to_string(src.size()) + " values for " + std::to_string(rows) +
+                             " rows");
     const auto m = static_cast<dnnl::memory::dim>(rows);
     const auto k = static_cast<dnnl::memory::dim>(l.in);
     const auto n = static_cast<dnnl::memory::dim>(l.out);
@@ -390,11 +396,12 @@ class NativeUseLite final : public SentenceEncoder {
   // Multi-head self-attention over qkv (rows × 3d, batch-major, `width` tokens per row of the
   // batch); keys past each row's length are masked out.
   std::vector<float> attention(const std::vector<float>& qkv, std::size_t d, float scale,
-                               const std::vector<std::size_t>& lengths, std::size_t width) const {
+                               const std::vector<std::size_t>& lengths, std::size_t width,
+                               std::size_t rows) const {
     const std::size_t dh = d / kHeads;
     const auto ld = static_cast<dnnl::memory::dim>(3 * d);
     const auto w = static_cast<dnnl::memory::dim>(width);
-    std::vector<float> out(lengths.size() * width * d, 0.0f);
+    std::vector<float> out(rows * d, 0.0f);  // all rows: the next matmul reads the padding too
     std::vector<float> scores(width * width);
     for (std::size_t b = 0; b < lengths.size(); ++b) {
       const std::size_t len = std::max<std::size_t>(lengths[b], 1);
@@ -454,15 +461,15 @@ class NativeUseLite final : public SentenceEncoder {
     auto xs = as_source(std::move(x));
     auto y = linear_f32(*p, l0_res, rows, xs, stream);
     auto a = as_source(
-        attention(linear_f32(*p, l0_qkv, rows, h, stream), 256, scales_[0], lengths, width));
+        attention(linear_f32(*p, l0_qkv, rows, h, stream), 256, scales_[0], lengths, width, rows));
     const auto o0 = linear_f32(*p, l0_out, rows, a, stream);
     for (std::size_t i = 0; i < y.size(); ++i) y[i] += o0[i];
     feed_forward(*p, l0_ffn1, rows, y, norms_[1], stream);
 
     // Layer 1: 512 wide.
     h = as_source(layer_norm(y, norms_[2]));
-    a = as_source(
-        attention(linear_f32(*p, l1_qkv, rows, h, stream), kWidth, scales_[1], lengths, width));
+    a = as_source(attention(linear_f32(*p, l1_qkv, rows, h, stream), kWidth, scales_[1], lengths,
+                            width, rows));
     const auto o1 = linear_f32(*p, l1_out, rows, a, stream);
     for (std::size_t i = 0; i < y.size(); ++i) y[i] += o1[i];
     feed_forward(*p, l1_ffn1, rows, y, norms_[3], stream);

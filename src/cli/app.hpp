@@ -51,6 +51,8 @@ struct RemoteCliOptions {
   int max_retries = 2;
   std::vector<std::string> headers;
   std::string ca_file;  ///< --ca-file: trust these CAs for https:// URLs
+  /// --oauth-*: classifier.remote.auth from the command line; any of them turns OAuth on.
+  std::string oauth_grant, oauth_client_id, oauth_client_secret, oauth_scope, oauth_private_key;
   bool active() const { return !url.empty() || !command.empty(); }
 };
 struct CallCliOptions {

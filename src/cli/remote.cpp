@@ -55,7 +55,43 @@ classify::RemoteClassifierOptions remote_options(const RemoteCliOptions& o) {
   ro.headers = parse_headers(o.headers);
   ro.ca_file = o.ca_file;
   ro.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1000));
+  // Through the config reader, so the flags are validated exactly like classifier.remote.auth.
+  json::object auth;
+  for (const auto& [key, value] : {std::pair{"grant", &o.oauth_grant},
+                                   {"client_id", &o.oauth_client_id},
+                                   {"client_secret", &o.oauth_client_secret},
+                                   {"scope", &o.oauth_scope},
+                                   {"private_key_file", &o.oauth_private_key}})
+    if (!value->empty()) auth[key] = *value;
+  if (auth.empty()) return ro;
+  try {
+    ro.auth = classify::RemoteAuthOptions::from_json(auth, "oauth");
+  } catch (const classify::ConfigError& e) {
+    static const std::map<std::string, std::string> flags = {
+        {"oauth.grant", "--oauth-grant"},
+        {"oauth.client_id", "--oauth-client-id"},
+        {"oauth.client_secret", "--oauth-client-secret"},
+        {"oauth.scope", "--oauth-scope"},
+        {"oauth.private_key_file", "--oauth-private-key"}};
+    const auto it = flags.find(e.path());
+    std::string message = e.what();
+    if (message.starts_with(e.path() + ": ")) message.erase(0, e.path().size() + 2);
+    throw CLI::ValidationError(it == flags.end() ? "--oauth" : it->second, message);
+  }
   return ro;
+}
+
+void add_oauth_options(CLI::App& app, RemoteCliOptions& o) {
+  app.add_option("--oauth-grant", o.oauth_grant,
+                 "OAuth 2.1 grant: client_credentials (default once any --oauth-* is given) or "
+                 "authorization_code (headless)");
+  app.add_option("--oauth-client-id", o.oauth_client_id,
+                 "OAuth client id (default: dynamic client registration)");
+  app.add_option("--oauth-client-secret", o.oauth_client_secret,
+                 "OAuth client secret; ${ENV} is expanded, so '${MY_SECRET}' keeps it out of ps");
+  app.add_option("--oauth-scope", o.oauth_scope, "OAuth scope to request");
+  app.add_option("--oauth-private-key", o.oauth_private_key,
+                 "PEM private key for private_key_jwt client authentication");
 }
 
 void add_ca_file_option(CLI::App& app, std::string& ca_file) {
@@ -81,6 +117,7 @@ void add_remote_options(CLI::App& classify, RemoteCliOptions& o) {
                       "Extra HTTP header 'Name: value' (${ENV} expanded)");
   classify.add_option("--retries", o.max_retries, "Retries after transport failures (default 2)");
   add_ca_file_option(classify, o.ca_file);
+  add_oauth_options(classify, o);
 }
 
 CLI::App* add_call_command(CLI::App& app, CallCliOptions& o) {
@@ -97,6 +134,7 @@ CLI::App* add_call_command(CLI::App& app, CallCliOptions& o) {
   call->add_option("--timeout", o.remote.timeout_seconds, "Per-request timeout, seconds");
   call->add_option("-H,--header", o.remote.headers, "Extra HTTP header 'Name: value'");
   add_ca_file_option(*call, o.remote.ca_file);
+  add_oauth_options(*call, o.remote);
   call->add_flag("--list-tools", o.list_tools, "Print tools/list");
   call->add_flag("--list-resources", o.list_resources, "Print resources/list");
   call->add_option("--read", o.read_uri, "Print resources/read of this URI");

@@ -13,6 +13,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 
@@ -654,3 +655,43 @@ def test_unusable_tls_files_are_clear_errors(tmp_path):
     config.write_text(f"server:\n  http:\n    tls: {{cert_file: {pki['server.pem']}}}\n")
     r = run("serve", "--config", str(config))
     assert r.returncode == 2 and "server.http.tls" in r.stderr
+
+
+@pytest.fixture
+def oauth_server():
+    """tests/client/oauth_classifier_server.py: a REST-dialect classifier behind OAuth 2.1."""
+    script = os.path.join(os.path.dirname(__file__), "..", "client", "oauth_classifier_server.py")
+    proc = subprocess.Popen([sys.executable, script], stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline())
+    yield f"http://127.0.0.1:{port}"
+    proc.kill()
+    proc.wait()
+
+
+def test_oauth_flags_reach_a_protected_server(oauth_server):
+    url = oauth_server + "/mcp"
+    # Without credentials the server's 401 ends in a clear failure, not a hang.
+    r = run("classify", "--remote", url, "--transport", "rest", "--retries", "0", MATH_QUERY)
+    assert r.returncode == 1, r.stderr
+    assert "HTTP 401" in r.stderr, r.stderr
+    # Client credentials from the flags, the secret from the environment.
+    env = dict(os.environ, ROUTER_SECRET="router-secret")
+    r = run("classify", "--remote", url, "--transport", "rest", "--oauth-client-id", "router",
+            "--oauth-client-secret", "${ROUTER_SECRET}", MATH_QUERY, env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["category"] == "math"
+    r = run("call", url, "classify_text", f"text={MATH_QUERY}", "--transport", "rest",
+            "--oauth-client-id", "router", "--oauth-client-secret", "router-secret")
+    assert r.returncode == 0, r.stderr
+    # A wrong secret: the authorization server's own words, exit 1.
+    r = run("classify", "--remote", url, "--transport", "rest", "--retries", "0",
+            "--oauth-client-id", "router", "--oauth-client-secret", "wrong", MATH_QUERY)
+    assert r.returncode == 1, r.stderr
+    assert "unknown client or wrong secret" in r.stderr
+    # Flags are validated like classifier.remote.auth, naming the flag.
+    r = run("classify", "--remote", url, "--oauth-grant", "password", MATH_QUERY)
+    assert r.returncode == 2
+    assert "--oauth-grant" in r.stderr, r.stderr
+    r = run("call", url, "--oauth-client-secret", "s")
+    assert r.returncode == 2
+    assert "--oauth-client-id: required for the client_credentials grant" in r.stderr, r.stderr

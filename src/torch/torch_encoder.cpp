@@ -5,6 +5,7 @@
 #include "mcpclass/classify/learned_settings.hpp"
 #include "mcpclass/classify/tokenizer_sentencepiece.hpp"
 #include "torch/blas_threads.hpp"
+#include "torch/length_batches.hpp"
 #include "torch/torch_files.hpp"
 #include "torch/torch_plugin_impl.hpp"
 
@@ -12,14 +13,13 @@
 #include <torch/script.h>
 #include <boost/json.hpp>
 
-#include <malloc.h>
 #include <unistd.h>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <numeric>
 #include <sstream>
 
 namespace mcpclass::classify {
@@ -54,7 +54,9 @@ class TorchTextModel final : public SentenceEncoder {
     // A probe checks the forward(ids, mask) -> [B, D] contract once, with a clear message.
     try {
       dimension_ = 0;
-      const auto out = run_batch({tokens("probe")});
+      const auto probe = tokens("probe");
+      const std::array<const std::vector<std::int32_t>*, 1> one{&probe};
+      const auto out = run_batch(one);
       dimension_ = static_cast<std::size_t>(out.size(1));
     } catch (const ClassifyError& e) {
       throw ClassifyError(std::string(what) + " '" + options.encoder_path +
@@ -73,45 +75,29 @@ class TorchTextModel final : public SentenceEncoder {
                             const EncodeProgress& progress) const override {
     std::vector<std::vector<std::int32_t>> ids(texts.size());
     for (std::size_t i = 0; i < texts.size(); ++i) ids[i] = tokens(texts[i]);
-    return encode_ids(std::move(ids), progress);
+    return encode_ids(ids, progress);
   }
 
   std::vector<float> encode_tokens(std::span<const std::vector<std::int32_t>> ids) const override {
     std::vector<std::vector<std::int32_t>> rows(ids.begin(), ids.end());
     for (auto& r : rows)
       if (r.size() > options_.max_tokens) r.resize(options_.max_tokens);
-    return encode_ids(std::move(rows), {});
+    return encode_ids(rows, {});
   }
 
   std::size_t piece_count() const override { return tokenizer_->piece_count(); }
 
  private:
-  std::vector<float> encode_ids(std::vector<std::vector<std::int32_t>> ids,
+  std::vector<float> encode_ids(const std::vector<std::vector<std::int32_t>>& ids,
                                 const EncodeProgress& progress) const {
-    // Batches of similar length waste little on padding; results go back in input order.
-    std::vector<std::size_t> order(ids.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
-    std::vector<float> out(ids.size() * dimension_);
-    for (std::size_t start = 0; start < order.size(); start += options_.batch_size) {
-      const std::size_t end = std::min(order.size(), start + options_.batch_size);
-      std::vector<std::vector<std::int32_t>> batch;
-      for (std::size_t i = start; i < end; ++i) batch.push_back(std::move(ids[order[i]]));
-      const auto result = run_batch(batch);
-      const float* data = result.data_ptr<float>();
-      for (std::size_t i = start; i < end; ++i)
-        std::copy_n(data + (i - start) * dimension_, dimension_,
-                    out.data() + order[i] * dimension_);
-#ifdef __GLIBC__
-      // Large batches raise glibc's mmap threshold, after which their freed activations stay
-      // in the heap: 2,048 questions in batches of 64 left 1.1 GB resident (peak 1.3 GB)
-      // without this; 235 MB (peak 0.58 GB) with it.
-      if (order.size() > options_.batch_size) ::malloc_trim(0);
-#endif
-      if (progress) progress(end, ids.size());
-    }
-    return out;
+    return detail::encode_by_length(
+        ids, dimension_, options_.batch_size, {}, true,
+        [this](detail::TokenRows rows) {
+          const auto result = run_batch(rows);
+          const float* data = result.data_ptr<float>();
+          return std::vector<float>(data, data + rows.size() * dimension_);
+        },
+        progress);
   }
 
   std::vector<std::int32_t> tokens(std::string_view text) const {
@@ -121,17 +107,17 @@ class TorchTextModel final : public SentenceEncoder {
   }
 
   // [rows, D] contiguous float tensor for right-padded rows.
-  torch::Tensor run_batch(const std::vector<std::vector<std::int32_t>>& rows) const {
+  torch::Tensor run_batch(detail::TokenRows rows) const {
     std::size_t width = 1;
-    for (const auto& r : rows) width = std::max(width, r.size());
+    for (const auto* r : rows) width = std::max(width, r->size());
     auto ids = torch::zeros(
         {static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(width)}, torch::kInt64);
     auto mask = torch::zeros_like(ids);
     auto ia = ids.accessor<std::int64_t, 2>();
     auto ma = mask.accessor<std::int64_t, 2>();
     for (std::size_t r = 0; r < rows.size(); ++r)
-      for (std::size_t t = 0; t < rows[r].size(); ++t) {
-        ia[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = rows[r][t];
+      for (std::size_t t = 0; t < rows[r]->size(); ++t) {
+        ia[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = (*rows[r])[t];
         ma[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = 1;
       }
     try {

@@ -4,6 +4,7 @@
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/learned_settings.hpp"
 #include "mcpclass/classify/tokenizer_sentencepiece.hpp"
+#include "torch/length_batches.hpp"
 
 #include <malloc.h>
 #include <omp.h>
@@ -16,7 +17,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <numeric>
 
 namespace mcpclass::classify::detail {
 
@@ -159,33 +159,15 @@ class NativeUseLite final : public SentenceEncoder {
   }
 
  private:
-  // Batches of similar length waste little on padding; results go back in input order.
   std::vector<float> encode_rows(const std::vector<std::vector<std::int32_t>>& ids,
                                  const EncodeProgress& progress) const {
-    std::vector<std::size_t> order(ids.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return ids[a].size() < ids[b].size(); });
-    std::vector<float> out(ids.size() * kWidth);
     // oneDNN runs on OpenMP: this thread's team size is its own setting, so it is set per call.
     omp_set_num_threads(static_cast<int>(options_.threads));
-    for (std::size_t start = 0, end = 0; start < order.size(); start = end) {
-      end = std::min(order.size(), start + options_.batch_size);
-      // Sorted by length: the last text is the widest.
-      end = std::min(end, start + std::max<std::size_t>(
-                                      1, kMaxBatchRows / padded_width(ids[order[end - 1]].size())));
-      std::vector<const std::vector<std::int32_t>*> batch;
-      for (std::size_t i = start; i < end; ++i) batch.push_back(&ids[order[i]]);
-      const auto result = forward(batch);
-      for (std::size_t i = start; i < end; ++i)
-        std::copy_n(result.data() + (i - start) * kWidth, kWidth, out.data() + order[i] * kWidth);
-      if (progress) progress(end, ids.size());
-    }
-#ifdef __GLIBC__
-    // Large batches leave their freed activations in glibc's heap otherwise (see torch_encoder).
-    if (order.size() > options_.batch_size) ::malloc_trim(0);
-#endif
-    return out;
+    return encode_by_length(
+        ids, kWidth, options_.batch_size,
+        // At most kMaxBatchRows rows a pass: bounded activations, so one trim at the end is enough.
+        [](std::size_t longest) { return kMaxBatchRows / padded_width(longest); }, false,
+        [this](TokenRows rows) { return forward(rows); }, progress);
   }
 
   const SafeTensor& tensor(const SafeTensors& file, const std::string& name,
@@ -430,7 +412,7 @@ class NativeUseLite final : public SentenceEncoder {
   }
 
   // One batch: right-padded to a common, quantised width; returns rows × 512 unit vectors.
-  std::vector<float> forward(const std::vector<const std::vector<std::int32_t>*>& batch) const {
+  std::vector<float> forward(TokenRows batch) const {
     std::size_t longest = 1;
     std::vector<std::size_t> lengths;
     for (const auto* ids : batch) {

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 
 namespace mcpclass::classify::detail {
@@ -322,8 +323,10 @@ class NativeUseLite final : public SentenceEncoder {
     const auto n = static_cast<dnnl::memory::dim>(l.out);
     dnnl::memory s({{m, k}, src_type(), tag::ab}, engine_, src.data());
     dnnl::memory d({{m, n}, is_ffn1(id) ? src_type() : dt::f32, tag::ab}, engine_, dst);
-    std::vector<std::uint8_t> scratch(p.scratchpads[id].get_size());
-    dnnl::memory pad(p.scratchpads[id], engine_, scratch.data());
+    // Uninitialised: the kernel writes its scratchpad before reading it (no zeroing per matmul).
+    const auto scratch =
+        std::make_unique_for_overwrite<std::uint8_t[]>(p.scratchpads[id].get_size());
+    dnnl::memory pad(p.scratchpads[id], engine_, scratch.get());
     try {
       p.matmuls[id].execute(stream, {{DNNL_ARG_SRC, s},
                                      {DNNL_ARG_WEIGHTS, p.weights[id]},

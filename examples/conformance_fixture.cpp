@@ -1,4 +1,4 @@
-// The conformance fixture server: registers what ../shared/conformance/FIXTURE.md lists and serves
+// The conformance fixture server: registers what tests/conformance/FIXTURE.md lists and serves
 // it over stdio (newline-delimited JSON-RPC). Logs go to stderr; stdout carries only protocol.
 #include "conformance_fixture.hpp"
 

@@ -8,7 +8,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 bin="${1:-${MCPCLASS_BIN:-$root/build/mcpclass}}"
 cache="${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpclass}"
-data="${MCPCLASS_MMLU_DATA:-$root/../shared/data/mmlu_pro_questions.jsonl}"
+data="${MCPCLASS_MMLU_DATA:-$here/data/mmlu_pro_questions.jsonl}"
 
 "$here/fetch-use-lite.sh" "$bin"
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build="${1:-${MCPCLASS_BUILD_DIR:-build}}"
-data=../shared/data/mmlu_pro_questions.jsonl
+data=models/data/mmlu_pro_questions.jsonl
 models/setup.sh "$build/mcpclass"
 echo "== 14-way head, held-out 20% of MMLU-Pro (never trained on) =="
 "$build/mcpclass" eval "$data" -c models/mmlu14.yaml --split test --groups router8 --latency-samples 500

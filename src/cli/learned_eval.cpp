@@ -14,7 +14,7 @@ namespace mcpclass::cli {
 
 namespace {
 
-// The 8 router groups of the 14 MMLU-Pro categories (shared/data/README.md).
+// The 8 router groups of the 14 MMLU-Pro categories (models/data/README.md).
 std::string router8(const std::string& c) {
   static const std::map<std::string, std::string> groups{
       {"physics", "science"},     {"chemistry", "science"}, {"biology", "science"},

@@ -14,7 +14,8 @@
 #   --commit REV  what to clone (default: HEAD; uncommitted changes are not part of a clone)
 # Needs root, mmdebstrap (installed when missing) and git. The root gets only what reaching the
 # package registries needs from this machine: its apt sources, its resolver, and the CA files that
-# SSL_CERT_FILE, NODE_EXTRA_CA_CERTS and npm's cafile name.
+# SSL_CERT_FILE, NODE_EXTRA_CA_CERTS and npm's cafile name; and the /etc/hosts every installed
+# Debian has (localhost).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 keep=0
@@ -76,6 +77,9 @@ say "cloned $(git -C "$clone" rev-parse --short HEAD) into $repo (nothing beside
 
 # What reaching the registries needs, and nothing else.
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+# No package ships /etc/hosts: the installer (or a container runtime) writes it, and a bare
+# bootstrap has none, so `localhost` would not resolve. This is the installer's.
+[ -s "$root/etc/hosts" ] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 mkdir -p "$root/etc/mcpclass-fresh"
 env_in=(HOME=/root "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" LANG=C.UTF-8
         TERM=dumb CI=true)
@@ -133,7 +137,8 @@ say "summary: test.sh exit $rc"
   echo "  system node: $system_node; $(grep -m1 '^test: node' "$logs/test.log" || echo 'test: system node used')"
   grep -E '^check-deb-closure: ' "$logs/test.log" | sed 's/^/  /'
   grep -E 'tests passed|tests failed out of|Total Test time' "$logs/test.log" | sed 's/^/  /'
-  grep -E '^\[doctest\] (test cases|Status)' "$logs/test.log" | sed 's/^/  /'
+  sed -n '/^=== mcpclass_tests under AddressSanitizer/,$p' "$logs/test.log" |
+    grep -E '^\[doctest\] (test cases|Status)' | sed 's/^/  ASan+UBSan: /'
   skipped="$(grep -hiE 'Not Run|\*\*\*Skipped|did not run|is skipped|SKIPPED:' "$logs/run.log" "$logs/test.log" || true)"
   echo "  skipped: ${skipped:-none}"
   echo "  logs: $logs"

@@ -1,12 +1,16 @@
 """ctypes declarations of the mcpclass C ABI (capi/include/mcpclass/mcpclass.h) and the loader.
 
-The library is found, in order: the MCPCLASS_LIBRARY environment variable (a path), a
-libmcpclass.so next to this package, then the system search path.
+The package does not bundle the native library; it loads the libmcpclass.so of an installed
+prefix, found in order: the MCPCLASS_LIBRARY environment variable (a path), a libmcpclass.so next
+to this package, the system loader (ldconfig's cache, LD_LIBRARY_PATH), then the libdir that
+`pkg-config --variable=libdir mcpclass` names (PKG_CONFIG_PATH=<prefix>/lib/pkgconfig).
 """
 
 import ctypes
 import ctypes.util
 import os
+import shutil
+import subprocess
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char_p, c_double, c_int, c_size_t,
                     c_uint, c_void_p)
 
@@ -99,6 +103,17 @@ _SIGNATURES = {
 }
 
 
+def _pkg_config_libdir():
+    if not shutil.which("pkg-config"):
+        return None
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "mcpclass"], capture_output=True,
+                             text=True, timeout=30, check=False)
+    except OSError:
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+
 def _candidates():
     env = os.environ.get("MCPCLASS_LIBRARY")
     if env:
@@ -108,6 +123,9 @@ def _candidates():
     if os.path.exists(here):
         yield here
     yield ctypes.util.find_library("mcpclass") or "libmcpclass.so"
+    libdir = _pkg_config_libdir()
+    if libdir:
+        yield os.path.join(libdir, "libmcpclass.so")
 
 
 def load():
@@ -119,8 +137,10 @@ def load():
         except OSError as e:
             errors.append(f"{path}: {e}")
     else:
-        raise ImportError("mcpclass: cannot load libmcpclass.so (set MCPCLASS_LIBRARY): " +
-                          "; ".join(errors))
+        raise ImportError("mcpclass: cannot load libmcpclass.so: set MCPCLASS_LIBRARY to its path, "
+                          "put its directory on the loader's path (ldconfig, LD_LIBRARY_PATH), or "
+                          "PKG_CONFIG_PATH to the prefix's lib/pkgconfig (pkg-config mcpclass) - "
+                          "tried " + "; ".join(errors))
     for name, (restype, argtypes) in _SIGNATURES.items():
         fn = getattr(lib, name)
         fn.restype = restype

@@ -1,3 +1,3 @@
-module mcpclass
+module github.com/mcpclass/mcpclass/bindings/go
 
 go 1.19

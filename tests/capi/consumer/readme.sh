@@ -58,11 +58,28 @@ out="$("$WORK/cpp/example_cpp")"
 echo "README C++: $out"
 expect_category "$out"
 
-# Python, on the installed libmcpclass.so.
-out="$(MCPCLASS_LIBRARY="$LIBDIR/libmcpclass.so" PYTHONPATH="$ROOT/bindings/python" \
-  PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$WORK/example.py")"
-echo "README Python: ${out//$'\n'/ | }"
+# Python, as a user installs it: pip into a fresh venv (Debian's setuptools and wheel, no index),
+# run outside the source tree, the library found in the installed prefix through pkg-config.
+/usr/bin/python3 -m venv --system-site-packages "$WORK/venv"
+"$WORK/venv/bin/pip" install --quiet --no-build-isolation --no-index "$ROOT/bindings/python" \
+  >"$WORK/pip.log" 2>&1 || { cat "$WORK/pip.log" >&2; exit 1; }
+py() { (cd "$WORK" && env -u PYTHONPATH -u MCPCLASS_LIBRARY -u LD_LIBRARY_PATH PYTHONDONTWRITEBYTECODE=1 \
+  "$WORK/venv/bin/python" "$@"); }
+where="$(PKG_CONFIG_PATH="$PCDIR" py -c 'import mcpclass; print(mcpclass.__file__)')"
+case "$where" in
+  "$WORK/venv/"*) ;;
+  *) echo "mcpclass was imported from $where, not the venv" >&2; exit 1 ;;
+esac
+out="$(PKG_CONFIG_PATH="$PCDIR" py "$WORK/example.py")"
+echo "README Python (pip-installed, libmcpclass via pkg-config): ${out//$'\n'/ | }"
 expect_category "$out"
+# With no way to find the library, the import error names every way there is.
+if err="$(PKG_CONFIG_PATH=/nonexistent py -c 'import mcpclass' 2>&1)"; then
+  echo "mcpclass imported with no library to find" >&2; exit 1
+fi
+for way in MCPCLASS_LIBRARY LD_LIBRARY_PATH PKG_CONFIG_PATH; do
+  grep -q "$way" <<<"$err" || { echo "the import error does not name $way: $err" >&2; exit 1; }
+done
 
 # Go: the fragment is the body of main.
 if ! command -v go >/dev/null; then
@@ -75,11 +92,11 @@ module readme
 
 go 1.19
 
-require mcpclass v0.0.0
-replace mcpclass => $ROOT/bindings/go
+require github.com/mcpclass/mcpclass/bindings/go v0.0.0
+replace github.com/mcpclass/mcpclass/bindings/go => $ROOT/bindings/go
 GOMOD
 {
-  printf 'package main\n\nimport (\n\t"encoding/json"\n\t"fmt"\n\t"log"\n\n\t"mcpclass"\n)\n\nfunc main() {\n'
+  printf 'package main\n\nimport (\n\t"encoding/json"\n\t"fmt"\n\t"log"\n\n\t"github.com/mcpclass/mcpclass/bindings/go"\n)\n\nfunc main() {\n'
   sed 's/^/\t/' "$WORK/example.go.fragment"
   printf '}\n'
 } >"$WORK/go/main.go"
@@ -94,3 +111,44 @@ export GOMODCACHE="${GOMODCACHE:-$BUILD/go/path/pkg/mod}"
 out="$(LD_LIBRARY_PATH="$LIBDIR" "$WORK/go/example_go")"
 echo "README Go: ${out//$'\n'/ | }"
 expect_category "$out"
+# The same consumer module, tested the way a user's module is: go test -race, from many
+# goroutines, against the installed library.
+cat >"$WORK/go/consumer_test.go" <<'GOTEST'
+package main
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/mcpclass/mcpclass/bindings/go"
+)
+
+func TestInstalledClassifierFromGoroutines(t *testing.T) {
+	c, err := mcpclass.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Classify("What is the derivative of x squared?")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if r.Category != "math" {
+				t.Errorf("category %q, want math", r.Category)
+			}
+		}()
+	}
+	wg.Wait()
+}
+GOTEST
+(cd "$WORK/go" && PKG_CONFIG_PATH="$PCDIR" CGO_LDFLAGS="-L$LIBDIR" LD_LIBRARY_PATH="$LIBDIR" \
+  go test -race -count=1 -v .) >"$WORK/go-test.log" 2>&1 || { cat "$WORK/go-test.log" >&2; exit 1; }
+grep -q -- '--- PASS: TestInstalledClassifierFromGoroutines' "$WORK/go-test.log" ||
+  { cat "$WORK/go-test.log" >&2; exit 1; }
+echo "Go consumer module (replace => bindings/go, pkg-config on the install): go test -race passed"

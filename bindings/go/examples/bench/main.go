@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"mcpclass"
+	"github.com/mcpclass/mcpclass/bindings/go"
 )
 
 func main() {

@@ -13,7 +13,7 @@ import (
 	"log"
 	"os"
 
-	"mcpclass"
+	"github.com/mcpclass/mcpclass/bindings/go"
 )
 
 const sample = `{"model":"auto","messages":[{"role":"user","content":"What is the derivative of x^3 + 2x?"}]}`

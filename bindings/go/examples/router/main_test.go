@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"mcpclass"
+	"github.com/mcpclass/mcpclass/bindings/go"
 )
 
 func TestRoute(t *testing.T) {

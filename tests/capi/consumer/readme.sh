@@ -61,7 +61,9 @@ expect_category "$out"
 # Python, as a user installs it: pip into a fresh venv (Debian's setuptools and wheel, no index),
 # run outside the source tree, the library found in the installed prefix through pkg-config.
 /usr/bin/python3 -m venv --system-site-packages "$WORK/venv"
-"$WORK/venv/bin/pip" install --quiet --no-build-isolation --no-index "$ROOT/bindings/python" \
+# setuptools builds in the source directory (build/, *.egg-info): build a copy, not the checkout.
+cp -r "$ROOT/bindings/python" "$WORK/python-src"
+"$WORK/venv/bin/pip" install --quiet --no-build-isolation --no-index "$WORK/python-src" \
   >"$WORK/pip.log" 2>&1 || { cat "$WORK/pip.log" >&2; exit 1; }
 py() { (cd "$WORK" && env -u PYTHONPATH -u MCPCLASS_LIBRARY -u LD_LIBRARY_PATH PYTHONDONTWRITEBYTECODE=1 \
   "$WORK/venv/bin/python" "$@"); }

@@ -9,6 +9,7 @@ import os
 
 from conan import ConanFile
 from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
+from conan.tools.gnu import PkgConfigDeps
 from conan.tools.files import copy, rmdir
 
 
@@ -21,26 +22,38 @@ class McpclassConan(ConanFile):
                    "Context Protocol, with a C ABI for Go, Python and other hosts")
     topics = ("llm", "mcp", "classification", "router")
     settings = "os", "arch", "compiler", "build_type"
-    options = {"with_cli": [True, False]}
-    default_options = {"with_cli": True}
+    # Each option is one CMake switch (see generate()) and the packages it needs (requirements()).
+    options = {"with_learned": [True, False], "with_tests": [True, False]}
+    default_options = {"with_learned": False, "with_tests": False}
     package_type = "static-library"  # plus the C ABI shared library libmcpclass
 
     def export_sources(self):
         root = os.path.join(self.recipe_folder, "..", "..")
         for pattern in ("CMakeLists.txt", "LICENSE", "cmake/*", "include/*", "src/*",
-                        "capi/*"):
+                        "capi/*", "tests/*", "examples/*"):
             copy(self, pattern, root, self.export_sources_folder)
 
     def layout(self):
         cmake_layout(self)
 
     def requirements(self):
-        self.requires("boost/1.81.0")
+        self.requires("boost/1.81.0")  # CMake: find_package(Boost 1.81.0 EXACT ...)
+        self.requires("openssl/[>=3 <4]")
+        self.requires("cli11/2.3.2")
         self.requires("fmt/9.1.0")
         self.requires("yaml-cpp/0.7.0")
         self.requires("re2/20230301")
         self.requires("valijson/1.0")
-        self.requires("cli11/2.3.2")
+        if self.options.with_learned:
+            self.requires("onednn/3.1")
+            self.requires("hnswlib/0.7.0")
+            self.requires("sentencepiece/0.1.98")
+            self.requires("libtorch/2.4.0")
+        if self.options.with_tests:
+            self.requires("doctest/2.4.9")
+
+    def build_requirements(self):
+        self.tool_requires("pkgconf/2.0.3")  # CMake: pkg_check_modules (re2, sentencepiece)
 
     def validate(self):
         from conan.tools.build import check_min_cppstd
@@ -48,11 +61,13 @@ class McpclassConan(ConanFile):
 
     def generate(self):
         tc = CMakeToolchain(self)
-        tc.variables["MCPCLASS_BUILD_TESTS"] = False
+        tc.variables["MCPCLASS_BUILD_TESTS"] = bool(self.options.with_tests)
+        tc.variables["MCPCLASS_WITH_TORCH"] = bool(self.options.with_learned)
         tc.variables["MCPCLASS_BUILD_EXAMPLES"] = False
-        tc.variables["MCPCLASS_WITH_TORCH"] = False
+        tc.variables["MCPCLASS_CCACHE"] = False
         tc.generate()
         CMakeDeps(self).generate()
+        PkgConfigDeps(self).generate()  # pkg_check_modules: re2, sentencepiece
 
     def build(self):
         cmake = CMake(self)
@@ -72,8 +87,10 @@ class McpclassConan(ConanFile):
         core = self.cpp_info.components["core"]
         core.set_property("cmake_target_name", "mcpclass::mcpclass")
         core.libs = ["mcpclass_core"]  # libmcpclass_core.a, the C++ library
-        core.requires = ["boost::json", "boost::url", "fmt::fmt", "yaml-cpp::yaml-cpp",
-                         "re2::re2", "valijson::valijson"]
+        core.requires = ["boost::json", "boost::url", "openssl::ssl", "openssl::crypto", "fmt::fmt",
+                         "yaml-cpp::yaml-cpp", "re2::re2", "valijson::valijson"]
+        if self.options.with_learned:
+            core.requires += ["onednn::onednn"]
         core.system_libs = ["pthread", "m"]
 
         capi = self.cpp_info.components["capi"]

@@ -26,15 +26,31 @@ if(Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE
    AND dnnl_FOUND AND OpenMP_CXX_FOUND)
   set(_mcpclass_torch_default ON)
 endif()
+# Name what is missing: a QUIET find that fails (dnnl-config.cmake without OpenCL, say) must not
+# turn the learned default off silently.
+set(_mcpclass_learned_missing)
+foreach(_dep Torch_FOUND SENTENCEPIECE_FOUND HNSWLIB_INCLUDE_DIR SENTENCEPIECE_TRAIN_LIBRARY
+             dnnl_FOUND OpenMP_CXX_FOUND)
+  if(NOT ${_dep})
+    list(APPEND _mcpclass_learned_missing ${_dep})
+  endif()
+endforeach()
 option(MCPCLASS_WITH_TORCH "Build the learned classifiers (libtorch, sentencepiece, hnswlib)"
        ${_mcpclass_torch_default})
 if(MCPCLASS_WITH_TORCH)
   if(NOT (Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY
           AND dnnl_FOUND AND OpenMP_CXX_FOUND))
     message(FATAL_ERROR "MCPCLASS_WITH_TORCH=ON needs libtorch-dev, libsentencepiece-dev, "
-                        "libhnswlib-dev and libdnnl-dev (scripts/install-deps.sh installs them)")
+                        "libhnswlib-dev, libdnnl-dev and ocl-icd-opencl-dev (scripts/install-deps.sh "
+                        "installs them); not found: ${_mcpclass_learned_missing}")
   endif()
   message(STATUS "mcpclass: learned classifiers ON (libtorch ${Torch_VERSION})")
 else()
-  message(STATUS "mcpclass: learned classifiers OFF (keyword rules only)")
+  if(_mcpclass_learned_missing)
+    message(WARNING "mcpclass: learned classifiers OFF (keyword rules only): not found: "
+                    "${_mcpclass_learned_missing}; scripts/install-deps.sh installs what they need "
+                    "(scripts/debian-packages.txt)")
+  else()
+    message(STATUS "mcpclass: learned classifiers OFF (keyword rules only)")
+  endif()
 endif()

@@ -21,13 +21,8 @@ find_path(HNSWLIB_INCLUDE_DIR hnswlib/hnswlib.h)
 find_library(SENTENCEPIECE_TRAIN_LIBRARY sentencepiece_train)
 find_package(dnnl CONFIG QUIET)  # oneDNN: the native USE-lite encoder, without libtorch
 find_package(OpenMP QUIET)       # oneDNN's thread runtime; team sizes are set per call
-set(_mcpclass_torch_default OFF)
-if(Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY
-   AND dnnl_FOUND AND OpenMP_CXX_FOUND)
-  set(_mcpclass_torch_default ON)
-endif()
-# Name what is missing: a QUIET find that fails (dnnl-config.cmake without OpenCL, say) must not
-# turn the learned default off silently.
+# What the learned classifiers need and was not found, by result variable: a QUIET find that
+# fails (dnnl-config.cmake without OpenCL, say) must not turn the learned default off silently.
 set(_mcpclass_learned_missing)
 foreach(_dep Torch_FOUND SENTENCEPIECE_FOUND HNSWLIB_INCLUDE_DIR SENTENCEPIECE_TRAIN_LIBRARY
              dnnl_FOUND OpenMP_CXX_FOUND)
@@ -35,11 +30,14 @@ foreach(_dep Torch_FOUND SENTENCEPIECE_FOUND HNSWLIB_INCLUDE_DIR SENTENCEPIECE_T
     list(APPEND _mcpclass_learned_missing ${_dep})
   endif()
 endforeach()
+set(_mcpclass_torch_default ON)
+if(_mcpclass_learned_missing)
+  set(_mcpclass_torch_default OFF)
+endif()
 option(MCPCLASS_WITH_TORCH "Build the learned classifiers (libtorch, sentencepiece, hnswlib)"
        ${_mcpclass_torch_default})
 if(MCPCLASS_WITH_TORCH)
-  if(NOT (Torch_FOUND AND SENTENCEPIECE_FOUND AND HNSWLIB_INCLUDE_DIR AND SENTENCEPIECE_TRAIN_LIBRARY
-          AND dnnl_FOUND AND OpenMP_CXX_FOUND))
+  if(_mcpclass_learned_missing)
     message(FATAL_ERROR "MCPCLASS_WITH_TORCH=ON needs libtorch-dev, libsentencepiece-dev, "
                         "libhnswlib-dev, libdnnl-dev and ocl-icd-opencl-dev (scripts/install-deps.sh "
                         "installs them); not found: ${_mcpclass_learned_missing}")

@@ -28,13 +28,8 @@ def output(*cmd):
 
 
 def declared_packages():
-    names = []
-    with open(os.path.join(HERE, "debian-packages.txt"), encoding="utf-8") as f:
-        for line in f:
-            name = line.split("#", 1)[0].strip()
-            if name:
-                names.append(name)
-    return names
+    """scripts/debian-packages.txt as install-deps.sh reads it (scripts/debian-packages.sh)."""
+    return output(os.path.join(HERE, "debian-packages.sh")).split()
 
 
 def configure_inputs(build):
@@ -105,8 +100,8 @@ def depends_closure(packages):
 
 def base_system():
     rows = output("dpkg-query", "-W", "-f", "${Package} ${Priority} ${Essential}\n").splitlines()
-    base = [r.split()[0] for r in rows
-            if len(r.split()) >= 3 and (r.split()[1] in ("required", "important") or r.split()[2] == "yes")]
+    fields = [r.split() for r in rows]
+    base = [f[0] for f in fields if len(f) >= 3 and (f[1] in ("required", "important") or f[2] == "yes")]
     return depends_closure(base)
 
 

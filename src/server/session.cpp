@@ -46,19 +46,48 @@ const json::object* meta_of(const json::value& params) {
 }
 
 // Methods the stateless revision removed.
-bool removed_in_stateless(std::string_view method) {
-  return method == "ping" || method == "logging/setLevel" || method == "resources/subscribe" ||
-         method == "resources/unsubscribe";
-}
-
-// Methods whose results the stateless revision marks cacheable.
-bool cacheable(std::string_view method) {
-  return method == "server/discover" || method == "tools/list" || method == "prompts/list" ||
-         method == "resources/list" || method == "resources/templates/list" ||
-         method == "resources/read";
-}
-
 }  // namespace
+
+struct Session::Method {
+  std::string_view name;
+  /// Answers the call: finishes it with a result, or starts work that will.
+  void (*answer)(Session&, const std::shared_ptr<InFlight>&);
+  /// Gone from the stateless revision (2026-07-28): nothing there to ping or subscribe to.
+  bool stateful_only = false;
+  /// The stateless revision marks the result cacheable.
+  bool cacheable = false;
+};
+
+const Session::Method* Session::find_method(std::string_view name) noexcept {
+  using Call = const std::shared_ptr<InFlight>&;
+  static constexpr Method kMethods[] = {
+      {"initialize", [](Session& s, Call c) { s.finish(c, s.on_initialize(*c)); }},
+      {"ping", [](Session& s, Call c) { s.finish(c, json::object{}); }, true},
+      {"server/discover", [](Session& s, Call c) { s.finish(c, s.on_discover()); }, false, true},
+      {"tools/list", [](Session& s, Call c) { s.finish(c, s.on_tools_list(c->params())); }, false,
+       true},
+      {"tools/call", [](Session& s, Call c) { s.on_tools_call(c); }},
+      {"resources/list", [](Session& s, Call c) { s.finish(c, s.on_resources_list(c->params())); },
+       false, true},
+      {"resources/templates/list",
+       [](Session& s, Call c) { s.finish(c, s.on_resource_templates_list(c->params())); }, false,
+       true},
+      {"resources/read", [](Session& s, Call c) { s.on_resources_read(c); }, false, true},
+      {"resources/subscribe",
+       [](Session& s, Call c) { s.finish(c, s.on_subscribe(c->params(), true)); }, true},
+      {"resources/unsubscribe",
+       [](Session& s, Call c) { s.finish(c, s.on_subscribe(c->params(), false)); }, true},
+      {"prompts/list", [](Session& s, Call c) { s.finish(c, s.on_prompts_list(c->params())); },
+       false, true},
+      {"prompts/get", [](Session& s, Call c) { s.on_prompts_get(c); }},
+      {"completion/complete", [](Session& s, Call c) { s.finish(c, s.on_complete(c->params())); }},
+      {"logging/setLevel", [](Session& s, Call c) { s.finish(c, s.on_set_level(c->params())); },
+       true},
+  };
+  for (const Method& m : kMethods)
+    if (m.name == name) return &m;
+  return nullptr;
+}
 
 Session::Session(std::shared_ptr<Server> server, SessionOptions options)
     : server_(std::move(server)), options_(std::move(options)) {
@@ -268,7 +297,7 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
                     fmt::format("Invalid params: _meta needs \"{}\" (an object) in protocol {}",
                                 protocol::kMetaClientCapabilities, protocol::k2026_07_28));
       }
-      if (removed_in_stateless(method)) {
+      if (const Method* m = find_method(method); m != nullptr && m->stateful_only) {
         return fail(jsonrpc::kMethodNotFound,
                     fmt::format("Method not found: {} does not exist in protocol {}", method, v));
       }
@@ -327,37 +356,9 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
   }
 
   try {
-    json::value result;
-    if (method == "initialize") {
-      result = on_initialize(*call);
-    } else if (method == "ping") {
-      result = json::object{};
-    } else if (method == "server/discover") {
-      result = on_discover();
-    } else if (method == "tools/list") {
-      result = on_tools_list(call->params());
-    } else if (method == "tools/call") {
-      return on_tools_call(call);
-    } else if (method == "resources/list") {
-      result = on_resources_list(call->params());
-    } else if (method == "resources/templates/list") {
-      result = on_resource_templates_list(call->params());
-    } else if (method == "resources/read") {
-      return on_resources_read(call);
-    } else if (method == "resources/subscribe" || method == "resources/unsubscribe") {
-      result = on_subscribe(call->params(), method == "resources/subscribe");
-    } else if (method == "prompts/list") {
-      result = on_prompts_list(call->params());
-    } else if (method == "prompts/get") {
-      return on_prompts_get(call);
-    } else if (method == "completion/complete") {
-      result = on_complete(call->params());
-    } else if (method == "logging/setLevel") {
-      result = on_set_level(call->params());
-    } else {
-      throw ProtocolError(jsonrpc::kMethodNotFound, "Method not found: " + method);
-    }
-    finish(call, std::move(result));
+    const Method* m = find_method(method);
+    if (m == nullptr) throw ProtocolError(jsonrpc::kMethodNotFound, "Method not found: " + method);
+    m->answer(*this, call);
   } catch (const ProtocolError& e) {
     finish_error(call, e.error());
   } catch (const std::exception& e) {
@@ -369,7 +370,7 @@ void Session::finish(const std::shared_ptr<InFlight>& call, json::value result) 
   if (call->stateless() && result.is_object()) {
     auto& o = result.get_object();
     o["resultType"] = "complete";
-    if (cacheable(call->method())) {
+    if (const Method* m = find_method(call->method()); m != nullptr && m->cacheable) {
       o["ttlMs"] = 0;
       o["cacheScope"] = "public";
     }

@@ -61,6 +61,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void finish_error(const std::shared_ptr<InFlight>& call, jsonrpc::Error error);
   void release(const std::shared_ptr<InFlight>& call);
 
+  /// A request method as the engine answers it (the table in session.cpp).
+  struct Method;
+  /// The method named `name`, or nullptr when the engine has none.
+  static const Method* find_method(std::string_view name) noexcept;
+
   // Method handlers: return the result or throw jsonrpc::ProtocolError. Those that run
   // asynchronously (tools/call, resources/read, prompts/get) finish their InFlight themselves.
   json::value on_initialize(const InFlight& call);

@@ -55,6 +55,18 @@ void check_unit(const std::optional<double>& v, const std::string& path) {
   if (v && (*v < 0.0 || *v > 1.0)) detail::fail(path, "must be within [0, 1]");
 }
 
+// What both confidence rules have: `enabled`, a threshold in [0, 1] named `threshold_key`, and
+// `use_reasoning`.
+template <class Rule>
+void read_confidence_rule(detail::ObjectReader& r, Rule& rule, std::string_view threshold_key,
+                          double& threshold) {
+  rule.enabled = r.boolean("enabled").value_or(rule.enabled);
+  const auto value = r.number(threshold_key);
+  check_unit(value, r.path_of(threshold_key));
+  threshold = value.value_or(threshold);
+  rule.use_reasoning = r.boolean("use_reasoning").value_or(rule.use_reasoning);
+}
+
 std::size_t word_limit(detail::ObjectReader& r, std::string_view key, std::size_t fallback) {
   const auto v = r.integer(key);
   if (!v) return fallback;
@@ -185,23 +197,13 @@ RoutingPolicy RoutingPolicy::from_json(const json::value& v, const std::string& 
 
   if (const auto* hc = r.get("high_confidence")) {
     detail::ObjectReader h(*hc, r.path_of("high_confidence"));
-    p.high_confidence.enabled = h.boolean("enabled").value_or(p.high_confidence.enabled);
-    const auto above = h.number("above");
-    check_unit(above, h.path_of("above"));
-    p.high_confidence.above = above.value_or(p.high_confidence.above);
-    p.high_confidence.use_reasoning =
-        h.boolean("use_reasoning").value_or(p.high_confidence.use_reasoning);
+    read_confidence_rule(h, p.high_confidence, "above", p.high_confidence.above);
     h.finish();
   }
 
   if (const auto* lc = r.get("low_confidence")) {
     detail::ObjectReader l(*lc, r.path_of("low_confidence"));
-    p.low_confidence.enabled = l.boolean("enabled").value_or(p.low_confidence.enabled);
-    const auto below = l.number("below");
-    check_unit(below, l.path_of("below"));
-    p.low_confidence.below = below.value_or(p.low_confidence.below);
-    p.low_confidence.use_reasoning =
-        l.boolean("use_reasoning").value_or(p.low_confidence.use_reasoning);
+    read_confidence_rule(l, p.low_confidence, "below", p.low_confidence.below);
     p.low_confidence.model = l.string("model");
     if (p.low_confidence.model && p.low_confidence.model->empty())
       detail::fail(l.path_of("model"), "must not be empty");

@@ -9,11 +9,11 @@
 // --text-file FILE [--iterations N] times only rule_classify and session_tools_call for that
 // configuration and text.
 #include "mcpclass/classify/entropy.hpp"
-#include "mcpclass/classify/mcp_tools.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/session.hpp"
 #include "mcpclass/server/stream.hpp"
+#include "mcpclass/service/mcp_tools.hpp"
 
 #include <boost/json.hpp>
 
@@ -153,7 +153,7 @@ struct Setup {
     options.name = "mcpclass-bench";
     options.version = "0";
     server = server::Server::create(options, [](std::function<void()> job) { job(); });
-    classify::register_classification(
+    service::register_classification(
         *server, classifier, {.max_text_length = cfg.server.max_text_length, .on_classified = {}});
     session = server->create_session();
     session->handle(

@@ -40,13 +40,13 @@ if ! cmp -s "$PEERS/package-lock.json" "$PEERS/node_modules/.bench-lock" 2>/dev/
 fi
 
 if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMCPCLASS_WITH_TORCH=OFF \
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMCPCLASS_WITH_LEARNED=OFF \
     -DMCPCLASS_BUILD_TESTS=OFF -DMCPCLASS_BUILD_EXAMPLES=OFF >/dev/null
 fi
 cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_bench mcpclass-cli >&2
 
 torch_args=()
-if [ -n "$TORCH_BUILD" ] && grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$TORCH_BUILD/CMakeCache.txt" 2>/dev/null; then
+if [ -n "$TORCH_BUILD" ] && grep -q '^MCPCLASS_WITH_LEARNED:BOOL=ON' "$TORCH_BUILD/CMakeCache.txt" 2>/dev/null; then
   cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target mcpclass-cli >&2
   torch_args=(--torch-cli "$TORCH_BUILD/mcpclass")
 else

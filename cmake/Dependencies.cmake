@@ -12,9 +12,10 @@ if(MCPCLASS_BUILD_TESTS)
   find_package(doctest REQUIRED)
 endif()
 
-# --- Learned classifiers (issue 7): libtorch + sentencepiece + hnswlib, one optional component.
-# MCPCLASS_WITH_TORCH defaults to ON when all three are installed; OFF builds the keyword-only
-# library, which never links libtorch.
+# --- Learned classifiers: the native encoder (oneDNN on OpenMP), sentencepiece and hnswlib.
+# MCPCLASS_WITH_LEARNED defaults to ON when all of them are installed; OFF builds the keyword-only
+# library. libtorch is separate (MCPCLASS_WITH_LIBTORCH): only the dlopen'ed plugin that runs
+# TorchScript models, trains heads and converts USE-lite links it.
 find_package(Torch QUIET)
 pkg_check_modules(SENTENCEPIECE QUIET IMPORTED_TARGET sentencepiece)
 find_path(HNSWLIB_INCLUDE_DIR hnswlib/hnswlib.h)
@@ -24,25 +25,26 @@ find_package(OpenMP QUIET)       # oneDNN's thread runtime; team sizes are set p
 # What the learned classifiers need and was not found, by result variable: a QUIET find that
 # fails (dnnl-config.cmake without OpenCL, say) must not turn the learned default off silently.
 set(_mcpclass_learned_missing)
-foreach(_dep Torch_FOUND SENTENCEPIECE_FOUND HNSWLIB_INCLUDE_DIR SENTENCEPIECE_TRAIN_LIBRARY
-             dnnl_FOUND OpenMP_CXX_FOUND)
+foreach(_dep SENTENCEPIECE_FOUND HNSWLIB_INCLUDE_DIR SENTENCEPIECE_TRAIN_LIBRARY dnnl_FOUND
+             OpenMP_CXX_FOUND)
   if(NOT ${_dep})
     list(APPEND _mcpclass_learned_missing ${_dep})
   endif()
 endforeach()
-set(_mcpclass_torch_default ON)
+set(_mcpclass_learned_default ON)
 if(_mcpclass_learned_missing)
-  set(_mcpclass_torch_default OFF)
+  set(_mcpclass_learned_default OFF)
 endif()
-option(MCPCLASS_WITH_TORCH "Build the learned classifiers (libtorch, sentencepiece, hnswlib)"
-       ${_mcpclass_torch_default})
-if(MCPCLASS_WITH_TORCH)
+option(MCPCLASS_WITH_LEARNED
+       "Build the learned classifiers (oneDNN encoder, sentencepiece, hnswlib kNN, heads)"
+       ${_mcpclass_learned_default})
+if(MCPCLASS_WITH_LEARNED)
   if(_mcpclass_learned_missing)
-    message(FATAL_ERROR "MCPCLASS_WITH_TORCH=ON needs libtorch-dev, libsentencepiece-dev, "
-                        "libhnswlib-dev, libdnnl-dev and ocl-icd-opencl-dev (scripts/install-deps.sh "
-                        "installs them); not found: ${_mcpclass_learned_missing}")
+    message(FATAL_ERROR "MCPCLASS_WITH_LEARNED=ON needs libsentencepiece-dev, libhnswlib-dev, "
+                        "libdnnl-dev and ocl-icd-opencl-dev (scripts/install-deps.sh installs "
+                        "them); not found: ${_mcpclass_learned_missing}")
   endif()
-  message(STATUS "mcpclass: learned classifiers ON (libtorch ${Torch_VERSION})")
+  message(STATUS "mcpclass: learned classifiers ON")
 else()
   if(_mcpclass_learned_missing)
     message(WARNING "mcpclass: learned classifiers OFF (keyword rules only): not found: "
@@ -50,5 +52,29 @@ else()
                     "(scripts/debian-packages.txt)")
   else()
     message(STATUS "mcpclass: learned classifiers OFF (keyword rules only)")
+  endif()
+endif()
+
+set(_mcpclass_libtorch_default OFF)
+if(MCPCLASS_WITH_LEARNED AND Torch_FOUND)
+  set(_mcpclass_libtorch_default ON)
+endif()
+option(MCPCLASS_WITH_LIBTORCH
+       "Build the libtorch plugin (TorchScript models, head training, USE-lite conversion)"
+       ${_mcpclass_libtorch_default})
+if(MCPCLASS_WITH_LIBTORCH)
+  if(NOT MCPCLASS_WITH_LEARNED)
+    message(FATAL_ERROR "MCPCLASS_WITH_LIBTORCH=ON needs MCPCLASS_WITH_LEARNED=ON")
+  endif()
+  if(NOT Torch_FOUND)
+    message(FATAL_ERROR "MCPCLASS_WITH_LIBTORCH=ON needs libtorch-dev (scripts/install-deps.sh)")
+  endif()
+  message(STATUS "mcpclass: libtorch plugin ON (libtorch ${Torch_VERSION})")
+elseif(MCPCLASS_WITH_LEARNED)
+  if(Torch_FOUND)
+    message(STATUS "mcpclass: libtorch plugin OFF")
+  else()
+    message(WARNING "mcpclass: libtorch plugin OFF (libtorch-dev not found): TorchScript models, "
+                    "head training and USE-lite conversion are unavailable")
   endif()
 endif()

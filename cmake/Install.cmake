@@ -4,13 +4,15 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(MCPCLASS_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/mcpclass")
-if(MCPCLASS_WITH_TORCH)
-  set(MCPCLASS_CONFIG_WITH_TORCH TRUE)
+if(MCPCLASS_WITH_LEARNED)
+  set(MCPCLASS_CONFIG_WITH_LEARNED TRUE)
 else()
-  set(MCPCLASS_CONFIG_WITH_TORCH FALSE)
+  set(MCPCLASS_CONFIG_WITH_LEARNED FALSE)
 endif()
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(FILES "${PROJECT_BINARY_DIR}/layers/util/mcpclass/version.hpp"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/mcpclass")
 
 install(TARGETS mcpclass EXPORT mcpclassTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -21,10 +23,14 @@ endif()
 
 # The run-time modules, the sentencepiece shim and the libtorch plugin: libmcpclass.so and the
 # installed tool look for them in <libdir>/mcpclass/ relative to themselves
-# (src/torch/sentencepiece_shim_path.hpp); the `torch` component of the CMake package imports them
+# (src/learned/sentencepiece_shim_path.hpp); the `torch` component of the CMake package imports them
 # as mcpclass::sentencepiece_shim and mcpclass::torch_plugin for consumers that bundle them.
 if(TARGET mcpclass_spm)
-  install(TARGETS mcpclass_spm mcpclass_torch EXPORT mcpclassTorchTargets
+  set(_mcpclass_modules mcpclass_spm)
+  if(TARGET mcpclass_torch)
+    list(APPEND _mcpclass_modules mcpclass_torch)
+  endif()
+  install(TARGETS ${_mcpclass_modules} EXPORT mcpclassTorchTargets
           LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/mcpclass")
   install(EXPORT mcpclassTorchTargets NAMESPACE mcpclass::
           DESTINATION "${MCPCLASS_INSTALL_CMAKEDIR}")
@@ -50,7 +56,7 @@ if(TARGET mcpclass_capi)
   # where they are.
   set(MCPCLASS_PC_TORCH_LIBS "")
   set(MCPCLASS_PC_SHIM_VARIABLE "# built without the learned classifiers: no run-time modules")
-  if(MCPCLASS_WITH_TORCH)
+  if(MCPCLASS_WITH_LEARNED)
     set(MCPCLASS_PC_TORCH_LIBS " -ldnnl -lgomp -ldl")  # the native encoder: oneDNN on OpenMP
     set(MCPCLASS_PC_SHIM_VARIABLE "sentencepiece_shim=\${libdir}/mcpclass/libmcpclass_spm.so\ntorch_plugin=\${libdir}/mcpclass/libmcpclass_torch.so")
   endif()

@@ -4,9 +4,9 @@
 // credentials of MCP_CONFORMANCE_CONTEXT (client_id, client_secret, private_key_pem,
 // signing_algorithm, idp_* for cross-app access), then list the tools and call the first. Exits 0
 // when the scenario's client side completed.
-#include "mcpclass/client/auth.hpp"
+#include "mcpclass/auth/oauth.hpp"
 #include "mcpclass/client/client.hpp"
-#include "mcpclass/transport/client_http.hpp"
+#include "mcpclass/transport/client/http.hpp"
 
 #include <boost/json.hpp>
 
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
 
   client::ClientOptions options;
   options.name = "mcpclass-conformance-client";
-  options.version = "0.1.0";
+  options.version = mcpclass::kVersion;
   options.request_timeout = std::chrono::seconds(10);
   options.callbacks.on_log = [](std::string_view line) { std::cerr << "log: " << line << "\n"; };
   options.callbacks.elicitation = [](const client::ElicitationRequest& request) {

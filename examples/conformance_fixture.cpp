@@ -3,8 +3,8 @@
 #include "conformance_fixture.hpp"
 
 #include "mcpclass/server/server.hpp"
-#include "mcpclass/transport/http_server.hpp"
-#include "mcpclass/transport/stdio.hpp"
+#include "mcpclass/transport/server/http_server.hpp"
+#include "mcpclass/transport/server/stdio.hpp"
 #include "mcpclass/util/executor.hpp"
 
 #include <pthread.h>

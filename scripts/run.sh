@@ -3,7 +3,7 @@
 # Arguments are passed to `mcpclass serve` (default: HTTP on 127.0.0.1:8090 — /mcp, /sse,
 # the router dialects, /health; add --stdio for stdio).
 # The default is the learned classifier (USE-lite + the 14-category MMLU-Pro head, prepared and
-# cached by models/setup.sh) when the libtorch component is built; otherwise, or when the model
+# cached by models/setup.sh) when the learned component is built; otherwise, or when the model
 # cannot be prepared, the keyword rules, with a log line saying why. An explicit -c/--config wins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ default=()
 case " $* " in
   *" -c "* | *" --config "* | *" --config="*) ;;
   *)
-    if grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+    if grep -q '^MCPCLASS_WITH_LEARNED:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
       if models/setup.sh "$build/mcpclass" >&2; then
         default=(--config models/mmlu14.yaml)
         echo "run: serving the learned default (USE-lite + 14-category MMLU-Pro head)" >&2
@@ -22,7 +22,7 @@ case " $* " in
         echo "run: the learned model could not be prepared (see above); serving the keyword rules" >&2
       fi
     else
-      echo "run: built without the libtorch component (MCPCLASS_WITH_TORCH=OFF); serving the keyword rules" >&2
+      echo "run: built without the learned component (MCPCLASS_WITH_LEARNED=OFF); serving the keyword rules" >&2
     fi
     ;;
 esac

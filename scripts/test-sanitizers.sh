@@ -10,7 +10,7 @@ BUILD_DIR="${MCPCLASS_ASAN_BUILD_DIR:-build-asan}"
 JOBS="${MCPCLASS_JOBS:-$(nproc)}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
-    -DMCPCLASS_SANITIZE=address,undefined -DMCPCLASS_WITH_TORCH=OFF -DMCPCLASS_BUILD_EXAMPLES=ON \
+    -DMCPCLASS_SANITIZE=address,undefined -DMCPCLASS_WITH_LEARNED=OFF -DMCPCLASS_BUILD_EXAMPLES=ON \
     -DMCPCLASS_WERROR=ON
 fi
 cmake --build "$BUILD_DIR" --parallel "$JOBS" --target mcpclass_tests

@@ -2,9 +2,9 @@
 // classify() calls for ~20-token and ~60-token queries (wall time and the calling thread's CPU
 // time, which a loaded machine disturbs less), batch encode throughput, and RSS.
 // usage: bench_learned CONFIG QUESTIONS.jsonl [threads]
-#include "mcpclass/classify/embedding_encoder.hpp"
-#include "mcpclass/classify/learned_examples.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
+#include "mcpclass/learned/learned_examples.hpp"
 
 #include <malloc.h>
 #include <time.h>

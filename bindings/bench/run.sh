@@ -8,7 +8,7 @@ CALLS="${2:-20000}"
 LIBDIR="$BUILD/capi"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-cc -O2 -std=c11 -Icapi/include bindings/bench/bench.c -o "$WORK/bench" -L"$LIBDIR" -lmcpclass \
+cc -O2 -std=c11 -I"$BUILD/capi/include" bindings/bench/bench.c -o "$WORK/bench" -L"$LIBDIR" -lmcpclass \
   -Wl,-rpath,"$LIBDIR"
 "$WORK/bench" "$CALLS"
 if command -v go >/dev/null; then

@@ -577,7 +577,7 @@ func TestRemoteClassifier(t *testing.T) {
 func TestLearnedClassifier(t *testing.T) {
 	torch, ok := os.LookupEnv("MCPCLASS_TEST_TORCH")
 	if !ok {
-		t.Skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's MCPCLASS_WITH_TORCH)")
+		t.Skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's MCPCLASS_WITH_LEARNED)")
 	}
 	// models/router5-knn.yaml with the example path made absolute.
 	root := os.Getenv("MCPCLASS_TEST_SOURCE_DIR")
@@ -589,10 +589,10 @@ func TestLearnedClassifier(t *testing.T) {
 	if torch != "1" {
 		// Without the component the library refuses the kind, naming what is missing.
 		if _, err := Open(config); !errors.Is(err, ErrConfig) ||
-			!strings.Contains(err.Error(), "MCPCLASS_WITH_TORCH=OFF") {
+			!strings.Contains(err.Error(), "MCPCLASS_WITH_LEARNED=OFF") {
 			t.Fatalf("got %v", err)
 		}
-		t.Skip("the learned classifiers are not built (MCPCLASS_WITH_TORCH=OFF)")
+		t.Skip("the learned classifiers are not built (MCPCLASS_WITH_LEARNED=OFF)")
 	}
 	c := mustOpen(t, config)
 	texts := map[string]string{

@@ -3,9 +3,9 @@
 #include "internal.hpp"
 
 #include "mcpclass/classify/entropy.hpp"
-#include "mcpclass/classify/mcp_tools.hpp"
 #include "mcpclass/classify/routing_policy.hpp"
 #include "mcpclass/server/tool.hpp"
+#include "mcpclass/service/mcp_tools.hpp"
 
 #include <boost/json.hpp>
 
@@ -108,7 +108,7 @@ void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classificatio
 // Validates the text like the classify_text tool does, then classifies.
 classify::Classification classify_checked(const mcpc_classifier& c, std::string_view text,
                                           bool with_probabilities) {
-  if (auto problem = classify::text_problem(text, c.max_text_length)) {
+  if (auto problem = service::text_problem(text, c.max_text_length)) {
     fail(MCPC_ERR_INVALID_TEXT, *problem);
   }
   return c.classifier->classify(text, classify::ClassifyOptions{with_probabilities});
@@ -285,7 +285,7 @@ int mcpc_classifier_categories_json(const mcpc_classifier* classifier, char** ou
     *out_json = nullptr;
     require(classifier, "classifier");
     *out_json = dup_string(
-        json::serialize(classify::categories_document(classifier->classifier->categories())));
+        json::serialize(service::categories_document(classifier->classifier->categories())));
     return MCPC_OK;
   });
 }

@@ -2,7 +2,7 @@
 #include "internal.hpp"
 
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/classify/remote_classifier.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -6,6 +6,7 @@
 
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/util/limits.hpp"
 
 #include <cstddef>
 #include <cstdlib>
@@ -28,7 +29,7 @@ struct mcpc_config {
 
 struct mcpc_classifier {
   std::shared_ptr<const mcpclass::classify::Classifier> classifier;
-  std::size_t max_text_length = 10000;
+  std::size_t max_text_length = mcpclass::limits::kMaxTextLength;
 };
 
 namespace mcpclass::capi {

@@ -2,14 +2,12 @@
 // HTTP transports started and stopped from C.
 #include "internal.hpp"
 
-#include "mcpclass/classify/mcp_tools.hpp"
-#include "mcpclass/config/http_options.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/session.hpp"
 #include "mcpclass/server/stream.hpp"
-#include "mcpclass/transport/http_server.hpp"
-#include "mcpclass/transport/stdio.hpp"
-#include "mcpclass/util/executor.hpp"
+#include "mcpclass/service/classification_service.hpp"
+#include "mcpclass/transport/server/http_server.hpp"
+#include "mcpclass/transport/server/stdio.hpp"
 
 #include <boost/json.hpp>
 
@@ -159,9 +157,7 @@ bool fd_open(int fd) {
 }  // namespace
 
 struct mcpc_server {
-  std::shared_ptr<const classify::Classifier> classifier;
-  config::ServerSettings settings;
-  std::unique_ptr<util::ThreadPool> pool;
+  std::unique_ptr<service::ClassificationService> service;
   std::shared_ptr<server::Server> server;
 
   std::mutex transport_mutex;  // start/stop of transports
@@ -184,8 +180,8 @@ struct mcpc_server {
 
   ~mcpc_server() {
     stop_transports();
-    if (pool) pool->stop();  // finishes the calls still queued
     server.reset();
+    service.reset();  // finishes the calls still queued
   }
 };
 
@@ -201,22 +197,9 @@ int mcpc_server_new(const mcpc_config* config, const mcpc_classifier* classifier
     const config::Config& cfg = config != nullptr ? config->config : *storage;
 
     auto s = std::make_unique<mcpc_server>();
-    s->classifier = classifier != nullptr
-                        ? classifier->classifier
-                        : std::shared_ptr<const classify::Classifier>(config::make_classifier(cfg));
-    s->settings = cfg.server;
-    s->pool = std::make_unique<util::ThreadPool>(
-        std::max(2u, std::min(8u, std::thread::hardware_concurrency())));
-    server::ServerOptions options;
-    options.name = cfg.server.name;
-    options.version = cfg.server.version;
-    options.instructions =
-        "Call classify_text to classify a query and get the recommended model and reasoning "
-        "setting; list_categories gives the categories in class-index order.";
-    s->server = server::Server::create(options, s->pool->executor());
-    classify::ToolOptions tool_options;
-    tool_options.max_text_length = cfg.server.max_text_length;
-    classify::register_classification(*s->server, s->classifier, tool_options);
+    s->service = std::make_unique<service::ClassificationService>(
+        cfg, classifier != nullptr ? classifier->classifier : nullptr);
+    s->server = s->service->server();
     *out = s.release();
     return MCPC_OK;
   });
@@ -373,13 +356,12 @@ int mcpc_server_start_http(mcpc_server* server, const char* host, int port, int*
     std::lock_guard lock(server->transport_mutex);
     if (server->http) fail(MCPC_ERR_STATE, "the HTTP transport is already running");
     // The config document's http section (limits, TLS) applies; host and port may be overridden.
-    transport::HttpServerOptions options = config::http_server_options(server->settings.http);
+    transport::HttpServerOptions options = server->service->http_options();
     if (host != nullptr) options.host = host;
     if (port >= 0) options.port = static_cast<unsigned short>(port);
-    auto classifier = server->classifier;
-    auto health = [classifier] {
-      json::object o = classifier->info();
-      o["categories"] = classifier->categories().size();
+    auto health = [service = server->service.get()] {
+      json::object o = service->health();
+      o["categories"] = service->classifier()->categories().size();
       return o;
     };
     auto http = std::make_unique<transport::HttpServer>(server->server, options, health);

@@ -62,7 +62,7 @@ class McpclassConan(ConanFile):
     def generate(self):
         tc = CMakeToolchain(self)
         tc.variables["MCPCLASS_BUILD_TESTS"] = bool(self.options.with_tests)
-        tc.variables["MCPCLASS_WITH_TORCH"] = bool(self.options.with_learned)
+        tc.variables["MCPCLASS_WITH_LEARNED"] = bool(self.options.with_learned)
         tc.variables["MCPCLASS_BUILD_EXAMPLES"] = False
         tc.variables["MCPCLASS_CCACHE"] = False
         tc.generate()

@@ -1,6 +1,6 @@
 // classify and list: one-shot commands over the configured classifier.
 #include "cli/app.hpp"
-#include "mcpclass/classify/mcp_tools.hpp"
+#include "mcpclass/service/mcp_tools.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@ config::Config load_config(const std::string& path) {
 }
 
 int run_classify(const config::Config& config, const std::string& text, bool probabilities) {
-  if (auto problem = classify::text_problem(text, config.server.max_text_length)) {
+  if (auto problem = service::text_problem(text, config.server.max_text_length)) {
     fmt::print(stderr, "mcpclass: {}\n", *problem);
     return kUsageError;
   }
@@ -26,7 +26,7 @@ int run_classify(const config::Config& config, const std::string& text, bool pro
 }
 
 int run_list(const config::Config& config) {
-  fmt::print("{}\n", boost::json::serialize(classify::categories_document(config.categories)));
+  fmt::print("{}\n", boost::json::serialize(service::categories_document(config.categories)));
   return kOk;
 }
 

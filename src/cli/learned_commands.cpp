@@ -2,9 +2,9 @@
 
 #include "cli/app.hpp"
 #include "cli/learned_eval.hpp"
-#include "mcpclass/classify/embedding_encoder.hpp"
-#include "mcpclass/classify/learned_classifier.hpp"
-#include "mcpclass/classify/learned_examples.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
+#include "mcpclass/learned/learned_examples.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 // `mcpclass eval`: evaluates any configured classifier on labelled rows.
 #pragma once
 
-#include "mcpclass/classify/learned_examples.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/learned_examples.hpp"
 
 #include <cstddef>
 #include <functional>

@@ -1,6 +1,7 @@
 // mcpclass: classify text, list categories, serve the classifier over MCP.
 #include "cli/app.hpp"
 #include "cli/learned_commands.hpp"
+#include "mcpclass/version.hpp"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
       "mcpclass: LLM query classification over the Model Context Protocol.\n"
       "Exit codes: 0 success, 1 classification or serving failed, 2 bad usage or "
       "configuration."};
-  app.set_version_flag("--version", "mcpclass 0.1.0");
+  app.set_version_flag("--version", std::string("mcpclass ") + kVersion);
   app.require_subcommand(1);
 
   std::string config_path;

@@ -1,9 +1,9 @@
 // classify --remote/--remote-cmd and call: the CLI face of the MCP client.
 #include "cli/app.hpp"
-#include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/client/client.hpp"
-#include "mcpclass/transport/client_http.hpp"
-#include "mcpclass/transport/client_stdio.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
+#include "mcpclass/transport/client/http.hpp"
+#include "mcpclass/transport/client/stdio.hpp"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>

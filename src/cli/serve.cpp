@@ -1,12 +1,9 @@
 // serve: the classifier as an MCP server on the chosen transports, until input ends (stdio only)
 // or SIGINT/SIGTERM, then drain and exit.
 #include "cli/app.hpp"
-#include "mcpclass/classify/mcp_tools.hpp"
-#include "mcpclass/config/http_options.hpp"
-#include "mcpclass/server/server.hpp"
-#include "mcpclass/transport/http_server.hpp"
-#include "mcpclass/transport/stdio.hpp"
-#include "mcpclass/util/executor.hpp"
+#include "mcpclass/service/classification_service.hpp"
+#include "mcpclass/transport/server/http_server.hpp"
+#include "mcpclass/transport/server/stdio.hpp"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -164,25 +161,16 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
   const bool want_stdio = options.stdio;
   const bool want_http = !options.http.empty() || !options.stdio;
 
-  util::ThreadPool pool(std::max(2u, std::thread::hardware_concurrency()));
-
-  server::ServerOptions server_options;
-  server_options.name = config.server.name;
-  server_options.version = config.server.version;
-  server_options.instructions =
-      "Call classify_text to classify a query and get the recommended model and reasoning "
-      "setting; list_categories gives the categories in class-index order.";
-  auto server = server::Server::create(server_options, pool.executor());
   auto counters = std::make_shared<ClassificationCounters>(classifier->categories());
-  classify::register_classification(
-      *server, classifier,
-      {.max_text_length = config.server.max_text_length,
-       .on_classified = [counters](const classify::Classification& c) { counters->count(c); }});
+  service::ClassificationService service(
+      config, classifier,
+      {.on_classified = [counters](const classify::Classification& c) { counters->count(c); }});
+  const auto& server = service.server();
 
   int running = 0;
   std::unique_ptr<transport::HttpServer> http;
   if (want_http) {
-    transport::HttpServerOptions http_options = config::http_server_options(config.server.http);
+    transport::HttpServerOptions http_options = service.http_options();
     if (!options.http.empty())
       std::tie(http_options.host, http_options.port) =
           parse_endpoint(options.http, config.server.http);
@@ -191,8 +179,8 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
     http_options.extra_metrics = [counters] { return counters->prometheus() + heap_metrics(); };
     const auto started = std::chrono::steady_clock::now();
-    auto health = [classifier, started, want_stdio] {
-      boost::json::object h = classifier->info();
+    auto health = [&service, classifier, started, want_stdio] {
+      boost::json::object h = service.health();
       boost::json::array names;
       for (const auto& c : classifier->categories()) names.emplace_back(c.name);
       h["categories"] = std::move(names);
@@ -237,7 +225,7 @@ int run_serve(const config::Config& config, const ServeOptions& options) {
   shutdown.wait();
   if (http) http->stop();
   if (stdio_thread.joinable()) stdio_thread.join();
-  pool.stop();
+  service.stop();
   return kOk;
 }
 

@@ -4,6 +4,7 @@
 #include "client/server_requests.hpp"
 #include "mcpclass/protocol/version.hpp"
 #include "mcpclass/util/executor.hpp"
+#include "mcpclass/util/json_fields.hpp"
 
 #include <fmt/format.h>
 
@@ -31,10 +32,7 @@ const json::object& require_object(const json::value& v, std::string_view what) 
   return v.get_object();
 }
 
-std::string string_or_empty(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
+using util::string_or_empty;
 
 json::object object_or_empty(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);

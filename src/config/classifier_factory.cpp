@@ -1,6 +1,6 @@
-#include "mcpclass/classify/learned_classifier.hpp"
 #include "mcpclass/classify/rule_classifier.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
 #include "config/remote_factory.hpp"
 

@@ -161,7 +161,7 @@ routing:
 
 server:
   name: mcpclass
-  version: 0.1.0
+  version: )yaml" MCPCLASS_VERSION_STRING R"yaml(
   max_text_length: 10000
   http:
     host: 127.0.0.1

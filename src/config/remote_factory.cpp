@@ -1,7 +1,7 @@
 #include "config/remote_factory.hpp"
 
 #include "mcpclass/classify/composite_classifier.hpp"
-#include "mcpclass/classify/remote_classifier.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
 
 namespace mcpclass::config::detail {
 

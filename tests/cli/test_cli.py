@@ -261,7 +261,7 @@ def test_learned_native_server_never_maps_libtorch(tmp_path):
     cfg.write_text(json.dumps({"classifier": {"kind": "embedding_knn", "examples": os.path.join(
         os.path.dirname(__file__), "..", "data", "training_data.csv")}}))
     probe = run("classify", "-c", str(cfg), MATH_QUERY)
-    if "needs the libtorch component" in probe.stderr:
+    if "needs the learned component" in probe.stderr:
         pytest.skip("built without the learned component")
     assert probe.returncode == 0, probe.stderr  # builds the index (cached) before serving
     s = Serve("--http", "127.0.0.1:0", "-c", str(cfg))
@@ -286,8 +286,8 @@ def test_wrong_torch_plugin_is_a_clear_error(tmp_path):
     native = tmp_path / "knn-native.json"
     native.write_text(json.dumps({"classifier": {"kind": "embedding_knn", "examples": examples}}))
     r = run("classify", "-c", str(native), MATH_QUERY, env=env)
-    if "needs the libtorch component" in r.stderr:
-        pytest.skip("built without the libtorch component")
+    if "needs the learned component" in r.stderr:
+        pytest.skip("built without the learned component")
     assert r.returncode == 0, r.stderr
     # A TorchScript encoder does.
     cfg = tmp_path / "knn.json"

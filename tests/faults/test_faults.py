@@ -287,11 +287,11 @@ def test_remote_peer_hung_then_killed_over_http(tmp_path):
 # --- disk full while persisting a kNN index -------------------------------------------------------
 
 def learned_available():
-    """False when the binary says it was built without libtorch (MCPCLASS_WITH_TORCH=OFF)."""
+    """False when the binary says it was built without libtorch (MCPCLASS_WITH_LEARNED=OFF)."""
     probe = subprocess.run([BIN, "classify", "-c", "/dev/stdin", "x"], capture_output=True,
                            text=True, input='{"classifier": {"kind": "embedding_knn", '
                                             '"examples": "/nonexistent.csv"}}')
-    return "needs the libtorch component" not in probe.stderr
+    return "needs the learned component" not in probe.stderr
 
 
 def limited(limit_bytes):
@@ -301,7 +301,7 @@ def limited(limit_bytes):
     return apply
 
 
-@pytest.mark.skipif(not learned_available(), reason="built without the libtorch component")
+@pytest.mark.skipif(not learned_available(), reason="built without the learned component")
 def test_disk_full_while_persisting_knn_index(tmp_path):
     fetch = subprocess.run([os.path.join(ROOT, "models/fetch-use-lite.sh"), BIN],
                            capture_output=True, text=True, timeout=1800)

@@ -4,8 +4,8 @@
 // Accept/Content-Type guards (http_guard.hpp) and the REST router dialect (router_request, and
 // router_reply on whatever the body parses to). The Connection class itself is bound to a TCP
 // socket and is not reached here (tests/unit/test_http_server.cpp drives it over loopback).
-#include "transport/http_guard.hpp"
-#include "transport/http_router_dialect.hpp"
+#include "transport/server/http/guard.hpp"
+#include "transport/server/http/router_dialect.hpp"
 
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>

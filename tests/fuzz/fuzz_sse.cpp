@@ -1,7 +1,7 @@
 // libFuzzer target: the client's text/event-stream parser. The input is split into chunks at
 // points chosen by its first bytes, so one event stream is fed the way the network delivers it;
 // the events must not depend on where the chunks break, and never carry empty data.
-#include "transport/client_sse_parser.hpp"
+#include "net/sse_parser.hpp"
 
 #include <algorithm>
 #include <cstdint>

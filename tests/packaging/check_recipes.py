@@ -50,7 +50,7 @@ PACKAGES = {
 # pkg_check_modules needs a pkg-config: a host tool in both recipes.
 PKG_CONFIG_TOOL = ("pkgconf", "pkgconf")
 # recipe feature -> the CMake option it switches; Conan's option is with_<feature>.
-FEATURE_OPTIONS = {"learned": "MCPCLASS_WITH_TORCH", "tests": "MCPCLASS_BUILD_TESTS"}
+FEATURE_OPTIONS = {"learned": "MCPCLASS_WITH_LEARNED", "tests": "MCPCLASS_BUILD_TESTS"}
 VCPKG_HELPERS = {"vcpkg-cmake", "vcpkg-cmake-config"}
 
 CALL = re.compile(r"^\s*(find_package|pkg_check_modules|find_path|find_library|if|elseif|else|endif)"

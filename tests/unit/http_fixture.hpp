@@ -4,10 +4,10 @@
 
 #include "conformance_fixture.hpp"
 
-#include "mcpclass/classify/mcp_tools.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/server/server.hpp"
-#include "mcpclass/transport/http_server.hpp"
+#include "mcpclass/service/mcp_tools.hpp"
+#include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/executor.hpp"
 
 #include <memory>
@@ -28,7 +28,7 @@ struct HttpFixture {
     server = server::Server::create({}, pool.executor());
     register_conformance_fixture(*server);
     local = config::make_classifier(config::default_config());
-    classify::register_classification(*server, local);
+    service::register_classification(*server, local);
     http = std::make_unique<transport::HttpServer>(server, std::move(options));
     http->start();
   }

@@ -1,11 +1,11 @@
 // The OAuth client's parsing pieces: WWW-Authenticate challenges, metadata locations, resource
 // matching, form encoding, PKCE (RFC 7636 appendix B) and the client assertion's shape.
-#include "client/auth/client_assertion.hpp"
-#include "client/auth/metadata_urls.hpp"
-#include "client/auth/oauth_session.hpp"
-#include "client/auth/pkce.hpp"
-#include "client/auth/www_authenticate.hpp"
-#include "mcpclass/client/auth.hpp"
+#include "auth/client_assertion.hpp"
+#include "auth/metadata_urls.hpp"
+#include "auth/oauth_session.hpp"
+#include "auth/pkce.hpp"
+#include "auth/www_authenticate.hpp"
+#include "mcpclass/auth/oauth.hpp"
 
 #include <doctest/doctest.h>
 #include <openssl/evp.h>

@@ -1,11 +1,11 @@
 // OAuth end to end: the remote classifier over the REST dialect, client credentials, against a
 // real protected server process (tests/client/oauth_classifier_server.py, its own authorization
 // server); and the `classifier.remote.auth` configuration.
-#include "mcpclass/classify/remote_classifier.hpp"
-#include "mcpclass/client/auth.hpp"
+#include "mcpclass/auth/oauth.hpp"
 #include "mcpclass/client/client.hpp"
-#include "mcpclass/transport/client_http.hpp"
-#include "transport/client_http_core.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
+#include "mcpclass/transport/client/http.hpp"
+#include "net/http_client.hpp"
 
 #include <doctest/doctest.h>
 #include <poll.h>

@@ -3,10 +3,10 @@
 // `POST <url>/<method>` dialect, the SSE parser, header expansion and unreachable servers.
 #include "http_fixture.hpp"
 
-#include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/client/client.hpp"
-#include "mcpclass/transport/client_http.hpp"
-#include "transport/client_sse_parser.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
+#include "mcpclass/transport/client/http.hpp"
+#include "net/sse_parser.hpp"
 
 #include <doctest/doctest.h>
 

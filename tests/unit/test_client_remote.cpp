@@ -2,12 +2,12 @@
 // options) and the remote and composite classifiers against our own server in-process.
 #include "client_loopback.hpp"
 
-#include "classify/remote_detail.hpp"
 #include "mcpclass/classify/composite_classifier.hpp"
-#include "mcpclass/classify/mcp_tools.hpp"
-#include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
+#include "mcpclass/service/mcp_tools.hpp"
 #include "mcpclass/util/executor.hpp"
+#include "remote/remote_detail.hpp"
 
 #include <doctest/doctest.h>
 
@@ -163,7 +163,7 @@ struct OwnServer {
   OwnServer() {
     server = server::Server::create({}, pool.executor());
     local = config::make_classifier(config::default_config());
-    classify::register_classification(*server, local);
+    service::register_classification(*server, local);
   }
   ~OwnServer() { pool.stop(); }
 };

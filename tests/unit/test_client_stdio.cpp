@@ -3,10 +3,10 @@
 // fake_classifier_server.py): killed mid-call, dying, slow, malformed, low confidence. Every test
 // checks that no child process is left behind.
 #include "mcpclass/classify/composite_classifier.hpp"
-#include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/client/client.hpp"
 #include "mcpclass/config/config.hpp"
-#include "mcpclass/transport/client_stdio.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
+#include "mcpclass/transport/client/stdio.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // The configuration document: YAML and JSON parse to the same Config, errors name the key path,
 // and the embedded default loads.
 #include "mcpclass/config/config.hpp"
-#include "mcpclass/config/http_options.hpp"
+#include "mcpclass/service/http_options.hpp"
 
 #include <doctest/doctest.h>
 
@@ -242,7 +242,7 @@ server:
     idle_timeout: 0.25
     shutdown_timeout: 0
 )");
-  const auto o = config::http_server_options(c.server.http);
+  const auto o = service::http_server_options(c.server.http);
   CHECK(o.port == 0);
   CHECK(o.io_threads == 1);
   CHECK(o.max_sessions == 20000);
@@ -257,7 +257,7 @@ server:
   // The document round-trips, and a document without limits gives the transport's defaults.
   CHECK(config::parse_config(boost::json::serialize(c.to_json())).to_json() == c.to_json());
   const transport::HttpServerOptions defaults;
-  const auto d = config::http_server_options(config::default_config().server.http);
+  const auto d = service::http_server_options(config::default_config().server.http);
   CHECK(d.port == 8090);
   CHECK(d.io_threads == defaults.io_threads);
   CHECK(d.max_sessions == defaults.max_sessions);

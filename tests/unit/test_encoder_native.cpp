@@ -1,14 +1,14 @@
 // The native (oneDNN, no libtorch) USE-lite encoder against vectors from the original TF.js
 // model, in float32 and bfloat16, single and batched; and its errors for bad weight files.
-#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
-#ifdef MCPCLASS_WITH_TORCH
+#ifdef MCPCLASS_WITH_LEARNED
 
-#include "classify/safetensors.hpp"
-#include "mcpclass/classify/embedding_encoder.hpp"
+#include "learned/safetensors.hpp"
+#include "learned/use_lite_native_encoder.hpp"
 #include "mcpclass/classify/errors.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
 #include "test_learned_support.hpp"
-#include "torch/use_lite_native_encoder.hpp"
 
 #include <cmath>
 

@@ -1,12 +1,12 @@
 // The converted USE-lite TorchScript encoder against vectors from the original TF.js model.
-#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
-#ifdef MCPCLASS_WITH_TORCH
+#ifdef MCPCLASS_WITH_LEARNED
 
-#include "mcpclass/classify/embedding_encoder.hpp"
+#include "learned/blas_threads.hpp"
 #include "mcpclass/classify/errors.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
 #include "test_learned_support.hpp"
-#include "torch/blas_threads.hpp"
 
 #include <cmath>
 

@@ -3,7 +3,7 @@
 // the next request correctly. Also header blocks over max_header_bytes (431).
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/tool.hpp"
-#include "mcpclass/transport/http_server.hpp"
+#include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/executor.hpp"
 
 #include <doctest/doctest.h>

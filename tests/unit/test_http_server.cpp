@@ -3,7 +3,7 @@
 // legacy HTTP+SSE, /health and /metrics.
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/tool.hpp"
-#include "mcpclass/transport/http_server.hpp"
+#include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/executor.hpp"
 
 #include <doctest/doctest.h>

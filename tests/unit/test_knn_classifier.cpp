@@ -1,15 +1,15 @@
 // The embedding kNN classifier over training_data.csv: real probabilities that pass the router's
 // validation, held-out accuracy, hot additions, and the persisted index (reuse, staleness,
 // damage, atomic replacement).
-#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
-#ifdef MCPCLASS_WITH_TORCH
+#ifdef MCPCLASS_WITH_LEARNED
 
+#include "learned/knn_index.hpp"
 #include "mcpclass/classify/classification.hpp"
-#include "mcpclass/classify/embedding_encoder.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/classify/knn_index.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
 #include "test_learned_support.hpp"
 
 #include <filesystem>

@@ -1,10 +1,10 @@
 // The trained softmax head (`mcpclass train`) and the TorchScript sequence-classifier kind made
 // from it by export: same distribution either way, router-valid, clear errors for bad files.
-#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
-#ifdef MCPCLASS_WITH_TORCH
+#ifdef MCPCLASS_WITH_LEARNED
 
-#include "classify/safetensors.hpp"
+#include "learned/safetensors.hpp"
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"

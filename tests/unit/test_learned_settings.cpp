@@ -1,11 +1,11 @@
 // Learned-classifier plumbing that needs no model: settings schema, the kNN vote formula, the
-// example reader and split, checksums and atomic writes. Runs with MCPCLASS_WITH_TORCH on or off.
+// example reader and split, checksums and atomic writes. Runs with MCPCLASS_WITH_LEARNED on or off.
+#include "learned/knn_vote.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/classify/knn_vote.hpp"
-#include "mcpclass/classify/learned_classifier.hpp"
-#include "mcpclass/classify/learned_examples.hpp"
-#include "mcpclass/classify/learned_settings.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
+#include "mcpclass/learned/learned_examples.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
 
 #include <doctest/doctest.h>
 
@@ -138,7 +138,7 @@ TEST_CASE("learned kinds: clear error when the component is missing, else a miss
     "classifier":{"kind":"trained_head","head":"/nonexistent/head.pt",
                   "encoder":"/nonexistent/encoder.pt","tokenizer":"/nonexistent/t.model"}})");
   if (!learned_available()) {
-    CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("MCPCLASS_WITH_TORCH=OFF"),
+    CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("MCPCLASS_WITH_LEARNED=OFF"),
                          ConfigError);
   } else {
     CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("/nonexistent/t.model"),

@@ -2,7 +2,7 @@
 // first use by models/fetch-use-lite.sh, then cached) and its TF.js reference vectors.
 #pragma once
 
-#include "mcpclass/classify/learned_settings.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
 
 #include <doctest/doctest.h>
 #include <boost/json.hpp>

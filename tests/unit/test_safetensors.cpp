@@ -1,6 +1,6 @@
 // The safetensors reader and writer: round trip, BF16 widening, and clear errors for every kind
 // of damaged file.
-#include "classify/safetensors.hpp"
+#include "learned/safetensors.hpp"
 #include "mcpclass/classify/errors.hpp"
 
 #include <doctest/doctest.h>

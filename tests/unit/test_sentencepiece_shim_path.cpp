@@ -2,15 +2,15 @@
 // relative to the library or executable holding the code (installed trees work wherever they
 // are), the build tree only for callers inside it, and $MCPCLASS_SPM_SHIM / $MCPCLASS_TORCH_PLUGIN
 // as the one override, reported by name when it is wrong.
-#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
-#ifdef MCPCLASS_WITH_TORCH
+#ifdef MCPCLASS_WITH_LEARNED
 
+#include "learned/sentencepiece_shim_path.hpp"
+#include "learned/tokenizer_sentencepiece.hpp"
+#include "learned/torch_plugin.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/classify/tokenizer_sentencepiece.hpp"
 #include "test_learned_support.hpp"
-#include "torch/sentencepiece_shim_path.hpp"
-#include "torch/torch_plugin.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -147,4 +147,4 @@ TEST_CASE("shim path: a wrong MCPCLASS_SPM_SHIM fails naming the path and the va
   }
 }
 
-#endif  // MCPCLASS_WITH_TORCH
+#endif  // MCPCLASS_WITH_LEARNED

@@ -1,9 +1,9 @@
 // The training crops of `mcpclass train --augment-crops`: short views of a long labelled text.
-#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
-#ifdef MCPCLASS_WITH_TORCH
+#ifdef MCPCLASS_WITH_LEARNED
 
-#include "torch/text_crops.hpp"
+#include "learned/text_crops.hpp"
 
 #include <doctest/doctest.h>
 

@@ -6,10 +6,10 @@
 #include "http_fixture.hpp"
 #include "tls_files.hpp"
 
-#include "mcpclass/classify/remote_classifier.hpp"
 #include "mcpclass/client/client.hpp"
+#include "mcpclass/remote/remote_classifier.hpp"
 #include "mcpclass/server/tool.hpp"
-#include "mcpclass/transport/client_http.hpp"
+#include "mcpclass/transport/client/http.hpp"
 
 #include <doctest/doctest.h>
 #include <sys/wait.h>

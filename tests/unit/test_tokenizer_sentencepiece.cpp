@@ -1,10 +1,10 @@
 // The sentencepiece tokenizer (through the dlopen'ed shim) against ids from the TF.js tokenizer.
-#include "mcpclass/classify/learned_classifier.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 
-#ifdef MCPCLASS_WITH_TORCH
+#ifdef MCPCLASS_WITH_LEARNED
 
+#include "learned/tokenizer_sentencepiece.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/classify/tokenizer_sentencepiece.hpp"
 #include "test_learned_support.hpp"
 
 using namespace mcpclass::classify;

@@ -318,13 +318,13 @@ def test_learned_classifier():
     torch = os.environ.get("MCPCLASS_TEST_TORCH")
     if torch is None:
         pytest.skip("MCPCLASS_TEST_TORCH is not set (ctest sets it to the build's "
-                    "MCPCLASS_WITH_TORCH)")
+                    "MCPCLASS_WITH_LEARNED)")
     config = knn_config()
     if torch != "1":
         # Without the component the library refuses the kind, naming what is missing.
-        with pytest.raises(mcpclass.ConfigError, match="MCPCLASS_WITH_TORCH=OFF"):
+        with pytest.raises(mcpclass.ConfigError, match="MCPCLASS_WITH_LEARNED=OFF"):
             mcpclass.Classifier(config)
-        pytest.skip("the learned classifiers are not built (MCPCLASS_WITH_TORCH=OFF)")
+        pytest.skip("the learned classifiers are not built (MCPCLASS_WITH_LEARNED=OFF)")
     with mcpclass.Classifier(config) as c:
         assert [cat.name for cat in c.categories()][:2] == ["math", "science"]
         for text, want in LEARNED_TEXTS.items():

@@ -11,6 +11,7 @@
 
 #include "mcpclass/client/errors.hpp"
 #include "mcpclass/client/transport.hpp"
+#include "mcpclass/version.hpp"
 
 #include <boost/json.hpp>
 
@@ -61,7 +62,7 @@ struct ClientCallbacks {
 
 struct ClientOptions {
   std::string name = "mcpclass";
-  std::string version = "0.1.0";
+  std::string version = kVersion;
   /// Offered at initialize; a reply with any handshake revision we speak is accepted.
   std::string protocol_version = "2025-11-25";
   Era era = Era::handshake;

@@ -6,9 +6,11 @@
 #include "mcpclass/classify/category.hpp"
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/classify/learned_settings.hpp"
 #include "mcpclass/classify/routing_policy.hpp"
 #include "mcpclass/classify/rule_classifier.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/util/limits.hpp"
+#include "mcpclass/version.hpp"
 
 #include <boost/json.hpp>
 
@@ -29,7 +31,7 @@ namespace json = boost::json;
 using ConfigError = classify::ConfigError;
 
 /// `server.http`. The limits are optional: absent ones keep the defaults of
-/// transport::HttpServerOptions (see mcpclass/transport/http_server.hpp for their meaning);
+/// transport::HttpServerOptions (see mcpclass/transport/server/http_server.hpp for their meaning);
 /// durations are given in seconds in the document.
 struct HttpSettings {
   std::string host = "127.0.0.1";
@@ -53,21 +55,21 @@ struct HttpSettings {
 
 struct ServerSettings {
   std::string name = "mcpclass";
-  std::string version = "0.1.0";
+  std::string version = kVersion;
   /// Longest accepted `text`, in characters (Unicode code points).
-  std::size_t max_text_length = 10000;
+  std::size_t max_text_length = limits::kMaxTextLength;
   HttpSettings http;
 };
 
 struct ClassifierSettings {
   /// "rules", "remote", "composite", or a learned kind: "embedding_knn", "trained_head",
   /// "torchscript" (these need the libtorch component; see
-  /// mcpclass/classify/learned_classifier.hpp).
+  /// mcpclass/learned/learned_classifier.hpp).
   std::string kind = "rules";
   classify::RuleSet rules;            ///< Used when kind is "rules".
   classify::LearnedSettings learned;  ///< Used by the learned kinds.
   /// `remote` and `composite` sections for kinds "remote" and "composite" (a composite also
-  /// uses `rules` for its local side). See mcpclass/classify/remote_classifier.hpp.
+  /// uses `rules` for its local side). See mcpclass/remote/remote_classifier.hpp.
   json::object remote;
 };
 

@@ -8,6 +8,7 @@
 #include "mcpclass/server/resource.hpp"
 #include "mcpclass/server/tool.hpp"
 #include "mcpclass/util/executor.hpp"
+#include "mcpclass/version.hpp"
 
 #include <boost/json.hpp>
 
@@ -25,7 +26,7 @@ struct Registry;
 struct ServerOptions {
   std::string name = "mcpclass";
   std::string title;
-  std::string version = "0.1.0";
+  std::string version = kVersion;
   std::string instructions;
   /// Items per page of tools/list, resources/list, resources/templates/list and prompts/list.
   std::size_t page_size = 100;

@@ -10,7 +10,7 @@ endif()
 
 vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
   FEATURES
-    learned MCPCLASS_WITH_TORCH
+    learned MCPCLASS_WITH_LEARNED
     tests MCPCLASS_BUILD_TESTS
 )
 

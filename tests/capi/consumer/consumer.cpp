@@ -1,8 +1,8 @@
 // Uses the installed C++ library: classify a text with the embedded default configuration and,
 // given `CONFIG TEXT EXPECTED`, with the classifier CONFIG describes (the learned kinds, when the
 // installed tree has them).
-#include <mcpclass/classify/mcp_tools.hpp>
 #include <mcpclass/config/config.hpp>
+#include <mcpclass/service/mcp_tools.hpp>
 
 #include <cstdio>
 #include <exception>

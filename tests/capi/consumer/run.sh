@@ -47,7 +47,7 @@ PY
 LEARNED=()
 TORCH=OFF
 PASSED=0
-if grep -q '^MCPCLASS_WITH_TORCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+if grep -q '^MCPCLASS_WITH_LEARNED:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   TORCH=ON
   SHIM="$LIBDIR/mcpclass/libmcpclass_spm.so"
   test -f "$SHIM" || { echo "the sentencepiece shim is not installed at $SHIM" >&2; exit 1; }
@@ -143,7 +143,7 @@ refused() {
 # without it.
 refused badver "9.0 REQUIRED" "version"
 if [ "$TORCH" = OFF ]; then
-  refused notorch "REQUIRED COMPONENTS capi torch" "MCPCLASS_WITH_TORCH=OFF"
+  refused notorch "REQUIRED COMPONENTS capi torch" "MCPCLASS_WITH_LEARNED=OFF"
 fi
 
 # pkg-config, shared and static.

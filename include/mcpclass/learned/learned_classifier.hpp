@@ -1,0 +1,95 @@
+// The learned classifiers: `embedding_knn` (encoder → kNN vote over labelled examples),
+// `trained_head` (encoder → softmax head trained by `mcpclass train`) and `torchscript` (a
+// sequence classifier exported elsewhere). Built from the configuration document by
+// config::make_classifier; this header is the direct C++ entry point.
+#pragma once
+
+#include "mcpclass/classify/category.hpp"
+#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/routing_policy.hpp"
+#include "mcpclass/learned/learned_examples.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mcpclass::classify {
+
+/// True when the library was built with the learned component (MCPCLASS_WITH_LEARNED).
+bool learned_available() noexcept;
+
+/// Builds the classifier for a learned `kind`. Throws ConfigError (unknown kind, or the
+/// component is not built) or ClassifyError (missing/corrupt model, example or index files).
+/// embedding_knn loads its persisted index, rebuilding it when missing or stale. Every returned
+/// classifier is immutable apart from EmbeddingKnn hot additions, and thread-safe.
+std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
+                                                    const CategorySet& categories,
+                                                    const LearnedSettings& settings,
+                                                    const RoutingPolicy& policy);
+
+/// Progress of long operations: (done, total).
+using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
+
+/// Builds (or reuses, when fresh) the embedding_knn index for `settings` and returns its path.
+/// `rebuilt` tells whether it had to be built. Throws like make_learned_classifier.
+std::string build_knn_index(const CategorySet& categories, const LearnedSettings& settings,
+                            const LearnedProgress& progress = {}, bool* rebuilt = nullptr);
+
+/// Adds examples to a live embedding_knn classifier (hot) and persists them before returning:
+/// appended to `<index>.added.jsonl` (replayed whenever the index is rebuilt, e.g. for a new
+/// model or examples file) and the index saved; both writes are atomic. Each call rewrites the
+/// index, so add many examples in one call. Throws ClassifyError when `classifier` is not an
+/// embedding_knn classifier, a category is unknown, or a file cannot be written.
+void add_knn_examples(Classifier& classifier, const std::vector<LabelledExample>& examples,
+                      const LearnedProgress& progress = {});
+
+struct HeadTrainingOptions {
+  std::size_t epochs = 60;
+  double learning_rate = 3e-3;
+  double weight_decay = 1e-4;
+  std::size_t hidden = 0;            ///< 0 = linear softmax head; else one ReLU hidden layer.
+  unsigned validation_percent = 10;  ///< Of the training rows, for calibration (temperature).
+  std::uint64_t seed = 7;
+  double label_smoothing = 0.0;  ///< Cross-entropy label smoothing of the dense head, in [0, 1).
+  /// Dense members trained from different initialisations and averaged (mean logits), saved as
+  /// one network with `ensemble × hidden` hidden units: steadier than one member.
+  std::size_t ensemble = 1;
+  /// Also train on short crops of each training text (its last sentence and a random 4–12 word
+  /// window, same label), so the head sees query-length texts; validation rows are not cropped.
+  bool augment_crops = false;
+  /// λ of the lexical part: p = (1 − λ)·p_dense + λ·p_lex, where p_lex is a linear softmax over
+  /// the tf-idf bag of token ids (formula in the head manifest docs). 0 = dense head only.
+  double lexical_mix = 0.0;
+  std::size_t lexical_epochs = 20;
+  double lexical_learning_rate = 1e-2;
+};
+
+struct HeadTrainingReport {
+  std::size_t train_rows = 0;
+  std::size_t validation_rows = 0;
+  double validation_accuracy = 0.0;
+  double validation_ece = 0.0;       ///< Expected calibration error (15 bins) after calibration.
+  double temperature = 1.0;          ///< Calibrated logit temperature of the dense part.
+  double lexical_temperature = 0.0;  ///< Of the lexical part (0 = none).
+  std::size_t augmented_rows = 0;    ///< Crops added by augment_crops.
+  double seconds = 0.0;
+};
+
+/// Fits a softmax head on frozen encoder embeddings of `examples` (all of them: pass the train
+/// split), calibrates a temperature on a hashed validation part, and writes `head_path` (a
+/// TorchScript module) plus `head_path + ".json"` (categories, encoder checksum, temperature,
+/// report). Embeddings are cached under learned_cache_dir(). Throws ClassifyError.
+HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettings& settings,
+                              const std::vector<LabelledExample>& examples,
+                              const std::string& head_path, const HeadTrainingOptions& options,
+                              const LearnedProgress& progress = {});
+
+/// Writes encoder + head as one TorchScript sequence classifier `forward(ids, mask) -> logits`
+/// (usable with kind torchscript) and its label file `path + ".labels"`. Throws ClassifyError.
+void export_sequence_classifier(const LearnedSettings& settings, const std::string& path);
+
+}  // namespace mcpclass::classify

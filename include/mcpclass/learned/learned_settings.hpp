@@ -1,0 +1,78 @@
+// Settings of the learned classifier kinds (`classifier.kind` embedding_knn, trained_head,
+// torchscript) and where their model files live. Plain values and pure functions: thread-safe.
+// Parsing is always available, so a configuration is validated the same way whether or not the
+// library was built with the learned component (MCPCLASS_WITH_LEARNED).
+#pragma once
+
+#include "mcpclass/learned/embedding_encoder.hpp"
+
+#include <boost/json.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::classify {
+
+namespace json = boost::json;
+
+/// Model paths may start with `cache:`, meaning "relative to learned_cache_dir()"; other relative
+/// paths are relative to the working directory.
+struct LearnedSettings {
+  /// Sentence encoder: USE-lite weights as safetensors (run natively, no libtorch), or any
+  /// TorchScript module `forward(ids: int64[B,T], mask: int64[B,T]) -> float[B,D]`.
+  std::string encoder = "cache:use-lite/use-lite.safetensors";
+  /// sentencepiece `.model` whose ids the encoder expects.
+  std::string tokenizer = "cache:use-lite/tokenizer.model";
+  /// embedding_knn: labelled examples (CSV with `category` and `text` columns, or JSONL with
+  /// `text` and `category`). Required for embedding_knn.
+  std::string examples;
+  /// embedding_knn: the persisted index; empty = `cache:indexes/<key>.hnsw`, keyed by the model
+  /// and example checksums.
+  std::string index;
+  /// embedding_knn: neighbours that vote.
+  std::size_t k = 10;
+  /// embedding_knn: vote temperature T (see knn_vote.hpp); trained_head: logit temperature
+  /// override (0 = use the calibrated one stored with the head).
+  double temperature = 0.05;
+  /// trained_head: head file written by `mcpclass train`. Required for trained_head.
+  std::string head;
+  /// torchscript: sequence classifier `forward(ids, mask) -> logits[B,L]`. Required.
+  std::string model;
+  /// torchscript: label per logit, one per line; empty = the categories in class order.
+  std::string labels;
+  /// Tokens per text after tokenisation (longer texts are truncated).
+  std::size_t max_tokens = 128;
+  /// Intra-op threads per inference call (1 is fastest for single queries on small machines).
+  std::size_t threads = 1;
+  /// Native encoder arithmetic: `auto` (bf16 where the CPU is fast at it), `bf16` or `f32`.
+  EncoderPrecision precision = EncoderPrecision::automatic;
+
+  /// Strict: unknown keys and bad values throw ConfigError naming `path.key`; checks that the
+  /// file required by `kind` is set.
+  static LearnedSettings from_json(const json::object& obj, std::string_view kind,
+                                   const std::string& path = "classifier");
+  /// The keys `kind` uses (round-trips through from_json).
+  json::object to_json(std::string_view kind) const;
+};
+
+/// True for "embedding_knn", "trained_head" and "torchscript".
+bool is_learned_kind(std::string_view kind);
+
+/// `$MCPCLASS_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpclass`, else `$HOME/.cache/mcpclass`.
+std::string learned_cache_dir();
+/// Expands a leading `cache:`; other paths are returned unchanged.
+std::string resolve_model_path(std::string_view path);
+
+/// FNV-1a 64-bit of a file's bytes as 16 hex digits: the checksum manifests use to notice stale
+/// caches (not a security measure). Throws ClassifyError when the file cannot be read.
+std::string file_checksum(const std::string& path);
+/// FNV-1a 64-bit of a string, 16 hex digits.
+std::string text_checksum(std::string_view data);
+
+/// Writes `data` to `path` atomically: a temporary file in the same directory, flushed and
+/// fsync'ed, then renamed over `path`; creates parent directories. A crash leaves either the
+/// old or the new file, never a torn one. Throws ClassifyError.
+void write_file_atomically(const std::string& path, std::string_view data);
+
+}  // namespace mcpclass::classify

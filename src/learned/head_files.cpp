@@ -1,0 +1,149 @@
+// Head files (head_model.hpp): the JSON manifest and the parameters, as safetensors (read and
+// written here, no libtorch) or as a TorchScript module (through the libtorch plugin). Both
+// formats hold the same named tensors, checked here once.
+#include "learned/head_model.hpp"
+#include "learned/safetensors.hpp"
+#include "learned/torch_plugin.hpp"
+#include "mcpclass/classify/errors.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
+
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <iterator>
+
+namespace mcpclass::classify::detail {
+
+namespace {
+
+namespace json = boost::json;
+
+constexpr int kHeadFormat = 2;  // 2 added the lexical part; 1 (dense only) still loads
+
+bool is_safetensors_path(const std::string& path) {
+  return path.ends_with(".safetensors");
+}
+
+// Categories, temperatures and encoder id from `path.json`; true when it has a lexical part.
+bool read_head_manifest(const std::string& path, HeadModel& head) {
+  std::ifstream in(path + ".json", std::ios::binary);
+  if (!in) throw ClassifyError("cannot open '" + path + ".json'");
+  boost::system::error_code ec;
+  const auto doc = json::parse(std::string(std::istreambuf_iterator<char>(in), {}), ec);
+  if (ec || !doc.is_object()) throw ClassifyError("head manifest '" + path + ".json' is not JSON");
+  bool lexical = false;
+  try {
+    const auto& m = doc.as_object();
+    for (const auto& c : m.at("categories").as_array()) head.categories.emplace_back(c.as_string());
+    head.temperature = m.at("temperature").to_number<double>();
+    head.encoder_id = std::string(m.at("encoder_id").as_string());
+    if (const auto* l = m.if_contains("lexical")) {
+      const auto& o = l->as_object();
+      lexical = true;
+      head.lexical.mix = o.at("mix").to_number<double>();
+      head.lexical.temperature = o.at("temperature").to_number<double>();
+      head.lexical.mix_temperature = o.at("mix_temperature").to_number<double>();
+    }
+  } catch (const std::exception& e) {
+    throw ClassifyError("head manifest '" + path + ".json' is incomplete: " + e.what());
+  }
+  if (!(head.temperature > 0.0)) throw ClassifyError("head temperature must be positive");
+  if (lexical && (!(head.lexical.temperature > 0.0) || !(head.lexical.mix_temperature > 0.0) ||
+                  !(head.lexical.mix >= 0.0 && head.lexical.mix <= 1.0)))
+    throw ClassifyError("head manifest '" + path +
+                        ".json': lexical temperatures must be positive and mix in [0, 1]");
+  return lexical;
+}
+
+// The layers and lexical part from the named tensors, every shape checked against the others.
+void read_head_tensors(const std::map<std::string, SafeTensor>& params, bool lexical,
+                       const std::string& path, HeadModel& head) {
+  for (int l = 0; params.contains("w" + std::to_string(l)); ++l) {
+    const auto& w = params.at("w" + std::to_string(l));
+    const auto b = params.find("b" + std::to_string(l));
+    if (w.shape.size() != 2 || b == params.end() || b->second.shape.size() != 1 ||
+        b->second.shape[0] != w.shape[0])
+      throw ClassifyError("head layer " + std::to_string(l) + " has inconsistent shapes");
+    DenseLayer layer;
+    layer.out = static_cast<std::size_t>(w.shape[0]);
+    layer.in = static_cast<std::size_t>(w.shape[1]);
+    layer.weight = w.values;
+    layer.bias = b->second.values;
+    if (!head.layers.empty() && head.layers.back().out != layer.in)
+      throw ClassifyError("head layers do not chain");
+    head.layers.push_back(std::move(layer));
+  }
+  if (head.layers.empty()) throw ClassifyError("head '" + path + "' has no layers (w0, b0)");
+  const auto classes = head.categories.size();
+  if (head.layers.back().out != classes)
+    throw ClassifyError("head '" + path + "' has " + std::to_string(head.layers.back().out) +
+                        " outputs for " + std::to_string(classes) + " categories");
+  if (!lexical) return;
+  if (!params.contains("lex_w") || !params.contains("lex_b") || !params.contains("lex_idf"))
+    throw ClassifyError("head '" + path + "' has a lexical manifest but no lex_w/lex_b/lex_idf");
+  const auto& w = params.at("lex_w");
+  const auto& b = params.at("lex_b");
+  const auto& idf = params.at("lex_idf");
+  if (w.shape.size() != 2 || w.shape[0] != static_cast<std::int64_t>(classes) ||
+      b.elements() != static_cast<std::size_t>(w.shape[0]) ||
+      idf.elements() != static_cast<std::size_t>(w.shape[1]))
+    throw ClassifyError("head '" + path + "' lexical part has inconsistent shapes");
+  head.lexical.weight = w.values;
+  head.lexical.bias = b.values;
+  head.lexical.idf = idf.values;
+}
+
+// The tensors read_head_tensors expects, from `head`.
+std::map<std::string, SafeTensor> head_tensors(const HeadModel& head) {
+  std::map<std::string, SafeTensor> out;
+  for (std::size_t l = 0; l < head.layers.size(); ++l) {
+    const auto& layer = head.layers[l];
+    const auto in = static_cast<std::int64_t>(layer.in);
+    const auto n = static_cast<std::int64_t>(layer.out);
+    out["w" + std::to_string(l)] = {{n, in}, layer.weight};
+    out["b" + std::to_string(l)] = {{n}, layer.bias};
+  }
+  const auto& lex = head.lexical;
+  if (!lex.empty()) {
+    const auto vocabulary = static_cast<std::int64_t>(lex.idf.size());
+    out["lex_w"] = {{static_cast<std::int64_t>(lex.bias.size()), vocabulary}, lex.weight};
+    out["lex_b"] = {{static_cast<std::int64_t>(lex.bias.size())}, lex.bias};
+    out["lex_idf"] = {{vocabulary}, lex.idf};
+  }
+  return out;
+}
+
+}  // namespace
+
+HeadModel load_head(const std::string& path) {
+  HeadModel head;
+  const bool lexical = read_head_manifest(path, head);
+  const auto params = looks_like_safetensors(path) ? read_safetensors(path).tensors
+                                                   : torch_plugin().read_torchscript_head(path);
+  read_head_tensors(params, lexical, path, head);
+  return head;
+}
+
+void save_head(const HeadModel& head, const std::string& path, const json::object& report) {
+  if (is_safetensors_path(path))
+    write_safetensors(path, {{{"format", "mcpclass-head"}}, head_tensors(head)});
+  else
+    torch_plugin().write_torchscript_head(head, path);
+  const auto& lex = head.lexical;
+  json::array cats;
+  for (const auto& c : head.categories) cats.emplace_back(c);
+  json::object manifest{{"format", lex.empty() ? 1 : kHeadFormat},
+                        {"categories", cats},
+                        {"encoder_id", head.encoder_id},
+                        {"temperature", head.temperature},
+                        {"hidden", head.layers.size() > 1 ? head.layers.front().out : 0},
+                        {"report", report}};
+  if (!lex.empty())
+    manifest["lexical"] = {{"mix", lex.mix},
+                           {"temperature", lex.temperature},
+                           {"mix_temperature", lex.mix_temperature},
+                           {"vocabulary", lex.idf.size()}};
+  write_file_atomically(path + ".json", json::serialize(manifest));
+}
+
+}  // namespace mcpclass::classify::detail

@@ -1,0 +1,179 @@
+#include "mcpclass/learned/learned_settings.hpp"
+
+#include "classify/json_reader.hpp"
+#include "mcpclass/classify/errors.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace mcpclass::classify {
+
+namespace {
+
+constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr std::uint64_t kFnvPrime = 1099511628211ull;
+
+std::uint64_t fnv1a(std::uint64_t h, const char* data, std::size_t size) {
+  for (std::size_t i = 0; i < size; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+std::string hex(std::uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+}  // namespace
+
+bool is_learned_kind(std::string_view kind) {
+  return kind == "embedding_knn" || kind == "trained_head" || kind == "torchscript";
+}
+
+LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_view kind,
+                                           const std::string& path) {
+  const json::value document(obj);  // ObjectReader keeps a reference: no temporaries
+  detail::ObjectReader r(document, path);
+  LearnedSettings s;
+  auto non_empty = [&](std::string_view key, std::string& out) {
+    if (auto v = r.string(key)) {
+      if (v->empty()) detail::fail(r.path_of(key), "must not be empty");
+      out = std::move(*v);
+    }
+  };
+  auto positive = [&](std::string_view key, std::size_t& out, std::int64_t max) {
+    if (const auto v = r.integer(key)) {
+      if (*v <= 0 || *v > max)
+        detail::fail(r.path_of(key), "must be an integer in [1, " + std::to_string(max) + "]");
+      out = static_cast<std::size_t>(*v);
+    }
+  };
+  non_empty("encoder", s.encoder);
+  non_empty("tokenizer", s.tokenizer);
+  positive("max_tokens", s.max_tokens, 4096);
+  positive("threads", s.threads, 256);
+  if (const auto p = r.string("precision")) {
+    if (*p == "auto")
+      s.precision = EncoderPrecision::automatic;
+    else if (*p == "bf16")
+      s.precision = EncoderPrecision::bf16;
+    else if (*p == "f32")
+      s.precision = EncoderPrecision::f32;
+    else
+      detail::fail(r.path_of("precision"), "must be auto, bf16 or f32 (got '" + *p + "')");
+  }
+  if (kind == "embedding_knn") {
+    non_empty("examples", s.examples);
+    non_empty("index", s.index);
+    positive("k", s.k, 1000);
+    if (const auto t = r.number("temperature")) {
+      if (!(*t > 0.0 && *t <= 100.0)) detail::fail(r.path_of("temperature"), "must be in (0, 100]");
+      s.temperature = *t;
+    }
+    if (s.examples.empty()) detail::fail(r.path_of("examples"), "is required for embedding_knn");
+  } else if (kind == "trained_head") {
+    s.temperature = 0.0;
+    non_empty("head", s.head);
+    if (const auto t = r.number("temperature")) {
+      if (!(*t >= 0.0 && *t <= 100.0))
+        detail::fail(r.path_of("temperature"), "must be in [0, 100]");
+      s.temperature = *t;
+    }
+    if (s.head.empty()) detail::fail(r.path_of("head"), "is required for trained_head");
+  } else if (kind == "torchscript") {
+    non_empty("model", s.model);
+    non_empty("labels", s.labels);
+    if (s.model.empty()) detail::fail(r.path_of("model"), "is required for torchscript");
+  } else {
+    detail::fail(detail::member_path(path, "kind"), "unknown learned classifier kind");
+  }
+  r.finish();
+  return s;
+}
+
+json::object LearnedSettings::to_json(std::string_view kind) const {
+  json::object o{{"encoder", encoder},
+                 {"tokenizer", tokenizer},
+                 {"max_tokens", max_tokens},
+                 {"threads", threads}};
+  if (precision != EncoderPrecision::automatic)
+    o["precision"] = precision == EncoderPrecision::bf16 ? "bf16" : "f32";
+  if (kind == "embedding_knn") {
+    o["examples"] = examples;
+    if (!index.empty()) o["index"] = index;
+    o["k"] = k;
+    o["temperature"] = temperature;
+  } else if (kind == "trained_head") {
+    o["head"] = head;
+    o["temperature"] = temperature;
+  } else if (kind == "torchscript") {
+    o["model"] = model;
+    if (!labels.empty()) o["labels"] = labels;
+  }
+  return o;
+}
+
+std::string learned_cache_dir() {
+  if (auto dir = env("MCPCLASS_CACHE_DIR"); !dir.empty()) return dir;
+  if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/mcpclass";
+  if (auto home = env("HOME"); !home.empty()) return home + "/.cache/mcpclass";
+  return ".mcpclass-cache";
+}
+
+std::string resolve_model_path(std::string_view path) {
+  constexpr std::string_view prefix = "cache:";
+  if (path.starts_with(prefix))
+    return learned_cache_dir() + "/" + std::string(path.substr(prefix.size()));
+  return std::string(path);
+}
+
+std::string text_checksum(std::string_view data) {
+  return hex(fnv1a(kFnvOffset, data.data(), data.size()));
+}
+
+std::string file_checksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ClassifyError("cannot read '" + path + "'");
+  std::uint64_t h = kFnvOffset;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    h = fnv1a(h, buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw ClassifyError("cannot read '" + path + "'");
+  return hex(h);
+}
+
+void write_file_atomically(const std::string& path, std::string_view data) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) throw ClassifyError("cannot write '" + tmp + "'");
+  const bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size() &&
+                  std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(tmp.c_str());
+    throw ClassifyError("cannot write '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw ClassifyError("cannot rename '" + tmp + "' to '" + path + "'");
+  }
+}
+
+}  // namespace mcpclass::classify

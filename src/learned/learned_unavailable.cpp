@@ -1,0 +1,63 @@
+// The learned classifier entry points of a build without the learned component: every one
+// reports clearly that the component is missing.
+#include "mcpclass/learned/embedding_encoder.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
+
+#ifndef MCPCLASS_WITH_LEARNED
+
+#include "mcpclass/classify/errors.hpp"
+
+namespace mcpclass::classify {
+
+namespace {
+
+[[noreturn]] void unavailable(std::string_view what) {
+  throw ConfigError("classifier.kind", std::string(what) +
+                                           " needs the learned component; this build has "
+                                           "MCPCLASS_WITH_LEARNED=OFF (use kind: rules)");
+}
+
+}  // namespace
+
+bool learned_available() noexcept {
+  return false;
+}
+
+std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind, const CategorySet&,
+                                                    const LearnedSettings&, const RoutingPolicy&) {
+  // Appended, not `"'" + std::string(kind)`: GCC 12 -O3 reports a false -Wrestrict on that.
+  std::string what = "'";
+  what.append(kind).append("'");
+  unavailable(what);
+}
+
+std::string build_knn_index(const CategorySet&, const LearnedSettings&, const LearnedProgress&,
+                            bool*) {
+  unavailable("building a kNN index");
+}
+
+void add_knn_examples(Classifier&, const std::vector<LabelledExample>&, const LearnedProgress&) {
+  unavailable("adding kNN examples");
+}
+
+HeadTrainingReport train_head(const CategorySet&, const LearnedSettings&,
+                              const std::vector<LabelledExample>&, const std::string&,
+                              const HeadTrainingOptions&, const LearnedProgress&) {
+  unavailable("training a head");
+}
+
+void export_sequence_classifier(const LearnedSettings&, const std::string&) {
+  unavailable("exporting a sequence classifier");
+}
+
+std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOptions&) {
+  unavailable("a sentence encoder");
+}
+
+void convert_use_lite(const std::string&, const std::string&) {
+  unavailable("converting USE-lite");
+}
+
+}  // namespace mcpclass::classify
+
+#endif

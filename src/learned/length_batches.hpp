@@ -1,0 +1,29 @@
+// Internal: the batching both sentence encoders share. Texts run shortest first in batches of
+// similar length, so padding wastes little; results go back in input order.
+#pragma once
+
+#include "mcpclass/learned/embedding_encoder.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace mcpclass::classify::detail {
+
+using TokenRows = std::span<const std::vector<std::int32_t>* const>;
+
+/// Runs `forward` (one batch → rows × `dimension` floats, row-major) over `ids` in batches of at
+/// most `batch_size` texts, and of at most `max_texts(longest)` when given (longest: the token
+/// count of the batch's widest text). Returns ids.size() × dimension floats in input order;
+/// `progress` after each batch. With several batches glibc's heap is trimmed at the end, and
+/// after every batch when `trim_each_batch` (for a forward pass whose activations are unbounded).
+std::vector<float> encode_by_length(const std::vector<std::vector<std::int32_t>>& ids,
+                                    std::size_t dimension, std::size_t batch_size,
+                                    const std::function<std::size_t(std::size_t)>& max_texts,
+                                    bool trim_each_batch,
+                                    const std::function<std::vector<float>(TokenRows)>& forward,
+                                    const EncodeProgress& progress);
+
+}  // namespace mcpclass::classify::detail

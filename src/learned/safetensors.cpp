@@ -1,0 +1,176 @@
+#include "learned/safetensors.hpp"
+
+#include "mcpclass/classify/errors.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <fstream>
+
+namespace mcpclass::classify::detail {
+
+namespace json = boost::json;
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+// Bounds a header so a corrupt length cannot ask for gigabytes (the format's own limit).
+constexpr std::uint64_t kMaxHeader = 100'000'000;
+
+[[noreturn]] void bad(const std::string& path, const std::string& why) {
+  throw ClassifyError("'" + path + "' is not a valid safetensors file: " + why);
+}
+
+std::uint64_t read_u64(const char* p) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+std::size_t dtype_size(std::string_view dtype) {
+  if (dtype == "F32") return 4;
+  if (dtype == "BF16") return 2;
+  return 0;
+}
+
+std::vector<std::int64_t> read_shape(const json::value& v, const std::string& path,
+                                     const std::string& name) {
+  std::vector<std::int64_t> shape;
+  const auto* a = v.if_array();
+  if (a == nullptr) bad(path, "tensor '" + name + "' has no shape array");
+  for (const auto& d : *a) {
+    if (!d.is_int64() || d.as_int64() < 0) bad(path, "tensor '" + name + "' has a malformed shape");
+    shape.push_back(d.as_int64());
+  }
+  return shape;
+}
+
+}  // namespace
+
+std::size_t SafeTensor::elements() const {
+  std::size_t n = 1;
+  for (const auto d : shape) n *= static_cast<std::size_t>(d);
+  return n;
+}
+
+const SafeTensor& SafeTensors::require(const std::string& name,
+                                       const std::vector<std::int64_t>& shape,
+                                       const std::string& file) const {
+  const auto it = tensors.find(name);
+  if (it == tensors.end()) throw ClassifyError("'" + file + "' has no tensor '" + name + "'");
+  if (it->second.shape != shape) {
+    std::string want, got;
+    for (const auto d : shape) want += (want.empty() ? "" : "×") + std::to_string(d);
+    for (const auto d : it->second.shape) got += (got.empty() ? "" : "×") + std::to_string(d);
+    throw ClassifyError("'" + file + "' tensor '" + name + "' is " + got + ", expected " + want);
+  }
+  return it->second;
+}
+
+bool looks_like_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[9];
+  if (!in.read(head, sizeof head)) return false;
+  const auto n = read_u64(head);
+  return n >= 2 && n <= kMaxHeader && head[8] == '{';
+}
+
+SafeTensors read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw ClassifyError("cannot open '" + path + "'");
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  char len[8];
+  if (size < 8 || !in.read(len, 8)) bad(path, "shorter than its 8-byte header length");
+  const auto header_size = read_u64(len);
+  if (header_size > kMaxHeader || header_size > size - 8)
+    bad(path, "header length " + std::to_string(header_size) + " exceeds the file");
+  std::string header(header_size, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_size));
+  boost::system::error_code ec;
+  const auto doc = json::parse(header, ec);
+  if (ec || !doc.is_object()) bad(path, "the header is not a JSON object");
+  const std::uint64_t data_size = size - 8 - header_size;
+  SafeTensors out;
+  for (const auto& [key, value] : doc.as_object()) {
+    const std::string name(key);
+    const auto* entry = value.if_object();
+    if (entry == nullptr) bad(path, "entry '" + name + "' is not an object");
+    if (name == "__metadata__") {
+      for (const auto& [k, v] : *entry)
+        if (const auto* s = v.if_string()) out.metadata[std::string(k)] = std::string(*s);
+      continue;
+    }
+    const auto* dtype = entry->if_contains("dtype");
+    const auto* offsets = entry->if_contains("data_offsets");
+    if (dtype == nullptr || !dtype->is_string() || offsets == nullptr || !offsets->is_array() ||
+        offsets->as_array().size() != 2 || !offsets->as_array()[0].is_int64() ||
+        !offsets->as_array()[1].is_int64())
+      bad(path, "tensor '" + name + "' lacks dtype or data_offsets");
+    const auto width = dtype_size(dtype->as_string());
+    if (width == 0)
+      bad(path, "tensor '" + name + "' has dtype " + std::string(dtype->as_string()) +
+                    " (F32 and BF16 are supported)");
+    SafeTensor t;
+    t.shape = read_shape(entry->contains("shape") ? entry->at("shape") : json::value(), path, name);
+    const auto begin = offsets->as_array()[0].as_int64();
+    const auto end = offsets->as_array()[1].as_int64();
+    if (begin < 0 || end < begin || static_cast<std::uint64_t>(end) > data_size ||
+        static_cast<std::uint64_t>(end - begin) != t.elements() * width)
+      bad(path, "tensor '" + name + "' has data_offsets that do not match its shape or the file");
+    std::string raw(static_cast<std::size_t>(end - begin), '\0');
+    in.seekg(static_cast<std::streamoff>(8 + header_size + static_cast<std::uint64_t>(begin)));
+    if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
+      bad(path, "tensor '" + name + "' is truncated");
+    t.values.resize(t.elements());
+    if (width == 4) {
+      std::memcpy(t.values.data(), raw.data(), raw.size());
+    } else {
+      for (std::size_t i = 0; i < t.values.size(); ++i) {
+        std::uint32_t bits = 0;
+        std::memcpy(reinterpret_cast<char*>(&bits) + 2, raw.data() + 2 * i, 2);
+        t.values[i] = std::bit_cast<float>(bits);
+      }
+    }
+    out.tensors.emplace(name, std::move(t));
+  }
+  return out;
+}
+
+void write_safetensors(const std::string& path, const SafeTensors& file) {
+  json::object header;
+  if (!file.metadata.empty()) {
+    json::object meta;
+    for (const auto& [k, v] : file.metadata) meta[k] = v;
+    header["__metadata__"] = std::move(meta);
+  }
+  std::size_t offset = 0;
+  for (const auto& [name, t] : file.tensors) {
+    if (t.values.size() != t.elements())
+      throw ClassifyError("tensor '" + name + "' has " + std::to_string(t.values.size()) +
+                          " values for its shape");
+    json::array shape;
+    for (const auto d : t.shape) shape.emplace_back(d);
+    const auto bytes = t.values.size() * sizeof(float);
+    header[name] = {{"dtype", "F32"},
+                    {"shape", std::move(shape)},
+                    {"data_offsets", json::array{offset, offset + bytes}}};
+    offset += bytes;
+  }
+  auto text = json::serialize(header);
+  text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned, as the spec advises
+  std::string out(8, '\0');
+  const std::uint64_t n = text.size();
+  std::memcpy(out.data(), &n, 8);
+  out += text;
+  out.reserve(out.size() + offset);
+  for (const auto& [name, t] : file.tensors)
+    out.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
+  write_file_atomically(path, out);
+}
+
+}  // namespace mcpclass::classify::detail

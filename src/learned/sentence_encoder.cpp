@@ -1,0 +1,25 @@
+// The sentence encoder and text model entry points: USE-lite safetensors weights run natively
+// (use_lite_native_encoder.hpp), TorchScript models in the libtorch plugin (torch_plugin.hpp).
+#include "learned/torch_plugin.hpp"
+#include "learned/torch_text_model.hpp"
+#include "learned/use_lite_native_encoder.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
+
+namespace mcpclass::classify {
+
+namespace detail {
+
+std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& options,
+                                                       bool normalize, std::string_view what) {
+  return torch_plugin().load_text_model(options, normalize, what);
+}
+
+}  // namespace detail
+
+std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOptions& options) {
+  if (detail::is_native_encoder_file(options.encoder_path))
+    return detail::load_native_use_lite(options);
+  return detail::load_text_model(options, true, "sentence encoder");
+}
+
+}  // namespace mcpclass::classify

@@ -1,0 +1,25 @@
+// Internal, plugin side: the functions of the TorchPlugin table (torch_plugin.hpp) that are not
+// public API. Defined by the libtorch translation units of libmcpclass_torch.so.
+#pragma once
+
+#include "learned/head_model.hpp"
+#include "learned/safetensors.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::classify::detail {
+
+/// TorchPlugin::load_text_model (torch_encoder.cpp).
+std::shared_ptr<const SentenceEncoder> load_torchscript_text_model(const EncoderOptions& options,
+                                                                   bool normalize,
+                                                                   std::string_view what);
+
+/// TorchPlugin::read_torchscript_head and write_torchscript_head (torch_head.cpp).
+std::map<std::string, SafeTensor> read_torchscript_head(const std::string& path);
+void write_torchscript_head(const HeadModel& head, const std::string& path);
+
+}  // namespace mcpclass::classify::detail

@@ -1,0 +1,104 @@
+// Internal: the HTTP/1.1 machinery shared by the client transports (Boost.Beast behind a
+// Beast-free interface, so that only client_http_core.cpp pays for Beast). One I/O thread per
+// engine; every exchange uses its own connection (TLS for https:// URLs, the peer's certificate
+// verified) and streams its body to callbacks.
+// Thread-safety: start(), cancel() and perform() may be called from any thread except the I/O
+// thread (perform() blocks); callbacks run on the I/O thread; stop() belongs to the owner.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mcpclass::transport::detail {
+
+/// A parsed http:// or https:// URL.
+struct HttpUrl {
+  bool tls = false;  ///< https
+  std::string host;  ///< without brackets for IPv6
+  std::string port;
+  std::string target;  ///< path and query, "/" when empty
+  std::string host_header;
+  /// scheme://host_header, for messages.
+  std::string origin() const { return (tls ? "https://" : "http://") + host_header; }
+};
+
+/// First 200 bytes of a body, for error messages.
+std::string excerpt(std::string_view body);
+
+/// Throws client::TransportError for malformed URLs and schemes other than http and https.
+HttpUrl parse_http_url(std::string_view url);
+/// `reference` (absolute URL or path) resolved against `base`, as an HttpUrl.
+HttpUrl resolve_url(const HttpUrl& base, std::string_view reference);
+
+struct HttpRequest {
+  std::string method = "POST";
+  std::string target;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  /// Deadline for the whole exchange, body included; zero = none once connected.
+  std::chrono::milliseconds timeout{0};
+  /// Wait this long before connecting (reconnects after an SSE `retry:`); cancellable.
+  std::chrono::milliseconds delay{0};
+};
+
+struct HttpHead {
+  int status = 0;
+  std::map<std::string, std::string> headers;  ///< lower-case names
+  std::string header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
+};
+
+struct ExchangeCallbacks {
+  std::function<void(const HttpHead& head)> on_head;
+  std::function<void(std::string_view data)> on_data;
+  /// Exactly once per started exchange (unless the engine is stopped first): empty on a clean
+  /// end, else the reason ("cancelled" after cancel()).
+  std::function<void(const std::string& error)> on_end;
+};
+
+class HttpEngine {
+ public:
+  /// `ca_file`: PEM CAs that https:// peers are verified against; empty = the system's trust
+  /// store. Connect and TLS handshake together are bounded by `connect_timeout`.
+  HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file);
+  /// Calls stop().
+  ~HttpEngine();
+  HttpEngine(const HttpEngine&) = delete;
+  HttpEngine& operator=(const HttpEngine&) = delete;
+
+  /// Loads the TLS trust now (it is otherwise loaded by the first https:// exchange). Throws
+  /// client::TransportError naming the CA file that cannot be used.
+  void prepare_tls();
+
+  using ExchangeId = std::uint64_t;
+  ExchangeId start(const HttpUrl& url, HttpRequest request, ExchangeCallbacks callbacks);
+  /// Aborts an exchange (its on_end gets "cancelled"). Unknown ids are ignored.
+  void cancel(ExchangeId id);
+
+  struct Result {
+    HttpHead head;
+    std::string body;
+    std::string error;  ///< empty on success (any status)
+  };
+  /// Runs one exchange to completion and returns it (blocking; not on the I/O thread).
+  Result perform(const HttpUrl& url, HttpRequest request);
+
+  /// Cancels every exchange, waits briefly for them to end, and joins the I/O thread. No
+  /// callback runs after it returns. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace mcpclass::transport::detail

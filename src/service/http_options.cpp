@@ -1,0 +1,24 @@
+#include "mcpclass/service/http_options.hpp"
+
+namespace mcpclass::service {
+
+transport::HttpServerOptions http_server_options(const config::HttpSettings& http) {
+  transport::HttpServerOptions o;
+  o.host = http.host;
+  o.port = http.port;
+  o.io_threads = http.io_threads.value_or(o.io_threads);
+  o.max_sessions = http.max_sessions.value_or(o.max_sessions);
+  o.max_sse_streams = http.max_sse_streams.value_or(o.max_sse_streams);
+  o.max_body_bytes = http.max_body_bytes.value_or(o.max_body_bytes);
+  o.max_header_bytes = http.max_header_bytes.value_or(o.max_header_bytes);
+  o.event_store_size = http.event_store_size.value_or(o.event_store_size);
+  o.session_idle_timeout = http.session_idle_timeout.value_or(o.session_idle_timeout);
+  o.read_timeout = http.read_timeout.value_or(o.read_timeout);
+  o.idle_timeout = http.idle_timeout.value_or(o.idle_timeout);
+  o.shutdown_timeout = http.shutdown_timeout.value_or(o.shutdown_timeout);
+  o.tls_cert_file = http.tls_cert_file;
+  o.tls_key_file = http.tls_key_file;
+  return o;
+}
+
+}  // namespace mcpclass::service

@@ -1,0 +1,189 @@
+#include "mcpclass/service/mcp_tools.hpp"
+
+#include <fmt/format.h>
+
+namespace mcpclass::service {
+
+using namespace mcpclass::classify;
+namespace json = boost::json;
+
+namespace {
+
+json::object classify_input_schema() {
+  return json::parse(R"j({"type":"object",
+    "properties":{"text":{"type":"string","description":"The text to classify"},
+                  "with_probabilities":{"type":"boolean","default":false,
+                    "description":"Whether to return full probability distribution for entropy analysis"}},
+    "required":["text"]})j")
+      .as_object();
+}
+
+json::object classify_output_schema() {
+  return json::parse(R"j({"type":"object",
+    "properties":{"class":{"type":"integer","minimum":0,"description":"Category index (list_categories order)"},
+                  "confidence":{"type":"number","minimum":0,"maximum":1},
+                  "model":{"type":"string","description":"Recommended model"},
+                  "use_reasoning":{"type":"boolean"},
+                  "probabilities":{"type":"array","items":{"type":"number","minimum":0,"maximum":1}},
+                  "entropy":{"type":"number","minimum":0,"description":"Shannon entropy, bits"}},
+    "required":["class","confidence","model","use_reasoning"]})j")
+      .as_object();
+}
+
+json::object categories_output_schema() {
+  return json::parse(R"j({"type":"object",
+    "properties":{"categories":{"type":"array","items":{"type":"string"}},
+                  "category_system_prompts":{"type":"object","additionalProperties":{"type":"string"}},
+                  "category_descriptions":{"type":"object","additionalProperties":{"type":"string"}}},
+    "required":["categories"]})j")
+      .as_object();
+}
+
+server::ToolResult structured(json::object value) {
+  server::ToolResult r = server::ToolResult::text(json::serialize(value));
+  r.structured_content = std::move(value);
+  return r;
+}
+
+// Counts code points of valid UTF-8; nullopt when the bytes are not UTF-8.
+std::optional<std::size_t> utf8_length(std::string_view s) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < s.size(); ++count) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len;
+    char32_t cp;
+    if (c < 0x80) {
+      len = 1;
+      cp = c;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return std::nullopt;
+    }
+    if (i + len > s.size()) return std::nullopt;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return std::nullopt;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
+    i += len;
+  }
+  return count;
+}
+
+}  // namespace
+
+std::optional<std::string> text_problem(std::string_view text, std::size_t max_length) {
+  const auto length = utf8_length(text);
+  if (!length) return "text is not valid UTF-8";
+  if (text.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos) {
+    return "text must not be empty";
+  }
+  if (*length > max_length) {
+    return fmt::format("text is {} characters long; the limit is {}", *length, max_length);
+  }
+  return std::nullopt;
+}
+
+json::object categories_document(const CategorySet& categories) {
+  json::array names;
+  json::object prompts, descriptions;
+  for (const auto& c : categories) {
+    names.emplace_back(c.name);
+    prompts[c.name] = c.system_prompt;
+    descriptions[c.name] = c.description;
+  }
+  return json::object{{"categories", std::move(names)},
+                      {"category_system_prompts", std::move(prompts)},
+                      {"category_descriptions", std::move(descriptions)}};
+}
+
+void register_classification(server::Server& server, std::shared_ptr<const Classifier> classifier,
+                             ToolOptions options) {
+  // Rule matching takes microseconds: answering on the transport thread beats a thread hop.
+  // Model inference does not, so everything else runs on the executor.
+  const bool fast = classifier->kind() == "rules";
+
+  server::Tool classify;
+  classify.name = "classify_text";
+  classify.title = "Classify text";
+  classify.description =
+      "Classify text into one of the categories of list_categories and recommend a model and "
+      "whether to use reasoning. Returns {class, confidence, model, use_reasoning} and, with "
+      "with_probabilities, the full distribution and its entropy.";
+  classify.input_schema = classify_input_schema();
+  classify.output_schema = classify_output_schema();
+  classify.annotations = json::object{{"readOnlyHint", true}, {"idempotentHint", true}};
+  classify.run_inline = fast;
+  classify.handler = [classifier, options](const json::object& args, server::RequestContext&) {
+    const std::string_view text = args.at("text").get_string();
+    if (auto problem = text_problem(text, options.max_text_length)) {
+      return server::ToolResult::error(*problem);
+    }
+    bool with_probabilities = false;
+    if (const auto* w = args.if_contains("with_probabilities")) with_probabilities = w->as_bool();
+    const Classification c = classifier->classify(text, ClassifyOptions{with_probabilities});
+    if (options.on_classified) options.on_classified(c);
+    return structured(to_wire(c, with_probabilities));
+  };
+  server.add_tool(std::move(classify));
+
+  server::Tool list;
+  list.name = "list_categories";
+  list.title = "List categories";
+  list.description =
+      "List the categories classify_text chooses from (their order defines class indices), with "
+      "each category's description and system prompt.";
+  list.output_schema = categories_output_schema();
+  list.annotations = json::object{{"readOnlyHint", true}, {"idempotentHint", true}};
+  list.run_inline = true;
+  list.handler = [classifier](const json::object&, server::RequestContext&) {
+    return structured(categories_document(classifier->categories()));
+  };
+  server.add_tool(std::move(list));
+
+  for (const auto& category : classifier->categories()) {
+    server::Prompt prompt;
+    prompt.name = category.name;
+    prompt.title = category.name + " expert";
+    prompt.description =
+        fmt::format("System prompt for {} queries ({})", category.name, category.description);
+    prompt.get = [text = category.system_prompt, description = prompt.description](
+                     const std::map<std::string, std::string>&, server::RequestContext&) {
+      return json::object{
+          {"description", description},
+          {"messages",
+           json::array{json::object{{"role", "user"},
+                                    {"content", json::object{{"type", "text"}, {"text", text}}}}}}};
+    };
+    server.add_prompt(std::move(prompt));
+  }
+
+  server::Resource resource;
+  resource.uri = std::string(kCategoriesUri);
+  resource.name = "categories";
+  resource.title = "Classification categories";
+  resource.description =
+      "The list_categories document: names in class order, descriptions and "
+      "system prompts.";
+  resource.mime_type = "application/json";
+  resource.read = [classifier](const std::string& uri, server::RequestContext&) {
+    return json::array{
+        json::object{{"uri", uri},
+                     {"mimeType", "application/json"},
+                     {"text", json::serialize(categories_document(classifier->categories()))}}};
+  };
+  server.add_resource(std::move(resource));
+}
+
+}  // namespace mcpclass::service

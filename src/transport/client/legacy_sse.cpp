@@ -1,0 +1,145 @@
+// Legacy HTTP+SSE (2024-11-05), client side: GET the SSE stream, POST to its `endpoint`.
+#include "mcpclass/client/errors.hpp"
+#include "net/sse_parser.hpp"
+#include "transport/client/http_common.hpp"
+#include "transport/client/http_transport.hpp"
+
+#include <fmt/format.h>
+
+#include <future>
+#include <mutex>
+
+namespace mcpclass::transport {
+
+namespace {
+
+namespace json = boost::json;
+using client::TransportError;
+using detail::HttpHead;
+using detail::HttpRequest;
+
+class LegacySseTransport : public detail::HttpClientTransportBase,
+                           public std::enable_shared_from_this<LegacySseTransport> {
+ public:
+  using HttpClientTransportBase::HttpClientTransportBase;
+  ~LegacySseTransport() override { close(); }
+
+  void start(client::TransportHandlers handlers) override {
+    close();
+    open_engine(std::move(handlers));
+    auto endpoint = std::make_shared<std::promise<std::string>>();
+    auto endpoint_future = endpoint->get_future();
+    {
+      std::lock_guard lock(mutex_);
+      endpoint_.reset();
+    }
+    open_stream(endpoint);
+    if (endpoint_future.wait_for(options_.io_timeout) != std::future_status::ready) {
+      close();
+      throw TransportError(describe() + ": no endpoint event from the SSE stream");
+    }
+    try {
+      const auto where = endpoint_future.get();
+      std::lock_guard lock(mutex_);
+      endpoint_ = detail::resolve_url(url_, where);
+    } catch (const std::exception& e) {
+      close();
+      std::rethrow_exception(detail::transport_error(describe() + ": " + e.what()));
+    }
+  }
+
+  void send(const json::value& message) override {
+    const auto kind = detail::kind_of(message);
+    HttpRequest req;
+    req.method = "POST";
+    req.headers = headers_;
+    req.headers.emplace_back("Content-Type", "application/json");
+    req.body = json::serialize(message);
+    req.timeout = options_.io_timeout;
+    std::lock_guard lock(mutex_);
+    if (!open_ || !endpoint_) throw TransportError(describe() + ": closed");
+    req.target = endpoint_->target;
+    std::weak_ptr<LegacySseTransport> weak = weak_from_this();
+    auto reply = std::make_shared<detail::CollectedReply>();
+    detail::ExchangeCallbacks cb = detail::collect_into(reply);
+    cb.on_end = [weak, reply, id = kind.request_id](const std::string& error) {
+      auto self = weak.lock();
+      if (!self || error == "cancelled") return;
+      if (error.empty() && reply->status / 100 == 2) return;  // the answer comes on the SSE stream
+      if (!error.empty() && id) {
+        self->fail_exchange(*id, error);
+        return;
+      }
+      if (self->handlers_.on_failure)
+        self->handlers_.on_failure(id, error.empty() ? fmt::format("HTTP {}: {}", reply->status,
+                                                                   detail::excerpt(reply->body))
+                                                     : error);
+    };
+    engine_->start(*endpoint_, std::move(req), std::move(cb));
+  }
+
+ private:
+  void open_stream(const std::shared_ptr<std::promise<std::string>>& endpoint) {
+    HttpRequest req;
+    req.method = "GET";
+    req.target = url_.target;
+    req.headers = headers_;
+    req.headers.emplace_back("Accept", "text/event-stream");
+    struct State {
+      detail::SseParser parser;
+      int status = 0;
+      bool announced = false;
+    };
+    auto state = std::make_shared<State>();
+    std::weak_ptr<LegacySseTransport> weak = weak_from_this();
+    detail::ExchangeCallbacks cb;
+    cb.on_head = [state](const HttpHead& head) { state->status = head.status; };
+    cb.on_data = [weak, state, endpoint](std::string_view data) {
+      auto self = weak.lock();
+      if (!self || state->status != 200) return;
+      state->parser.feed(data, [&](detail::SseEvent e) {
+        if (e.type == "endpoint") {
+          if (!state->announced) endpoint->set_value(e.data);
+          state->announced = true;
+        } else if (e.type == "message") {
+          if (auto v = detail::parse_body(e.data); v && self->handlers_.on_message)
+            self->handlers_.on_message(*v);
+        }
+      });
+    };
+    cb.on_end = [weak, state, endpoint](const std::string& error) {
+      auto self = weak.lock();
+      if (!self || error == "cancelled") return;
+      const std::string reason = !error.empty() ? error
+                                 : state->status != 200
+                                     ? fmt::format("HTTP {} on the SSE stream", state->status)
+                                     : "the SSE stream ended";
+      if (!state->announced) {
+        endpoint->set_exception(std::make_exception_ptr(TransportError(reason)));
+        return;
+      }
+      {
+        std::lock_guard lock(self->mutex_);
+        self->open_ = false;
+      }
+      if (self->handlers_.on_closed) self->handlers_.on_closed(reason);
+    };
+    std::lock_guard lock(mutex_);
+    engine_->start(url_, std::move(req), std::move(cb));
+  }
+
+  std::optional<detail::HttpUrl> endpoint_;
+};
+
+}  // namespace
+
+std::shared_ptr<client::ClientTransport> make_legacy_sse_transport(HttpClientOptions options) {
+  // 2024-11-05, the legacy transport's protocol, predates MCP authorization.
+  if (options.oauth)
+    throw TransportError(options.url +
+                         ": OAuth needs Streamable HTTP or the REST dialect; the "
+                         "legacy HTTP+SSE transport does not support it");
+  return std::make_shared<LegacySseTransport>(std::move(options));
+}
+
+}  // namespace mcpclass::transport

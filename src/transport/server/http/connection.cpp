@@ -1,0 +1,173 @@
+// The connection's lifecycle: reading requests (with the read and idle timeouts and the header and
+// body limits), finishing an exchange, and closing (gracefully or at once).
+#include "transport/server/http/connection.hpp"
+
+#include "mcpclass/jsonrpc/message.hpp"
+#include "transport/server/http/rpc_message.hpp"
+
+#include <boost/asio/dispatch.hpp>
+
+#include <fmt/format.h>
+
+namespace mcpclass::transport {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+Connection::Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared)
+    : io_(std::move(io)), shared_(std::move(shared)) {}
+
+Connection::~Connection() {
+  if (stream_counted_) shared_->metrics->stream_closed();
+  release_reading();
+}
+
+void Connection::start() {
+  net::dispatch(io_->executor(), [self = shared_from_this()] {
+    // A failed handshake (a plain-HTTP client, a bad certificate, a timeout) only ends this
+    // connection.
+    self->io_->handshake(self->shared_->options.read_timeout, [self](beast::error_code ec) {
+      if (ec) return self->disconnect();
+      self->do_read();
+    });
+  });
+}
+
+void Connection::do_read() {
+  if (mode_ == Mode::closed) return;
+  mode_ = Mode::reading;
+  parser_.emplace();
+  parser_->body_limit(shared_->options.max_body_bytes);
+  parser_->header_limit(static_cast<std::uint32_t>(shared_->options.max_header_bytes));
+  io_->expires_after(first_request_ ? shared_->options.read_timeout
+                                    : shared_->options.idle_timeout);
+  io_->read_header(buffer_, *parser_,
+                   beast::bind_front_handler(&Connection::on_header, shared_from_this()));
+}
+
+void Connection::on_header(beast::error_code ec, std::size_t) {
+  if (ec) return on_read_error(ec);
+  // From its headers on, a request counts as in flight: a drain that starts while its body is
+  // still arriving waits for it and answers it instead of resetting the connection.
+  shared_->begin_request();
+  reading_counted_ = true;
+  admitted_before_stop_ = !shared_->stopping;
+  first_request_ = false;
+  start_ = Clock::now();
+  io_->expires_after(shared_->options.read_timeout);
+  io_->read(buffer_, *parser_, beast::bind_front_handler(&Connection::on_read, shared_from_this()));
+}
+
+void Connection::on_read(beast::error_code ec, std::size_t) {
+  if (ec) {
+    release_reading();
+    return on_read_error(ec);
+  }
+  io_->expires_never();
+  ++exchange_;
+  route_ = "other";
+  handle(parser_->release());
+  // After handle(): a request it keeps running holds its own count, so the drain never sees
+  // zero in between.
+  release_reading();
+}
+
+void Connection::release_reading() {
+  if (!reading_counted_) return;
+  reading_counted_ = false;
+  shared_->end_request();
+}
+
+void Connection::on_read_error(beast::error_code ec) {
+  if (mode_ == Mode::closed) return;
+  keep_alive_ = false;
+  route_ = "other";
+  if (ec == http::error::body_limit) {
+    return respond(http::status::payload_too_large,
+                   rpc_error_body(jsonrpc::kInvalidRequest,
+                                  fmt::format("Payload Too Large: the body exceeds {} bytes",
+                                              shared_->options.max_body_bytes)));
+  }
+  if (ec == http::error::header_limit) {
+    return respond(http::status::request_header_fields_too_large,
+                   rpc_error_body(jsonrpc::kInvalidRequest, "Request Header Fields Too Large"));
+  }
+  if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
+      ec == net::error::connection_reset || ec == net::error::operation_aborted ||
+      ec == http::error::partial_message) {
+    return disconnect();
+  }
+  respond(http::status::bad_request,
+          rpc_error_body(jsonrpc::kInvalidRequest, "Bad Request: " + ec.message()));
+}
+
+void Connection::on_response_complete() {
+  release_exchange();
+  if (get_stream_) return disconnect();
+  if (!keep_alive_ || shared_->stopping) return graceful_close();
+  do_read();
+}
+
+// Lets go of what the finished exchange held.
+void Connection::release_exchange() {
+  if (channel_ && sink_token_ != 0) channel_->detach(sink_token_);
+  channel_.reset();
+  sink_token_ = 0;
+  init_entry_.reset();
+  guard_.reset();
+  queued_bytes_ = 0;
+  priming_allowed_ = false;
+  priming_.clear();
+  if (legacy_entry_) {
+    shared_->sessions->remove(legacy_entry_->id);
+    legacy_entry_.reset();
+  }
+}
+
+// Ends our side (FIN, after close_notify on TLS), then reads (and drops) what the client still
+// sends, so it sees our answer rather than a reset; gives up after a second.
+void Connection::graceful_close() {
+  mode_ = Mode::closed;
+  io_->expires_after(std::chrono::seconds(1));
+  io_->shutdown_send([self = shared_from_this()](beast::error_code ec) {
+    if (ec) return self->io_->close();
+    self->drain();
+  });
+}
+
+void Connection::drain() {
+  io_->read_some(buffer_.prepare(4096),
+                 [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                   if (ec) return self->io_->close();
+                   self->buffer_.commit(n);
+                   self->buffer_.clear();
+                   self->drain();
+                 });
+}
+
+void Connection::disconnect() {
+  if (mode_ == Mode::closed) return;
+  mode_ = Mode::closed;
+  release_exchange();
+  // A write in progress still reads queue_.front(): keep that buffer until on_write.
+  if (writing_ && !queue_.empty()) {
+    queue_.erase(std::next(queue_.begin()), queue_.end());
+  } else {
+    queue_.clear();
+  }
+  io_->close();
+}
+
+void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared) {
+  // An SSE answer is several small writes (head, events, last chunk); with Nagle's algorithm the
+  // second waits for the client's delayed ACK, ~40 ms per answer.
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  auto io =
+      shared->tls ? make_tls_io(std::move(socket), *shared->tls) : make_plain_io(std::move(socket));
+  std::make_shared<Connection>(std::move(io), std::move(shared))->start();
+}
+
+}  // namespace mcpclass::transport

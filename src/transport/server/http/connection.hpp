@@ -1,0 +1,173 @@
+// Internal: one HTTP/1.1 connection of the server. It reads requests, routes them (Streamable
+// HTTP, legacy SSE, router dialects, health, metrics), and writes JSON responses or SSE streams.
+// Its members are defined by job in http_connection_*.cpp: reading and closing (this header's
+// .cpp), dispatch, Streamable HTTP POST, SSE GET streams, legacy /sse, router dialect, writing.
+// The stream underneath (plain TCP or TLS) is a ConnectionIo: this code is the same for both.
+// Thread-safety: everything a connection does runs on its strand; engine threads reach it by
+// posting through the PostGate (post_to_self, make_sink).
+#pragma once
+
+#include "transport/server/http/connection_io.hpp"
+#include "transport/server/http/shared.hpp"
+#include "transport/server/http/sse.hpp"
+
+#include <boost/beast/http.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mcpclass::transport {
+
+inline constexpr std::string_view kSessionHeader = "Mcp-Session-Id";
+inline constexpr std::string_view kVersionHeader = "MCP-Protocol-Version";
+/// SSE bytes queued for a reader that does not keep up before it is disconnected.
+inline constexpr std::size_t kMaxQueuedBytes = 8 * 1024 * 1024;
+
+/// One HTTP/1.1 chunk carrying `data`.
+std::string chunk(std::string_view data);
+
+// Counts a request for draining and keeps its session from being evicted while it runs.
+class RequestGuard {
+ public:
+  RequestGuard(HttpShared& shared, std::shared_ptr<HttpSession> entry)
+      : shared_(shared), entry_(std::move(entry)) {
+    shared_.begin_request();
+    if (entry_) entry_->begin();
+  }
+  ~RequestGuard() {
+    if (entry_) entry_->end();
+    shared_.end_request();
+  }
+  RequestGuard(const RequestGuard&) = delete;
+  RequestGuard& operator=(const RequestGuard&) = delete;
+
+ private:
+  HttpShared& shared_;
+  std::shared_ptr<HttpSession> entry_;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+
+  Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared);
+  ~Connection();
+
+  /// The TLS handshake (if any), then the first request.
+  void start();
+
+  // --- Called on the strand by the engine's streams (through the gate). ---
+
+  /// The POST's answer without SSE: a JSON body, or 202 when there is nothing to say.
+  void on_final(std::uint64_t exchange, std::optional<boost::json::value> final_message);
+  /// The router dialect's answer.
+  void on_router_final(std::uint64_t exchange, std::optional<boost::json::value> final_message);
+  /// A frame of the SSE stream this exchange writes; the first one switches the POST to SSE.
+  void on_frame(std::uint64_t exchange, std::string frame, bool end);
+  /// Ends this exchange's SSE response now (after the priming event when nothing was sent yet);
+  /// the channel keeps what follows for a GET with Last-Event-ID (SEP-1699).
+  void end_stream_for_reconnect(std::uint64_t exchange);
+
+  /// A sink that hands the channel's frames to this exchange on the strand.
+  SseChannel::Sink make_sink();
+
+  template <class F>
+  void post_to_self(F&& f) {
+    shared_->gate->post(io_->executor(), std::forward<F>(f));
+  }
+
+  std::uint64_t exchange() const { return exchange_; }
+
+ private:
+  enum class Mode { reading, waiting, streaming, writing, closed };
+
+  // --- Reading and closing (http_connection.cpp) ---
+  void do_read();
+  void on_header(boost::beast::error_code ec, std::size_t);
+  void on_read(boost::beast::error_code ec, std::size_t);
+  void release_reading();
+  void on_read_error(boost::beast::error_code ec);
+  void on_response_complete();
+  void release_exchange();
+  void graceful_close();
+  void drain();
+  void disconnect();
+
+  // --- Routing (http_connection_dispatch.cpp) ---
+  void handle(Request req);
+  void method_not_allowed(std::string allow);
+  void health();
+  void metrics();
+
+  // --- Streamable HTTP on /mcp (http_connection_post.cpp) ---
+  std::optional<boost::json::value> read_rpc_body(const Request& req);
+  std::shared_ptr<HttpSession> find_session(std::string_view id);
+  void post_mcp(const Request& req);
+  void delete_mcp(const Request& req);
+
+  // --- SSE GET streams (http_connection_sse.cpp) ---
+  void get_mcp(const Request& req);
+  bool open_stream_slot();
+  void start_sse(bool priming);
+  void watch_disconnect();
+
+  // --- Legacy HTTP+SSE (http_connection_legacy.cpp) ---
+  void get_legacy();
+  void post_legacy(const Request& req, std::string_view query);
+
+  // --- Router dialect (http_connection_router.cpp) ---
+  void post_router(const Request& req, std::string_view method);
+
+  // --- Writing (http_connection_write.cpp) ---
+  void respond(boost::beast::http::status status, std::string body,
+               std::string_view content_type = "application/json", Headers headers = {});
+  void enqueue(std::string bytes, bool last);
+  void write_next();
+  void on_write(boost::beast::error_code ec, std::size_t n);
+
+  struct Out {
+    std::string bytes;
+    bool last;
+  };
+
+  std::unique_ptr<ConnectionIo> io_;
+  std::shared_ptr<HttpShared> shared_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  Mode mode_ = Mode::reading;
+  bool first_request_ = true;
+  bool reading_counted_ = false;       // this request holds a drain count while it is read
+  bool admitted_before_stop_ = false;  // its headers arrived before the drain began
+  bool keep_alive_ = true;
+  bool writing_ = false;
+  std::deque<Out> queue_;
+  std::size_t queued_bytes_ = 0;
+
+  // The exchange being served.
+  std::uint64_t exchange_ = 0;
+  Clock::time_point start_ = Clock::now();
+  std::string route_ = "other";
+  unsigned status_ = 0;
+  std::optional<RequestGuard> guard_;
+  std::shared_ptr<SseChannel> channel_;
+  std::uint64_t sink_token_ = 0;
+  std::shared_ptr<HttpSession> init_entry_;
+  std::shared_ptr<HttpSession> legacy_entry_;
+  bool priming_allowed_ = false;  // this exchange's SSE stream starts with a priming event
+  std::string priming_;           // the priming event of this exchange's resumable stream
+  bool get_stream_ = false;
+  bool stream_counted_ = false;
+};
+
+}  // namespace mcpclass::transport

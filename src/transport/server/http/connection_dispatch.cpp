@@ -1,0 +1,118 @@
+// Request dispatch: the drain check, path routing, the Host/Origin/token guards, and the two
+// endpoints that need no engine (GET /health, GET /metrics).
+#include "transport/server/http/connection.hpp"
+
+#include "mcpclass/jsonrpc/message.hpp"
+#include "transport/server/http/guard.hpp"
+#include "transport/server/http/rpc_message.hpp"
+
+#include <boost/json.hpp>
+
+namespace mcpclass::transport {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+void Connection::handle(Request req) {
+  keep_alive_ = req.keep_alive();
+  const std::string_view target = req.target();
+  const std::string_view path = target.substr(0, target.find('?'));
+  const std::string_view query =
+      target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
+  const auto verb = req.method();
+
+  if (shared_->stopping && !admitted_before_stop_) {
+    keep_alive_ = false;
+    return respond(http::status::service_unavailable,
+                   rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: shutting down"));
+  }
+  if (path == "/health") {
+    route_ = "health";
+    if (verb != http::verb::get) return method_not_allowed("GET");
+    return health();
+  }
+  const bool mcp = path == "/mcp" || path.starts_with("/mcp/");
+  const bool legacy = path == "/sse" || path == "/messages";
+  if (path == "/metrics") {
+    route_ = "metrics";
+  } else if (mcp) {
+    route_ = path == "/mcp" ? "mcp" : "router";
+  } else if (legacy) {
+    route_ = "sse";
+  } else {
+    return respond(http::status::not_found, R"({"error":"not found"})");
+  }
+
+  // DNS rebinding: only local (or configured) Host and Origin values reach the server.
+  if (!host_allowed(req[http::field::host], shared_->options.allowed_hosts)) {
+    return respond(http::status::forbidden,
+                   rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Host not allowed"));
+  }
+  if (!origin_allowed(req[http::field::origin], shared_->options.allowed_origins)) {
+    return respond(http::status::forbidden,
+                   rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed"));
+  }
+  if (!shared_->options.bearer_token.empty() &&
+      !bearer_matches(req[http::field::authorization], shared_->options.bearer_token)) {
+    const bool given = !req[http::field::authorization].empty();
+    return respond(
+        http::status::unauthorized,
+        rpc_error_body(jsonrpc::kInvalidRequest, "Unauthorized: a valid bearer token is required"),
+        "application/json",
+        {{"WWW-Authenticate", given ? R"(Bearer realm="mcpclass", error="invalid_token")"
+                                    : R"(Bearer realm="mcpclass")"}});
+  }
+
+  if (path == "/metrics") {
+    if (verb != http::verb::get) return method_not_allowed("GET");
+    return metrics();
+  }
+  if (path == "/mcp") {
+    if (verb == http::verb::post) return post_mcp(req);
+    if (shared_->options.stateless) return method_not_allowed("POST");
+    if (verb == http::verb::get) return get_mcp(req);
+    if (verb == http::verb::delete_) return delete_mcp(req);
+    return method_not_allowed("GET, POST, DELETE");
+  }
+  if (mcp) {
+    if (verb != http::verb::post) return method_not_allowed("POST");
+    return post_router(req, path.substr(5));
+  }
+  if (path == "/sse") {
+    if (verb != http::verb::get) return method_not_allowed("GET");
+    return get_legacy();
+  }
+  if (verb != http::verb::post) return method_not_allowed("POST");
+  post_legacy(req, query);
+}
+
+void Connection::method_not_allowed(std::string allow) {
+  respond(http::status::method_not_allowed,
+          rpc_error_body(jsonrpc::kInvalidRequest, "Method Not Allowed"), "application/json",
+          {{"Allow", std::move(allow)}});
+}
+
+void Connection::health() {
+  json::object body{{"status", "ok"}};
+  if (shared_->health) {
+    for (auto& [k, v] : shared_->health()) body[k] = v;
+  }
+  auto add = [&](std::string_view key, json::value v) {
+    if (!body.contains(key)) body[key] = std::move(v);
+  };
+  add("tools", shared_->server->tool_count());
+  json::array transports{"streamable-http", "sse", "rest"};
+  add("transports", std::move(transports));
+  add("mode", shared_->options.stateless ? "stateless" : "stateful");
+  add("sessions", shared_->sessions->size());
+  add("uptime_seconds", std::chrono::duration<double>(Clock::now() - shared_->started).count());
+  respond(http::status::ok, json::serialize(body));
+}
+
+void Connection::metrics() {
+  std::string text = shared_->metrics->render(shared_->sessions->size());
+  if (shared_->options.extra_metrics) text += shared_->options.extra_metrics();
+  respond(http::status::ok, std::move(text), "text/plain; version=0.0.4");
+}
+
+}  // namespace mcpclass::transport

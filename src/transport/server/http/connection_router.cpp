@@ -1,0 +1,104 @@
+// The router dialects on a connection: POST /mcp/<method> served by the request's session (a known
+// Mcp-Session-Id) or a throwaway one, answered with the bare result.
+#include "transport/server/http/connection.hpp"
+
+#include "mcpclass/jsonrpc/message.hpp"
+#include "mcpclass/protocol/version.hpp"
+#include "mcpclass/server/session.hpp"
+#include "transport/server/http/router_dialect.hpp"
+#include "transport/server/http/rpc_message.hpp"
+
+#include <atomic>
+#include <functional>
+
+namespace mcpclass::transport {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+namespace {
+
+// The engine's view of a router-dialect request: only the final message matters.
+class RouterStream final : public server::Stream {
+ public:
+  RouterStream(std::shared_ptr<Connection> connection, std::function<void(bool)> on_close)
+      : connection_(connection),
+        exchange_(connection->exchange()),
+        on_close_(std::move(on_close)) {}
+
+  void send(json::value) override {}  // no channel for progress or client requests
+
+  void close(std::optional<json::value> final_message) override {
+    if (closed_.exchange(true)) return;
+    if (on_close_) on_close_(is_error_message(final_message));
+    if (auto connection = std::move(connection_)) {
+      connection->post_to_self(
+          [connection, exchange = exchange_, final_message = std::move(final_message)]() mutable {
+            connection->on_router_final(exchange, std::move(final_message));
+          });
+    }
+  }
+
+ private:
+  std::shared_ptr<Connection> connection_;  // strong until close, as in PostStream
+  const std::uint64_t exchange_;
+  std::function<void(bool)> on_close_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace
+
+void Connection::on_router_final(std::uint64_t exchange, std::optional<json::value> final_message) {
+  if (exchange != exchange_ || mode_ != Mode::waiting) return;
+  RouterReply reply = router_reply(final_message);
+  respond(static_cast<http::status>(reply.status), std::move(reply.body),
+          reply.body.empty() ? "" : "application/json");
+}
+
+void Connection::post_router(const Request& req, std::string_view method) {
+  if (method.empty()) return respond(http::status::not_found, R"({"error":"not found"})");
+  auto built = router_request(method, req.body());
+  if (auto* reply = std::get_if<RouterReply>(&built)) {
+    return respond(static_cast<http::status>(reply->status), std::move(reply->body));
+  }
+  const json::value& message = std::get<json::value>(built);
+  auto metrics = shared_->metrics;
+  const std::string method_name(method);
+  const bool answers = has_request(message);
+
+  // A known Mcp-Session-Id keeps the router's calls in that session; otherwise each call is
+  // served by a throwaway session that needs no handshake.
+  std::shared_ptr<server::Session> session;
+  std::function<void(bool)> on_close;
+  std::shared_ptr<HttpSession> entry;
+  if (const std::string_view id = req[kSessionHeader]; !id.empty() && !shared_->options.stateless) {
+    entry = shared_->sessions->find(std::string(id));
+  }
+  if (entry) {
+    session = entry->session;
+    on_close = [metrics, method_name, answers](bool error) {
+      if (answers) metrics->record_rpc(method_name, error);
+    };
+  } else {
+    server::SessionOptions options;
+    options.require_initialize = method == "initialize";
+    options.assumed_version = std::string(protocol::kFallbackVersion);
+    session = shared_->server->create_session(options);
+    shared_->sessions->add_transient(session);
+    on_close = [metrics, method_name, answers, sessions = shared_->sessions,
+                weak = std::weak_ptr<server::Session>(session)](bool error) {
+      if (answers) metrics->record_rpc(method_name, error);
+      if (auto s = weak.lock()) sessions->remove_transient(s);
+    };
+  }
+  guard_.emplace(*shared_, entry);
+  mode_ = Mode::waiting;
+  auto stream = std::make_shared<RouterStream>(shared_from_this(), on_close);
+  try {
+    session->handle(message, stream);
+  } catch (const std::exception& e) {
+    stream->close(jsonrpc::make_error(std::nullopt, {jsonrpc::kInternalError, e.what()}));
+  }
+}
+
+}  // namespace mcpclass::transport

@@ -1,0 +1,130 @@
+// SSE on a connection: GET /mcp (the standalone stream, or a POST's stream resumed with
+// Last-Event-ID), the SSE response head, frames handed over by the channels, and noticing that the
+// reader of a GET stream went away.
+#include "transport/server/http/connection.hpp"
+
+#include "mcpclass/jsonrpc/message.hpp"
+#include "mcpclass/protocol/version.hpp"
+#include "mcpclass/server/session.hpp"
+#include "transport/server/http/guard.hpp"
+#include "transport/server/http/rpc_message.hpp"
+
+#include <sstream>
+
+namespace mcpclass::transport {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+void Connection::on_frame(std::uint64_t exchange, std::string frame, bool end) {
+  if (exchange != exchange_) return;
+  if (mode_ == Mode::waiting) {
+    if (frame.empty()) return;  // a stream that ends before its first event stays JSON
+    start_sse(priming_allowed_);
+  }
+  if (mode_ != Mode::streaming) return;
+  if (!frame.empty()) {
+    queued_bytes_ += frame.size();
+    if (queued_bytes_ > kMaxQueuedBytes) return disconnect();  // the reader is too slow
+    enqueue(chunk(frame), false);
+  }
+  if (end) {
+    mode_ = Mode::writing;
+    enqueue("0\r\n\r\n", true);
+  }
+}
+
+void Connection::end_stream_for_reconnect(std::uint64_t exchange) {
+  if (exchange != exchange_) return;
+  if (mode_ == Mode::waiting) start_sse(priming_allowed_);
+  if (mode_ != Mode::streaming) return;
+  // Frames the sink already posted arrive after this and are dropped: the channel keeps them.
+  if (channel_ && sink_token_ != 0) channel_->detach(sink_token_);
+  sink_token_ = 0;
+  mode_ = Mode::writing;
+  enqueue("0\r\n\r\n", true);
+}
+
+SseChannel::Sink Connection::make_sink() {
+  // Strong: between writes nothing else keeps the connection alive. The channel drops the sink
+  // when it finishes or the connection detaches it.
+  return [self = shared_from_this(), gate = shared_->gate, executor = io_->executor(),
+          exchange = exchange_](std::string frame, bool end) {
+    gate->post(executor, [self, exchange, frame = std::move(frame), end]() mutable {
+      self->on_frame(exchange, std::move(frame), end);
+    });
+  };
+}
+
+void Connection::get_mcp(const Request& req) {
+  if (!lists_event_stream(req[http::field::accept])) {
+    return respond(http::status::not_acceptable,
+                   rpc_error_body(jsonrpc::kInvalidRequest,
+                                  "Not Acceptable: Accept must include text/event-stream"));
+  }
+  auto entry = find_session(req[kSessionHeader]);
+  if (!entry) return;
+  std::shared_ptr<SseChannel> channel = entry->standalone;
+  std::optional<std::uint64_t> after;
+  if (const std::string_view last = req["Last-Event-ID"]; !last.empty()) {
+    auto parsed = parse_event_id(last);
+    channel = parsed ? entry->find_channel(parsed->first) : nullptr;
+    if (!channel) {
+      return respond(
+          http::status::not_found,
+          rpc_error_body(jsonrpc::kInvalidRequest, "Not Found: no stream with that Last-Event-ID"));
+    }
+    after = parsed->second;
+  }
+  if (!open_stream_slot()) return;
+  guard_.reset();
+  channel_ = channel;
+  priming_ = channel->priming_frame(shared_->options.sse_retry_ms);
+  start_sse(entry->session->protocol_version() >= protocol::k2025_11_25);
+  sink_token_ = channel->attach(make_sink(), after);
+  watch_disconnect();
+}
+
+bool Connection::open_stream_slot() {
+  if (static_cast<std::size_t>(shared_->metrics->sse_streams()) >=
+      shared_->options.max_sse_streams) {
+    respond(http::status::service_unavailable,
+            rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: too many SSE streams"));
+    return false;
+  }
+  shared_->metrics->stream_opened();
+  stream_counted_ = true;
+  get_stream_ = true;
+  keep_alive_ = false;  // a GET stream ends with its connection
+  return true;
+}
+
+// Writes the SSE response head (and the priming event of resumable streams).
+void Connection::start_sse(bool priming) {
+  http::response<http::empty_body> res{http::status::ok, 11};
+  res.set(http::field::server, "mcpclass");
+  res.set(http::field::content_type, "text/event-stream");
+  res.set(http::field::cache_control, "no-cache");
+  if (init_entry_) res.set(kSessionHeader, init_entry_->id);
+  res.keep_alive(keep_alive_);
+  res.chunked(true);
+  std::ostringstream os;
+  os << res.base();
+  status_ = 200;
+  mode_ = Mode::streaming;
+  enqueue(os.str(), false);
+  if (priming && !priming_.empty()) enqueue(chunk(priming_), false);
+}
+
+// GET streams only write; a read that fails tells us the client went away.
+void Connection::watch_disconnect() {
+  io_->read_some(buffer_.prepare(1024),
+                 [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                   if (ec) return self->disconnect();
+                   self->buffer_.commit(n);
+                   self->buffer_.clear();
+                   self->watch_disconnect();
+                 });
+}
+
+}  // namespace mcpclass::transport

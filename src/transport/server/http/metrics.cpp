@@ -1,0 +1,87 @@
+// Prometheus text exposition of the transport counters.
+#include "transport/server/http/metrics.hpp"
+
+#include <fmt/format.h>
+
+namespace mcpclass::transport {
+
+namespace {
+
+// Label values come from our own routes and from method names a client sent: escape them.
+std::string label(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+void HttpMetrics::record_http(std::string_view route, unsigned status, double seconds) {
+  std::lock_guard lock(mutex_);
+  ++http_[{std::string(route), status}];
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) ++bucket_counts_[i];
+  }
+  ++duration_count_;
+  duration_sum_ += seconds;
+}
+
+void HttpMetrics::record_rpc(std::string_view method, bool error) {
+  std::lock_guard lock(mutex_);
+  // Unknown methods share one label so clients cannot grow the map without bound.
+  auto& [calls, errors] = rpc_.size() < 256 || rpc_.contains(std::string(method))
+                              ? rpc_[std::string(method)]
+                              : rpc_["other"];
+  ++calls;
+  if (error) ++errors;
+}
+
+std::string HttpMetrics::render(std::size_t sessions) const {
+  std::lock_guard lock(mutex_);
+  std::string out;
+  out += "# HELP mcpclass_http_requests_total HTTP requests served, by route and status.\n";
+  out += "# TYPE mcpclass_http_requests_total counter\n";
+  for (const auto& [key, n] : http_) {
+    out += fmt::format("mcpclass_http_requests_total{{route=\"{}\",code=\"{}\"}} {}\n",
+                       label(key.first), key.second, n);
+  }
+  out += "# HELP mcpclass_rpc_requests_total JSON-RPC requests, by method.\n";
+  out += "# TYPE mcpclass_rpc_requests_total counter\n";
+  for (const auto& [method, counts] : rpc_) {
+    out += fmt::format("mcpclass_rpc_requests_total{{method=\"{}\"}} {}\n", label(method),
+                       counts.first);
+  }
+  out += "# HELP mcpclass_rpc_errors_total JSON-RPC requests answered with an error.\n";
+  out += "# TYPE mcpclass_rpc_errors_total counter\n";
+  for (const auto& [method, counts] : rpc_) {
+    out += fmt::format("mcpclass_rpc_errors_total{{method=\"{}\"}} {}\n", label(method),
+                       counts.second);
+  }
+  out += "# HELP mcpclass_http_request_duration_seconds Time from request read to response.\n";
+  out += "# TYPE mcpclass_http_request_duration_seconds histogram\n";
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    out += fmt::format("mcpclass_http_request_duration_seconds_bucket{{le=\"{}\"}} {}\n",
+                       kBuckets[i], bucket_counts_[i]);
+  }
+  out += fmt::format("mcpclass_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}\n",
+                     duration_count_);
+  out += fmt::format("mcpclass_http_request_duration_seconds_sum {}\n", duration_sum_);
+  out += fmt::format("mcpclass_http_request_duration_seconds_count {}\n", duration_count_);
+  out += "# HELP mcpclass_active_sessions MCP sessions alive.\n";
+  out += "# TYPE mcpclass_active_sessions gauge\n";
+  out += fmt::format("mcpclass_active_sessions {}\n", sessions);
+  out += "# HELP mcpclass_sse_streams Open GET SSE streams.\n";
+  out += "# TYPE mcpclass_sse_streams gauge\n";
+  out += fmt::format("mcpclass_sse_streams {}\n", sse_streams_.load());
+  return out;
+}
+
+}  // namespace mcpclass::transport

@@ -1,0 +1,147 @@
+// HttpServer: the listener, the I/O threads, the idle-session sweep and the shutdown sequence.
+#include "mcpclass/transport/server/http_server.hpp"
+
+#include "net/tls_context.hpp"
+#include "transport/server/http/shared.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mcpclass::transport {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+struct HttpServer::Impl {
+  Impl(std::shared_ptr<server::Server> server, HttpServerOptions options, HealthCallback health)
+      : shared(std::make_shared<HttpShared>(std::move(server), std::move(options),
+                                            std::move(health))) {}
+
+  void accept() {
+    acceptor.async_accept(net::make_strand(ioc),
+                          [this](boost::system::error_code ec, tcp::socket socket) {
+                            if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+                            if (ec) {
+                              // Out of descriptors or similar: back off briefly instead of
+                              // spinning.
+                              retry.expires_after(std::chrono::milliseconds(50));
+                              retry.async_wait([this](boost::system::error_code wait_ec) {
+                                if (!wait_ec) accept();
+                              });
+                              return;
+                            }
+                            serve_connection(std::move(socket), shared);
+                            accept();
+                          });
+  }
+
+  void sweep() {
+    const auto timeout = shared->options.session_idle_timeout;
+    const auto period = std::clamp<std::chrono::milliseconds>(
+        timeout / 2, std::chrono::milliseconds(100), std::chrono::milliseconds(30'000));
+    sweeper.expires_after(period);
+    sweeper.async_wait([this, timeout](boost::system::error_code ec) {
+      if (ec) return;
+      shared->sessions->evict_idle(std::chrono::steady_clock::now() - timeout);
+      sweep();
+    });
+  }
+
+  std::shared_ptr<HttpShared> shared;
+  net::io_context ioc;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  tcp::acceptor acceptor{ioc};
+  net::steady_timer retry{ioc};
+  net::steady_timer sweeper{ioc};
+  std::vector<std::thread> threads;
+  unsigned short port = 0;
+  bool started = false;
+  bool stopped = false;
+};
+
+HttpServer::HttpServer(std::shared_ptr<server::Server> server, HttpServerOptions options,
+                       HealthCallback health)
+    : impl_(std::make_unique<Impl>(std::move(server), std::move(options), std::move(health))) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::start() {
+  Impl& s = *impl_;
+  if (s.started) throw std::logic_error("HttpServer::start called twice");
+  const auto& options = s.shared->options;
+  if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
+    if (options.tls_cert_file.empty() || options.tls_key_file.empty())
+      throw std::runtime_error("HTTP: TLS needs both a certificate chain file and a key file");
+    s.shared->tls = detail::make_server_tls_context(options.tls_cert_file, options.tls_key_file);
+  }
+  boost::system::error_code ec;
+  const auto address = net::ip::make_address(options.host, ec);
+  if (ec)
+    throw std::runtime_error("HTTP: bad listen address '" + options.host + "': " + ec.message());
+  const tcp::endpoint endpoint(address, options.port);
+  auto fail = [&](const char* what) {
+    throw std::runtime_error("HTTP: cannot " + std::string(what) + " " + options.host + ":" +
+                             std::to_string(options.port) + ": " + ec.message());
+  };
+  s.acceptor.open(endpoint.protocol(), ec);
+  if (ec) fail("open");
+  s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  s.acceptor.bind(endpoint, ec);
+  if (ec) fail("bind");
+  s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) fail("listen on");
+  s.port = s.acceptor.local_endpoint().port();
+  s.started = true;
+
+  s.work.emplace(s.ioc.get_executor());
+  s.accept();
+  s.sweep();
+  const std::size_t n = std::max<std::size_t>(1, options.io_threads);
+  for (std::size_t i = 0; i < n; ++i) s.threads.emplace_back([&ioc = s.ioc] { ioc.run(); });
+}
+
+unsigned short HttpServer::port() const {
+  return impl_->port;
+}
+
+void HttpServer::stop() {
+  Impl& s = *impl_;
+  if (!s.started || s.stopped) return;
+  s.stopped = true;
+  HttpShared& shared = *s.shared;
+  shared.stopping = true;
+  // Stop accepting; let GET streams end; wait for requests in flight, then cancel the rest.
+  net::post(s.ioc, [&s] {
+    boost::system::error_code ignored;
+    s.acceptor.close(ignored);
+    s.retry.cancel();
+    s.sweeper.cancel();
+  });
+  shared.sessions->end_streams();
+  shared.wait_drained(shared.options.shutdown_timeout);
+  shared.sessions->close_all();
+  // Cancelled requests answer (202/empty stream) quickly; give those writes a moment.
+  shared.wait_drained(std::chrono::milliseconds(500));
+  shared.wait_streams_released(shared.options.shutdown_timeout);
+  shared.gate->shut();
+  s.work.reset();
+  s.ioc.stop();
+  for (auto& t : s.threads) {
+    if (t.joinable()) t.join();
+  }
+  s.threads.clear();
+}
+
+}  // namespace mcpclass::transport

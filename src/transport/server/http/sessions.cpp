@@ -1,0 +1,206 @@
+// Session table of the HTTP transport.
+#include "transport/server/http/sessions.hpp"
+
+#include <cstdint>
+#include <random>
+
+namespace mcpclass::transport {
+
+namespace {
+// Finished POST streams kept per session for late resumption.
+constexpr std::size_t kKeptFinishedChannels = 16;
+
+// The session's standalone stream as the engine sees it.
+class ChannelStream final : public server::Stream {
+ public:
+  explicit ChannelStream(std::shared_ptr<SseChannel> channel) : channel_(std::move(channel)) {}
+  void send(boost::json::value message) override { channel_->append(message); }
+  void close(std::optional<boost::json::value> final_message) override {
+    if (final_message) channel_->append(*final_message);
+  }
+
+ private:
+  std::shared_ptr<SseChannel> channel_;
+};
+}  // namespace
+
+std::string random_session_id() {
+  thread_local std::mt19937_64 rng = [] {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd(), rd(), rd(), rd(), rd()};
+    return std::mt19937_64(seq);
+  }();
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  id.reserve(32);
+  for (int word = 0; word < 2; ++word) {
+    std::uint64_t bits = rng();
+    for (int i = 0; i < 16; ++i, bits >>= 4) id.push_back(kHex[bits & 0xF]);
+  }
+  return id;
+}
+
+std::shared_ptr<SseChannel> HttpSession::open_channel(std::size_t store_limit) {
+  std::lock_guard lock(mutex_);
+  auto channel = std::make_shared<SseChannel>(std::to_string(next_channel_++), true, store_limit);
+  channels_.emplace(channel->id(), channel);
+  // Forget the oldest finished streams beyond the limit.
+  std::size_t finished = 0;
+  for (auto it = channels_.rbegin(); it != channels_.rend(); ++it) {
+    if (it->second->finished()) ++finished;
+  }
+  for (auto it = channels_.begin(); it != channels_.end() && finished > kKeptFinishedChannels;) {
+    if (it->second->finished()) {
+      it = channels_.erase(it);
+      --finished;
+    } else {
+      ++it;
+    }
+  }
+  return channel;
+}
+
+std::shared_ptr<SseChannel> HttpSession::find_channel(const std::string& channel_id) {
+  if (standalone && channel_id == standalone->id()) return standalone;
+  std::lock_guard lock(mutex_);
+  auto it = channels_.find(channel_id);
+  return it == channels_.end() ? nullptr : it->second;
+}
+
+void HttpSession::begin() {
+  std::lock_guard lock(mutex_);
+  ++active_;
+  last_used_ = Clock::now();
+}
+
+void HttpSession::end() {
+  std::lock_guard lock(mutex_);
+  --active_;
+  last_used_ = Clock::now();
+}
+
+bool HttpSession::idle_since(Clock::time_point cutoff) const {
+  std::lock_guard lock(mutex_);
+  return active_ == 0 && last_used_ < cutoff && !(standalone && standalone->attached());
+}
+
+HttpSession::Clock::time_point HttpSession::last_used() const {
+  std::lock_guard lock(mutex_);
+  return last_used_;
+}
+
+HttpSessionTable::HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
+                                   std::size_t event_store_size)
+    : server_(std::move(server)),
+      max_sessions_(max_sessions == 0 ? 1 : max_sessions),
+      event_store_size_(event_store_size) {}
+
+std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
+  std::shared_ptr<HttpSession> evicted;
+  auto entry = std::make_shared<HttpSession>();
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return nullptr;
+    if (sessions_.size() >= max_sessions_) {
+      // Evict the least recently used session that is idle right now.
+      const auto now = HttpSession::Clock::now();
+      for (const auto& [id, candidate] : sessions_) {
+        if (candidate->legacy || !candidate->idle_since(now)) continue;
+        if (!evicted || candidate->last_used() < evicted->last_used()) evicted = candidate;
+      }
+      if (!evicted) return nullptr;
+      sessions_.erase(evicted->id);
+    }
+    do {
+      entry->id = random_session_id();
+    } while (sessions_.contains(entry->id));
+    entry->legacy = legacy;
+    entry->session = server_->create_session();
+    // Legacy streams carry no ids: the 2024-11-05 transport has no resumption.
+    entry->standalone = std::make_shared<SseChannel>("0", !legacy, event_store_size_);
+    entry->session->set_notification_stream(std::make_shared<ChannelStream>(entry->standalone));
+    sessions_.emplace(entry->id, entry);
+  }
+  if (evicted) close_entry(evicted);
+  return entry;
+}
+
+std::shared_ptr<HttpSession> HttpSessionTable::find(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+bool HttpSessionTable::remove(const std::string& id) {
+  std::shared_ptr<HttpSession> entry;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return false;
+    entry = it->second;
+    sessions_.erase(it);
+  }
+  close_entry(entry);
+  return true;
+}
+
+std::size_t HttpSessionTable::evict_idle(HttpSession::Clock::time_point cutoff) {
+  std::vector<std::shared_ptr<HttpSession>> victims;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (!it->second->legacy && it->second->idle_since(cutoff)) {
+        victims.push_back(it->second);
+        it = sessions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& v : victims) close_entry(v);
+  return victims.size();
+}
+
+std::size_t HttpSessionTable::size() const {
+  std::lock_guard lock(mutex_);
+  return sessions_.size();
+}
+
+void HttpSessionTable::add_transient(const std::shared_ptr<server::Session>& session) {
+  std::lock_guard lock(mutex_);
+  transient_.insert(session);
+}
+
+void HttpSessionTable::remove_transient(const std::shared_ptr<server::Session>& session) {
+  std::lock_guard lock(mutex_);
+  transient_.erase(session);
+}
+
+void HttpSessionTable::end_streams() {
+  std::vector<std::shared_ptr<HttpSession>> all;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, entry] : sessions_) all.push_back(entry);
+  }
+  for (auto& entry : all) entry->standalone->end_sink();
+}
+
+void HttpSessionTable::close_all() {
+  std::map<std::string, std::shared_ptr<HttpSession>> all;
+  std::set<std::shared_ptr<server::Session>> transient;
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    all.swap(sessions_);
+    transient.swap(transient_);
+  }
+  for (auto& [id, entry] : all) close_entry(entry);
+  for (const auto& s : transient) s->close();
+}
+
+void HttpSessionTable::close_entry(const std::shared_ptr<HttpSession>& entry) {
+  entry->session->close();
+  entry->standalone->finish();
+}
+
+}  // namespace mcpclass::transport

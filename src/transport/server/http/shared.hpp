@@ -1,0 +1,104 @@
+// State shared by the HTTP listener and its connections, and the guard that keeps engine threads
+// from posting into an io_context that is going away.
+// Thread-safety: every member may be used from any thread.
+#pragma once
+
+#include "mcpclass/transport/server/http_server.hpp"
+#include "transport/server/http/metrics.hpp"
+#include "transport/server/http/sessions.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace mcpclass::transport {
+
+/// Posts work onto I/O executors until shut(); afterwards posting does nothing.
+class PostGate {
+ public:
+  template <class Executor, class Handler>
+  void post(const Executor& executor, Handler&& handler) {
+    std::lock_guard lock(mutex_);
+    if (open_) boost::asio::post(executor, std::forward<Handler>(handler));
+  }
+  void shut() {
+    std::lock_guard lock(mutex_);
+    open_ = false;
+  }
+
+ private:
+  std::mutex mutex_;
+  bool open_ = true;
+};
+
+struct HttpShared {
+  HttpShared(std::shared_ptr<server::Server> srv, HttpServerOptions opts, HealthCallback hc)
+      : server(std::move(srv)),
+        options(std::move(opts)),
+        health(std::move(hc)),
+        sessions(std::make_shared<HttpSessionTable>(server, options.max_sessions,
+                                                    options.event_store_size)) {}
+
+  std::shared_ptr<server::Server> server;
+  const HttpServerOptions options;
+  const HealthCallback health;
+  std::shared_ptr<HttpSessionTable> sessions;
+  std::shared_ptr<HttpMetrics> metrics = std::make_shared<HttpMetrics>();
+  std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
+  std::atomic<bool> stopping{false};
+  /// Set by start() when options name a certificate and key: connections speak TLS only.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  /// HTTP requests being served (stop() drains them).
+  void begin_request() {
+    std::lock_guard lock(drain_mutex);
+    ++active;
+  }
+  void end_request() {
+    std::lock_guard lock(drain_mutex);
+    if (--active == 0) drain_cv.notify_all();
+  }
+  /// Waits until no request is being served or the timeout passed; true when drained.
+  bool wait_drained(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(drain_mutex);
+    return drain_cv.wait_for(lock, timeout, [&] { return active == 0; });
+  }
+
+  /// POST streams the engine holds (each keeps its Connection alive until it closes). stop()
+  /// waits for them: a connection dropped by an engine thread after the io_context is gone
+  /// would cancel timers of destroyed services.
+  void hold_stream() {
+    std::lock_guard lock(drain_mutex);
+    ++engine_streams;
+  }
+  void release_stream() {
+    std::lock_guard lock(drain_mutex);
+    if (--engine_streams == 0) drain_cv.notify_all();
+  }
+  bool wait_streams_released(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(drain_mutex);
+    return drain_cv.wait_for(lock, timeout, [&] { return engine_streams == 0; });
+  }
+
+  std::mutex drain_mutex;
+  std::condition_variable drain_cv;
+  std::size_t active = 0;
+  std::size_t engine_streams = 0;
+};
+
+/// Serves one accepted connection until it closes. `socket` must use a strand executor.
+void serve_connection(boost::asio::ip::tcp::socket socket, std::shared_ptr<HttpShared> shared);
+
+}  // namespace mcpclass::transport

@@ -1,0 +1,126 @@
+// SSE framing and the replayable event channel.
+#include "transport/server/http/sse.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include <charconv>
+
+namespace mcpclass::transport {
+
+std::string sse_frame(std::string_view id, std::string_view event, std::string_view data,
+                      unsigned retry_ms) {
+  std::string out;
+  out.reserve(data.size() + id.size() + event.size() + 32);
+  if (!id.empty()) out.append("id: ").append(id).append("\n");
+  if (!event.empty()) out.append("event: ").append(event).append("\n");
+  if (retry_ms != 0) out.append("retry: ").append(std::to_string(retry_ms)).append("\n");
+  // Every line of the data gets its own "data:" field.
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t nl = data.find('\n', start);
+    out.append("data: ").append(data.substr(start, nl - start)).append("\n");
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  out.append("\n");
+  return out;
+}
+
+std::optional<std::pair<std::string, std::uint64_t>> parse_event_id(std::string_view id) {
+  const std::size_t dash = id.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  std::uint64_t seq = 0;
+  const auto digits = id.substr(dash + 1);
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seq);
+  if (ec != std::errc{} || ptr != digits.data() + digits.size()) return std::nullopt;
+  return std::make_pair(std::string(id.substr(0, dash)), seq);
+}
+
+SseChannel::SseChannel(std::string id, bool resumable, std::size_t store_limit)
+    : id_(std::move(id)), resumable_(resumable), store_limit_(store_limit == 0 ? 1 : store_limit) {}
+
+void SseChannel::push(std::string event, std::string_view data) {
+  // Caller holds mutex_.
+  const std::uint64_t seq = next_seq_++;
+  std::string frame =
+      sse_frame(resumable_ ? id_ + "-" + std::to_string(seq) : std::string(), event, data);
+  if (sink_) sink_(frame, false);
+  if (resumable_) {
+    store_.emplace_back(seq, std::move(frame));
+    while (store_.size() > store_limit_) store_.pop_front();
+  }
+}
+
+void SseChannel::append(const boost::json::value& message) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  push("message", boost::json::serialize(message));
+}
+
+void SseChannel::append_raw(std::string_view event, std::string_view data) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  push(std::string(event), data);
+}
+
+void SseChannel::finish(std::optional<boost::json::value> final_message) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return;
+  if (final_message) push("message", boost::json::serialize(*final_message));
+  finished_ = true;
+  if (sink_) {
+    sink_(std::string(), true);
+    sink_ = nullptr;
+  }
+}
+
+std::uint64_t SseChannel::attach(Sink sink, std::optional<std::uint64_t> after_seq) {
+  std::lock_guard lock(mutex_);
+  if (sink_) sink_(std::string(), true);
+  if (after_seq) {
+    for (const auto& [seq, frame] : store_) {
+      if (seq > *after_seq) sink(frame, false);
+    }
+  }
+  if (finished_) {
+    sink(std::string(), true);
+    sink_ = nullptr;
+    return 0;
+  }
+  sink_ = std::move(sink);
+  sink_token_ = next_token_++;
+  return sink_token_;
+}
+
+void SseChannel::detach(std::uint64_t token) {
+  std::lock_guard lock(mutex_);
+  if (token != 0 && token == sink_token_) {
+    sink_ = nullptr;
+    sink_token_ = 0;
+  }
+}
+
+void SseChannel::end_sink() {
+  std::lock_guard lock(mutex_);
+  if (sink_) sink_(std::string(), true);
+  sink_ = nullptr;
+  sink_token_ = 0;
+}
+
+std::string SseChannel::priming_frame(unsigned retry_ms) const {
+  std::lock_guard lock(mutex_);
+  return sse_frame(resumable_ ? id_ + "-" + std::to_string(next_seq_ - 1) : std::string(), {}, {},
+                   retry_ms);
+}
+
+bool SseChannel::finished() const {
+  std::lock_guard lock(mutex_);
+  return finished_;
+}
+
+bool SseChannel::attached() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<bool>(sink_);
+}
+
+}  // namespace mcpclass::transport

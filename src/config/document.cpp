@@ -47,35 +47,56 @@ json::value plain_scalar(const std::string& s) {
   return json::string(s);
 }
 
-json::value convert(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return nullptr;
-    case YAML::NodeType::Scalar: {
-      const auto& tag = node.Tag();
-      // "!" marks a quoted scalar; an explicit !!str tag also forces a string.
-      if (tag == "!" || tag == "tag:yaml.org,2002:str") return json::string(node.Scalar());
-      return plain_scalar(node.Scalar());
+// Aliases share nodes in yaml-cpp, so a document of a few hundred bytes can name billions of
+// nodes ("billion laughs"); converting counts every node it writes and stops at a budget no real
+// configuration comes near. Depth is bounded as the JSON reader's is.
+constexpr std::size_t kMaxYamlNodes = 1'000'000;
+constexpr std::size_t kMaxYamlDepth = 64;
+
+class Converter {
+ public:
+  json::value convert(const YAML::Node& node, std::size_t depth = 0) {
+    if (++nodes_ > kMaxYamlNodes) {
+      throw ConfigError("", "YAML document expands to more than " + std::to_string(kMaxYamlNodes) +
+                                " nodes (aliases repeated too often?)");
     }
-    case YAML::NodeType::Sequence: {
-      json::array out;
-      for (const auto& item : node) out.push_back(convert(item));
-      return out;
+    if (depth > kMaxYamlDepth) {
+      throw ConfigError("", "YAML error at line " + std::to_string(node.Mark().line + 1) +
+                                ": nesting deeper than " + std::to_string(kMaxYamlDepth) +
+                                " levels");
     }
-    case YAML::NodeType::Map: {
-      json::object out;
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar())
-          throw ConfigError("", "YAML error at line " + std::to_string(kv.first.Mark().line + 1) +
-                                    ": mapping keys must be scalars");
-        out[kv.first.Scalar()] = convert(kv.second);
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        return nullptr;
+      case YAML::NodeType::Scalar: {
+        const auto& tag = node.Tag();
+        // "!" marks a quoted scalar; an explicit !!str tag also forces a string.
+        if (tag == "!" || tag == "tag:yaml.org,2002:str") return json::string(node.Scalar());
+        return plain_scalar(node.Scalar());
       }
-      return out;
+      case YAML::NodeType::Sequence: {
+        json::array out;
+        for (const auto& item : node) out.push_back(convert(item, depth + 1));
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        json::object out;
+        for (const auto& kv : node) {
+          if (!kv.first.IsScalar())
+            throw ConfigError("", "YAML error at line " + std::to_string(kv.first.Mark().line + 1) +
+                                      ": mapping keys must be scalars");
+          out[kv.first.Scalar()] = convert(kv.second, depth + 1);
+        }
+        return out;
+      }
     }
+    return nullptr;
   }
-  return nullptr;
-}
+
+ private:
+  std::size_t nodes_ = 0;
+};
 
 std::string position(std::string_view text, std::size_t offset) {
   std::size_t line = 1;
@@ -95,7 +116,7 @@ std::string position(std::string_view text, std::size_t offset) {
 
 json::value yaml_to_json(std::string_view text) {
   try {
-    return convert(YAML::Load(std::string(text)));
+    return Converter().convert(YAML::Load(std::string(text)));
   } catch (const YAML::Exception& e) {
     throw ConfigError("", "YAML syntax error at line " + std::to_string(e.mark.line + 1) +
                               ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);

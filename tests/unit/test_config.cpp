@@ -163,6 +163,37 @@ TEST_CASE("config: server.http.tls and a remote ca_file read, validate and round
         "server.http.tls: expected object, got string");
 }
 
+// Billion laughs: nine levels of nine aliases name 9^9 (387 million) scalars in under 1 KiB.
+static std::string yaml_alias_bomb() {
+  std::string text = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int level = 1; level <= 9; ++level) {
+    const std::string prev = "*a" + std::to_string(level - 1);
+    text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 9; ++i) text += (i ? ", " : "") + prev;
+    text += "]\n";
+  }
+  return text + "categories: *a9\n";
+}
+
+TEST_CASE("config: a YAML alias bomb is refused, not expanded") {
+  const std::string bomb = yaml_alias_bomb();
+  CHECK(bomb.size() < 1024);
+  CHECK(error_of(bomb) ==
+        "YAML document expands to more than 1000000 nodes (aliases repeated "
+        "too often?)");
+  // Aliases within the budget still work.
+  const auto aliased = config::parse_config(
+      "categories: [{name: &n math}, {name: other, description: *n}]\n"
+      "classifier: {fallback: other}\n",
+      config::Format::yaml);
+  REQUIRE(aliased.categories.size() == 2);
+  CHECK(aliased.categories[1].description == "math");
+  std::string deep = "categories: ";
+  for (int i = 0; i < 100; ++i) deep += "[";
+  CHECK(error_of(deep + std::string(100, ']') + "\n").find("nesting deeper than 64 levels") !=
+        std::string::npos);
+}
+
 TEST_CASE("config: YAML scalars resolve like the core schema") {
   // Quoted numbers stay strings, so a quoted port is a type error and a plain version is not.
   CHECK(error_of("server:\n  http:\n    port: '80'\n") ==

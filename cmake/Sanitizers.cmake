@@ -20,7 +20,10 @@ if(MCPCLASS_SANITIZE)
     endif()
   endif()
   if("undefined" IN_LIST _mcpclass_sanitizers)
-    # Every UB report is a failure, not a warning printed on the way.
-    add_compile_options(-fno-sanitize-recover=undefined)
+    # Every UB report is a failure, not a warning printed on the way. GCC leaves an
+    # out-of-range float-to-integer conversion out of "undefined": add it.
+    add_compile_options(-fsanitize=float-cast-overflow
+                        -fno-sanitize-recover=undefined,float-cast-overflow)
+    add_link_options(-fsanitize=float-cast-overflow)
   endif()
 endif()

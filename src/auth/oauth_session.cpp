@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <future>
 
 namespace mcpclass::client::auth {
@@ -90,8 +91,7 @@ void OAuthSession::renew_if_expired() {
 void OAuthSession::check_secure(const std::string& step, const std::string& url) const {
   const auto target = transport::detail::parse_http_url(url);
   if (target.tls || !options_.require_https) return;
-  const auto& host = target.host;
-  if (host == "localhost" || host == "::1" || host.starts_with("127.")) return;
+  if (transport::detail::is_loopback_host(target.host)) return;
   throw AuthorizationError(step, 0, "insecure_endpoint",
                            url + " is not https (set require_https = false to allow it)");
 }
@@ -355,9 +355,13 @@ void OAuthSession::store_token(const json::object& answer, const std::string& st
   if (const auto* e = answer.if_contains("expires_in"); e != nullptr && e->is_number()) {
     std::error_code ec;
     const auto seconds = e->to_number<double>(ec);
+    // Clamped before the conversion: 1e300 seconds does not fit a duration (undefined
+    // behaviour), and a year is as good as forever for a token.
+    constexpr double kLongest = 365.0 * 24 * 3600;
     if (!ec)
       expires_at_ = std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+                    std::chrono::milliseconds(
+                        static_cast<long long>(std::clamp(seconds, 0.0, kLongest) * 1000));
   }
 }
 

@@ -41,6 +41,17 @@ std::string excerpt(std::string_view body) {
   return std::string(body.substr(0, 200));
 }
 
+bool is_loopback_host(std::string_view host) {
+  if (host.size() == 9) {
+    std::string lower(host);
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "localhost") return true;
+  }
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(std::string(host), ec);
+  return !ec && address.is_loopback();
+}
+
 HttpUrl parse_http_url(std::string_view url) {
   auto parsed = boost::urls::parse_uri(url);
   if (!parsed) throw TransportError(fmt::format("invalid URL '{}'", url));

@@ -34,6 +34,10 @@ std::string excerpt(std::string_view body);
 
 /// Throws client::TransportError for malformed URLs and schemes other than http and https.
 HttpUrl parse_http_url(std::string_view url);
+/// Whether `host` (an HttpUrl host: a name, or an address without brackets) is this machine:
+/// "localhost", an address in 127.0.0.0/8, or ::1. Names are not resolved, so
+/// "127.attacker.example" is not loopback.
+bool is_loopback_host(std::string_view host);
 /// `reference` (absolute URL or path) resolved against `base`, as an HttpUrl.
 HttpUrl resolve_url(const HttpUrl& base, std::string_view reference);
 

@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CLIENT_ID = os.environ.get("OAUTH_CLIENT_ID", "router")
 CLIENT_SECRET = os.environ.get("OAUTH_CLIENT_SECRET", "router-secret")
-EXPIRES_IN = int(os.environ.get("OAUTH_EXPIRES_IN", "3600"))
+EXPIRES_IN = json.loads(os.environ.get("OAUTH_EXPIRES_IN", "3600"))  # a number: 3600, 1e300
 lock = threading.Lock()
 tokens = set()
 refresh_tokens = set()

@@ -7,6 +7,8 @@
 #include "auth/www_authenticate.hpp"
 #include "mcpclass/auth/oauth.hpp"
 
+#include "net/http_client.hpp"
+
 #include <doctest/doctest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -192,4 +194,19 @@ TEST_CASE("client.auth: plain http endpoints are refused off loopback before any
       session.answer_challenge(401, R"(Bearer resource_metadata="http://192.0.2.1/prm")", ""),
       doctest::Contains("is not https"), AuthorizationError);
   CHECK(session.authorization().empty());
+  // A name that starts like a loopback address is a remote host (issue 15).
+  OAuthSession named(options, "http://127.attacker.example/mcp", std::chrono::seconds(1), "");
+  CHECK_THROWS_WITH_AS(
+      named.answer_challenge(401, R"(Bearer resource_metadata="http://127.attacker.example/prm")",
+                             ""),
+      doctest::Contains("insecure_endpoint - http://127.attacker.example/"), AuthorizationError);
+}
+
+TEST_CASE("client.auth: loopback is localhost, 127.0.0.0/8 and ::1, by address, never by name") {
+  using mcpclass::transport::detail::is_loopback_host;
+  for (const char* host : {"localhost", "LocalHost", "127.0.0.1", "127.255.0.9", "::1"})
+    CHECK_MESSAGE(is_loopback_host(host), host);
+  for (const char* host : {"127.attacker.example", "127.0.0.1.nip.io", "localhost.example", "127.1",
+                           "10.0.0.1", "::ffff:10.0.0.1", "0.0.0.0", "::", "", "[::1]"})
+    CHECK_MESSAGE(!is_loopback_host(host), host);
 }

@@ -24,7 +24,8 @@ namespace {
 /// The protected server as a child process; its port is the first line it prints.
 class OAuthServer {
  public:
-  explicit OAuthServer(const std::string& secret = "router-secret", int expires_in = 3600) {
+  explicit OAuthServer(const std::string& secret = "router-secret",
+                       const std::string& expires_in = "3600") {
     int out[2];
     REQUIRE(::pipe(out) == 0);
     pid_ = ::fork();
@@ -34,7 +35,7 @@ class OAuthServer {
       ::close(out[0]);
       ::close(out[1]);
       ::setenv("OAUTH_CLIENT_SECRET", secret.c_str(), 1);
-      ::setenv("OAUTH_EXPIRES_IN", std::to_string(expires_in).c_str(), 1);
+      ::setenv("OAUTH_EXPIRES_IN", expires_in.c_str(), 1);
       const std::string script =
           std::string(MCPCLASS_SOURCE_DIR) + "/tests/client/oauth_classifier_server.py";
       ::execlp("python3", "python3", script.c_str(), static_cast<char*>(nullptr));
@@ -111,7 +112,7 @@ TEST_CASE("client.auth e2e: a remote classifier behind OAuth (client credentials
 }
 
 TEST_CASE("client.auth e2e: an expired token is renewed before the request, without a 401") {
-  OAuthServer server("router-secret", 0);  // every token is expired on arrival
+  OAuthServer server("router-secret", "0");  // every token is expired on arrival
   classify::RemoteClassifier remote(rest_options(server, "router-secret"));
   const auto before = server.stats();
   CHECK(before.at("rejected").as_int64() == 1);  // the first, tokenless request
@@ -119,6 +120,16 @@ TEST_CASE("client.auth e2e: an expired token is renewed before the request, with
   const auto after = server.stats();
   CHECK(after.at("rejected").as_int64() == 1);
   CHECK(after.at("issued").as_int64() > before.at("issued").as_int64());
+}
+
+TEST_CASE("client.auth e2e: an absurd expires_in (1e300 s) is a long-lived token, not UB") {
+  OAuthServer server("router-secret", "1e300");
+  classify::RemoteClassifier remote(rest_options(server, "router-secret"));
+  CHECK(remote.classify("what is 2 + 2", {}).category == "math");
+  CHECK(remote.classify("and 3 + 3", {}).category == "math");
+  const auto stats = server.stats();
+  CHECK(stats.at("issued").as_int64() == 1);  // never renewed as if it had expired
+  CHECK(stats.at("rejected").as_int64() == 1);
 }
 
 TEST_CASE("client.auth e2e: a wrong client secret fails with the server's error, not a hang") {

@@ -116,8 +116,11 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 struct HttpEngine::Impl {
-  Impl(std::chrono::milliseconds timeout, std::string ca)
-      : guard(asio::make_work_guard(ioc)), connect_timeout(timeout), ca_file(std::move(ca)) {
+  Impl(std::chrono::milliseconds timeout, std::string ca, std::size_t max_body)
+      : guard(asio::make_work_guard(ioc)),
+        connect_timeout(timeout),
+        ca_file(std::move(ca)),
+        max_body_bytes(max_body) {
     thread = std::thread([this] { ioc.run(); });
   }
 
@@ -125,6 +128,7 @@ struct HttpEngine::Impl {
   asio::executor_work_guard<asio::io_context::executor_type> guard;
   std::chrono::milliseconds connect_timeout;
   const std::string ca_file;
+  const std::size_t max_body_bytes;
   std::thread thread;
 
   std::mutex tls_mutex;
@@ -192,10 +196,10 @@ struct HttpEngine::Impl {
           throw std::runtime_error(
               ex->cancelled ? "cancelled"
                             : tls_handshake_failure(stream.native_handle(), hec, url.origin()));
-        co_await transfer(stream, *ex, url, std::move(req));
+        co_await transfer(stream, *ex, url, std::move(req), max_body_bytes);
       } else {
         co_await connect(ex->plain.emplace(exec), endpoints, url);
-        co_await transfer(*ex->plain, *ex, url, std::move(req));
+        co_await transfer(*ex->plain, *ex, url, std::move(req), max_body_bytes);
       }
       beast::error_code ignored;
       ex->tcp()->socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -220,7 +224,7 @@ struct HttpEngine::Impl {
   // Sends the request and streams the response to the callbacks; the same over TCP and TLS.
   template <class Stream>
   static asio::awaitable<void> transfer(Stream& stream, Exchange& ex, const HttpUrl& url,
-                                        HttpRequest req) {
+                                        HttpRequest req, std::size_t max_body) {
     constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
     auto& tcp_layer = beast::get_lowest_layer(stream);
     if (req.timeout.count() > 0)
@@ -251,6 +255,11 @@ struct HttpEngine::Impl {
       head.headers[lower(field.name_string())] = std::string(field.value());
     if (ex.callbacks.on_head && !ex.cancelled) ex.callbacks.on_head(head);
 
+    // An SSE stream may run for hours (its parser bounds each event); any other body is
+    // buffered by the caller, so it is bounded here, while reading.
+    const bool event_stream =
+        head.header("content-type").find("text/event-stream") != std::string::npos;
+    std::size_t body_bytes = 0;
     std::array<char, 16384> chunk{};
     while (!parser.is_done() && !ex.cancelled) {
       parser.get().body().data = chunk.data();
@@ -260,6 +269,10 @@ struct HttpEngine::Impl {
       auto [bec, bn] = co_await http::async_read_some(stream, buffer, parser, tuple);
       if (bec == http::error::need_buffer) bec = {};
       const std::size_t got = chunk.size() - parser.get().body().size;
+      body_bytes += got;
+      if (!event_stream && body_bytes > max_body)
+        throw std::runtime_error(
+            fmt::format("response body larger than {} bytes (max_message_bytes)", max_body));
       if (got > 0 && ex.callbacks.on_data && !ex.cancelled)
         ex.callbacks.on_data(std::string_view(chunk.data(), got));
       if (bec) throw std::runtime_error(fmt::format("response broken: {}", bec.message()));
@@ -267,8 +280,9 @@ struct HttpEngine::Impl {
   }
 };
 
-HttpEngine::HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file)
-    : impl_(std::make_shared<Impl>(connect_timeout, std::move(ca_file))) {}
+HttpEngine::HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
+                       std::size_t max_body_bytes)
+    : impl_(std::make_shared<Impl>(connect_timeout, std::move(ca_file), max_body_bytes)) {}
 
 void HttpEngine::prepare_tls() {
   impl_->tls();

@@ -6,6 +6,8 @@
 // thread (perform() blocks); callbacks run on the I/O thread; stop() belongs to the owner.
 #pragma once
 
+#include "mcpclass/util/limits.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -73,7 +75,10 @@ class HttpEngine {
  public:
   /// `ca_file`: PEM CAs that https:// peers are verified against; empty = the system's trust
   /// store. Connect and TLS handshake together are bounded by `connect_timeout`.
-  HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file);
+  /// `max_body_bytes`: a response that is not an SSE stream fails once its body passes this
+  /// (a hostile peer cannot fill memory); SSE streams are bounded per event by SseParser.
+  HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
+             std::size_t max_body_bytes = limits::kMaxClientMessageBytes);
   /// Calls stop().
   ~HttpEngine();
   HttpEngine(const HttpEngine&) = delete;

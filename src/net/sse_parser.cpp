@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
+#include <string>
 
 namespace mcpclass::transport::detail {
 
@@ -16,9 +18,15 @@ void SseParser::feed(std::string_view chunk, const std::function<void(SseEvent)>
       line(pending_, on_event);
       pending_.clear();
     } else {
+      if (pending_.size() >= max_event_bytes_) too_large();
       pending_ += c;
     }
   }
+}
+
+void SseParser::too_large() const {
+  throw std::length_error("SSE event larger than " + std::to_string(max_event_bytes_) +
+                          " bytes (max_message_bytes)");
 }
 
 void SseParser::line(std::string_view l, const std::function<void(SseEvent)>& on_event) {
@@ -41,6 +49,7 @@ void SseParser::line(std::string_view l, const std::function<void(SseEvent)>& on
   }
   if (field == "data") {
     if (has_data_) event_.data += '\n';
+    if (event_.data.size() + value.size() > max_event_bytes_) too_large();
     event_.data.append(value);
     has_data_ = true;
   } else if (field == "event") {

@@ -2,6 +2,9 @@
 // Thread-safety: one parser per stream, used by one thread at a time.
 #pragma once
 
+#include "mcpclass/util/limits.hpp"
+
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +20,11 @@ struct SseEvent {
 
 class SseParser {
  public:
+  /// `max_event_bytes`: a line or an event's data longer than this makes feed() throw
+  /// std::length_error, so a peer that never ends a line cannot fill memory.
+  explicit SseParser(std::size_t max_event_bytes = limits::kMaxClientMessageBytes)
+      : max_event_bytes_(max_event_bytes) {}
+
   /// Feeds bytes; calls `on_event` for each complete event with non-empty data. `id:` and
   /// `retry:` fields update last_event_id() and retry_ms() even on events without data (priming
   /// events).
@@ -29,7 +37,9 @@ class SseParser {
 
  private:
   void line(std::string_view l, const std::function<void(SseEvent)>& on_event);
+  [[noreturn]] void too_large() const;
 
+  std::size_t max_event_bytes_;
   std::string pending_;
   bool skip_lf_ = false;
   SseEvent event_;

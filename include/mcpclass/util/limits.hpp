@@ -10,4 +10,8 @@ namespace mcpclass::limits {
 /// Longest `text` classify_text accepts by default, in characters (Unicode code points).
 inline constexpr std::size_t kMaxTextLength = 10000;
 
+/// Largest message an MCP client buffers from a peer by default: a JSON response body or one SSE
+/// event (HttpClientOptions::max_message_bytes).
+inline constexpr std::size_t kMaxClientMessageBytes = 16 * 1024 * 1024;
+
 }  // namespace mcpclass::limits

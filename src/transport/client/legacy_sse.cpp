@@ -91,6 +91,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
       bool announced = false;
     };
     auto state = std::make_shared<State>();
+    state->parser = detail::SseParser(options_.max_message_bytes);
     std::weak_ptr<LegacySseTransport> weak = weak_from_this();
     detail::ExchangeCallbacks cb;
     cb.on_head = [state](const HttpHead& head) { state->status = head.status; };

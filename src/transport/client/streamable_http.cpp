@@ -184,7 +184,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       stream->www_authenticate = head.header("www-authenticate");
       stream->sse = head.header("content-type").starts_with("text/event-stream");
       stream->body.clear();
-      stream->parser = detail::SseParser{};
+      stream->parser = detail::SseParser(self->options_.max_message_bytes);
     };
     cb.on_data = [weak, stream](std::string_view data) {
       auto self = weak.lock();
@@ -341,6 +341,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       bool got_data = false;
     };
     auto state = std::make_shared<State>();
+    state->parser = detail::SseParser(options_.max_message_bytes);
     std::weak_ptr<StreamableHttpTransport> weak = weak_from_this();
     detail::ExchangeCallbacks cb;
     cb.on_head = [state](const HttpHead& head) {

@@ -10,6 +10,7 @@
 
 #include "mcpclass/auth/oauth.hpp"
 #include "mcpclass/client/transport.hpp"
+#include "mcpclass/util/limits.hpp"
 
 #include <chrono>
 #include <map>
@@ -36,6 +37,9 @@ struct HttpClientOptions {
   /// Deadline of exchanges that should be quick: notification and response POSTs, DELETE,
   /// waiting for the legacy `endpoint` event.
   std::chrono::milliseconds io_timeout{10'000};
+  /// Largest message buffered from the server: a JSON body, or one SSE event. A larger one
+  /// fails its request (or stream) with a TransportError naming this limit.
+  std::size_t max_message_bytes = limits::kMaxClientMessageBytes;
   /// Streamable HTTP: open the GET stream for server-initiated messages after initialize.
   bool open_get_stream = true;
   /// Streamable HTTP: reconnect delay when the server gave no `retry:`.

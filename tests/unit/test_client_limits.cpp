@@ -1,0 +1,110 @@
+// A hostile HTTP peer against the client side: a body or an SSE line that never ends. The client
+// stops reading at max_message_bytes with a clear error instead of buffering what it is sent.
+#include "net/http_client.hpp"
+#include "net/sse_parser.hpp"
+
+#include <doctest/doctest.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
+
+#include <atomic>
+#include <future>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using namespace mcpclass::transport::detail;
+
+constexpr std::size_t kPeerCap = 256u << 20;  // the peer gives up here (the client never would)
+
+// Answers one request with `head`, then streams 'x' until the client goes away or kPeerCap.
+class EndlessPeer {
+ public:
+  explicit EndlessPeer(std::string head)
+      : acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0}) {
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this, head = std::move(head)] {
+      tcp::socket socket(ioc_);
+      acceptor_.accept(socket);
+      std::string request;
+      net::read_until(socket, net::dynamic_buffer(request), "\r\n\r\n");
+      boost::system::error_code ec;
+      net::write(socket, net::buffer(head), ec);
+      const std::string block(1 << 20, 'x');
+      while (!ec && sent_ < kPeerCap) sent_ += net::write(socket, net::buffer(block), ec);
+    });
+  }
+  ~EndlessPeer() { thread_.join(); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+  std::size_t sent() const { return sent_; }
+
+ private:
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  unsigned short port_ = 0;
+  std::atomic<std::size_t> sent_{0};
+  std::thread thread_;
+};
+
+HttpRequest get() {
+  HttpRequest req;
+  req.method = "GET";
+  req.target = "/";
+  req.timeout = std::chrono::seconds(60);
+  return req;
+}
+
+}  // namespace
+
+TEST_CASE("client limits: a JSON body that never ends fails at max_message_bytes") {
+  std::string error;
+  std::size_t sent = 0;
+  {
+    EndlessPeer peer(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n");
+    HttpEngine engine(std::chrono::seconds(5), "", 1 << 20);
+    const auto result = engine.perform(parse_http_url(peer.url()), get());
+    engine.stop();
+    error = result.error;
+    CHECK(result.body.size() <= (1u << 20) + 16384);
+    sent = peer.sent();
+  }
+  CHECK(error == "response body larger than 1048576 bytes (max_message_bytes)");
+  CHECK(sent < kPeerCap);
+}
+
+TEST_CASE("client limits: an SSE line that never ends fails at max_message_bytes") {
+  std::string error;
+  std::size_t sent = 0;
+  {
+    EndlessPeer peer(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: ");
+    HttpEngine engine(std::chrono::seconds(5), "");
+    SseParser parser(1 << 20);
+    std::promise<std::string> ended;
+    ExchangeCallbacks cb;
+    cb.on_data = [&](std::string_view d) { parser.feed(d, [](SseEvent) {}); };
+    cb.on_end = [&](const std::string& e) { ended.set_value(e); };
+    engine.start(parse_http_url(peer.url()), get(), std::move(cb));
+    error = ended.get_future().get();
+    engine.stop();
+    sent = peer.sent();
+  }
+  CHECK(error == "SSE event larger than 1048576 bytes (max_message_bytes)");
+  CHECK(sent < kPeerCap);
+}
+
+TEST_CASE("client limits: the SSE parser bounds an event's data, not only its lines") {
+  SseParser parser(64);
+  int events = 0;
+  parser.feed("data: " + std::string(50, 'a') + "\n\n", [&](SseEvent) { ++events; });
+  CHECK(events == 1);
+  parser.feed("data: " + std::string(40, 'a') + "\n", [&](SseEvent) { ++events; });
+  CHECK_THROWS_WITH_AS(parser.feed("data: " + std::string(40, 'b') + "\n", [](SseEvent) {}),
+                       "SSE event larger than 64 bytes (max_message_bytes)", std::length_error);
+}

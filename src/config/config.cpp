@@ -32,12 +32,15 @@ void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
   http.io_threads = count(h, "io_threads", 1, 64);
   http.max_sessions = count(h, "max_sessions", 1);
   http.max_sse_streams = count(h, "max_sse_streams", 1);
+  http.max_connections = count(h, "max_connections", 1);
   http.max_body_bytes = count(h, "max_body_bytes", 1);
   http.max_header_bytes = count(h, "max_header_bytes", 1);
   http.event_store_size = count(h, "event_store_size", 0);
   http.session_idle_timeout = h.seconds("session_idle_timeout", false);
   http.read_timeout = h.seconds("read_timeout", false);
   http.idle_timeout = h.seconds("idle_timeout", false);
+  http.write_timeout = h.seconds("write_timeout", false);
+  http.sse_heartbeat = h.seconds("sse_heartbeat", true);
   http.shutdown_timeout = h.seconds("shutdown_timeout", true);
 }
 
@@ -52,12 +55,15 @@ json::object http_to_json(const HttpSettings& http) {
   put("io_threads", http.io_threads);
   put("max_sessions", http.max_sessions);
   put("max_sse_streams", http.max_sse_streams);
+  put("max_connections", http.max_connections);
   put("max_body_bytes", http.max_body_bytes);
   put("max_header_bytes", http.max_header_bytes);
   put("event_store_size", http.event_store_size);
   put_seconds("session_idle_timeout", http.session_idle_timeout);
   put_seconds("read_timeout", http.read_timeout);
   put_seconds("idle_timeout", http.idle_timeout);
+  put_seconds("write_timeout", http.write_timeout);
+  put_seconds("sse_heartbeat", http.sse_heartbeat);
   put_seconds("shutdown_timeout", http.shutdown_timeout);
   if (!http.tls_cert_file.empty() || !http.tls_key_file.empty())
     out["tls"] = json::object{{"cert_file", http.tls_cert_file}, {"key_file", http.tls_key_file}};

@@ -15,6 +15,14 @@ using jsonrpc::ProtocolError;
 
 namespace {
 
+// A method name as error messages quote it: the client's text, so at most 128 bytes of it (an
+// error must not echo megabytes back, or keep them in an SSE replay buffer).
+std::string quoted_method(std::string_view name) {
+  constexpr std::size_t kShown = 128;
+  if (name.size() <= kShown) return std::string(name);
+  return fmt::format("{}... ({} bytes)", name.substr(0, kShown), name.size());
+}
+
 // Collects the answers of a batch's messages into one array.
 class BatchStream final : public Stream {
  public:
@@ -299,7 +307,8 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
       }
       if (const Method* m = find_method(method); m != nullptr && m->stateful_only) {
         return fail(jsonrpc::kMethodNotFound,
-                    fmt::format("Method not found: {} does not exist in protocol {}", method, v));
+                    fmt::format("Method not found: {} does not exist in protocol {}",
+                                quoted_method(method), v));
       }
       stateless = true;
       client.protocol_version = std::string(v);
@@ -357,7 +366,8 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
 
   try {
     const Method* m = find_method(method);
-    if (m == nullptr) throw ProtocolError(jsonrpc::kMethodNotFound, "Method not found: " + method);
+    if (m == nullptr)
+      throw ProtocolError(jsonrpc::kMethodNotFound, "Method not found: " + quoted_method(method));
     m->answer(*this, call);
   } catch (const ProtocolError& e) {
     finish_error(call, e.error());

@@ -9,12 +9,15 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
   o.io_threads = http.io_threads.value_or(o.io_threads);
   o.max_sessions = http.max_sessions.value_or(o.max_sessions);
   o.max_sse_streams = http.max_sse_streams.value_or(o.max_sse_streams);
+  o.max_connections = http.max_connections.value_or(o.max_connections);
   o.max_body_bytes = http.max_body_bytes.value_or(o.max_body_bytes);
   o.max_header_bytes = http.max_header_bytes.value_or(o.max_header_bytes);
   o.event_store_size = http.event_store_size.value_or(o.event_store_size);
   o.session_idle_timeout = http.session_idle_timeout.value_or(o.session_idle_timeout);
   o.read_timeout = http.read_timeout.value_or(o.read_timeout);
   o.idle_timeout = http.idle_timeout.value_or(o.idle_timeout);
+  o.write_timeout = http.write_timeout.value_or(o.write_timeout);
+  o.sse_heartbeat = http.sse_heartbeat.value_or(o.sse_heartbeat);
   o.shutdown_timeout = http.shutdown_timeout.value_or(o.shutdown_timeout);
   o.tls_cert_file = http.tls_cert_file;
   o.tls_key_file = http.tls_key_file;

@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view target(req.target().data(), req.target().size());
   constexpr std::string_view prefix = "/mcp/";
   if (target.substr(0, prefix.size()) == prefix) {
-    auto built = router_request(target.substr(prefix.size()), req.body());
+    auto built = router_request(target.substr(prefix.size()), req.body(), {});
     if (auto* message = std::get_if<json::value>(&built)) (void)json::serialize(*message);
   }
   // router_reply on the body read as an engine answer (a result, an error, or anything else).

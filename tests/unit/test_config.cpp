@@ -272,6 +272,9 @@ server:
     read_timeout: 10
     idle_timeout: 0.25
     shutdown_timeout: 0
+    max_connections: 500
+    write_timeout: 2
+    sse_heartbeat: 0
 )");
   const auto o = service::http_server_options(c.server.http);
   CHECK(o.port == 0);
@@ -285,6 +288,9 @@ server:
   CHECK(o.read_timeout == std::chrono::seconds(10));
   CHECK(o.idle_timeout == std::chrono::milliseconds(250));
   CHECK(o.shutdown_timeout == std::chrono::milliseconds(0));
+  CHECK(o.max_connections == 500);
+  CHECK(o.write_timeout == std::chrono::seconds(2));
+  CHECK(o.sse_heartbeat == std::chrono::milliseconds(0));
   // The document round-trips, and a document without limits gives the transport's defaults.
   CHECK(config::parse_config(boost::json::serialize(c.to_json())).to_json() == c.to_json());
   const transport::HttpServerOptions defaults;
@@ -308,8 +314,12 @@ server:
         "server.http.read_timeout: expected number, got string");
   CHECK(error_of("server:\n  http:\n    shutdown_timeout: -1\n") ==
         "server.http.shutdown_timeout: must be within [0, 86400] seconds");
-  CHECK(error_of("server:\n  http:\n    max_connections: 5\n") ==
-        "server.http.max_connections: unknown key");
+  CHECK(error_of("server:\n  http:\n    max_conections: 5\n") ==
+        "server.http.max_conections: unknown key");
+  CHECK(error_of("server:\n  http:\n    max_connections: 0\n") ==
+        "server.http.max_connections: must be an integer >= 1");
+  CHECK(error_of("server:\n  http:\n    write_timeout: 0\n") ==
+        "server.http.write_timeout: must be within (0, 86400] seconds");
 }
 
 TEST_CASE("config: files and classifier kinds") {

@@ -16,10 +16,12 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -32,9 +34,21 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using namespace mcpclass;
 
+transport::HttpServerOptions timeouts(std::chrono::milliseconds read_timeout,
+                                      std::chrono::milliseconds idle_timeout,
+                                      std::size_t max_header_bytes) {
+  transport::HttpServerOptions options;
+  options.read_timeout = read_timeout;
+  options.idle_timeout = idle_timeout;
+  options.max_header_bytes = max_header_bytes;
+  return options;
+}
+
 struct LimitServer {
   LimitServer(std::chrono::milliseconds read_timeout, std::chrono::milliseconds idle_timeout,
-              std::size_t max_header_bytes = 16 * 1024) {
+              std::size_t max_header_bytes = 16 * 1024)
+      : LimitServer(timeouts(read_timeout, idle_timeout, max_header_bytes)) {}
+  explicit LimitServer(const transport::HttpServerOptions& options) {
     server = server::Server::create({}, pool.executor());
     server::Tool echo;
     echo.name = "echo";
@@ -46,10 +60,6 @@ struct LimitServer {
       return server::ToolResult::text(std::string(args.at("text").as_string()));
     };
     server->add_tool(echo);
-    transport::HttpServerOptions options;
-    options.read_timeout = read_timeout;
-    options.idle_timeout = idle_timeout;
-    options.max_header_bytes = max_header_bytes;
     http = std::make_unique<transport::HttpServer>(server, options);
     http->start();
     port = http->port();
@@ -206,4 +216,168 @@ TEST_CASE(
     CHECK(drain_until_closed(socket, 3s).find("<still open>") == std::string::npos);
     check_next_request_is_answered(t.port, "after-431");
   }
+}
+
+namespace {
+
+std::string raw_request(unsigned short port, const std::string& method, const std::string& target,
+                        const std::string& body = {}) {
+  return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+         "Content-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// The status of a GET /sse on a new connection (the connection is dropped after the head).
+unsigned sse_status(unsigned short port) {
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect({net::ip::make_address("127.0.0.1"), port});
+  net::write(socket, net::buffer(raw_request(port, "GET", "/sse")));
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> parser;
+  http::read_header(socket, buffer, parser);
+  return parser.get().result_int();
+}
+
+}  // namespace
+
+TEST_CASE("http limits: over max_connections a connection is answered 503, then served again") {
+  transport::HttpServerOptions options;
+  options.max_connections = 3;
+  LimitServer s(options);
+  net::io_context ioc;
+  std::vector<tcp::socket> idle;
+  for (int i = 0; i < 3; ++i) {
+    idle.emplace_back(ioc).connect({net::ip::make_address("127.0.0.1"), s.port});
+  }
+  // The three are accepted (and counted) before the fourth: each one answers a request.
+  for (auto& socket : idle) {
+    net::write(socket, net::buffer(echo_request(s.port, "hold")));
+    beast::flat_buffer buffer;
+    CHECK(read_response(socket, buffer).first == 200);
+  }
+  tcp::socket extra(ioc);
+  extra.connect({net::ip::make_address("127.0.0.1"), s.port});
+  net::write(extra, net::buffer(echo_request(s.port, "one too many")));
+  beast::flat_buffer buffer;
+  const auto [status, body] = read_response(extra, buffer);
+  CHECK(status == 503);
+  CHECK(body.find("Too many connections") != std::string::npos);
+  CHECK(drain_until_closed(extra, 2s).find("<still open>") == std::string::npos);
+
+  idle.front().close();
+  bool served = false;
+  for (const auto deadline = Clock::now() + 5s; !served && Clock::now() < deadline;) {
+    tcp::socket next(ioc);
+    next.connect({net::ip::make_address("127.0.0.1"), s.port});
+    net::write(next, net::buffer(echo_request(s.port, "again")));
+    beast::flat_buffer b;
+    served = read_response(next, b).first == 200;
+    if (!served) std::this_thread::sleep_for(50ms);
+  }
+  CHECK(served);
+}
+
+TEST_CASE("http limits: an SSE reader that stops reading is cut after write_timeout") {
+  transport::HttpServerOptions options;
+  options.max_sse_streams = 1;
+  options.write_timeout = 300ms;
+  LimitServer s(options);
+  net::io_context ioc;
+  tcp::socket stalled(ioc);
+  stalled.open(tcp::v4());
+  stalled.set_option(net::socket_base::receive_buffer_size(4096));  // before connect: no autotuning
+  stalled.connect({net::ip::make_address("127.0.0.1"), s.port});
+  net::write(stalled, net::buffer(raw_request(s.port, "GET", "/sse")));
+  // Read the head and the endpoint event, then never read again.
+  std::string seen;
+  char chunk[512];
+  while (seen.find("sessionId=") == std::string::npos ||
+         seen.find("\n\n", seen.find("sessionId=")) == std::string::npos) {
+    seen.append(chunk, stalled.read_some(net::buffer(chunk)));
+  }
+  const auto at = seen.find("sessionId=") + 10;
+  const std::string session = seen.substr(at, seen.find_first_of("\r\n", at) - at);
+  REQUIRE(session.size() == 32);
+  CHECK(sse_status(s.port) == 503);  // the one stream slot is taken
+
+  auto message = [&](const json::value& m) {
+    net::io_context post_ioc;
+    tcp::socket post(post_ioc);
+    post.connect({net::ip::make_address("127.0.0.1"), s.port});
+    net::write(post, net::buffer(raw_request(s.port, "POST", "/messages?sessionId=" + session,
+                                             json::serialize(m))));
+    beast::flat_buffer b;
+    return read_response(post, b).first;
+  };
+  REQUIRE(message(json::parse(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+      "protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})")) ==
+          202);
+  REQUIRE(message(json::parse(R"({"jsonrpc":"2.0","method":"notifications/initialized"})")) == 202);
+  // 7 MiB of answers: more than the kernel buffers hold, less than the 8 MiB queue cap, so
+  // only the write timeout can end the stalled stream.
+  for (int i = 0; i < 7; ++i) {
+    json::object call{{"jsonrpc", "2.0"}, {"id", 10 + i}, {"method", "tools/call"}};
+    call["params"] = json::object{{"name", "echo"},
+                                  {"arguments", json::object{{"text", std::string(1 << 20, 'a')}}}};
+    CHECK(message(call) == 202);
+  }
+  bool freed = false;
+  for (const auto deadline = Clock::now() + 10s; !freed && Clock::now() < deadline;) {
+    freed = sse_status(s.port) == 200;
+    if (!freed) std::this_thread::sleep_for(100ms);
+  }
+  CHECK(freed);
+}
+
+TEST_CASE("http limits: idle GET streams carry keep-alive comments") {
+  transport::HttpServerOptions options;
+  options.sse_heartbeat = 50ms;
+  LimitServer s(options);
+  net::io_context ioc;
+  tcp::socket stream(ioc);
+  stream.connect({net::ip::make_address("127.0.0.1"), s.port});
+  net::write(stream, net::buffer(raw_request(s.port, "GET", "/sse")));
+  std::string seen;
+  char chunk[512];
+  const auto deadline = Clock::now() + 5s;
+  while (seen.find(": keep-alive\n\n") == std::string::npos && Clock::now() < deadline) {
+    pollfd fd{stream.native_handle(), POLLIN, 0};
+    if (::poll(&fd, 1, 100) > 0) seen.append(chunk, stream.read_some(net::buffer(chunk)));
+  }
+  CHECK(seen.find(": keep-alive\n\n") != std::string::npos);
+}
+
+TEST_CASE("http limits: GET streams opened all at once never pass max_sse_streams") {
+  transport::HttpServerOptions options;
+  options.max_sse_streams = 4;
+  options.io_threads = 4;
+  LimitServer s(options);
+  constexpr int kClients = 24;
+  std::vector<std::thread> clients;
+  std::atomic<int> opened{0};
+  std::atomic<int> refused{0};
+  std::atomic<int> ready{0};
+  std::atomic<bool> done{false};
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&] {
+      net::io_context ioc;
+      tcp::socket socket(ioc);
+      socket.connect({net::ip::make_address("127.0.0.1"), s.port});
+      ++ready;
+      while (ready.load() < kClients) std::this_thread::yield();
+      net::write(socket, net::buffer(raw_request(s.port, "GET", "/sse")));
+      beast::flat_buffer buffer;
+      http::response_parser<http::empty_body> parser;
+      http::read_header(socket, buffer, parser);
+      ++(parser.get().result_int() == 200 ? opened : refused);
+      while (!done) std::this_thread::sleep_for(10ms);  // hold the stream open
+    });
+  }
+  while (opened + refused < kClients) std::this_thread::sleep_for(10ms);
+  CHECK(opened == 4);
+  CHECK(refused == kClients - 4);
+  done = true;
+  for (auto& t : clients) t.join();
 }

@@ -116,8 +116,9 @@ json::object request(std::int64_t id, std::string method, json::object params = 
 
 // A server with a few tools behind an HttpServer.
 struct TestServer {
-  explicit TestServer(transport::HttpServerOptions options = {}) {
-    server = server::Server::create({}, pool.executor());
+  explicit TestServer(transport::HttpServerOptions options = {},
+                      server::ServerOptions server_options = {}) {
+    server = server::Server::create(std::move(server_options), pool.executor());
     server::Tool echo;
     echo.name = "echo";
     echo.description = "Echoes text";
@@ -336,6 +337,63 @@ TEST_CASE("http: bearer token") {
             .status == 200);
   CHECK(call(t.port, http::verb::get, "/health", {}, {}).status == 200);
   CHECK(call(t.port, http::verb::get, "/metrics", {}, {}).status == 401);
+}
+
+TEST_CASE("http: /health passes the Host and Origin guards; without the token it only says ok") {
+  {
+    TestServer t;
+    CHECK(call(t.port, http::verb::get, "/health", {}, {{"Host", "evil.example"}}).status == 403);
+    CHECK(
+        call(t.port, http::verb::get, "/health", {}, {{"Origin", "http://evil.example"}}).status ==
+        403);
+    CHECK(call(t.port, http::verb::get, "/metrics", {}, {{"Host", "evil.example"}}).status == 403);
+  }
+  transport::HttpServerOptions options;
+  options.bearer_token = "s3cret";
+  TestServer t(options);
+  Reply anonymous = call(t.port, http::verb::get, "/health", {}, {});
+  REQUIRE(anonymous.status == 200);
+  CHECK(anonymous.json_body() == json::object{{"status", "ok"}});
+  Reply known = call(t.port, http::verb::get, "/health", {}, {{"Authorization", "Bearer s3cret"}});
+  REQUIRE(known.status == 200);
+  CHECK(known.json_body().as_object().at("model") == "openai/gpt-oss-20b");
+}
+
+TEST_CASE("http: the router dialect parses within the server's JSON limits") {
+  server::ServerOptions server_options;
+  server_options.limits.max_depth = 8;
+  TestServer t({}, server_options);
+  json::value deep = json::object{{"text", "x"}};
+  for (int i = 0; i < 12; ++i) deep = json::object{{"nested", deep}};
+  Reply r = post(
+      t.port, "/mcp/tools/call",
+      json::object{{"name", "echo"}, {"arguments", json::object{{"text", "hi"}, {"extra", deep}}}});
+  CHECK(r.status == 400);
+  CHECK(r.body.find("nesting deeper than 8 levels") != std::string::npos);
+  // Within the limits the same route answers.
+  Reply ok = post(t.port, "/mcp/tools/call",
+                  json::object{{"name", "echo"}, {"arguments", json::object{{"text", "hi"}}}});
+  CHECK(ok.status == 200);
+}
+
+TEST_CASE("http: metrics count methods the engine does not answer under one short label") {
+  TestServer t;
+  const std::string id = t.open_session();
+  for (int i = 0; i < 3; ++i) {
+    const std::string method = "unknown/" + std::to_string(i) + std::string(64 * 1024, 'm');
+    Reply r =
+        post(t.port, "/mcp", request(10 + i, method), with(kJsonPost, {{"Mcp-Session-Id", id}}));
+    CHECK(r.status == 200);
+    CHECK(r.body.size() < 1024);  // the error quotes 128 bytes of the name, not 64 KiB
+  }
+  CHECK(post(t.port, "/mcp/" + std::string(4 * 1024, 'r'), json::object{}).status == 404);
+  Reply metrics = call(t.port, http::verb::get, "/metrics", {}, {});
+  REQUIRE(metrics.status == 200);
+  CHECK(metrics.body.size() < 16 * 1024);
+  CHECK(metrics.body.find("mcpclass_rpc_requests_total{method=\"other\"} 4") != std::string::npos);
+  CHECK(metrics.body.find("mmmmmmmm") == std::string::npos);
+  CHECK(metrics.body.find("mcpclass_rpc_requests_total{method=\"initialize\"} 1") !=
+        std::string::npos);
 }
 
 TEST_CASE("http: router dialect transcript (reference.md section 2)") {

@@ -44,12 +44,15 @@ struct HttpSettings {
   std::optional<std::size_t> io_threads;        ///< [1, 64]
   std::optional<std::size_t> max_sessions;      ///< >= 1
   std::optional<std::size_t> max_sse_streams;   ///< >= 1
+  std::optional<std::size_t> max_connections;   ///< >= 1
   std::optional<std::size_t> max_body_bytes;    ///< >= 1
   std::optional<std::size_t> max_header_bytes;  ///< >= 1
   std::optional<std::size_t> event_store_size;  ///< >= 0
   std::optional<std::chrono::milliseconds> session_idle_timeout;
   std::optional<std::chrono::milliseconds> read_timeout;
   std::optional<std::chrono::milliseconds> idle_timeout;
+  std::optional<std::chrono::milliseconds> write_timeout;
+  std::optional<std::chrono::milliseconds> sse_heartbeat;     ///< 0 = none
   std::optional<std::chrono::milliseconds> shutdown_timeout;  ///< may be 0
 };
 

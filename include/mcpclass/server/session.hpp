@@ -47,6 +47,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string protocol_version() const;
   std::size_t in_flight() const;
 
+  /// Whether the engine answers requests named `method` (so a transport may use it as a
+  /// metrics label: any other name is the client's text).
+  static bool answers(std::string_view method) noexcept { return find_method(method) != nullptr; }
+
  private:
   friend class Server;
   friend class InFlight;

@@ -32,7 +32,8 @@ struct HttpServerOptions {
   /// Extra Origins accepted, either a full origin ("https://app.example:8443") or a host name.
   /// Requests without Origin pass; local origins always pass; "*" accepts any.
   std::vector<std::string> allowed_origins;
-  /// When set, every endpoint but /health needs `Authorization: Bearer <token>`.
+  /// When set, every endpoint needs `Authorization: Bearer <token>`, except that GET /health
+  /// without it answers only `{"status":"ok"}` (for liveness probes).
   std::string bearer_token;
 
   /// HTTPS: the PEM certificate chain (server certificate first, then intermediates) and its PEM
@@ -48,6 +49,12 @@ struct HttpServerOptions {
   std::chrono::milliseconds read_timeout{30'000};
   /// How long a keep-alive connection may sit idle between requests.
   std::chrono::milliseconds idle_timeout{60'000};
+  /// How long one write may wait for the peer to take bytes (nginx's send_timeout), SSE
+  /// streams included: a reader that stopped reading is disconnected after this.
+  std::chrono::milliseconds write_timeout{30'000};
+  /// Connections open at once; one more is answered 503 and closed. 0 = the process's
+  /// descriptor limit (RLIMIT_NOFILE) less 64, so accept() never runs out of descriptors.
+  std::size_t max_connections = 0;
   /// Sessions alive at once; at the limit the least recently used idle session is evicted, or the
   /// initialize is refused with 503.
   std::size_t max_sessions = 1024;
@@ -58,6 +65,9 @@ struct HttpServerOptions {
   /// How long stop() waits for requests in flight before cancelling them.
   std::chrono::milliseconds shutdown_timeout{5'000};
   std::size_t io_threads = 2;
+  /// An SSE comment is written to an idle GET stream this often (0 = never), so a peer that is
+  /// gone is found by write_timeout.
+  std::chrono::milliseconds sse_heartbeat{15'000};
   /// The `retry:` hint (ms) sent with the priming event of resumable streams.
   unsigned sse_retry_ms = 1000;
   /// Events kept per SSE stream for `Last-Event-ID` replay.

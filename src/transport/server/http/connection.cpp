@@ -17,9 +17,12 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 
 Connection::Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared)
-    : io_(std::move(io)), shared_(std::move(shared)) {}
+    : io_(std::move(io)), shared_(std::move(shared)) {
+  ++shared_->connections;
+}
 
 Connection::~Connection() {
+  --shared_->connections;
   if (stream_counted_) shared_->metrics->stream_closed();
   release_reading();
 }
@@ -150,6 +153,7 @@ void Connection::drain() {
 void Connection::disconnect() {
   if (mode_ == Mode::closed) return;
   mode_ = Mode::closed;
+  if (heartbeat_) heartbeat_->cancel();
   release_exchange();
   // A write in progress still reads queue_.front(): keep that buffer until on_write.
   if (writing_ && !queue_.empty()) {

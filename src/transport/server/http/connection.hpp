@@ -11,6 +11,7 @@
 #include "transport/server/http/shared.hpp"
 #include "transport/server/http/sse.hpp"
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json/value.hpp>
 
@@ -107,7 +108,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // --- Routing (http_connection_dispatch.cpp) ---
   void handle(Request req);
   void method_not_allowed(std::string allow);
-  void health();
+  /// `detailed`: the caller passed the token guard, so the body names the classifier and load.
+  void health(bool detailed);
   void metrics();
 
   // --- Streamable HTTP on /mcp (http_connection_post.cpp) ---
@@ -121,6 +123,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool open_stream_slot();
   void start_sse(bool priming);
   void watch_disconnect();
+  void schedule_heartbeat();
 
   // --- Legacy HTTP+SSE (http_connection_legacy.cpp) ---
   void get_legacy();
@@ -168,6 +171,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string priming_;           // the priming event of this exchange's resumable stream
   bool get_stream_ = false;
   bool stream_counted_ = false;
+  std::optional<boost::asio::steady_timer> heartbeat_;  // GET streams: the keep-alive comments
 };
 
 }  // namespace mcpclass::transport

@@ -1,5 +1,5 @@
-// Request dispatch: the drain check, path routing, the Host/Origin/token guards, and the two
-// endpoints that need no engine (GET /health, GET /metrics).
+// Request dispatch: the drain check, path routing, the Host/Origin guards (every route) and the
+// token guard, and the two endpoints that need no engine (GET /health, GET /metrics).
 #include "transport/server/http/connection.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
@@ -26,15 +26,10 @@ void Connection::handle(Request req) {
     return respond(http::status::service_unavailable,
                    rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: shutting down"));
   }
-  if (path == "/health") {
-    route_ = "health";
-    if (verb != http::verb::get) return method_not_allowed("GET");
-    return health();
-  }
   const bool mcp = path == "/mcp" || path.starts_with("/mcp/");
   const bool legacy = path == "/sse" || path == "/messages";
-  if (path == "/metrics") {
-    route_ = "metrics";
+  if (path == "/health" || path == "/metrics") {
+    route_ = path.substr(1);
   } else if (mcp) {
     route_ = path == "/mcp" ? "mcp" : "router";
   } else if (legacy) {
@@ -52,8 +47,15 @@ void Connection::handle(Request req) {
     return respond(http::status::forbidden,
                    rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed"));
   }
-  if (!shared_->options.bearer_token.empty() &&
-      !bearer_matches(req[http::field::authorization], shared_->options.bearer_token)) {
+  const bool authorized =
+      shared_->options.bearer_token.empty() ||
+      bearer_matches(req[http::field::authorization], shared_->options.bearer_token);
+  // A liveness probe carries no token: without one /health says only that the server is up.
+  if (path == "/health") {
+    if (verb != http::verb::get) return method_not_allowed("GET");
+    return health(authorized);
+  }
+  if (!authorized) {
     const bool given = !req[http::field::authorization].empty();
     return respond(
         http::status::unauthorized,
@@ -92,8 +94,9 @@ void Connection::method_not_allowed(std::string allow) {
           {{"Allow", std::move(allow)}});
 }
 
-void Connection::health() {
+void Connection::health(bool detailed) {
   json::object body{{"status", "ok"}};
+  if (!detailed) return respond(http::status::ok, json::serialize(body));
   if (shared_->health) {
     for (auto& [k, v] : shared_->health()) body[k] = v;
   }

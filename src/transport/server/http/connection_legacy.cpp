@@ -42,6 +42,7 @@ void Connection::get_legacy() {
   sink_token_ = channel_->attach(make_sink(), std::nullopt);
   channel_->append_raw("endpoint", "/messages?sessionId=" + entry->id);
   watch_disconnect();
+  schedule_heartbeat();
 }
 
 void Connection::post_legacy(const Request& req, std::string_view query) {

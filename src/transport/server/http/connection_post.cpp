@@ -196,7 +196,7 @@ void Connection::post_mcp(const Request& req) {
   // initialize stays JSON: on_final() attaches or drops the new session with its answer.
   const bool sse_only =
       sse_ok && !initialize && !accepts(req[http::field::accept], "application/json");
-  const std::string method_name = method_of(message);
+  const std::string method_name(HttpMetrics::method_label(method_of(message)));
   std::string version(req[kVersionHeader]);
 
   auto metrics = shared_->metrics;

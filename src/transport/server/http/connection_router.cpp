@@ -57,13 +57,13 @@ void Connection::on_router_final(std::uint64_t exchange, std::optional<json::val
 
 void Connection::post_router(const Request& req, std::string_view method) {
   if (method.empty()) return respond(http::status::not_found, R"({"error":"not found"})");
-  auto built = router_request(method, req.body());
+  auto built = router_request(method, req.body(), shared_->server->options().limits);
   if (auto* reply = std::get_if<RouterReply>(&built)) {
     return respond(static_cast<http::status>(reply->status), std::move(reply->body));
   }
   const json::value& message = std::get<json::value>(built);
   auto metrics = shared_->metrics;
-  const std::string method_name(method);
+  const std::string method_name(HttpMetrics::method_label(method));
   const bool answers = has_request(message);
 
   // A known Mcp-Session-Id keeps the router's calls in that session; otherwise each call is

@@ -24,8 +24,10 @@ void Connection::on_frame(std::uint64_t exchange, std::string frame, bool end) {
   }
   if (mode_ != Mode::streaming) return;
   if (!frame.empty()) {
+    // The reader is too slow when bytes are still queued and this frame would pass the cap; a
+    // single large frame to a reader that keeps up is sent.
+    if (queued_bytes_ > 0 && queued_bytes_ + frame.size() > kMaxQueuedBytes) return disconnect();
     queued_bytes_ += frame.size();
-    if (queued_bytes_ > kMaxQueuedBytes) return disconnect();  // the reader is too slow
     enqueue(chunk(frame), false);
   }
   if (end) {
@@ -83,16 +85,15 @@ void Connection::get_mcp(const Request& req) {
   start_sse(entry->session->protocol_version() >= protocol::k2025_11_25);
   sink_token_ = channel->attach(make_sink(), after);
   watch_disconnect();
+  schedule_heartbeat();
 }
 
 bool Connection::open_stream_slot() {
-  if (static_cast<std::size_t>(shared_->metrics->sse_streams()) >=
-      shared_->options.max_sse_streams) {
+  if (!shared_->metrics->try_stream_open(shared_->options.max_sse_streams)) {
     respond(http::status::service_unavailable,
             rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: too many SSE streams"));
     return false;
   }
-  shared_->metrics->stream_opened();
   stream_counted_ = true;
   get_stream_ = true;
   keep_alive_ = false;  // a GET stream ends with its connection
@@ -125,6 +126,21 @@ void Connection::watch_disconnect() {
                    self->buffer_.clear();
                    self->watch_disconnect();
                  });
+}
+
+// An idle GET stream gets an SSE comment now and then: proxies keep it open, and a peer that
+// vanished or stopped reading is found by the write timeout instead of pinning the stream.
+void Connection::schedule_heartbeat() {
+  const auto period = shared_->options.sse_heartbeat;
+  if (period.count() <= 0 || mode_ != Mode::streaming) return;
+  if (!heartbeat_) heartbeat_.emplace(io_->executor());
+  heartbeat_->expires_after(period);
+  heartbeat_->async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->mode_ != Mode::streaming) return;
+    if (self->queue_.empty()) self->enqueue(chunk(": keep-alive\n\n"), false);
+    self->schedule_heartbeat();
+  });
 }
 
 }  // namespace mcpclass::transport

@@ -49,14 +49,14 @@ void Connection::enqueue(std::string bytes, bool last) {
 void Connection::write_next() {
   if (queue_.empty() || mode_ == Mode::closed) {
     writing_ = false;
+    // An open stream with nothing to send waits for events, however long: only writes time out.
+    if (mode_ == Mode::streaming) io_->expires_never();
     return;
   }
   writing_ = true;
-  if (get_stream_ || mode_ == Mode::streaming) {
-    io_->expires_never();
-  } else {
-    io_->expires_after(shared_->options.read_timeout);
-  }
+  // Each write, streams included, must make progress within write_timeout: a peer that stopped
+  // reading (or vanished) cannot pin a stream, its buffers and its session.
+  io_->expires_after(shared_->options.write_timeout);
   io_->write(net::buffer(queue_.front().bytes),
              beast::bind_front_handler(&Connection::on_write, shared_from_this()));
 }

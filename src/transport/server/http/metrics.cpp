@@ -1,6 +1,8 @@
 // Prometheus text exposition of the transport counters.
 #include "transport/server/http/metrics.hpp"
 
+#include "mcpclass/server/session.hpp"
+
 #include <fmt/format.h>
 
 namespace mcpclass::transport {
@@ -34,12 +36,14 @@ void HttpMetrics::record_http(std::string_view route, unsigned status, double se
   duration_sum_ += seconds;
 }
 
+std::string_view HttpMetrics::method_label(std::string_view method) noexcept {
+  return server::Session::answers(method) ? method : "other";
+}
+
 void HttpMetrics::record_rpc(std::string_view method, bool error) {
+  const std::string key(method_label(method));
   std::lock_guard lock(mutex_);
-  // Unknown methods share one label so clients cannot grow the map without bound.
-  auto& [calls, errors] = rpc_.size() < 256 || rpc_.contains(std::string(method))
-                              ? rpc_[std::string(method)]
-                              : rpc_["other"];
+  auto& [calls, errors] = rpc_[key];
   ++calls;
   if (error) ++errors;
 }

@@ -17,9 +17,18 @@ class HttpMetrics {
  public:
   /// One HTTP exchange: route label ("mcp", "router", "sse", "health", ...), status, duration.
   void record_http(std::string_view route, unsigned status, double seconds);
-  /// One JSON-RPC request by method, and whether it ended in an error.
+  /// The label a request method is counted under: its name when the engine answers it,
+  /// "other" for any other text a client sent (so labels stay few and short).
+  static std::string_view method_label(std::string_view method) noexcept;
+  /// One JSON-RPC request by method (see method_label), and whether it ended in an error.
   void record_rpc(std::string_view method, bool error);
-  void stream_opened() { ++sse_streams_; }
+  /// Counts a GET stream unless `limit` streams are open already; false when refused. One atomic
+  /// step, so concurrent opens cannot overshoot the limit.
+  bool try_stream_open(std::size_t limit) {
+    if (static_cast<std::size_t>(++sse_streams_) <= limit) return true;
+    --sse_streams_;
+    return false;
+  }
   void stream_closed() { --sse_streams_; }
   std::int64_t sse_streams() const { return sse_streams_; }
 

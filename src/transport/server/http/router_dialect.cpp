@@ -23,10 +23,11 @@ bool blank(std::string_view s) {
 }  // namespace
 
 std::variant<json::value, RouterReply> router_request(std::string_view method,
-                                                      std::string_view body) {
+                                                      std::string_view body,
+                                                      const jsonrpc::ParseLimits& limits) {
   json::value params;  // null = absent
   if (!blank(body)) {
-    auto parsed = jsonrpc::parse_json(body);
+    auto parsed = jsonrpc::parse_json(body, limits);
     if (auto* error = std::get_if<jsonrpc::Error>(&parsed)) {
       return error_reply(400, error->code, error->message);
     }

@@ -5,6 +5,8 @@
 // Thread-safety: pure functions; reentrant.
 #pragma once
 
+#include "mcpclass/jsonrpc/message.hpp"
+
 #include <boost/json/value.hpp>
 
 #include <optional>
@@ -24,9 +26,10 @@ struct RouterReply {
 
 /// Builds the JSON-RPC message for `method` from a dialect body. Notifications (methods under
 /// "notifications/") get no id. On a body that is not JSON (or not an object) returns the reply
-/// to send instead.
+/// to send instead. The body is parsed within `limits` (the server's, as for /mcp).
 std::variant<boost::json::value, RouterReply> router_request(std::string_view method,
-                                                             std::string_view body);
+                                                             std::string_view body,
+                                                             const jsonrpc::ParseLimits& limits);
 
 /// The HTTP answer for the engine's final message: 200 with the bare result; for a JSON-RPC error
 /// a 4xx/5xx with `{"error":{code,message[,data]}}`; 202 when there is nothing to say.

@@ -4,13 +4,16 @@
 #include "net/tls_context.hpp"
 #include "transport/server/http/shared.hpp"
 
+#include <sys/resource.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,6 +24,42 @@ namespace mcpclass::transport {
 
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
+
+std::size_t resolve_max_connections(std::size_t configured) {
+  if (configured > 0) return configured;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 65'536;
+  constexpr rlim_t kReserve = 64;  // log files, models, a remote classifier's sockets
+  return static_cast<std::size_t>(
+      std::max<rlim_t>(16, limit.rlim_cur - std::min(limit.rlim_cur, kReserve)));
+}
+
+namespace {
+
+// The answer to a connection over max_connections: written once, then the socket closes.
+void refuse_connection(tcp::socket socket, bool tls) {
+  static const std::string kBusy = [] {
+    const std::string body =
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Too many connections"}})";
+    return "HTTP/1.1 503 Service Unavailable\r\nServer: mcpclass\r\nContent-Type: "
+           "application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: close\r\nRetry-After: 1\r\n\r\n" + body;
+  }();
+  auto s = std::make_shared<tcp::socket>(std::move(socket));
+  if (tls) {  // a TLS client could not read a plain answer
+    boost::system::error_code ignored;
+    s->close(ignored);
+    return;
+  }
+  net::async_write(*s, net::buffer(kBusy.data(), kBusy.size()),
+                   [s](boost::system::error_code, std::size_t) {
+                     boost::system::error_code ignored;
+                     s->shutdown(tcp::socket::shutdown_both, ignored);
+                     s->close(ignored);
+                   });
+}
+
+}  // namespace
 
 struct HttpServer::Impl {
   Impl(std::shared_ptr<server::Server> server, HttpServerOptions options, HealthCallback health)
@@ -40,7 +79,11 @@ struct HttpServer::Impl {
                               });
                               return;
                             }
-                            serve_connection(std::move(socket), shared);
+                            if (shared->connections.load() >= shared->max_connections) {
+                              refuse_connection(std::move(socket), shared->tls != nullptr);
+                            } else {
+                              serve_connection(std::move(socket), shared);
+                            }
                             accept();
                           });
   }

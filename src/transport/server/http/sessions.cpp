@@ -1,8 +1,10 @@
 // Session table of the HTTP transport.
 #include "transport/server/http/sessions.hpp"
 
-#include <cstdint>
-#include <random>
+#include <openssl/rand.h>
+
+#include <array>
+#include <stdexcept>
 
 namespace mcpclass::transport {
 
@@ -25,17 +27,18 @@ class ChannelStream final : public server::Stream {
 }  // namespace
 
 std::string random_session_id() {
-  thread_local std::mt19937_64 rng = [] {
-    std::random_device rd;
-    std::seed_seq seq{rd(), rd(), rd(), rd(), rd(), rd(), rd(), rd()};
-    return std::mt19937_64(seq);
-  }();
+  // From OpenSSL's CSPRNG: the ID is the session's only credential when no token is configured,
+  // so it must not be predictable from the IDs other clients see (a mersenne twister's is).
+  std::array<unsigned char, 16> bytes{};
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
+    throw std::runtime_error("session id: the system random generator failed");
+  }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string id;
-  id.reserve(32);
-  for (int word = 0; word < 2; ++word) {
-    std::uint64_t bits = rng();
-    for (int i = 0; i < 16; ++i, bits >>= 4) id.push_back(kHex[bits & 0xF]);
+  id.reserve(2 * bytes.size());
+  for (unsigned char b : bytes) {
+    id.push_back(kHex[b >> 4]);
+    id.push_back(kHex[b & 0xF]);
   }
   return id;
 }

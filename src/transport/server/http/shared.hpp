@@ -42,6 +42,9 @@ class PostGate {
   bool open_ = true;
 };
 
+/// `configured`, or when 0 the descriptor limit less a reserve for files and sessions' peers.
+std::size_t resolve_max_connections(std::size_t configured);
+
 struct HttpShared {
   HttpShared(std::shared_ptr<server::Server> srv, HttpServerOptions opts, HealthCallback hc)
       : server(std::move(srv)),
@@ -57,6 +60,9 @@ struct HttpShared {
   std::shared_ptr<HttpMetrics> metrics = std::make_shared<HttpMetrics>();
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   std::atomic<bool> stopping{false};
+  /// Connections open now, and the most allowed (options.max_connections resolved).
+  std::atomic<std::size_t> connections{0};
+  const std::size_t max_connections = resolve_max_connections(options.max_connections);
   /// Set by start() when options name a certificate and key: connections speak TLS only.
   std::shared_ptr<boost::asio::ssl::context> tls;
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

@@ -48,8 +48,9 @@ struct LimitServer {
   LimitServer(std::chrono::milliseconds read_timeout, std::chrono::milliseconds idle_timeout,
               std::size_t max_header_bytes = 16 * 1024)
       : LimitServer(timeouts(read_timeout, idle_timeout, max_header_bytes)) {}
-  explicit LimitServer(const transport::HttpServerOptions& options) {
-    server = server::Server::create({}, pool.executor());
+  explicit LimitServer(const transport::HttpServerOptions& options,
+                       server::ServerOptions server_options = {}) {
+    server = server::Server::create(std::move(server_options), pool.executor());
     server::Tool echo;
     echo.name = "echo";
     echo.description = "Echoes text";
@@ -380,4 +381,43 @@ TEST_CASE("http limits: GET streams opened all at once never pass max_sse_stream
   CHECK(refused == kClients - 4);
   done = true;
   for (auto& t : clients) t.join();
+}
+
+TEST_CASE("http limits: one SSE frame over the 8 MiB queue cap reaches a reader that keeps up") {
+  transport::HttpServerOptions options;
+  options.max_body_bytes = 32 * 1024 * 1024;
+  server::ServerOptions server_options;
+  server_options.limits.max_bytes = 32 * 1024 * 1024;
+  LimitServer s(options, server_options);
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect({net::ip::make_address("127.0.0.1"), s.port});
+  const std::string text(9 * 1024 * 1024, 'a');
+  // A client that accepts only text/event-stream gets every answer as SSE.
+  auto send = [&](const std::string& body, const std::string& extra) {
+    const std::string head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(s.port) +
+                             "\r\nContent-Type: application/json\r\n"
+                             "Accept: text/event-stream\r\n" +
+                             extra + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    net::write(socket, net::buffer(head + body));
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(boost::none);
+    http::read(socket, buffer, parser);
+    return parser.release();
+  };
+  auto init = send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+      "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})",
+                   "");
+  REQUIRE(init.result_int() == 200);
+  const std::string sid(init["Mcp-Session-Id"]);
+  const std::string headers = "Mcp-Session-Id: " + sid + "\r\nMCP-Protocol-Version: 2025-06-18\r\n";
+  send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", headers);
+  json::object call{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"}};
+  call["params"] = json::object{{"name", "echo"}, {"arguments", json::object{{"text", text}}}};
+  auto answer = send(json::serialize(call), headers);
+  CHECK(answer.result_int() == 200);
+  CHECK(answer[http::field::content_type] == "text/event-stream");
+  CHECK(answer.body().size() > text.size());
+  CHECK(answer.body().find(text) != std::string::npos);
 }

@@ -1,0 +1,83 @@
+"""Hostile clients against real `mcpclass` processes (issue 15). Run by ctest as
+`/usr/bin/python3 -m pytest tests/hostile` with MCPCLASS_BIN set; standard library only.
+
+- 300 POSTs, each naming a distinct unknown method of almost 4 MiB (half of them asking for SSE
+  answers only): the server's RSS stays bounded and /metrics stays small;
+- a YAML alias bomb of under 1 KiB given to `mcpclass list -c`: a ConfigError at once.
+"""
+import http.client
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from lib import procs  # noqa: E402
+
+BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(ROOT, "build", "mcpclass")
+MIB = 1024 * 1024
+
+
+def rules_server(tmp_path):
+    document = json.loads(subprocess.run([BIN, "config"], check=True, capture_output=True,
+                                         text=True).stdout)
+    document["classifier"]["kind"] = "rules"
+    cfg = tmp_path / "rules.json"
+    cfg.write_text(json.dumps(document))
+    return procs.Server([BIN, "serve", "--http", "127.0.0.1:0", "--config", str(cfg)],
+                        ready=r"on http://127\.0\.0\.1:(\d+)/mcp")
+
+
+def post_unknown(conn, sid, i, size, sse_only):
+    method = f"hostile/{i}/" + "m" * (size - 32)
+    body = json.dumps({"jsonrpc": "2.0", "id": i, "method": method})
+    conn.request("POST", "/mcp", body=body, headers={
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream" if sse_only else "application/json, text/event-stream",
+        "Mcp-Session-Id": sid, "MCP-Protocol-Version": procs.PROTOCOL_VERSION})
+    r = conn.getresponse()
+    text = r.read().decode()
+    assert r.status == 200, text[:200]
+    answer = procs.mcp_answer({k.lower(): v for k, v in r.getheaders()}, text)
+    assert answer["error"]["code"] == -32601
+    assert len(text) < 4096, "the error quotes the whole method name"
+
+
+def test_unknown_methods_neither_grow_memory_nor_metrics(tmp_path):
+    server = rules_server(tmp_path)
+    try:
+        sid = procs.open_session(server.port)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        size = 4 * MIB - 1024  # under the default max_body_bytes (4 MiB)
+        for i in range(4):  # the allocator's working set for 4 MiB bodies
+            post_unknown(conn, sid, i, size, sse_only=i % 2 == 1)
+        before = procs.rss_kib(server.pid)
+        for i in range(4, 304):
+            post_unknown(conn, sid, i, size, sse_only=i % 2 == 1)
+        grown_mib = (procs.rss_kib(server.pid) - before) / 1024
+        status, _, metrics = procs.http_request(server.port, "GET", "/metrics")
+        assert status == 200
+        assert len(metrics) < MIB, len(metrics)
+        assert 'mcpclass_rpc_requests_total{method="other"} 304' in metrics
+        assert grown_mib < 50, f"RSS grew {grown_mib:.0f} MiB over 300 unknown methods"
+        assert server.alive()
+    finally:
+        server.stop()
+
+
+def alias_bomb():
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, 10):
+        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\ncategories: *a9\n"
+
+
+def test_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(alias_bomb())
+    assert bomb.stat().st_size < 1024
+    # The timeout only keeps a regression from hanging the suite; the answer is immediate.
+    r = subprocess.run([BIN, "list", "-c", str(bomb)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "YAML document expands to more than 1000000 nodes" in r.stderr, r.stderr

@@ -192,6 +192,11 @@ void OAuthSession::discover(const std::string& resource_metadata_url) {
     if (issuer.empty())
       throw AuthorizationError("protected resource metadata", 0, "invalid_metadata",
                                "authorization_servers is missing");
+    const auto& allowed = options_.allowed_authorization_servers;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), issuer) == allowed.end())
+      throw AuthorizationError(
+          "protected resource metadata", 0, "invalid_metadata",
+          fmt::format("authorization server {} is not in allowed_authorization_servers", issuer));
     if (const auto* s = prm->if_contains("scopes_supported"); s != nullptr && s->is_array())
       resource_scopes_ = s->get_array();
   } else {
@@ -213,6 +218,7 @@ void OAuthSession::discover(const std::string& resource_metadata_url) {
                       {"registration_endpoint", issuer + "/register"},
                       {"code_challenge_methods_supported", json::array{"S256"}}};
   }
+  check_issuer(issuer, *as, legacy);
   // The specification: no code_challenge_methods_supported means no PKCE, and clients must
   // not proceed without it.
   if (options_.grant == OAuthOptions::Grant::authorization_code &&
@@ -221,6 +227,32 @@ void OAuthSession::discover(const std::string& resource_metadata_url) {
                              fmt::format("{} does not support PKCE S256", issuer));
   server_metadata_ = std::move(*as);
   discovered_ = true;
+}
+
+// A resource server could name any authorization server, and that server any endpoint: the
+// metadata must be for the issuer it was fetched for (RFC 8414 section 3.3), and unless the
+// issuer is configured, its endpoints (where the client secret and codes go) on its origin.
+void OAuthSession::check_issuer(const std::string& issuer, const json::object& metadata,
+                                bool guessed) const {
+  // 2025-03-26 servers name no issuer: the client guessed the MCP server's origin, and the
+  // metadata found there may name a path under it. Its endpoints must still be on that origin.
+  const std::string named = string_or_empty(metadata, "issuer");
+  if (!guessed && named != issuer)
+    throw AuthorizationError(
+        "authorization server metadata", 0, "invalid_issuer",
+        fmt::format("the metadata names issuer '{}', fetched for '{}'", named, issuer));
+  const auto& allowed = options_.allowed_authorization_servers;
+  if (std::find(allowed.begin(), allowed.end(), issuer) != allowed.end()) return;
+  const std::string origin = origin_of(issuer);
+  for (const char* key : {"authorization_endpoint", "token_endpoint", "registration_endpoint"}) {
+    const std::string endpoint = string_or_empty(metadata, key);
+    if (!endpoint.empty() && origin_of(endpoint) != origin)
+      throw AuthorizationError(
+          "authorization server metadata", 0, "invalid_metadata",
+          fmt::format("{} {} is not on the issuer's origin {} (list the issuer in "
+                      "allowed_authorization_servers to trust it)",
+                      key, endpoint, origin));
+  }
 }
 
 std::string OAuthSession::metadata_string(const char* key) const {

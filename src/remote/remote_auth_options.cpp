@@ -50,6 +50,8 @@ RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::
     o.max_attempts = static_cast<int>(*n);
   }
   o.require_https = r.boolean("require_https").value_or(o.require_https);
+  o.allowed_authorization_servers =
+      r.string_list("allowed_authorization_servers").value_or(std::vector<std::string>{});
   r.finish();
   if (!o.client_secret.empty() && !o.private_key_file.empty())
     detail::fail(r.path_of("private_key_file"), "give either client_secret or private_key_file");
@@ -77,6 +79,11 @@ json::object RemoteAuthOptions::to_json() const {
   if (!scope.empty()) o["scope"] = scope;
   if (!client_metadata_url.empty()) o["client_metadata_url"] = client_metadata_url;
   if (!redirect_uri.empty()) o["redirect_uri"] = redirect_uri;
+  if (!allowed_authorization_servers.empty()) {
+    json::array servers;
+    for (const auto& s : allowed_authorization_servers) servers.push_back(json::string(s));
+    o["allowed_authorization_servers"] = std::move(servers);
+  }
   return o;
 }
 
@@ -106,6 +113,7 @@ client::OAuthOptions RemoteAuthOptions::to_oauth(std::chrono::milliseconds timeo
   if (!redirect_uri.empty()) o.redirect_uri = redirect_uri;
   o.max_attempts = max_attempts;
   o.require_https = require_https;
+  o.allowed_authorization_servers = allowed_authorization_servers;
   o.timeout = timeout;
   return o;
 }

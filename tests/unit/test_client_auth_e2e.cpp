@@ -1,6 +1,7 @@
 // OAuth end to end: the remote classifier over the REST dialect, client credentials, against a
 // real protected server process (tests/client/oauth_classifier_server.py, its own authorization
 // server); and the `classifier.remote.auth` configuration.
+#include "auth/oauth_session.hpp"
 #include "mcpclass/auth/oauth.hpp"
 #include "mcpclass/client/client.hpp"
 #include "mcpclass/remote/remote_classifier.hpp"
@@ -25,7 +26,9 @@ namespace {
 class OAuthServer {
  public:
   explicit OAuthServer(const std::string& secret = "router-secret",
-                       const std::string& expires_in = "3600") {
+                       const std::string& expires_in = "3600",
+                       const std::string& script = "oauth_classifier_server.py",
+                       const std::string& mode = "") {
     int out[2];
     REQUIRE(::pipe(out) == 0);
     pid_ = ::fork();
@@ -36,9 +39,9 @@ class OAuthServer {
       ::close(out[1]);
       ::setenv("OAUTH_CLIENT_SECRET", secret.c_str(), 1);
       ::setenv("OAUTH_EXPIRES_IN", expires_in.c_str(), 1);
-      const std::string script =
-          std::string(MCPCLASS_SOURCE_DIR) + "/tests/client/oauth_classifier_server.py";
-      ::execlp("python3", "python3", script.c_str(), static_cast<char*>(nullptr));
+      ::setenv("MALICIOUS_MODE", mode.c_str(), 1);
+      const std::string path = std::string(MCPCLASS_SOURCE_DIR) + "/tests/client/" + script;
+      ::execlp("python3", "python3", path.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(out[1]);
@@ -130,6 +133,58 @@ TEST_CASE("client.auth e2e: an absurd expires_in (1e300 s) is a long-lived token
   const auto stats = server.stats();
   CHECK(stats.at("issued").as_int64() == 1);  // never renewed as if it had expired
   CHECK(stats.at("rejected").as_int64() == 1);
+}
+
+TEST_CASE("client.auth e2e: credentials go only to the issuer the metadata was fetched for") {
+  for (const std::string mode : {"endpoints", "issuer"}) {
+    CAPTURE(mode);
+    OAuthServer server("router-secret", "3600", "malicious_oauth_server.py", mode);
+    client::OAuthOptions options;
+    options.grant = client::OAuthOptions::Grant::client_credentials;
+    options.client_id = "router";
+    options.client_secret = "router-secret";
+    client::auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5),
+                                       "");
+    const std::string challenge = "Bearer resource_metadata=\"" + server.base() +
+                                  "/.well-known/oauth-protected-resource/mcp\"";
+    CHECK_THROWS_WITH_AS(session.answer_challenge(401, challenge, ""),
+                         doctest::Contains(mode == "endpoints" ? "is not on the issuer's origin"
+                                                               : "names issuer "
+                                                                 "'https://elsewhere.example'"),
+                         client::AuthorizationError);
+    CHECK(json::parse(server.admin("GET", "/canary")).at("connections") == 0);
+  }
+  {  // An issuer the configuration does not list is refused before anything is asked of it.
+    OAuthServer server("router-secret", "3600", "malicious_oauth_server.py", "endpoints");
+    client::OAuthOptions options;
+    options.grant = client::OAuthOptions::Grant::client_credentials;
+    options.client_id = "router";
+    options.client_secret = "router-secret";
+    options.allowed_authorization_servers = {"https://auth.example"};
+    client::auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5),
+                                       "");
+    CHECK_THROWS_WITH_AS(session.answer_challenge(401,
+                                                  "Bearer resource_metadata=\"" + server.base() +
+                                                      "/.well-known/oauth-protected-resource/mcp\"",
+                                                  ""),
+                         doctest::Contains("is not in allowed_authorization_servers"),
+                         client::AuthorizationError);
+    CHECK(json::parse(server.admin("GET", "/canary")).at("connections") == 0);
+  }
+  // An issuer the configuration lists is trusted with endpoints elsewhere: the canary is asked.
+  OAuthServer server("router-secret", "3600", "malicious_oauth_server.py", "endpoints");
+  client::OAuthOptions options;
+  options.grant = client::OAuthOptions::Grant::client_credentials;
+  options.client_id = "router";
+  options.client_secret = "router-secret";
+  options.allowed_authorization_servers = {server.base()};
+  client::auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5), "");
+  CHECK_THROWS_AS(session.answer_challenge(401,
+                                           "Bearer resource_metadata=\"" + server.base() +
+                                               "/.well-known/oauth-protected-resource/mcp\"",
+                                           ""),
+                  client::AuthorizationError);
+  CHECK(json::parse(server.admin("GET", "/canary")).at("connections").as_int64() >= 1);
 }
 
 TEST_CASE("client.auth e2e: a wrong client secret fails with the server's error, not a hang") {
@@ -263,6 +318,18 @@ TEST_CASE("client.auth: classifier.remote.auth configuration") {
   CHECK_FALSE(with_env.to_oauth(std::chrono::seconds(3)).require_https);
   with_env.client_secret = "literal";
   CHECK(with_env.to_json().at("client_secret") == "***");
+  const auto listed = classify::RemoteClassifierOptions::from_json(json::parse(R"({
+      "url":"https://mcp.example/mcp",
+      "auth":{"client_id":"r","client_secret":"s",
+              "allowed_authorization_servers":["https://auth.example"]}})"));
+  REQUIRE(listed.auth);
+  CHECK(listed.auth->to_oauth(std::chrono::seconds(3)).allowed_authorization_servers ==
+        std::vector<std::string>{"https://auth.example"});
+  CHECK(listed.to_json().at("auth").at("allowed_authorization_servers") ==
+        json::array{"https://auth.example"});
+  CHECK(error_of(R"({"url":"http://x/mcp","auth":{"client_id":"r","client_secret":"s",
+                     "allowed_authorization_servers":"https://auth.example"}})")
+            .find("allowed_authorization_servers") != std::string::npos);
 
   CHECK(error_of(R"({"url":"http://x/mcp","auth":{"client_secret":"s"}})")
             .starts_with("classifier.remote.auth.client_id"));

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace mcpclass::client {
 
@@ -68,6 +69,11 @@ struct OAuthOptions {
   /// localhost / 127.0.0.0/8 / ::1 (the specification wants HTTPS; tokens and secrets travel
   /// there). False for private networks that run the authorization server without TLS.
   bool require_https = true;
+  /// Authorization servers (issuer identifiers, e.g. "https://auth.example.com") this client
+  /// may use; empty = whichever the resource names. The metadata of any server must name the
+  /// issuer it was fetched for (RFC 8414 section 3.3), and its endpoints must be on the issuer's
+  /// origin unless the issuer is listed here: credentials go nowhere else.
+  std::vector<std::string> allowed_authorization_servers;
 
   /// Authorization flows one request may start (a 401, then each 403 insufficient_scope) before
   /// it fails; the bound stops endless loops with a server that never accepts the token.

@@ -104,6 +104,8 @@ struct RemoteAuthOptions {
   std::string redirect_uri;  ///< empty: OAuthOptions' default
   int max_attempts = 3;
   bool require_https = true;  ///< false: plain http:// authorization servers off loopback too
+  /// Issuers this client may use (OAuthOptions::allowed_authorization_servers).
+  std::vector<std::string> allowed_authorization_servers;
 
   /// Reads the `auth` object. Throws ConfigError naming the key.
   static RemoteAuthOptions from_json(const json::value& v, const std::string& path);

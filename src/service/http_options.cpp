@@ -13,6 +13,8 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
   o.max_body_bytes = http.max_body_bytes.value_or(o.max_body_bytes);
   o.max_header_bytes = http.max_header_bytes.value_or(o.max_header_bytes);
   o.event_store_size = http.event_store_size.value_or(o.event_store_size);
+  o.event_store_bytes = http.event_store_bytes.value_or(o.event_store_bytes);
+  o.event_store_total_bytes = http.event_store_total_bytes.value_or(o.event_store_total_bytes);
   o.session_idle_timeout = http.session_idle_timeout.value_or(o.session_idle_timeout);
   o.read_timeout = http.read_timeout.value_or(o.read_timeout);
   o.idle_timeout = http.idle_timeout.value_or(o.idle_timeout);

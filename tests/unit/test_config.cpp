@@ -275,6 +275,8 @@ server:
     max_connections: 500
     write_timeout: 2
     sse_heartbeat: 0
+    event_store_bytes: 1000
+    event_store_total_bytes: 0
 )");
   const auto o = service::http_server_options(c.server.http);
   CHECK(o.port == 0);
@@ -291,6 +293,8 @@ server:
   CHECK(o.max_connections == 500);
   CHECK(o.write_timeout == std::chrono::seconds(2));
   CHECK(o.sse_heartbeat == std::chrono::milliseconds(0));
+  CHECK(o.event_store_bytes == 1000);
+  CHECK(o.event_store_total_bytes == 0);
   // The document round-trips, and a document without limits gives the transport's defaults.
   CHECK(config::parse_config(boost::json::serialize(c.to_json())).to_json() == c.to_json());
   const transport::HttpServerOptions defaults;

@@ -70,8 +70,12 @@ struct HttpServerOptions {
   std::chrono::milliseconds sse_heartbeat{15'000};
   /// The `retry:` hint (ms) sent with the priming event of resumable streams.
   unsigned sse_retry_ms = 1000;
-  /// Events kept per SSE stream for `Last-Event-ID` replay.
+  /// Events kept per SSE stream for `Last-Event-ID` replay...
   std::size_t event_store_size = 256;
+  /// ...and bytes, per stream and for all streams of the server together. Past a budget the
+  /// oldest events are forgotten; an event larger than the per-stream budget is never kept.
+  std::size_t event_store_bytes = 1024 * 1024;
+  std::size_t event_store_total_bytes = 64 * 1024 * 1024;
 
   /// Appended to GET /metrics (Prometheus text), e.g. classification counts by category.
   std::function<std::string()> extra_metrics;

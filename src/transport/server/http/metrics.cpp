@@ -48,7 +48,7 @@ void HttpMetrics::record_rpc(std::string_view method, bool error) {
   if (error) ++errors;
 }
 
-std::string HttpMetrics::render(std::size_t sessions) const {
+std::string HttpMetrics::render(std::size_t sessions, std::size_t replay_bytes) const {
   std::lock_guard lock(mutex_);
   std::string out;
   out += "# HELP mcpclass_http_requests_total HTTP requests served, by route and status.\n";
@@ -85,6 +85,9 @@ std::string HttpMetrics::render(std::size_t sessions) const {
   out += "# HELP mcpclass_sse_streams Open GET SSE streams.\n";
   out += "# TYPE mcpclass_sse_streams gauge\n";
   out += fmt::format("mcpclass_sse_streams {}\n", sse_streams_.load());
+  out += "# HELP mcpclass_sse_replay_bytes Bytes kept for Last-Event-ID replay.\n";
+  out += "# TYPE mcpclass_sse_replay_bytes gauge\n";
+  out += fmt::format("mcpclass_sse_replay_bytes {}\n", replay_bytes);
   return out;
 }
 

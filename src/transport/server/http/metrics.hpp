@@ -32,8 +32,9 @@ class HttpMetrics {
   void stream_closed() { --sse_streams_; }
   std::int64_t sse_streams() const { return sse_streams_; }
 
-  /// The exposition text; `sessions` = active sessions right now.
-  std::string render(std::size_t sessions) const;
+  /// The exposition text; `sessions` = active sessions right now, `replay_bytes` = bytes the
+  /// SSE replay stores hold.
+  std::string render(std::size_t sessions, std::size_t replay_bytes) const;
 
  private:
   static constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,

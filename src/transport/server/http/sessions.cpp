@@ -45,7 +45,8 @@ std::string random_session_id() {
 
 std::shared_ptr<SseChannel> HttpSession::open_channel(std::size_t store_limit) {
   std::lock_guard lock(mutex_);
-  auto channel = std::make_shared<SseChannel>(std::to_string(next_channel_++), true, store_limit);
+  auto channel =
+      std::make_shared<SseChannel>(std::to_string(next_channel_++), true, store_limit, budget);
   channels_.emplace(channel->id(), channel);
   // Forget the oldest finished streams beyond the limit.
   std::size_t finished = 0;
@@ -93,10 +94,12 @@ HttpSession::Clock::time_point HttpSession::last_used() const {
 }
 
 HttpSessionTable::HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
-                                   std::size_t event_store_size)
+                                   std::size_t event_store_size,
+                                   std::shared_ptr<ReplayBudget> budget)
     : server_(std::move(server)),
       max_sessions_(max_sessions == 0 ? 1 : max_sessions),
-      event_store_size_(event_store_size) {}
+      event_store_size_(event_store_size),
+      budget_(std::move(budget)) {}
 
 std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
   std::shared_ptr<HttpSession> evicted;
@@ -120,7 +123,8 @@ std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
     entry->legacy = legacy;
     entry->session = server_->create_session();
     // Legacy streams carry no ids: the 2024-11-05 transport has no resumption.
-    entry->standalone = std::make_shared<SseChannel>("0", !legacy, event_store_size_);
+    entry->budget = budget_;
+    entry->standalone = std::make_shared<SseChannel>("0", !legacy, event_store_size_, budget_);
     entry->session->set_notification_stream(std::make_shared<ChannelStream>(entry->standalone));
     sessions_.emplace(entry->id, entry);
   }

@@ -28,6 +28,8 @@ struct HttpSession {
   std::shared_ptr<server::Session> session;
   /// GET /mcp (or the legacy GET /sse) stream; also where messages go that a POST cannot carry.
   std::shared_ptr<SseChannel> standalone;
+  /// The server's replay budget, shared by every stream of every session.
+  std::shared_ptr<ReplayBudget> budget;
 
   /// A new resumable stream for a POST; registered so a GET with Last-Event-ID finds it.
   std::shared_ptr<SseChannel> open_channel(std::size_t store_limit);
@@ -50,7 +52,7 @@ struct HttpSession {
 class HttpSessionTable {
  public:
   HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
-                   std::size_t event_store_size);
+                   std::size_t event_store_size, std::shared_ptr<ReplayBudget> budget);
 
   /// A new session with a fresh random id; nullptr when full and nothing idle can be evicted.
   std::shared_ptr<HttpSession> create(bool legacy);
@@ -76,6 +78,7 @@ class HttpSessionTable {
   std::shared_ptr<server::Server> server_;
   const std::size_t max_sessions_;
   const std::size_t event_store_size_;
+  const std::shared_ptr<ReplayBudget> budget_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions_;
   std::set<std::shared_ptr<server::Session>> transient_;

@@ -50,12 +50,15 @@ struct HttpShared {
       : server(std::move(srv)),
         options(std::move(opts)),
         health(std::move(hc)),
+        replay_budget(std::make_shared<ReplayBudget>(options.event_store_bytes,
+                                                     options.event_store_total_bytes)),
         sessions(std::make_shared<HttpSessionTable>(server, options.max_sessions,
-                                                    options.event_store_size)) {}
+                                                    options.event_store_size, replay_budget)) {}
 
   std::shared_ptr<server::Server> server;
   const HttpServerOptions options;
   const HealthCallback health;
+  std::shared_ptr<ReplayBudget> replay_budget;
   std::shared_ptr<HttpSessionTable> sessions;
   std::shared_ptr<HttpMetrics> metrics = std::make_shared<HttpMetrics>();
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();

@@ -36,8 +36,16 @@ std::optional<std::pair<std::string, std::uint64_t>> parse_event_id(std::string_
   return std::make_pair(std::string(id.substr(0, dash)), seq);
 }
 
-SseChannel::SseChannel(std::string id, bool resumable, std::size_t store_limit)
-    : id_(std::move(id)), resumable_(resumable), store_limit_(store_limit == 0 ? 1 : store_limit) {}
+SseChannel::SseChannel(std::string id, bool resumable, std::size_t store_limit,
+                       std::shared_ptr<ReplayBudget> budget)
+    : id_(std::move(id)),
+      resumable_(resumable),
+      store_limit_(store_limit == 0 ? 1 : store_limit),
+      budget_(std::move(budget)) {}
+
+SseChannel::~SseChannel() {
+  if (budget_) budget_->used -= store_bytes_;
+}
 
 void SseChannel::push(std::string event, std::string_view data) {
   // Caller holds mutex_.
@@ -45,9 +53,22 @@ void SseChannel::push(std::string event, std::string_view data) {
   std::string frame =
       sse_frame(resumable_ ? id_ + "-" + std::to_string(seq) : std::string(), event, data);
   if (sink_) sink_(frame, false);
-  if (resumable_) {
-    store_.emplace_back(seq, std::move(frame));
-    while (store_.size() > store_limit_) store_.pop_front();
+  if (!resumable_) return;
+  // A frame over the stream's budget is sent, never kept. Past either budget the oldest events
+  // go first; a client resuming before them gets only what is left.
+  if (budget_ && frame.size() > budget_->per_stream) return;
+  store_bytes_ += frame.size();
+  if (budget_) budget_->used += frame.size();
+  store_.emplace_back(seq, std::move(frame));
+  auto over = [&] {
+    return store_.size() > store_limit_ ||
+           (budget_ && (store_bytes_ > budget_->per_stream || budget_->used > budget_->total));
+  };
+  while (!store_.empty() && over()) {
+    const std::size_t n = store_.front().second.size();
+    store_bytes_ -= n;
+    if (budget_) budget_->used -= n;
+    store_.pop_front();
   }
 }
 

@@ -7,10 +7,12 @@
 
 #include <boost/json/value.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,13 +28,29 @@ std::string sse_frame(std::string_view id, std::string_view event, std::string_v
 /// Splits a `Last-Event-ID` of the form "<stream>-<seq>".
 std::optional<std::pair<std::string, std::uint64_t>> parse_event_id(std::string_view id);
 
+/// Bytes the replay stores of a server may hold: each stream, and all streams together. Shared
+/// by the channels of one server; when it runs out a channel forgets its oldest events.
+struct ReplayBudget {
+  ReplayBudget(std::size_t per_stream_bytes, std::size_t total_bytes)
+      : per_stream(per_stream_bytes), total(total_bytes) {}
+  const std::size_t per_stream;
+  const std::size_t total;
+  std::atomic<std::size_t> used{0};
+};
+
 class SseChannel {
  public:
   /// Receives a frame to write; `end` = the stream is over after it (frame may be empty).
   using Sink = std::function<void(std::string frame, bool end)>;
 
-  /// `resumable` channels put ids on events and keep the last `store_limit` of them.
-  SseChannel(std::string id, bool resumable, std::size_t store_limit);
+  /// `resumable` channels put ids on events and keep the last `store_limit` of them, within
+  /// `budget` (bytes; none = only the count bounds them).
+  SseChannel(std::string id, bool resumable, std::size_t store_limit,
+             std::shared_ptr<ReplayBudget> budget = nullptr);
+  /// Gives the stored bytes back to the budget.
+  ~SseChannel();
+  SseChannel(const SseChannel&) = delete;
+  SseChannel& operator=(const SseChannel&) = delete;
 
   const std::string& id() const { return id_; }
   bool resumable() const { return resumable_; }
@@ -64,6 +82,8 @@ class SseChannel {
   const std::string id_;
   const bool resumable_;
   const std::size_t store_limit_;
+  const std::shared_ptr<ReplayBudget> budget_;
+  std::size_t store_bytes_ = 0;
   mutable std::mutex mutex_;
   std::uint64_t next_seq_ = 1;
   std::deque<std::pair<std::uint64_t, std::string>> store_;

@@ -40,7 +40,7 @@ cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_fuzzers |
 # file per transcript (its client lines, in order) for the engine.
 SEEDS="$BUILD/seeds"
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{fuzz_jsonrpc,fuzz_session,fuzz_config,fuzz_http_request,fuzz_sse}
+mkdir -p "$SEEDS"/{fuzz_jsonrpc,fuzz_session,fuzz_config,fuzz_http_request,fuzz_sse,fuzz_oauth}
 for t in "$ROOT"/tests/transcripts/*.jsonl; do
   name="$(basename "$t" .jsonl)"
   sed -n 's/^>>\{0,1\} //p' "$t" >"$SEEDS/fuzz_session/$name"
@@ -57,6 +57,10 @@ printf 'POST /mcp/tools/call HTTP/1.1\r\nHost: localhost\r\nContent-Length: 52\r
   >"$SEEDS/fuzz_http_request/router"
 printf '\5\7\1\3: comment\r\nretry: 1500\r\nid: 7\r\nevent: ping\r\ndata: a\r\ndata: b\r\n\r\n' \
   >"$SEEDS/fuzz_sse/crlf"
+printf '\0Bearer error="insufficient_scope", scope="classify admin", resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp"' \
+  >"$SEEDS/fuzz_oauth/challenge"
+printf '\1https://mcp.example:8443/tenant/mcp?x=1#f' >"$SEEDS/fuzz_oauth/resource"
+printf '\2https://auth.example/realms/a?code=c&state=s' >"$SEEDS/fuzz_oauth/issuer"
 for f in "$ROOT"/tests/fuzz/seeds/config/* "$ROOT"/examples/*.yaml "$ROOT"/examples/*.json; do
   [ -f "$f" ] && cp "$f" "$SEEDS/fuzz_config/"
 done

@@ -98,6 +98,12 @@ TEST_CASE("client.auth: form encoding escapes all but unreserved characters") {
   CHECK(query_param("http://127.0.0.1/cb?code=abc%2Fd&state=s1", "code") == "abc/d");
   CHECK(query_param("http://127.0.0.1/cb?code=abc&state=s1", "state") == "s1");
   CHECK(query_param("http://127.0.0.1/cb?code=abc", "error").empty());
+  CHECK(query_param("http://127.0.0.1/cb?error_description=no+way%21&x", "error_description") ==
+        "no way!");
+  CHECK(query_param("http://127.0.0.1/cb?a=%zz&b=1#b=2", "a") == "%zz");
+  CHECK(query_param("http://127.0.0.1/cb?a=%zz&b=1#b=2", "b") == "1");
+  // fuzz_oauth's crash (Boost.URL 1.81 params() on an empty query before a fragment).
+  CHECK(query_param("https://aups:e/r?#=z", "code").empty());
 }
 
 TEST_CASE("client.auth: PKCE S256 matches RFC 7636 appendix B") {

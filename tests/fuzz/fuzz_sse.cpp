@@ -1,6 +1,7 @@
 // libFuzzer target: the client's text/event-stream parser. The input is split into chunks at
 // points chosen by its first bytes, so one event stream is fed the way the network delivers it;
-// the events must not depend on where the chunks break, and never carry empty data.
+// the events (and whether the parser refuses an over-long line or event) must not depend on where
+// the chunks break, and never carry empty data.
 #include "net/sse_parser.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,8 +19,13 @@ namespace {
 using mcpclass::transport::detail::SseEvent;
 using mcpclass::transport::detail::SseParser;
 
+// Small, so long lines and long multi-line data (hostile framing) reach it: the parser must
+// refuse at the same byte however the stream is chunked.
+constexpr std::size_t kMaxEventBytes = 256;
+
 struct Outcome {
   std::vector<SseEvent> events;
+  bool refused = false;
   std::optional<std::string> last_id;
   std::optional<long> retry;
 };
@@ -26,7 +33,7 @@ struct Outcome {
 template <typename Split>
 Outcome run(std::string_view stream, Split&& next_chunk) {
   Outcome out;
-  SseParser parser;
+  SseParser parser(kMaxEventBytes);
   auto on_event = [&](SseEvent e) {
     if (e.data.empty()) {
       std::fprintf(stderr, "fuzz_sse: event with empty data\n");
@@ -36,7 +43,12 @@ Outcome run(std::string_view stream, Split&& next_chunk) {
   };
   while (!stream.empty()) {
     const std::size_t n = std::min(stream.size(), next_chunk());
-    parser.feed(stream.substr(0, n), on_event);
+    try {
+      parser.feed(stream.substr(0, n), on_event);
+    } catch (const std::length_error&) {
+      out.refused = true;
+      break;
+    }
     stream.remove_prefix(n);
   }
   out.last_id = parser.last_event_id();
@@ -45,7 +57,8 @@ Outcome run(std::string_view stream, Split&& next_chunk) {
 }
 
 bool same(const Outcome& a, const Outcome& b) {
-  if (a.events.size() != b.events.size() || a.last_id != b.last_id || a.retry != b.retry) {
+  if (a.events.size() != b.events.size() || a.last_id != b.last_id || a.retry != b.retry ||
+      a.refused != b.refused) {
     return false;
   }
   for (std::size_t i = 0; i < a.events.size(); ++i) {

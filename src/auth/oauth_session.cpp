@@ -192,8 +192,7 @@ void OAuthSession::discover(const std::string& resource_metadata_url) {
     if (issuer.empty())
       throw AuthorizationError("protected resource metadata", 0, "invalid_metadata",
                                "authorization_servers is missing");
-    const auto& allowed = options_.allowed_authorization_servers;
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), issuer) == allowed.end())
+    if (!options_.allowed_authorization_servers.empty() && !listed(issuer))
       throw AuthorizationError(
           "protected resource metadata", 0, "invalid_metadata",
           fmt::format("authorization server {} is not in allowed_authorization_servers", issuer));
@@ -229,6 +228,11 @@ void OAuthSession::discover(const std::string& resource_metadata_url) {
   discovered_ = true;
 }
 
+bool OAuthSession::listed(const std::string& issuer) const {
+  const auto& allowed = options_.allowed_authorization_servers;
+  return std::find(allowed.begin(), allowed.end(), issuer) != allowed.end();
+}
+
 // A resource server could name any authorization server, and that server any endpoint: the
 // metadata must be for the issuer it was fetched for (RFC 8414 section 3.3), and unless the
 // issuer is configured, its endpoints (where the client secret and codes go) on its origin.
@@ -241,8 +245,7 @@ void OAuthSession::check_issuer(const std::string& issuer, const json::object& m
     throw AuthorizationError(
         "authorization server metadata", 0, "invalid_issuer",
         fmt::format("the metadata names issuer '{}', fetched for '{}'", named, issuer));
-  const auto& allowed = options_.allowed_authorization_servers;
-  if (std::find(allowed.begin(), allowed.end(), issuer) != allowed.end()) return;
+  if (listed(issuer)) return;
   const std::string origin = origin_of(issuer);
   for (const char* key : {"authorization_endpoint", "token_endpoint", "registration_endpoint"}) {
     const std::string endpoint = string_or_empty(metadata, key);

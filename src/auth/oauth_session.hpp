@@ -73,6 +73,8 @@ class OAuthSession {
   std::string choose_scope(const std::string& challenge_scope) const;
   std::string token_auth_method() const;
   std::string metadata_string(const char* key) const;
+  /// Whether `issuer` is in options_.allowed_authorization_servers.
+  bool listed(const std::string& issuer) const;
   void check_issuer(const std::string& issuer, const boost::json::object& metadata,
                     bool guessed) const;
   void store_token(const boost::json::object& answer, const std::string& step);

@@ -42,11 +42,7 @@ std::string excerpt(std::string_view body) {
 }
 
 bool is_loopback_host(std::string_view host) {
-  if (host.size() == 9) {
-    std::string lower(host);
-    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lower == "localhost") return true;
-  }
+  if (beast::iequals(host, "localhost")) return true;
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(std::string(host), ec);
   return !ec && address.is_loopback();

@@ -43,10 +43,11 @@ std::string random_session_id() {
   return id;
 }
 
-std::shared_ptr<SseChannel> HttpSession::open_channel(std::size_t store_limit) {
+std::shared_ptr<SseChannel> HttpSession::open_channel(std::size_t store_limit,
+                                                      std::shared_ptr<ReplayBudget> budget) {
   std::lock_guard lock(mutex_);
-  auto channel =
-      std::make_shared<SseChannel>(std::to_string(next_channel_++), true, store_limit, budget);
+  auto channel = std::make_shared<SseChannel>(std::to_string(next_channel_++), true, store_limit,
+                                              std::move(budget));
   channels_.emplace(channel->id(), channel);
   // Forget the oldest finished streams beyond the limit.
   std::size_t finished = 0;
@@ -123,7 +124,6 @@ std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
     entry->legacy = legacy;
     entry->session = server_->create_session();
     // Legacy streams carry no ids: the 2024-11-05 transport has no resumption.
-    entry->budget = budget_;
     entry->standalone = std::make_shared<SseChannel>("0", !legacy, event_store_size_, budget_);
     entry->session->set_notification_stream(std::make_shared<ChannelStream>(entry->standalone));
     sessions_.emplace(entry->id, entry);

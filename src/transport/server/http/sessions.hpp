@@ -28,11 +28,11 @@ struct HttpSession {
   std::shared_ptr<server::Session> session;
   /// GET /mcp (or the legacy GET /sse) stream; also where messages go that a POST cannot carry.
   std::shared_ptr<SseChannel> standalone;
-  /// The server's replay budget, shared by every stream of every session.
-  std::shared_ptr<ReplayBudget> budget;
 
-  /// A new resumable stream for a POST; registered so a GET with Last-Event-ID finds it.
-  std::shared_ptr<SseChannel> open_channel(std::size_t store_limit);
+  /// A new resumable stream for a POST, keeping `store_limit` events within the server's replay
+  /// `budget`; registered so a GET with Last-Event-ID finds it.
+  std::shared_ptr<SseChannel> open_channel(std::size_t store_limit,
+                                           std::shared_ptr<ReplayBudget> budget);
   std::shared_ptr<SseChannel> find_channel(const std::string& channel_id);
 
   /// Marks a request start / end (busy sessions are never evicted).

@@ -3,6 +3,7 @@
 #include "auth/client_assertion.hpp"
 #include "auth/metadata_urls.hpp"
 #include "auth/pkce.hpp"
+#include "auth/token_answer.hpp"
 #include "auth/www_authenticate.hpp"
 #include "mcpclass/util/json_fields.hpp"
 #include "net/http_client.hpp"
@@ -238,24 +239,7 @@ bool OAuthSession::listed(const std::string& issuer) const {
 // issuer is configured, its endpoints (where the client secret and codes go) on its origin.
 void OAuthSession::check_issuer(const std::string& issuer, const json::object& metadata,
                                 bool guessed) const {
-  // 2025-03-26 servers name no issuer: the client guessed the MCP server's origin, and the
-  // metadata found there may name a path under it. Its endpoints must still be on that origin.
-  const std::string named = string_or_empty(metadata, "issuer");
-  if (!guessed && named != issuer)
-    throw AuthorizationError(
-        "authorization server metadata", 0, "invalid_issuer",
-        fmt::format("the metadata names issuer '{}', fetched for '{}'", named, issuer));
-  if (listed(issuer)) return;
-  const std::string origin = origin_of(issuer);
-  for (const char* key : {"authorization_endpoint", "token_endpoint", "registration_endpoint"}) {
-    const std::string endpoint = string_or_empty(metadata, key);
-    if (!endpoint.empty() && origin_of(endpoint) != origin)
-      throw AuthorizationError(
-          "authorization server metadata", 0, "invalid_metadata",
-          fmt::format("{} {} is not on the issuer's origin {} (list the issuer in "
-                      "allowed_authorization_servers to trust it)",
-                      key, endpoint, origin));
-  }
+  check_issuer_metadata(issuer, metadata, guessed, listed(issuer));
 }
 
 std::string OAuthSession::metadata_string(const char* key) const {
@@ -367,37 +351,15 @@ void OAuthSession::token_request(const std::string& step, Fields fields) {
   const auto r = http(step, "POST", endpoint, "application/x-www-form-urlencoded",
                       form_encode(fields), authorization);
   if (r.status != 200) throw_answer(step, r.status, r.body);
-  std::error_code ec;
-  auto v = json::parse(r.body, ec);
-  if (ec || !v.is_object())
-    throw AuthorizationError(step, r.status, "",
-                             "the token answer is not JSON: " + excerpt(r.body));
-  store_token(v.get_object(), step);
+  store_token(parse_token_answer(r.body, step));
 }
 
-void OAuthSession::store_token(const json::object& answer, const std::string& step) {
-  const std::string token = string_or_empty(answer, "access_token");
-  if (token.empty())
-    throw AuthorizationError(step, 200, "", "the token answer has no access_token");
-  const std::string type = string_or_empty(answer, "token_type");
-  if (!type.empty() && !equals_ignoring_case(type, "bearer"))
-    throw AuthorizationError(step, 200, "", "token_type '" + type + "' is not Bearer");
+void OAuthSession::store_token(TokenAnswer answer) {
   std::lock_guard lock(token_mutex_);
-  access_token_ = token;
-  if (auto refresh = string_or_empty(answer, "refresh_token"); !refresh.empty())
-    refresh_token_ = refresh;
+  access_token_ = std::move(answer.access_token);
+  if (!answer.refresh_token.empty()) refresh_token_ = std::move(answer.refresh_token);
   expires_at_.reset();
-  if (const auto* e = answer.if_contains("expires_in"); e != nullptr && e->is_number()) {
-    std::error_code ec;
-    const auto seconds = e->to_number<double>(ec);
-    // Clamped before the conversion: 1e300 seconds does not fit a duration (undefined
-    // behaviour), and a year is as good as forever for a token.
-    constexpr double kLongest = 365.0 * 24 * 3600;
-    if (!ec)
-      expires_at_ = std::chrono::steady_clock::now() +
-                    std::chrono::milliseconds(
-                        static_cast<long long>(std::clamp(seconds, 0.0, kLongest) * 1000));
-  }
+  if (answer.lifetime) expires_at_ = std::chrono::steady_clock::now() + *answer.lifetime;
 }
 
 bool OAuthSession::refresh() {

@@ -6,6 +6,7 @@
 // the challenge's request returns at once.
 #pragma once
 
+#include "auth/token_answer.hpp"
 #include "mcpclass/auth/oauth.hpp"
 
 #include <boost/json.hpp>
@@ -77,7 +78,7 @@ class OAuthSession {
   bool listed(const std::string& issuer) const;
   void check_issuer(const std::string& issuer, const boost::json::object& metadata,
                     bool guessed) const;
-  void store_token(const boost::json::object& answer, const std::string& step);
+  void store_token(TokenAnswer answer);
 
   const OAuthOptions options_;
   const std::string server_url_;

@@ -1,21 +1,31 @@
-// libFuzzer target: what an MCP server or authorization server sends the OAuth client before
-// any token exists: the WWW-Authenticate challenge, and the URLs its metadata names (resource,
-// issuer, endpoints), which the client turns into metadata locations and origins. None may crash
-// or hang; malformed URLs are exceptions the client reports.
+// libFuzzer target: what an MCP server or authorization server sends the OAuth client: the
+// WWW-Authenticate challenge; the URLs its metadata names (resource, issuer, endpoints), which the
+// client turns into metadata locations and origins; authorization server metadata checked against
+// its issuer; and the token endpoint's answer. None may crash or hang; malformed input is an
+// exception the client reports, and an accepted token answer must hold a token and a lifetime
+// within a year.
 #include "auth/metadata_urls.hpp"
+#include "auth/token_answer.hpp"
 #include "auth/www_authenticate.hpp"
+#include "mcpclass/auth/oauth.hpp"
 
+#include <boost/json/parse.hpp>
+
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <string_view>
 
 using namespace mcpclass::client::auth;
+using mcpclass::client::AuthorizationError;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 5) {
     case 0: {
       const auto challenge = parse_www_authenticate(text);
       (void)challenge;
@@ -29,6 +39,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       } catch (const std::exception&) {
       }
       break;
+    case 3:
+      try {
+        const TokenAnswer answer = parse_token_answer(text, "token");
+        if (answer.access_token.empty() ||
+            (answer.lifetime &&
+             (answer.lifetime->count() < 0 || *answer.lifetime > std::chrono::hours(24 * 366)))) {
+          std::fprintf(stderr, "fuzz_oauth: an accepted token answer breaks its contract\n");
+          std::abort();
+        }
+      } catch (const AuthorizationError&) {
+      }
+      break;
+    case 4: {
+      std::error_code ec;
+      const auto metadata = boost::json::parse(text, ec);
+      if (ec || !metadata.is_object()) break;
+      for (bool guessed : {false, true}) {
+        for (bool trusted : {false, true}) {
+          try {
+            check_issuer_metadata("https://auth.example/tenant", metadata.get_object(), guessed,
+                                  trusted);
+          } catch (const std::exception&) {
+          }
+        }
+      }
+      break;
+    }
     default:
       try {
         for (const auto& url : authorization_server_metadata_urls(text)) (void)origin_of(url);

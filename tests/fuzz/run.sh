@@ -61,6 +61,10 @@ printf '\0Bearer error="insufficient_scope", scope="classify admin", resource_me
   >"$SEEDS/fuzz_oauth/challenge"
 printf '\1https://mcp.example:8443/tenant/mcp?x=1#f' >"$SEEDS/fuzz_oauth/resource"
 printf '\2https://auth.example/realms/a?code=c&state=s' >"$SEEDS/fuzz_oauth/issuer"
+printf '\3{"access_token":"t","token_type":"Bearer","expires_in":1e300,"refresh_token":"r"}' \
+  >"$SEEDS/fuzz_oauth/token"
+printf '\4{"issuer":"https://auth.example/tenant","token_endpoint":"https://auth.example/t","registration_endpoint":"http://127.0.0.1:9/r"}' \
+  >"$SEEDS/fuzz_oauth/metadata"
 for f in "$ROOT"/tests/fuzz/seeds/config/* "$ROOT"/examples/*.yaml "$ROOT"/examples/*.json; do
   [ -f "$f" ] && cp "$f" "$SEEDS/fuzz_config/"
 done

@@ -4,6 +4,7 @@
 #include "auth/metadata_urls.hpp"
 #include "auth/oauth_session.hpp"
 #include "auth/pkce.hpp"
+#include "auth/token_answer.hpp"
 #include "auth/www_authenticate.hpp"
 #include "mcpclass/auth/oauth.hpp"
 
@@ -215,4 +216,40 @@ TEST_CASE("client.auth: loopback is localhost, 127.0.0.0/8 and ::1, by address, 
   for (const char* host : {"127.attacker.example", "127.0.0.1.nip.io", "localhost.example", "127.1",
                            "10.0.0.1", "::ffff:10.0.0.1", "0.0.0.0", "::", "", "[::1]"})
     CHECK_MESSAGE(!is_loopback_host(host), host);
+}
+
+TEST_CASE("client.auth: token answers: a token, Bearer, and a lifetime clamped to a year") {
+  auto a = parse_token_answer(
+      R"({"access_token":"t","token_type":"bearer","expires_in":1e300,"refresh_token":"r"})",
+      "token");
+  CHECK(a.access_token == "t");
+  CHECK(a.refresh_token == "r");
+  REQUIRE(a.lifetime);
+  CHECK(*a.lifetime == std::chrono::hours(24 * 365));
+  CHECK(parse_token_answer(R"({"access_token":"t","expires_in":-5})", "token").lifetime ==
+        std::chrono::milliseconds(0));
+  CHECK_FALSE(parse_token_answer(R"({"access_token":"t","expires_in":"60"})", "token").lifetime);
+  CHECK_THROWS_WITH_AS(parse_token_answer(R"({"token_type":"Bearer"})", "refresh"),
+                       doctest::Contains("no access_token"), AuthorizationError);
+  CHECK_THROWS_WITH_AS(parse_token_answer(R"({"access_token":"t","token_type":"MAC"})", "token"),
+                       doctest::Contains("is not Bearer"), AuthorizationError);
+  CHECK_THROWS_WITH_AS(parse_token_answer("<html>", "token"), doctest::Contains("not JSON"),
+                       AuthorizationError);
+}
+
+TEST_CASE("client.auth: metadata must name its issuer and keep endpoints on its origin") {
+  const std::string issuer = "https://auth.example/tenant";
+  auto metadata = boost::json::parse(
+                      R"({"issuer":"https://auth.example/tenant",
+                          "token_endpoint":"https://auth.example/token",
+                          "registration_endpoint":"http://127.0.0.1:9/canary"})")
+                      .as_object();
+  CHECK_THROWS_WITH_AS(check_issuer_metadata(issuer, metadata, false, false),
+                       doctest::Contains("registration_endpoint"), AuthorizationError);
+  CHECK_NOTHROW(check_issuer_metadata(issuer, metadata, false, true));
+  metadata["issuer"] = "https://other.example";
+  CHECK_THROWS_WITH_AS(check_issuer_metadata(issuer, metadata, false, true),
+                       doctest::Contains("fetched for"), AuthorizationError);
+  metadata.erase("registration_endpoint");
+  CHECK_NOTHROW(check_issuer_metadata(issuer, metadata, true, false));
 }

@@ -44,6 +44,12 @@ class RequestGuard {
     shared_.begin_request();
     if (entry_) entry_->begin();
   }
+  /// Takes over an entry that HttpSessionTable::acquire() already marked busy.
+  struct Adopt {};
+  RequestGuard(HttpShared& shared, std::shared_ptr<HttpSession> entry, Adopt)
+      : shared_(shared), entry_(std::move(entry)) {
+    shared_.begin_request();
+  }
   ~RequestGuard() {
     if (entry_) entry_->end();
     shared_.end_request();
@@ -114,7 +120,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // --- Streamable HTTP on /mcp (http_connection_post.cpp) ---
   std::optional<boost::json::value> read_rpc_body(const Request& req);
+  /// The session named by Mcp-Session-Id, acquired (busy: the caller ends it), or nullptr after
+  /// answering 400 (no id) or 404 (unknown id).
   std::shared_ptr<HttpSession> find_session(std::string_view id);
+  void session_not_found();  ///< 404, the spec's answer to an id that names no session
   void post_mcp(const Request& req);
   void delete_mcp(const Request& req);
 

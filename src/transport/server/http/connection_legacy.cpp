@@ -58,8 +58,7 @@ void Connection::post_legacy(const Request& req, std::string_view query) {
   }
   auto entry = shared_->sessions->find(id);
   if (!entry || !entry->legacy) {
-    return respond(http::status::not_found,
-                   rpc_error_body(jsonrpc::kInvalidRequest, "Session not found"));
+    return session_not_found();
   }
   auto body = read_rpc_body(req);
   if (!body) return;

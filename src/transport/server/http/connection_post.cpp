@@ -169,6 +169,10 @@ std::optional<json::value> Connection::read_rpc_body(const Request& req) {
 }
 
 // Looks up the session a request names; responds 400/404 and returns nullptr when it cannot.
+void Connection::session_not_found() {
+  respond(http::status::not_found, rpc_error_body(jsonrpc::kInvalidRequest, "Session not found"));
+}
+
 std::shared_ptr<HttpSession> Connection::find_session(std::string_view id) {
   if (id.empty()) {
     respond(
@@ -176,9 +180,10 @@ std::shared_ptr<HttpSession> Connection::find_session(std::string_view id) {
         rpc_error_body(jsonrpc::kInvalidRequest, "Bad Request: Mcp-Session-Id header is required"));
     return nullptr;
   }
-  auto entry = shared_->sessions->find(std::string(id));
+  auto entry = shared_->sessions->acquire(std::string(id));
+  if (entry && entry->legacy) entry->end();
   if (!entry || entry->legacy) {
-    respond(http::status::not_found, rpc_error_body(jsonrpc::kInvalidRequest, "Session not found"));
+    session_not_found();
     return nullptr;
   }
   return entry;
@@ -231,9 +236,14 @@ void Connection::post_mcp(const Request& req) {
     } else {
       entry = find_session(req[kSessionHeader]);
       if (!entry) return;
+      guard_.emplace(*shared_, entry, RequestGuard::Adopt{});
+      // Deleted (or shut down) after the lookup: the id names no session any more.
+      if (entry->session->state() == server::Session::State::closed) {
+        return session_not_found();
+      }
     }
     session = entry->session;
-    guard_.emplace(*shared_, entry);
+    if (!guard_) guard_.emplace(*shared_, entry);
     priming_allowed_ = initialize ? false : session->protocol_version() >= protocol::k2025_11_25;
     if (sse_ok && answers)
       channel = entry->open_channel(shared_->options.event_store_size, shared_->replay_budget);
@@ -262,7 +272,9 @@ void Connection::post_mcp(const Request& req) {
 
 void Connection::delete_mcp(const Request& req) {
   const std::string_view id = req[kSessionHeader];
-  if (!find_session(id)) return;
+  auto entry = find_session(id);
+  if (!entry) return;
+  entry->end();
   shared_->sessions->remove(std::string(id));
   respond(http::status::ok, {});
 }

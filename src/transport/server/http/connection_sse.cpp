@@ -66,6 +66,11 @@ void Connection::get_mcp(const Request& req) {
   }
   auto entry = find_session(req[kSessionHeader]);
   if (!entry) return;
+  // Busy until the stream is attached: an attached session is not idle, so never evicted.
+  RequestGuard busy(*shared_, entry, RequestGuard::Adopt{});
+  if (entry->session->state() == server::Session::State::closed) {
+    return session_not_found();
+  }
   std::shared_ptr<SseChannel> channel = entry->standalone;
   std::optional<std::uint64_t> after;
   if (const std::string_view last = req["Last-Event-ID"]; !last.empty()) {

@@ -138,6 +138,14 @@ std::shared_ptr<HttpSession> HttpSessionTable::find(const std::string& id) const
   return it == sessions_.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<HttpSession> HttpSessionTable::acquire(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return nullptr;
+  it->second->begin();
+  return it->second;
+}
+
 bool HttpSessionTable::remove(const std::string& id) {
   std::shared_ptr<HttpSession> entry;
   {

@@ -57,6 +57,9 @@ class HttpSessionTable {
   /// A new session with a fresh random id; nullptr when full and nothing idle can be evicted.
   std::shared_ptr<HttpSession> create(bool legacy);
   std::shared_ptr<HttpSession> find(const std::string& id) const;
+  /// find() and begin() in one step, so the session cannot be evicted between the lookup and
+  /// the request that uses it; the caller ends it (RequestGuard adopts it).
+  std::shared_ptr<HttpSession> acquire(const std::string& id);
   /// Removes and closes the session (its streams end). Returns false for an unknown id.
   bool remove(const std::string& id);
   /// Closes sessions idle since before `cutoff` (legacy ones live while their stream does).

@@ -32,6 +32,7 @@ void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
   http.io_threads = count(h, "io_threads", 1, 64);
   http.max_sessions = count(h, "max_sessions", 1);
   http.max_sse_streams = count(h, "max_sse_streams", 1);
+  http.max_sse_streams_per_client = count(h, "max_sse_streams_per_client", 0);
   http.max_connections = count(h, "max_connections", 1);
   http.max_body_bytes = count(h, "max_body_bytes", 1);
   http.max_header_bytes = count(h, "max_header_bytes", 1);
@@ -57,6 +58,7 @@ json::object http_to_json(const HttpSettings& http) {
   put("io_threads", http.io_threads);
   put("max_sessions", http.max_sessions);
   put("max_sse_streams", http.max_sse_streams);
+  put("max_sse_streams_per_client", http.max_sse_streams_per_client);
   put("max_connections", http.max_connections);
   put("max_body_bytes", http.max_body_bytes);
   put("max_header_bytes", http.max_header_bytes);

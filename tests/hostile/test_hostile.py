@@ -3,13 +3,19 @@
 
 - 300 POSTs, each naming a distinct unknown method of almost 4 MiB (half of them asking for SSE
   answers only): the server's RSS stays bounded and /metrics stays small;
-- a YAML alias bomb of under 1 KiB given to `mcpclass list -c`: a ConfigError at once.
+- a YAML alias bomb of under 1 KiB given to `mcpclass list -c`: a ConfigError at once;
+- a client holding every GET stream, then frozen (SIGSTOP): its streams are cut by the heartbeat
+  and the write timeout, and a new client's stream succeeds.
 """
 import http.client
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import textwrap
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -19,10 +25,12 @@ BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(ROOT, "build", "mcpclass")
 MIB = 1024 * 1024
 
 
-def rules_server(tmp_path):
+def rules_server(tmp_path, http_settings=None):
     document = json.loads(subprocess.run([BIN, "config"], check=True, capture_output=True,
                                          text=True).stdout)
     document["classifier"]["kind"] = "rules"
+    if http_settings:
+        document.setdefault("server", {}).setdefault("http", {}).update(http_settings)
     cfg = tmp_path / "rules.json"
     cfg.write_text(json.dumps(document))
     return procs.Server([BIN, "serve", "--http", "127.0.0.1:0", "--config", str(cfg)],
@@ -81,3 +89,67 @@ def test_yaml_alias_bomb_is_refused_at_once(tmp_path):
     r = subprocess.run([BIN, "list", "-c", str(bomb)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "YAML document expands to more than 1000000 nodes" in r.stderr, r.stderr
+
+
+# Opens GET /mcp streams on fresh sessions with a small receive buffer, reads them, then says
+# "ready" and keeps reading until it is frozen.
+STREAM_HOLDER = textwrap.dedent("""
+    import socket, sys, time
+    sys.path.insert(0, sys.argv[3])
+    from lib import procs
+    port, count = int(sys.argv[1]), int(sys.argv[2])
+    socks = []
+    for _ in range(count):
+        sid = procs.open_session(port)
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", port))
+        s.sendall((f"GET /mcp HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n"
+                   f"Accept: text/event-stream\\r\\nMcp-Session-Id: {sid}\\r\\n"
+                   f"MCP-Protocol-Version: {procs.PROTOCOL_VERSION}\\r\\n\\r\\n").encode())
+        assert s.recv(4096).startswith(b"HTTP/1.1 200"), "stream refused"
+        s.setblocking(False)
+        socks.append(s)
+    print("ready", flush=True)
+    while True:
+        for s in socks:
+            try:
+                s.recv(65536)
+            except BlockingIOError:
+                pass
+        time.sleep(0.01)
+""")
+
+
+def get_stream_status(port):
+    sid = procs.open_session(port)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                   f"Accept: text/event-stream\r\nMcp-Session-Id: {sid}\r\n"
+                   f"MCP-Protocol-Version: {procs.PROTOCOL_VERSION}\r\n\r\n").encode())
+        head = s.recv(4096)
+    return int(head.split(b" ", 2)[1])
+
+
+def test_a_frozen_client_cannot_pin_the_streams(tmp_path):
+    streams, write_timeout = 4, 1.0
+    server = rules_server(tmp_path, {"max_sse_streams": streams, "sse_heartbeat": 0.02,
+                                     "write_timeout": write_timeout})
+    holder = subprocess.Popen([sys.executable, "-c", STREAM_HOLDER, str(server.port), str(streams),
+                               os.path.join(ROOT, "bench")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        assert procs.metric(server.port, "mcpclass_sse_streams") == streams
+        assert get_stream_status(server.port) == 503  # every slot taken
+        holder.send_signal(signal.SIGSTOP)
+        frozen = time.monotonic()
+        # Heartbeats fill the frozen reader's buffers; then a write waits past write_timeout and
+        # the stream is cut. The bound is generous: the buffers take a few seconds to fill.
+        assert procs.wait_until(lambda: get_stream_status(server.port) == 200, 30, interval=0.2), \
+            "the frozen client still holds every GET stream"
+        print(f"a new stream after {time.monotonic() - frozen:.1f} s")
+        assert server.alive()
+    finally:
+        holder.kill()
+        holder.wait()
+        server.stop()

@@ -265,6 +265,7 @@ server:
     io_threads: 1
     max_sessions: 20000
     max_sse_streams: 300
+    max_sse_streams_per_client: 16
     max_body_bytes: 65536
     max_header_bytes: 8192
     event_store_size: 0
@@ -283,6 +284,7 @@ server:
   CHECK(o.io_threads == 1);
   CHECK(o.max_sessions == 20000);
   CHECK(o.max_sse_streams == 300);
+  CHECK(o.max_sse_streams_per_client == 16);
   CHECK(o.max_body_bytes == 65536);
   CHECK(o.max_header_bytes == 8192);
   CHECK(o.event_store_size == 0);

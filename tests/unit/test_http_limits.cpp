@@ -386,6 +386,40 @@ TEST_CASE("http limits: GET streams opened all at once never pass max_sse_stream
   for (auto& t : clients) t.join();
 }
 
+TEST_CASE("http limits: one client address gets at most max_sse_streams_per_client streams") {
+  transport::HttpServerOptions options;
+  options.max_sse_streams = 8;
+  options.max_sse_streams_per_client = 2;
+  LimitServer s(options);
+  net::io_context ioc;
+  std::vector<std::unique_ptr<tcp::socket>> held;
+  // A GET /sse from `source` (any 127/8 address reaches the server), kept open when it is 200.
+  auto open_from = [&](const char* source) {
+    auto socket = std::make_unique<tcp::socket>(ioc);
+    socket->open(tcp::v4());
+    socket->bind({net::ip::make_address(source), 0});
+    socket->connect({net::ip::make_address("127.0.0.1"), s.port});
+    net::write(*socket, net::buffer(raw_request(s.port, "GET", "/sse")));
+    beast::flat_buffer buffer;
+    http::response_parser<http::empty_body> parser;
+    http::read_header(*socket, buffer, parser);
+    const unsigned status = parser.get().result_int();
+    held.push_back(std::move(socket));
+    return status;
+  };
+  CHECK(open_from("127.0.0.1") == 200);
+  CHECK(open_from("127.0.0.1") == 200);
+  CHECK(open_from("127.0.0.1") == 503);  // this client's share is taken...
+  CHECK(open_from("127.0.0.2") == 200);  // ...not the server's
+  held.front()->close();                 // a stream of the first client ends: its slot frees
+  bool reopened = false;
+  for (const auto deadline = Clock::now() + 5s; !reopened && Clock::now() < deadline;) {
+    reopened = open_from("127.0.0.1") == 200;
+    if (!reopened) std::this_thread::sleep_for(20ms);
+  }
+  CHECK(reopened);
+}
+
 namespace {
 
 // A client on one connection that accepts only text/event-stream, with a session.

@@ -62,6 +62,9 @@ struct HttpServerOptions {
   std::chrono::milliseconds session_idle_timeout{30 * 60'000};
   /// Open GET SSE streams (GET /mcp and GET /sse) at once; more get 503.
   std::size_t max_sse_streams = 256;
+  /// ...and from one client address (0 = no per-client limit). Behind a proxy every client has
+  /// the proxy's address, so leave it 0 there and let the proxy limit clients.
+  std::size_t max_sse_streams_per_client = 0;
   /// How long stop() waits for requests in flight before cancelling them.
   std::chrono::milliseconds shutdown_timeout{5'000};
   std::size_t io_threads = 2;

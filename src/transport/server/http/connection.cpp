@@ -16,14 +16,15 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 
-Connection::Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared)
-    : io_(std::move(io)), shared_(std::move(shared)) {
+Connection::Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared,
+                       boost::asio::ip::address peer)
+    : io_(std::move(io)), shared_(std::move(shared)), peer_(peer) {
   ++shared_->connections;
 }
 
 Connection::~Connection() {
   --shared_->connections;
-  if (stream_counted_) shared_->metrics->stream_closed();
+  if (stream_counted_) shared_->streams.close(peer_);
   release_reading();
 }
 
@@ -169,9 +170,10 @@ void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared) {
   // second waits for the client's delayed ACK, ~40 ms per answer.
   boost::system::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
+  const auto peer = socket.remote_endpoint(ignored).address();
   auto io =
       shared->tls ? make_tls_io(std::move(socket), *shared->tls) : make_plain_io(std::move(socket));
-  std::make_shared<Connection>(std::move(io), std::move(shared))->start();
+  std::make_shared<Connection>(std::move(io), std::move(shared), peer)->start();
 }
 
 }  // namespace mcpclass::transport

@@ -68,7 +68,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Headers = std::vector<std::pair<std::string, std::string>>;
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
 
-  Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared);
+  /// `peer`: the client's address (GET streams are limited per address).
+  Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared,
+             boost::asio::ip::address peer);
   ~Connection();
 
   /// The TLS handshake (if any), then the first request.
@@ -155,6 +157,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::unique_ptr<ConnectionIo> io_;
   std::shared_ptr<HttpShared> shared_;
+  const boost::asio::ip::address peer_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Mode mode_ = Mode::reading;

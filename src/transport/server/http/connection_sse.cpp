@@ -94,9 +94,11 @@ void Connection::get_mcp(const Request& req) {
 }
 
 bool Connection::open_stream_slot() {
-  if (!shared_->metrics->try_stream_open(shared_->options.max_sse_streams)) {
-    respond(http::status::service_unavailable,
-            rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: too many SSE streams"));
+  if (!shared_->streams.try_open(peer_)) {
+    respond(
+        http::status::service_unavailable,
+        rpc_error_body(jsonrpc::kInternalError,
+                       "Service Unavailable: too many SSE streams (in all, or from this client)"));
     return false;
   }
   stream_counted_ = true;

@@ -48,7 +48,8 @@ void HttpMetrics::record_rpc(std::string_view method, bool error) {
   if (error) ++errors;
 }
 
-std::string HttpMetrics::render(std::size_t sessions, std::size_t replay_bytes) const {
+std::string HttpMetrics::render(std::size_t sessions, std::size_t streams,
+                                std::size_t replay_bytes) const {
   std::lock_guard lock(mutex_);
   std::string out;
   out += "# HELP mcpclass_http_requests_total HTTP requests served, by route and status.\n";
@@ -84,7 +85,7 @@ std::string HttpMetrics::render(std::size_t sessions, std::size_t replay_bytes) 
   out += fmt::format("mcpclass_active_sessions {}\n", sessions);
   out += "# HELP mcpclass_sse_streams Open GET SSE streams.\n";
   out += "# TYPE mcpclass_sse_streams gauge\n";
-  out += fmt::format("mcpclass_sse_streams {}\n", sse_streams_.load());
+  out += fmt::format("mcpclass_sse_streams {}\n", streams);
   out += "# HELP mcpclass_sse_replay_bytes Bytes kept for Last-Event-ID replay.\n";
   out += "# TYPE mcpclass_sse_replay_bytes gauge\n";
   out += fmt::format("mcpclass_sse_replay_bytes {}\n", replay_bytes);

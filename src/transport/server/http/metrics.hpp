@@ -22,19 +22,9 @@ class HttpMetrics {
   static std::string_view method_label(std::string_view method) noexcept;
   /// One JSON-RPC request by method (see method_label), and whether it ended in an error.
   void record_rpc(std::string_view method, bool error);
-  /// Counts a GET stream unless `limit` streams are open already; false when refused. One atomic
-  /// step, so concurrent opens cannot overshoot the limit.
-  bool try_stream_open(std::size_t limit) {
-    if (static_cast<std::size_t>(++sse_streams_) <= limit) return true;
-    --sse_streams_;
-    return false;
-  }
-  void stream_closed() { --sse_streams_; }
-  std::int64_t sse_streams() const { return sse_streams_; }
-
-  /// The exposition text; `sessions` = active sessions right now, `replay_bytes` = bytes the
-  /// SSE replay stores hold.
-  std::string render(std::size_t sessions, std::size_t replay_bytes) const;
+  /// The exposition text; `sessions` = active sessions right now, `streams` = open GET SSE
+  /// streams, `replay_bytes` = bytes the SSE replay stores hold.
+  std::string render(std::size_t sessions, std::size_t streams, std::size_t replay_bytes) const;
 
  private:
   static constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -45,7 +35,6 @@ class HttpMetrics {
   std::array<std::uint64_t, kBuckets.size()> bucket_counts_{};
   std::uint64_t duration_count_ = 0;
   double duration_sum_ = 0;
-  std::atomic<std::int64_t> sse_streams_{0};
 };
 
 }  // namespace mcpclass::transport

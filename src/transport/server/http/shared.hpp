@@ -6,6 +6,7 @@
 #include "mcpclass/transport/server/http_server.hpp"
 #include "transport/server/http/metrics.hpp"
 #include "transport/server/http/sessions.hpp"
+#include "transport/server/http/stream_slots.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -62,6 +63,7 @@ struct HttpShared {
   std::shared_ptr<HttpSessionTable> sessions;
   std::shared_ptr<HttpMetrics> metrics = std::make_shared<HttpMetrics>();
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
+  StreamSlots streams{options.max_sse_streams, options.max_sse_streams_per_client};
   std::atomic<bool> stopping{false};
   /// Connections open now, and the most allowed (options.max_connections resolved).
   std::atomic<std::size_t> connections{0};

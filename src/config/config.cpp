@@ -38,6 +38,7 @@ void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
   http.max_header_bytes = count(h, "max_header_bytes", 1);
   http.event_store_size = count(h, "event_store_size", 0);
   http.event_store_bytes = count(h, "event_store_bytes", 0);
+  http.event_store_session_bytes = count(h, "event_store_session_bytes", 0);
   http.event_store_total_bytes = count(h, "event_store_total_bytes", 0);
   http.session_idle_timeout = h.seconds("session_idle_timeout", false);
   http.read_timeout = h.seconds("read_timeout", false);
@@ -64,6 +65,7 @@ json::object http_to_json(const HttpSettings& http) {
   put("max_header_bytes", http.max_header_bytes);
   put("event_store_size", http.event_store_size);
   put("event_store_bytes", http.event_store_bytes);
+  put("event_store_session_bytes", http.event_store_session_bytes);
   put("event_store_total_bytes", http.event_store_total_bytes);
   put_seconds("session_idle_timeout", http.session_idle_timeout);
   put_seconds("read_timeout", http.read_timeout);

@@ -9,6 +9,8 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
   o.io_threads = http.io_threads.value_or(o.io_threads);
   o.max_sessions = http.max_sessions.value_or(o.max_sessions);
   o.max_sse_streams = http.max_sse_streams.value_or(o.max_sse_streams);
+  o.event_store_session_bytes =
+      http.event_store_session_bytes.value_or(o.event_store_session_bytes);
   o.max_sse_streams_per_client =
       http.max_sse_streams_per_client.value_or(o.max_sse_streams_per_client);
   o.max_connections = http.max_connections.value_or(o.max_connections);

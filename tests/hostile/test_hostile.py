@@ -3,6 +3,7 @@
 
 - 300 POSTs, each naming a distinct unknown method of almost 4 MiB (half of them asking for SSE
   answers only): the server's RSS stays bounded and /metrics stays small;
+- 20 SSE-only POSTs with such methods: RSS grows less than 16 MiB, the replay store stays small;
 - a YAML alias bomb of under 1 KiB given to `mcpclass list -c`: a ConfigError at once;
 - a client holding every GET stream, then frozen (SIGSTOP): its streams are cut by the heartbeat
   and the write timeout, and a new client's stream succeeds.
@@ -70,6 +71,24 @@ def test_unknown_methods_neither_grow_memory_nor_metrics(tmp_path):
         assert 'mcpclass_rpc_requests_total{method="other"} 304' in metrics
         assert grown_mib < 50, f"RSS grew {grown_mib:.0f} MiB over 300 unknown methods"
         assert server.alive()
+    finally:
+        server.stop()
+
+
+def test_sse_only_unknown_methods_do_not_fill_the_replay_store(tmp_path):
+    server = rules_server(tmp_path)
+    try:
+        sid = procs.open_session(server.port)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        size = 4 * MIB - 1024
+        for i in range(2):  # the allocator's working set for 4 MiB bodies
+            post_unknown(conn, sid, i, size, sse_only=True)
+        before = procs.rss_kib(server.pid)
+        for i in range(2, 22):
+            post_unknown(conn, sid, i, size, sse_only=True)
+        grown_mib = (procs.rss_kib(server.pid) - before) / 1024
+        assert grown_mib < 16, f"RSS grew {grown_mib:.0f} MiB over 20 SSE-only unknown methods"
+        assert procs.metric(server.port, "mcpclass_sse_replay_bytes") < 64 * 1024
     finally:
         server.stop()
 

@@ -277,6 +277,7 @@ server:
     write_timeout: 2
     sse_heartbeat: 0
     event_store_bytes: 1000
+    event_store_session_bytes: 3000
     event_store_total_bytes: 0
 )");
   const auto o = service::http_server_options(c.server.http);
@@ -296,6 +297,7 @@ server:
   CHECK(o.write_timeout == std::chrono::seconds(2));
   CHECK(o.sse_heartbeat == std::chrono::milliseconds(0));
   CHECK(o.event_store_bytes == 1000);
+  CHECK(o.event_store_session_bytes == 3000);
   CHECK(o.event_store_total_bytes == 0);
   // The document round-trips, and a document without limits gives the transport's defaults.
   CHECK(config::parse_config(boost::json::serialize(c.to_json())).to_json() == c.to_json());

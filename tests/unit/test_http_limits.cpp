@@ -455,6 +455,22 @@ class SseOnlyClient {
     return send(json::serialize(call));
   }
 
+  /// GET /mcp with Last-Event-ID on a new connection: the status, and the body unless it is 200.
+  std::pair<unsigned, std::string> resume(const std::string& last_event_id) {
+    net::io_context ioc;
+    tcp::socket socket(ioc);
+    socket.connect({net::ip::make_address("127.0.0.1"), port_});
+    net::write(socket, net::buffer("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port_) +
+                                   "\r\nAccept: text/event-stream\r\n" + headers_ +
+                                   "Last-Event-ID: " + last_event_id + "\r\n\r\n"));
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    http::read_header(socket, buffer, parser);
+    const unsigned status = parser.get().result_int();
+    if (status != 200) http::read(socket, buffer, parser);
+    return {status, parser.get().body()};
+  }
+
  private:
   unsigned short port_;
   net::io_context ioc_;
@@ -507,4 +523,59 @@ TEST_CASE("http limits: SSE replay stores stay within their byte budgets") {
   const std::size_t kept = gauge(s.port, "mcpclass_sse_replay_bytes");
   CHECK(kept > 200 * 1024);
   CHECK(kept <= 1024 * 1024);
+}
+
+namespace {
+// The stream id of an SSE answer ("7" of "id: 7-1").
+std::string stream_of(const http::response<http::string_body>& answer) {
+  const auto at = answer.body().find("id: ");
+  REQUIRE(at != std::string::npos);
+  return answer.body().substr(at + 4, answer.body().find('-', at) - at - 4);
+}
+}  // namespace
+
+TEST_CASE("http limits: a session's replay stores stay within event_store_session_bytes") {
+  transport::HttpServerOptions options;
+  options.event_store_bytes = 256 * 1024;
+  options.event_store_session_bytes = 512 * 1024;
+  LimitServer s(options);
+  SseOnlyClient first(s.port);
+  for (int i = 0; i < 10; ++i)
+    CHECK(first.echo(10 + i, std::string(200 * 1024, 'a')).result_int() == 200);
+  const std::size_t one = gauge(s.port, "mcpclass_sse_replay_bytes");
+  CHECK(one > 200 * 1024);
+  CHECK(one <= 512 * 1024);
+  // Another session has a budget of its own.
+  SseOnlyClient second(s.port);
+  for (int i = 0; i < 3; ++i)
+    CHECK(second.echo(10 + i, std::string(200 * 1024, 'b')).result_int() == 200);
+  const std::size_t both = gauge(s.port, "mcpclass_sse_replay_bytes");
+  CHECK(both > one);
+  CHECK(both <= 2 * 512 * 1024);
+}
+
+TEST_CASE("http limits: resuming past the replay budget gets 410, an unknown stream 400") {
+  transport::HttpServerOptions options;
+  options.event_store_bytes = 256 * 1024;
+  options.event_store_session_bytes = 512 * 1024;
+  LimitServer s(options);
+  SseOnlyClient client(s.port);
+  // Kept: its stream resumes, replaying the answer.
+  const auto small = client.echo(2, "kept");
+  REQUIRE(small.result_int() == 200);
+  const std::string kept = stream_of(small);
+  // Over the per-stream budget: sent, never kept, so a resumption would miss it.
+  const auto large = client.echo(3, std::string(300 * 1024, 'a'));
+  REQUIRE(large.result_int() == 200);
+  const auto gone = client.resume(stream_of(large) + "-0");
+  CHECK(gone.first == 410);
+  CHECK(gone.second.find("dropped from the replay store") != std::string::npos);
+  CHECK(client.resume(kept + "-0").first == 200);
+  // Enough answers to push the first stream out of the session's budget.
+  for (int i = 0; i < 6; ++i)
+    REQUIRE(client.echo(10 + i, std::string(200 * 1024, 'b')).result_int() == 200);
+  CHECK(client.resume(kept + "-0").first == 410);
+  // A stream this session never had: not 404, which would tell the client its session is gone.
+  CHECK(client.resume("999-0").first == 400);
+  CHECK(client.resume("garbage").first == 400);
 }

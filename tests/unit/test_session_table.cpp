@@ -18,7 +18,8 @@ namespace {
 struct Table {
   util::ThreadPool pool{1};
   std::shared_ptr<server::Server> server = server::Server::create({}, pool.executor());
-  HttpSessionTable table{server, 1, 16, std::make_shared<transport::ReplayBudget>(1024, 4096)};
+  HttpSessionTable table{server, 1, 16, 2048,
+                         std::make_shared<transport::ReplayBudget>(1024, 4096)};
 };
 const auto kLater = HttpSession::Clock::now() + std::chrono::hours(1);
 }  // namespace

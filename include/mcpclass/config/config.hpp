@@ -41,16 +41,17 @@ struct HttpSettings {
   /// ConfigError.
   std::string tls_cert_file;
   std::string tls_key_file;
-  std::optional<std::size_t> io_threads;                  ///< [1, 64]
-  std::optional<std::size_t> max_sessions;                ///< >= 1
-  std::optional<std::size_t> max_sse_streams;             ///< >= 1
-  std::optional<std::size_t> max_sse_streams_per_client;  ///< 0 = no per-address limit
-  std::optional<std::size_t> max_connections;             ///< >= 1
-  std::optional<std::size_t> max_body_bytes;              ///< >= 1
-  std::optional<std::size_t> max_header_bytes;            ///< >= 1
-  std::optional<std::size_t> event_store_size;            ///< >= 0
-  std::optional<std::size_t> event_store_bytes;           ///< >= 0, per stream
-  std::optional<std::size_t> event_store_total_bytes;     ///< >= 0, all streams
+  std::optional<std::size_t> io_threads;       ///< [1, 64]
+  std::optional<std::size_t> max_sessions;     ///< >= 1
+  std::optional<std::size_t> max_sse_streams;  ///< >= 1
+  std::optional<std::size_t> max_sse_streams_per_client;
+  std::optional<std::size_t> event_store_session_bytes;  ///< 0 = no per-address limit
+  std::optional<std::size_t> max_connections;            ///< >= 1
+  std::optional<std::size_t> max_body_bytes;             ///< >= 1
+  std::optional<std::size_t> max_header_bytes;           ///< >= 1
+  std::optional<std::size_t> event_store_size;           ///< >= 0
+  std::optional<std::size_t> event_store_bytes;          ///< >= 0, per stream
+  std::optional<std::size_t> event_store_total_bytes;    ///< >= 0, all streams
   std::optional<std::chrono::milliseconds> session_idle_timeout;
   std::optional<std::chrono::milliseconds> read_timeout;
   std::optional<std::chrono::milliseconds> idle_timeout;

@@ -75,9 +75,11 @@ struct HttpServerOptions {
   unsigned sse_retry_ms = 1000;
   /// Events kept per SSE stream for `Last-Event-ID` replay...
   std::size_t event_store_size = 256;
-  /// ...and bytes, per stream and for all streams of the server together. Past a budget the
-  /// oldest events are forgotten; an event larger than the per-stream budget is never kept.
+  /// ...and bytes: per stream, for all streams of one session, and for all streams of the
+  /// server. Past a budget the oldest events are forgotten (an event larger than the per-stream
+  /// budget is never kept), and a GET resuming before a forgotten event gets 410.
   std::size_t event_store_bytes = 1024 * 1024;
+  std::size_t event_store_session_bytes = 4 * 1024 * 1024;
   std::size_t event_store_total_bytes = 64 * 1024 * 1024;
 
   /// Appended to GET /metrics (Prometheus text), e.g. classification counts by category.

@@ -245,8 +245,7 @@ void Connection::post_mcp(const Request& req) {
     session = entry->session;
     if (!guard_) guard_.emplace(*shared_, entry);
     priming_allowed_ = initialize ? false : session->protocol_version() >= protocol::k2025_11_25;
-    if (sse_ok && answers)
-      channel = entry->open_channel(shared_->options.event_store_size, shared_->replay_budget);
+    if (sse_ok && answers) channel = entry->open_channel(shared_->options.event_store_size);
     fallback = entry->standalone;
     on_close = [metrics, answers, method_name](bool error) {
       if (answers) metrics->record_rpc(method_name, error);

@@ -75,22 +75,43 @@ void Connection::get_mcp(const Request& req) {
   std::optional<std::uint64_t> after;
   if (const std::string_view last = req["Last-Event-ID"]; !last.empty()) {
     auto parsed = parse_event_id(last);
-    channel = parsed ? entry->find_channel(parsed->first) : nullptr;
+    bool forgotten = false;
+    channel = parsed ? entry->find_channel(parsed->first, forgotten) : nullptr;
+    if (forgotten) return replay_gone();
+    // Not 404: to a client that means its session is gone.
     if (!channel) {
-      return respond(
-          http::status::not_found,
-          rpc_error_body(jsonrpc::kInvalidRequest, "Not Found: no stream with that Last-Event-ID"));
+      return respond(http::status::bad_request,
+                     rpc_error_body(jsonrpc::kInvalidRequest,
+                                    "Bad Request: this session has no stream with that "
+                                    "Last-Event-ID"));
     }
     after = parsed->second;
   }
   if (!open_stream_slot()) return;
   guard_.reset();
+  // Attached before the head is written: the sink posts to this strand, so its frames follow it.
+  const std::uint64_t token = channel->attach(make_sink(), after);
+  if (token == SseChannel::kForgotten) {
+    shared_->streams.close(peer_);
+    stream_counted_ = get_stream_ = false;
+    return replay_gone();
+  }
   channel_ = channel;
+  sink_token_ = token;
   priming_ = channel->priming_frame(shared_->options.sse_retry_ms);
   start_sse(entry->session->protocol_version() >= protocol::k2025_11_25);
-  sink_token_ = channel->attach(make_sink(), after);
   watch_disconnect();
   schedule_heartbeat();
+}
+
+// The events asked for existed but were dropped to stay within a replay budget: resuming would
+// leave a gap the client cannot see, so it is told instead.
+void Connection::replay_gone() {
+  respond(http::status::gone,
+          rpc_error_body(jsonrpc::kInvalidRequest,
+                         "Gone: the events after that Last-Event-ID were dropped from the replay "
+                         "store (server.http.event_store_bytes, event_store_session_bytes, "
+                         "event_store_total_bytes)"));
 }
 
 bool Connection::open_stream_slot() {

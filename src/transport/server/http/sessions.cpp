@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 
 #include <array>
+#include <charconv>
 #include <stdexcept>
 
 namespace mcpclass::transport {
@@ -43,18 +44,18 @@ std::string random_session_id() {
   return id;
 }
 
-std::shared_ptr<SseChannel> HttpSession::open_channel(std::size_t store_limit,
-                                                      std::shared_ptr<ReplayBudget> budget) {
+std::shared_ptr<SseChannel> HttpSession::open_channel(std::size_t store_limit) {
   std::lock_guard lock(mutex_);
-  auto channel = std::make_shared<SseChannel>(std::to_string(next_channel_++), true, store_limit,
-                                              std::move(budget));
-  channels_.emplace(channel->id(), channel);
-  // Forget the oldest finished streams beyond the limit.
+  // Forget the oldest finished streams beyond the count, and while the session's replay stores
+  // leave no room for one more stream's budget.
   std::size_t finished = 0;
-  for (auto it = channels_.rbegin(); it != channels_.rend(); ++it) {
-    if (it->second->finished()) ++finished;
-  }
-  for (auto it = channels_.begin(); it != channels_.end() && finished > kKeptFinishedChannels;) {
+  for (const auto& [n, c] : channels_) finished += c->finished() ? 1 : 0;
+  auto crowded = [&] {
+    return finished > kKeptFinishedChannels ||
+           (replay_budget &&
+            replay_budget->used.load() + replay_budget->per_stream > replay_budget->total);
+  };
+  for (auto it = channels_.begin(); it != channels_.end() && finished > 0 && crowded();) {
     if (it->second->finished()) {
       it = channels_.erase(it);
       --finished;
@@ -62,14 +63,27 @@ std::shared_ptr<SseChannel> HttpSession::open_channel(std::size_t store_limit,
       ++it;
     }
   }
+  const std::uint64_t number = next_channel_++;
+  auto channel =
+      std::make_shared<SseChannel>(std::to_string(number), true, store_limit, replay_budget);
+  channels_.emplace(number, channel);
   return channel;
 }
 
-std::shared_ptr<SseChannel> HttpSession::find_channel(const std::string& channel_id) {
+std::shared_ptr<SseChannel> HttpSession::find_channel(const std::string& channel_id,
+                                                      bool& forgotten) {
+  forgotten = false;
   if (standalone && channel_id == standalone->id()) return standalone;
+  std::uint64_t number = 0;
+  const char* end = channel_id.data() + channel_id.size();
+  if (auto [ptr, ec] = std::from_chars(channel_id.data(), end, number);
+      ec != std::errc{} || ptr != end)
+    return nullptr;
   std::lock_guard lock(mutex_);
-  auto it = channels_.find(channel_id);
-  return it == channels_.end() ? nullptr : it->second;
+  auto it = channels_.find(number);
+  if (it != channels_.end()) return it->second;
+  forgotten = number >= 1 && number < next_channel_;
+  return nullptr;
 }
 
 void HttpSession::begin() {
@@ -95,11 +109,12 @@ HttpSession::Clock::time_point HttpSession::last_used() const {
 }
 
 HttpSessionTable::HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
-                                   std::size_t event_store_size,
+                                   std::size_t event_store_size, std::size_t session_replay_bytes,
                                    std::shared_ptr<ReplayBudget> budget)
     : server_(std::move(server)),
       max_sessions_(max_sessions == 0 ? 1 : max_sessions),
       event_store_size_(event_store_size),
+      session_replay_bytes_(session_replay_bytes),
       budget_(std::move(budget)) {}
 
 std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
@@ -124,7 +139,11 @@ std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
     entry->legacy = legacy;
     entry->session = server_->create_session();
     // Legacy streams carry no ids: the 2024-11-05 transport has no resumption.
-    entry->standalone = std::make_shared<SseChannel>("0", !legacy, event_store_size_, budget_);
+    entry->replay_budget = budget_ ? std::make_shared<ReplayBudget>(budget_->per_stream,
+                                                                    session_replay_bytes_, budget_)
+                                   : nullptr;
+    entry->standalone =
+        std::make_shared<SseChannel>("0", !legacy, event_store_size_, entry->replay_budget);
     entry->session->set_notification_stream(std::make_shared<ChannelStream>(entry->standalone));
     sessions_.emplace(entry->id, entry);
   }

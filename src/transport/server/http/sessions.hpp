@@ -29,11 +29,15 @@ struct HttpSession {
   /// GET /mcp (or the legacy GET /sse) stream; also where messages go that a POST cannot carry.
   std::shared_ptr<SseChannel> standalone;
 
-  /// A new resumable stream for a POST, keeping `store_limit` events within the server's replay
-  /// `budget`; registered so a GET with Last-Event-ID finds it.
-  std::shared_ptr<SseChannel> open_channel(std::size_t store_limit,
-                                           std::shared_ptr<ReplayBudget> budget);
-  std::shared_ptr<SseChannel> find_channel(const std::string& channel_id);
+  /// The replay bytes of all this session's streams (its parent is the server's budget).
+  std::shared_ptr<ReplayBudget> replay_budget;
+
+  /// A new resumable stream for a POST, keeping `store_limit` events within the session's replay
+  /// budget; registered so a GET with Last-Event-ID finds it.
+  std::shared_ptr<SseChannel> open_channel(std::size_t store_limit);
+  /// The stream `channel_id` names; nullptr when unknown, with `forgotten` set when this session
+  /// did open it but dropped it since (finished, past the replay budget or the kept-stream count).
+  std::shared_ptr<SseChannel> find_channel(const std::string& channel_id, bool& forgotten);
 
   /// Marks a request start / end (busy sessions are never evicted).
   void begin();
@@ -43,7 +47,7 @@ struct HttpSession {
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<SseChannel>> channels_;
+  std::map<std::uint64_t, std::shared_ptr<SseChannel>> channels_;  // by number: oldest first
   std::uint64_t next_channel_ = 1;
   int active_ = 0;
   Clock::time_point last_used_ = Clock::now();
@@ -52,7 +56,8 @@ struct HttpSession {
 class HttpSessionTable {
  public:
   HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
-                   std::size_t event_store_size, std::shared_ptr<ReplayBudget> budget);
+                   std::size_t event_store_size, std::size_t session_replay_bytes,
+                   std::shared_ptr<ReplayBudget> budget);
 
   /// A new session with a fresh random id; nullptr when full and nothing idle can be evicted.
   std::shared_ptr<HttpSession> create(bool legacy);
@@ -81,6 +86,7 @@ class HttpSessionTable {
   std::shared_ptr<server::Server> server_;
   const std::size_t max_sessions_;
   const std::size_t event_store_size_;
+  const std::size_t session_replay_bytes_;
   const std::shared_ptr<ReplayBudget> budget_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions_;

@@ -53,8 +53,9 @@ struct HttpShared {
         health(std::move(hc)),
         replay_budget(std::make_shared<ReplayBudget>(options.event_store_bytes,
                                                      options.event_store_total_bytes)),
-        sessions(std::make_shared<HttpSessionTable>(server, options.max_sessions,
-                                                    options.event_store_size, replay_budget)) {}
+        sessions(std::make_shared<HttpSessionTable>(
+            server, options.max_sessions, options.event_store_size,
+            options.event_store_session_bytes, replay_budget)) {}
 
   std::shared_ptr<server::Server> server;
   const HttpServerOptions options;

@@ -44,7 +44,7 @@ SseChannel::SseChannel(std::string id, bool resumable, std::size_t store_limit,
       budget_(std::move(budget)) {}
 
 SseChannel::~SseChannel() {
-  if (budget_) budget_->used -= store_bytes_;
+  if (budget_) budget_->release(store_bytes_);
 }
 
 void SseChannel::push(std::string event, std::string_view data) {
@@ -54,20 +54,24 @@ void SseChannel::push(std::string event, std::string_view data) {
       sse_frame(resumable_ ? id_ + "-" + std::to_string(seq) : std::string(), event, data);
   if (sink_) sink_(frame, false);
   if (!resumable_) return;
-  // A frame over the stream's budget is sent, never kept. Past either budget the oldest events
-  // go first; a client resuming before them gets only what is left.
-  if (budget_ && frame.size() > budget_->per_stream) return;
+  // A frame over the stream's budget is sent, never kept. Past a budget the oldest events go
+  // first; a client resuming before them is told (attach() answers kForgotten).
+  if (budget_ && frame.size() > budget_->per_stream) {
+    forgotten_through_ = seq;
+    return;
+  }
   store_bytes_ += frame.size();
-  if (budget_) budget_->used += frame.size();
+  if (budget_) budget_->charge(frame.size());
   store_.emplace_back(seq, std::move(frame));
   auto over = [&] {
     return store_.size() > store_limit_ ||
-           (budget_ && (store_bytes_ > budget_->per_stream || budget_->used > budget_->total));
+           (budget_ && (store_bytes_ > budget_->per_stream || budget_->exceeded()));
   };
   while (!store_.empty() && over()) {
     const std::size_t n = store_.front().second.size();
     store_bytes_ -= n;
-    if (budget_) budget_->used -= n;
+    if (budget_) budget_->release(n);
+    forgotten_through_ = store_.front().first;
     store_.pop_front();
   }
 }
@@ -97,6 +101,7 @@ void SseChannel::finish(std::optional<boost::json::value> final_message) {
 
 std::uint64_t SseChannel::attach(Sink sink, std::optional<std::uint64_t> after_seq) {
   std::lock_guard lock(mutex_);
+  if (after_seq && *after_seq < forgotten_through_) return kForgotten;
   if (sink_) sink_(std::string(), true);
   if (after_seq) {
     for (const auto& [seq, frame] : store_) {

@@ -28,14 +28,30 @@ std::string sse_frame(std::string_view id, std::string_view event, std::string_v
 /// Splits a `Last-Event-ID` of the form "<stream>-<seq>".
 std::optional<std::pair<std::string, std::uint64_t>> parse_event_id(std::string_view id);
 
-/// Bytes the replay stores of a server may hold: each stream, and all streams together. Shared
-/// by the channels of one server; when it runs out a channel forgets its oldest events.
+/// Bytes replay stores may hold: each stream (`per_stream`), and all streams charged to this
+/// budget together (`total`): one budget per session, whose `parent` is the server's. When a
+/// budget or an ancestor runs out, the channel that grows forgets its oldest events.
 struct ReplayBudget {
-  ReplayBudget(std::size_t per_stream_bytes, std::size_t total_bytes)
-      : per_stream(per_stream_bytes), total(total_bytes) {}
+  ReplayBudget(std::size_t per_stream_bytes, std::size_t total_bytes,
+               std::shared_ptr<ReplayBudget> parent_budget = nullptr)
+      : per_stream(per_stream_bytes), total(total_bytes), parent(std::move(parent_budget)) {}
   const std::size_t per_stream;
   const std::size_t total;
+  const std::shared_ptr<ReplayBudget> parent;
   std::atomic<std::size_t> used{0};
+
+  void charge(std::size_t bytes) {
+    for (ReplayBudget* b = this; b != nullptr; b = b->parent.get()) b->used += bytes;
+  }
+  void release(std::size_t bytes) {
+    for (ReplayBudget* b = this; b != nullptr; b = b->parent.get()) b->used -= bytes;
+  }
+  /// This budget or an ancestor holds more than its total.
+  bool exceeded() const {
+    for (const ReplayBudget* b = this; b != nullptr; b = b->parent.get())
+      if (b->used > b->total) return true;
+    return false;
+  }
 };
 
 class SseChannel {
@@ -62,9 +78,12 @@ class SseChannel {
   /// The last event (if any), then the end of the stream. Idempotent.
   void finish(std::optional<boost::json::value> final_message = std::nullopt);
 
+  /// attach()'s answer when events after `after_seq` were forgotten (past a budget): the replay
+  /// would have a gap, so nothing is attached.
+  static constexpr std::uint64_t kForgotten = ~std::uint64_t{0};
   /// Makes `sink` the writer: first the stored events after `after_seq` (all when 0, none when
   /// nullopt), then every new one; a finished channel ends the sink right away. A previous sink is
-  /// ended. Returns a token for detach().
+  /// ended. Returns a token for detach(), or kForgotten.
   std::uint64_t attach(Sink sink, std::optional<std::uint64_t> after_seq);
   /// Forgets the sink if `token` still names it (its connection is gone).
   void detach(std::uint64_t token);
@@ -87,6 +106,7 @@ class SseChannel {
   mutable std::mutex mutex_;
   std::uint64_t next_seq_ = 1;
   std::deque<std::pair<std::uint64_t, std::string>> store_;
+  std::uint64_t forgotten_through_ = 0;  // the last event dropped from (or never put in) store_
   bool finished_ = false;
   Sink sink_;
   std::uint64_t sink_token_ = 0;

@@ -175,7 +175,10 @@ std::string_view default_config_yaml() {
 }
 
 Config default_config() {
-  return parse_config(kDefaultConfig, Format::yaml);
+  // Parsed once: every document without categories starts from it, and parsing compiles the
+  // rules. A constant, initialized thread-safely, so it is not shared mutable state.
+  static const Config parsed = parse_config(kDefaultConfig, Format::yaml);
+  return parsed;
 }
 
 }  // namespace mcpclass::config

@@ -5,12 +5,15 @@
   answers only): the server's RSS stays bounded and /metrics stays small;
 - 20 SSE-only POSTs with such methods: RSS grows less than 16 MiB, the replay store stays small;
 - a YAML alias bomb of under 1 KiB given to `mcpclass list -c`: a ConfigError at once;
+- 5,000 slow uploads, each declaring 4 MiB and sending 4 KiB: RSS grows with what arrived, not
+  with what was declared; /health answers at once; read_timeout then cuts every one;
 - a client holding every GET stream, then frozen (SIGSTOP): its streams are cut by the heartbeat
   and the write timeout, and a new client's stream succeeds.
 """
 import http.client
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -171,4 +174,57 @@ def test_a_frozen_client_cannot_pin_the_streams(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+        server.stop()
+
+
+def test_slow_uploads_neither_grow_memory_nor_block_health(tmp_path):
+    # 5,000 connections need descriptors on both sides; the server inherits this limit, so its
+    # default max_connections (the limit less 64) admits all of them.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = hard if hard == resource.RLIM_INFINITY else min(hard, 16384)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(limit, 16384)), hard))
+    uploads = min(5000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 300)
+    assert uploads >= 1000, "too few descriptors for the test"
+    read_timeout = 8.0
+    server = rules_server(tmp_path, {"read_timeout": read_timeout})
+    socks = []
+    try:
+        before = procs.rss_kib(server.pid)
+        head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                f"Content-Length: {4 * MIB - 1024}\r\n\r\n").encode()
+        started = time.monotonic()
+        for _ in range(uploads):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            s.sendall(head + b"[" * 4096)
+            socks.append(s)
+        opened = time.monotonic() - started
+        # Timed once the server holds them all (not while its accept queue drains).
+        assert procs.wait_until(lambda: procs.metric(server.port, "mcpclass_http_connections")
+                                >= uploads, 60), "the server did not take every upload in"
+        t0 = time.monotonic()
+        status, _, body = procs.http_request(server.port, "GET", "/health", timeout=10)
+        health_s = time.monotonic() - t0
+        assert status == 200, body
+        grown_mib = (procs.rss_kib(server.pid) - before) / 1024
+        print(f"{uploads} slow uploads opened in {opened:.1f} s; /health in {health_s * 1000:.0f} ms;"
+              f" RSS +{grown_mib:.0f} MiB")
+        assert health_s < 1.0, f"/health took {health_s:.2f} s next to {uploads} slow uploads"
+        # What arrived is 4 KiB each (20 MiB for 5,000); declared, 20 GiB.
+        assert grown_mib < 200, f"RSS grew {grown_mib:.0f} MiB over {uploads} slow uploads"
+        # read_timeout ends each one (the server answers or closes), and the server still serves.
+        deadline = time.monotonic() + read_timeout + 30
+        for s in socks:
+            s.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                while s.recv(65536):
+                    pass
+            except ConnectionResetError:
+                pass
+            s.close()
+        assert procs.http_request(server.port, "GET", "/health")[0] == 200
+        assert server.alive()
+    finally:
+        for s in socks:
+            s.close()
         server.stop()

@@ -113,8 +113,11 @@ void Connection::health(bool detailed) {
 }
 
 void Connection::metrics() {
-  std::string text = shared_->metrics->render(shared_->sessions->size(), shared_->streams.open(),
-                                              shared_->replay_budget->used.load());
+  std::string text =
+      shared_->metrics->render({.connections = shared_->connections.load(),
+                                .sessions = shared_->sessions->size(),
+                                .streams = shared_->streams.open(),
+                                .replay_bytes = shared_->replay_budget->used.load()});
   if (shared_->options.extra_metrics) text += shared_->options.extra_metrics();
   respond(http::status::ok, std::move(text), "text/plain; version=0.0.4");
 }

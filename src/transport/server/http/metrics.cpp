@@ -48,8 +48,7 @@ void HttpMetrics::record_rpc(std::string_view method, bool error) {
   if (error) ++errors;
 }
 
-std::string HttpMetrics::render(std::size_t sessions, std::size_t streams,
-                                std::size_t replay_bytes) const {
+std::string HttpMetrics::render(const Gauges& gauges) const {
   std::lock_guard lock(mutex_);
   std::string out;
   out += "# HELP mcpclass_http_requests_total HTTP requests served, by route and status.\n";
@@ -80,15 +79,18 @@ std::string HttpMetrics::render(std::size_t sessions, std::size_t streams,
                      duration_count_);
   out += fmt::format("mcpclass_http_request_duration_seconds_sum {}\n", duration_sum_);
   out += fmt::format("mcpclass_http_request_duration_seconds_count {}\n", duration_count_);
+  out += "# HELP mcpclass_http_connections Open HTTP connections.\n";
+  out += "# TYPE mcpclass_http_connections gauge\n";
+  out += fmt::format("mcpclass_http_connections {}\n", gauges.connections);
   out += "# HELP mcpclass_active_sessions MCP sessions alive.\n";
   out += "# TYPE mcpclass_active_sessions gauge\n";
-  out += fmt::format("mcpclass_active_sessions {}\n", sessions);
+  out += fmt::format("mcpclass_active_sessions {}\n", gauges.sessions);
   out += "# HELP mcpclass_sse_streams Open GET SSE streams.\n";
   out += "# TYPE mcpclass_sse_streams gauge\n";
-  out += fmt::format("mcpclass_sse_streams {}\n", streams);
+  out += fmt::format("mcpclass_sse_streams {}\n", gauges.streams);
   out += "# HELP mcpclass_sse_replay_bytes Bytes kept for Last-Event-ID replay.\n";
   out += "# TYPE mcpclass_sse_replay_bytes gauge\n";
-  out += fmt::format("mcpclass_sse_replay_bytes {}\n", replay_bytes);
+  out += fmt::format("mcpclass_sse_replay_bytes {}\n", gauges.replay_bytes);
   return out;
 }
 

@@ -22,9 +22,15 @@ class HttpMetrics {
   static std::string_view method_label(std::string_view method) noexcept;
   /// One JSON-RPC request by method (see method_label), and whether it ended in an error.
   void record_rpc(std::string_view method, bool error);
-  /// The exposition text; `sessions` = active sessions right now, `streams` = open GET SSE
-  /// streams, `replay_bytes` = bytes the SSE replay stores hold.
-  std::string render(std::size_t sessions, std::size_t streams, std::size_t replay_bytes) const;
+  /// Levels read when /metrics is asked for.
+  struct Gauges {
+    std::size_t connections = 0;   ///< open HTTP connections
+    std::size_t sessions = 0;      ///< active sessions
+    std::size_t streams = 0;       ///< open GET SSE streams
+    std::size_t replay_bytes = 0;  ///< bytes the SSE replay stores hold
+  };
+  /// The exposition text: the counters, then `gauges`.
+  std::string render(const Gauges& gauges) const;
 
  private:
   static constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,

@@ -31,6 +31,11 @@ struct ServeOptions {
   bool stateless = false;
   std::string tls_cert;  ///< --tls-cert: overrides server.http.tls.cert_file
   std::string tls_key;   ///< --tls-key: overrides server.http.tls.key_file
+  /// Added to / overriding server.http.auth.
+  std::vector<std::string> allow_hosts;
+  std::vector<std::string> allow_origins;
+  std::string token_file;
+  bool allow_unauthenticated = false;
 };
 
 int run_classify(const config::Config& config, const std::string& text, bool probabilities);

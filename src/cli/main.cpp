@@ -62,6 +62,18 @@ int main(int argc, char** argv) {
                                     "server.http.tls.key_file)");
   tls_cert->needs(tls_key);
   tls_key->needs(tls_cert);
+  serve->add_option("--allow-host", serve_options.allow_hosts,
+                    "Also accept this Host header (repeatable; \"*\": any; added to "
+                    "server.http.auth.allowed_hosts)");
+  serve->add_option("--allow-origin", serve_options.allow_origins,
+                    "Also accept this Origin (repeatable; added to "
+                    "server.http.auth.allowed_origins)");
+  serve->add_option("--token-file", serve_options.token_file,
+                    "Require a bearer token listed in this file, one per line (overrides "
+                    "server.http.auth.bearer_tokens_file)");
+  serve->add_flag("--allow-unauthenticated", serve_options.allow_unauthenticated,
+                  "Serve a non-loopback address without tokens (behind a proxy that "
+                  "authenticates)");
   add_config(serve);
 
   cli::LearnedCommands learned(app);  // model convert, index, train, eval

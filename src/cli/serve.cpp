@@ -154,9 +154,17 @@ class ClassificationCounters {
 
 }  // namespace
 
-int run_serve(const config::Config& config, const ServeOptions& options) {
+int run_serve(const config::Config& document, const ServeOptions& options) {
   // First, so a signal while the classifier loads already means "drain and stop", not death.
   ShutdownSignal shutdown;
+  config::Config config = document;
+  auto& auth = config.server.http.auth;
+  auth.allowed_hosts.insert(auth.allowed_hosts.end(), options.allow_hosts.begin(),
+                            options.allow_hosts.end());
+  auth.allowed_origins.insert(auth.allowed_origins.end(), options.allow_origins.begin(),
+                              options.allow_origins.end());
+  if (!options.token_file.empty()) auth.bearer_tokens_file = options.token_file;
+  if (options.allow_unauthenticated) auth.allow_unauthenticated = true;
   std::shared_ptr<const classify::Classifier> classifier = config::make_classifier(config);
   const bool want_stdio = options.stdio;
   const bool want_http = !options.http.empty() || !options.stdio;

@@ -75,7 +75,35 @@ json::object http_to_json(const HttpSettings& http) {
   put_seconds("shutdown_timeout", http.shutdown_timeout);
   if (!http.tls_cert_file.empty() || !http.tls_key_file.empty())
     out["tls"] = json::object{{"cert_file", http.tls_cert_file}, {"key_file", http.tls_key_file}};
+  const HttpAuthSettings& a = http.auth;
+  json::object auth;
+  auto put_list = [&](std::string_view key, const std::vector<std::string>& list) {
+    if (list.empty()) return;
+    json::array items;
+    for (const auto& item : list) items.emplace_back(item);
+    auth[key] = std::move(items);
+  };
+  put_list("allowed_hosts", a.allowed_hosts);
+  put_list("allowed_origins", a.allowed_origins);
+  put_list("bearer_tokens", a.bearer_tokens);
+  if (!a.bearer_tokens_file.empty()) auth["bearer_tokens_file"] = a.bearer_tokens_file;
+  if (a.allow_unauthenticated) auth["allow_unauthenticated"] = true;
+  if (!auth.empty()) out["auth"] = std::move(auth);
   return out;
+}
+
+HttpAuthSettings parse_http_auth(const json::value& v, const std::string& path) {
+  cd::ObjectReader a(v, path);
+  HttpAuthSettings auth;
+  auth.allowed_hosts = a.string_list("allowed_hosts").value_or(auth.allowed_hosts);
+  auth.allowed_origins = a.string_list("allowed_origins").value_or(auth.allowed_origins);
+  auth.bearer_tokens = a.string_list("bearer_tokens").value_or(auth.bearer_tokens);
+  for (const auto& token : auth.bearer_tokens)
+    if (token.empty()) cd::fail(a.path_of("bearer_tokens"), "a token must not be empty");
+  auth.bearer_tokens_file = a.string("bearer_tokens_file").value_or("");
+  auth.allow_unauthenticated = a.boolean("allow_unauthenticated").value_or(false);
+  a.finish();
+  return auth;
 }
 
 ServerSettings parse_server(const json::value& v) {
@@ -105,6 +133,7 @@ ServerSettings parse_server(const json::value& v) {
       if (s.http.tls_cert_file.empty() || s.http.tls_key_file.empty())
         cd::fail(t.path(), "needs both cert_file and key_file");
     }
+    if (const auto* auth = h.get("auth")) s.http.auth = parse_http_auth(*auth, h.path_of("auth"));
     parse_http_limits(h, s.http);
     h.finish();
   }

@@ -1,6 +1,44 @@
 #include "mcpclass/service/http_options.hpp"
 
+#include <cstdlib>
+#include <fstream>
+
 namespace mcpclass::service {
+
+namespace {
+
+constexpr const char* kTokensKey = "server.http.auth.bearer_tokens";
+constexpr const char* kTokensFileKey = "server.http.auth.bearer_tokens_file";
+
+std::string trim(std::string s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// "${NAME}" is the value of an environment variable (secrets stay out of config files).
+std::string resolve_token(const std::string& token) {
+  if (!token.starts_with("${") || !token.ends_with("}")) return token;
+  const std::string name = token.substr(2, token.size() - 3);
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr || *value == '\0')
+    throw config::ConfigError(kTokensKey, "environment variable " + name + " is unset or empty");
+  return value;
+}
+
+std::vector<std::string> read_tokens_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw config::ConfigError(kTokensFileKey, "cannot read '" + path + "'");
+  std::vector<std::string> tokens;
+  for (std::string line; std::getline(in, line);) {
+    line = trim(std::move(line));
+    if (!line.empty() && line.front() != '#') tokens.push_back(std::move(line));
+  }
+  if (tokens.empty()) throw config::ConfigError(kTokensFileKey, "'" + path + "' holds no token");
+  return tokens;
+}
+
+}  // namespace
 
 transport::HttpServerOptions http_server_options(const config::HttpSettings& http) {
   transport::HttpServerOptions o;
@@ -27,6 +65,13 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
   o.shutdown_timeout = http.shutdown_timeout.value_or(o.shutdown_timeout);
   o.tls_cert_file = http.tls_cert_file;
   o.tls_key_file = http.tls_key_file;
+  o.allowed_hosts = http.auth.allowed_hosts;
+  o.allowed_origins = http.auth.allowed_origins;
+  for (const auto& token : http.auth.bearer_tokens) o.bearer_tokens.push_back(resolve_token(token));
+  if (!http.auth.bearer_tokens_file.empty())
+    for (auto& token : read_tokens_file(http.auth.bearer_tokens_file))
+      o.bearer_tokens.push_back(std::move(token));
+  o.allow_unauthenticated = http.auth.allow_unauthenticated;
   return o;
 }
 

@@ -695,3 +695,40 @@ def test_oauth_flags_reach_a_protected_server(oauth_server):
     r = run("call", url, "--oauth-client-secret", "s")
     assert r.returncode == 2
     assert "--oauth-client-id: required for the client_credentials grant" in r.stderr, r.stderr
+
+
+def test_serve_off_loopback_refuses_without_auth_naming_the_key():
+    s = Serve("--http", "0.0.0.0:0", wait_http=False)
+    rc = s.finish(30)
+    assert rc != 0
+    assert "allow_unauthenticated" in s.stderr(), s.stderr()
+
+
+def test_serve_off_loopback_with_tokens_serves_any_host(tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# one per line\nfirst-token\nsecond-token\n")
+    s = Serve("--http", "0.0.0.0:0", "--token-file", str(tokens))
+    try:
+        call = {"name": "classify_text", "arguments": {"text": "solve the integral of x squared"}}
+        named = {"Host": "mcp.example.com"}
+        status, _, body = request(s.port, "POST", "/mcp/tools/call", call, named)
+        assert status == 401, body
+        for token in ("first-token", "second-token"):
+            status, _, body = request(s.port, "POST", "/mcp/tools/call", call,
+                                      {**named, "Authorization": f"Bearer {token}"})
+            assert status == 200, body
+            check_math_wire(json.loads(body)["structuredContent"], with_probabilities=False)
+        status, _, body = request(s.port, "GET", "/health", headers=named)
+        assert (status, json.loads(body)) == (200, {"status": "ok"})
+        assert request(s.port, "GET", "/metrics", headers=named)[0] == 401
+    finally:
+        s.kill()
+
+
+def test_serve_allow_host_and_unauthenticated_flags(tmp_path):
+    s = Serve("--http", "0.0.0.0:0", "--allow-unauthenticated", "--allow-host", "mcp.example.com")
+    try:
+        assert request(s.port, "GET", "/health", headers={"Host": "mcp.example.com"})[0] == 200
+        assert request(s.port, "GET", "/health", headers={"Host": "evil.example"})[0] == 403
+    finally:
+        s.kill()

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -361,4 +362,53 @@ TEST_CASE("config: files and classifier kinds") {
       "classifier.kind: unsupported classifier kind 'embedding' (supported: rules, remote, "
       "composite, embedding_knn, trained_head, torchscript)",
       ConfigError);
+}
+
+TEST_CASE("config: server.http.auth reaches the transport; tokens resolve from env and file") {
+  const std::string file = "test_config_tokens.txt";
+  {
+    std::ofstream out(file);
+    out << "# rotated 2026-11\nfile-token-1\n\n  file-token-2  \n";
+  }
+  ::setenv("MCPCLASS_TEST_TOKEN", "env-token", 1);
+  const auto c = config::parse_config(R"(
+server:
+  http:
+    host: 0.0.0.0
+    auth:
+      allowed_hosts: [mcp.example.com]
+      allowed_origins: ["https://app.example"]
+      bearer_tokens: ["${MCPCLASS_TEST_TOKEN}", literal-token]
+      bearer_tokens_file: test_config_tokens.txt
+)");
+  const auto& auth = c.server.http.auth;
+  CHECK(auth.bearer_tokens == std::vector<std::string>{"${MCPCLASS_TEST_TOKEN}", "literal-token"});
+  // Printing the configuration shows the reference, never the secret.
+  const std::string printed = boost::json::serialize(c.to_json());
+  CHECK(printed.find("${MCPCLASS_TEST_TOKEN}") != std::string::npos);
+  CHECK(printed.find("env-token") == std::string::npos);
+  CHECK(config::parse_config(printed).to_json() == c.to_json());
+
+  const auto o = service::http_server_options(c.server.http);
+  CHECK(o.allowed_hosts == std::vector<std::string>{"mcp.example.com"});
+  CHECK(o.allowed_origins == std::vector<std::string>{"https://app.example"});
+  CHECK(o.bearer_tokens ==
+        std::vector<std::string>{"env-token", "literal-token", "file-token-1", "file-token-2"});
+  CHECK_FALSE(o.allow_unauthenticated);
+
+  ::unsetenv("MCPCLASS_TEST_TOKEN");
+  CHECK_THROWS_WITH(service::http_server_options(c.server.http),
+                    "server.http.auth.bearer_tokens: environment variable MCPCLASS_TEST_TOKEN is "
+                    "unset or empty");
+  std::remove(file.c_str());
+  auto no_file = c.server.http;
+  no_file.auth.bearer_tokens.clear();
+  CHECK_THROWS_WITH(service::http_server_options(no_file),
+                    "server.http.auth.bearer_tokens_file: cannot read 'test_config_tokens.txt'");
+  CHECK(error_of("server:\n  http:\n    auth:\n      bearer_tokens: ['']\n") ==
+        "server.http.auth.bearer_tokens: a token must not be empty");
+  CHECK(error_of("server:\n  http:\n    auth:\n      tokens: [a]\n") ==
+        "server.http.auth.tokens: unknown key");
+  CHECK(config::parse_config("server:\n  http:\n    auth: {allow_unauthenticated: true}\n")
+            .server.http.auth.allow_unauthenticated);
 }

@@ -323,7 +323,7 @@ TEST_CASE("http: limits and malformed input") {
 
 TEST_CASE("http: bearer token") {
   transport::HttpServerOptions options;
-  options.bearer_token = "s3cret";
+  options.bearer_tokens = {"s3cret"};
   TestServer t(options);
   Reply none = post(t.port, "/mcp", initialize_request());
   CHECK(none.status == 401);
@@ -339,6 +339,53 @@ TEST_CASE("http: bearer token") {
   CHECK(call(t.port, http::verb::get, "/metrics", {}, {}).status == 401);
 }
 
+TEST_CASE("http: several bearer tokens; with tokens any Host is served unless hosts are listed") {
+  transport::HttpServerOptions options;
+  options.bearer_tokens = {"first-token", "second-token"};
+  {
+    TestServer t(options);
+    for (const char* token : {"first-token", "second-token"}) {
+      CHECK(post(t.port, "/mcp", initialize_request(),
+                 with(kJsonPost, {{"Authorization", std::string("Bearer ") + token},
+                                  {"Host", "mcp.example.com"}}))
+                .status == 200);
+    }
+    CHECK(post(t.port, "/mcp", initialize_request(),
+               with(kJsonPost, {{"Authorization", "Bearer first"}, {"Host", "mcp.example.com"}}))
+              .status == 401);
+  }
+  options.allowed_hosts = {"mcp.example.com"};
+  TestServer listed(options);
+  const Headers token = {{"Authorization", "Bearer first-token"}};
+  CHECK(post(listed.port, "/mcp", initialize_request(),
+             with(with(kJsonPost, token), {{"Host", "mcp.example.com:443"}}))
+            .status == 200);
+  CHECK(post(listed.port, "/mcp", initialize_request(),
+             with(with(kJsonPost, token), {{"Host", "other.example"}}))
+            .status == 403);
+}
+
+TEST_CASE("http: a non-loopback address needs tokens or allow_unauthenticated") {
+  util::ThreadPool pool{1};
+  auto server = server::Server::create({}, pool.executor());
+  transport::HttpServerOptions options;
+  options.host = "0.0.0.0";
+  {
+    transport::HttpServer http(server, options);
+    CHECK_THROWS_WITH(http.start(), doctest::Contains("allow_unauthenticated"));
+  }
+  options.allow_unauthenticated = true;
+  {
+    transport::HttpServer http(server, options);
+    CHECK_NOTHROW(http.start());
+  }
+  options.allow_unauthenticated = false;
+  options.bearer_tokens = {"t"};
+  transport::HttpServer http(server, options);
+  CHECK_NOTHROW(http.start());
+  CHECK(http.port() != 0);
+}
+
 TEST_CASE("http: /health passes the Host and Origin guards; without the token it only says ok") {
   {
     TestServer t;
@@ -349,7 +396,7 @@ TEST_CASE("http: /health passes the Host and Origin guards; without the token it
     CHECK(call(t.port, http::verb::get, "/metrics", {}, {{"Host", "evil.example"}}).status == 403);
   }
   transport::HttpServerOptions options;
-  options.bearer_token = "s3cret";
+  options.bearer_tokens = {"s3cret"};
   TestServer t(options);
   Reply anonymous = call(t.port, http::verb::get, "/health", {}, {});
   REQUIRE(anonymous.status == 200);

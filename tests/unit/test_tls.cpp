@@ -322,7 +322,8 @@ TEST_CASE("tls: limits, guards and metrics behave the same over HTTPS") {
   auto options = tls_server(files);
   options.max_body_bytes = 1024;
   options.max_header_bytes = 2048;
-  options.bearer_token = "s3cret";
+  options.bearer_tokens = {"s3cret"};
+  options.allowed_hosts = {"mcp.example"};  // listed hosts are checked even with tokens
   HttpFixture f(options);
   const unsigned short port = f.port();
   const std::string auth = "Authorization: Bearer s3cret\r\n";

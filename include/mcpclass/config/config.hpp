@@ -30,6 +30,18 @@ namespace json = boost::json;
 /// (empty for syntax and I/O errors).
 using ConfigError = classify::ConfigError;
 
+/// `server.http.auth`: who may use the HTTP server. Tokens are kept as written ("${NAME}" names an
+/// environment variable) and resolved by service::http_server_options(), so printing a config never
+/// shows a secret.
+struct HttpAuthSettings {
+  std::vector<std::string> allowed_hosts;    ///< Host names besides the local ones ("*": any)
+  std::vector<std::string> allowed_origins;  ///< Origins or host names besides the local ones
+  std::vector<std::string> bearer_tokens;    ///< Literal tokens, or "${NAME}"
+  std::string bearer_tokens_file;            ///< One token per line ('#' lines and blanks skipped)
+  /// Serve a non-loopback address without tokens (behind a proxy that authenticates).
+  bool allow_unauthenticated = false;
+};
+
 /// `server.http`. The limits are optional: absent ones keep the defaults of
 /// transport::HttpServerOptions (see mcpclass/transport/server/http_server.hpp for their meaning);
 /// durations are given in seconds in the document.
@@ -41,17 +53,18 @@ struct HttpSettings {
   /// ConfigError.
   std::string tls_cert_file;
   std::string tls_key_file;
-  std::optional<std::size_t> io_threads;       ///< [1, 64]
-  std::optional<std::size_t> max_sessions;     ///< >= 1
-  std::optional<std::size_t> max_sse_streams;  ///< >= 1
-  std::optional<std::size_t> max_sse_streams_per_client;
-  std::optional<std::size_t> event_store_session_bytes;  ///< 0 = no per-address limit
-  std::optional<std::size_t> max_connections;            ///< >= 1
-  std::optional<std::size_t> max_body_bytes;             ///< >= 1
-  std::optional<std::size_t> max_header_bytes;           ///< >= 1
-  std::optional<std::size_t> event_store_size;           ///< >= 0
-  std::optional<std::size_t> event_store_bytes;          ///< >= 0, per stream
-  std::optional<std::size_t> event_store_total_bytes;    ///< >= 0, all streams
+  HttpAuthSettings auth;
+  std::optional<std::size_t> io_threads;                  ///< [1, 64]
+  std::optional<std::size_t> max_sessions;                ///< >= 1
+  std::optional<std::size_t> max_sse_streams;             ///< >= 1
+  std::optional<std::size_t> max_sse_streams_per_client;  ///< 0 = no per-address limit
+  std::optional<std::size_t> event_store_session_bytes;   ///< >= 0, all streams of a session
+  std::optional<std::size_t> max_connections;             ///< >= 1
+  std::optional<std::size_t> max_body_bytes;              ///< >= 1
+  std::optional<std::size_t> max_header_bytes;            ///< >= 1
+  std::optional<std::size_t> event_store_size;            ///< >= 0
+  std::optional<std::size_t> event_store_bytes;           ///< >= 0, per stream
+  std::optional<std::size_t> event_store_total_bytes;     ///< >= 0, all streams
   std::optional<std::chrono::milliseconds> session_idle_timeout;
   std::optional<std::chrono::milliseconds> read_timeout;
   std::optional<std::chrono::milliseconds> idle_timeout;

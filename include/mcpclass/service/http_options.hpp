@@ -7,7 +7,10 @@
 
 namespace mcpclass::service {
 
-/// Host, port and every limit the document sets; the rest keep HttpServerOptions' defaults.
+/// Host, port, access rules and every limit the document sets; the rest keep HttpServerOptions'
+/// defaults. Resolves the bearer tokens: "${NAME}" from the environment, and the lines of
+/// bearer_tokens_file. Throws config::ConfigError naming the key when a variable is unset or
+/// empty, or the file cannot be read or holds no token.
 transport::HttpServerOptions http_server_options(const config::HttpSettings& http);
 
 }  // namespace mcpclass::service

@@ -27,14 +27,19 @@ struct HttpServerOptions {
   bool stateless = false;
 
   /// Extra Host header names accepted (port-insensitive). localhost, 127.0.0.1 and [::1] are always
-  /// accepted. "*" accepts any Host (for deployments behind a proxy that checks it).
+  /// accepted. "*" accepts any Host (for deployments behind a proxy that checks it). Empty with
+  /// bearer_tokens set: any Host (the check guards token-less local servers from DNS rebinding;
+  /// a rebinding page cannot know a token).
   std::vector<std::string> allowed_hosts;
   /// Extra Origins accepted, either a full origin ("https://app.example:8443") or a host name.
   /// Requests without Origin pass; local origins always pass; "*" accepts any.
   std::vector<std::string> allowed_origins;
-  /// When set, every endpoint needs `Authorization: Bearer <token>`, except that GET /health
-  /// without it answers only `{"status":"ok"}` (for liveness probes).
-  std::string bearer_token;
+  /// When set, every endpoint needs `Authorization: Bearer <one of them>` (compared in constant
+  /// time), except that GET /health without it answers only `{"status":"ok"}` (for probes).
+  std::vector<std::string> bearer_tokens;
+  /// start() refuses a non-loopback `host` without bearer_tokens unless this is set (for a server
+  /// behind a proxy that authenticates).
+  bool allow_unauthenticated = false;
 
   /// HTTPS: the PEM certificate chain (server certificate first, then intermediates) and its PEM
   /// private key (unencrypted). With both set the listener speaks TLS 1.2+ only; a client that
@@ -100,7 +105,8 @@ class HttpServer {
 
   /// Loads the TLS certificate and key (if set), binds, listens and starts the I/O threads.
   /// Throws std::runtime_error when a TLS file is missing, unreadable or mismatched (the message
-  /// names it) or the address cannot be bound (port taken, bad host).
+  /// names it), the address cannot be bound (port taken, bad host), or a non-loopback host would
+  /// be served without bearer tokens and allow_unauthenticated is not set.
   void start();
   /// The bound port (the ephemeral one when options.port was 0); 0 before start().
   unsigned short port() const;

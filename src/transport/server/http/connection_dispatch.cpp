@@ -39,7 +39,9 @@ void Connection::handle(Request req) {
   }
 
   // DNS rebinding: only local (or configured) Host and Origin values reach the server.
-  if (!host_allowed(req[http::field::host], shared_->options.allowed_hosts)) {
+  const auto& options = shared_->options;
+  const bool any_host = options.allowed_hosts.empty() && !options.bearer_tokens.empty();
+  if (!any_host && !host_allowed(req[http::field::host], options.allowed_hosts)) {
     return respond(http::status::forbidden,
                    rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Host not allowed"));
   }
@@ -48,8 +50,8 @@ void Connection::handle(Request req) {
                    rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed"));
   }
   const bool authorized =
-      shared_->options.bearer_token.empty() ||
-      bearer_matches(req[http::field::authorization], shared_->options.bearer_token);
+      options.bearer_tokens.empty() ||
+      bearer_matches_any(req[http::field::authorization], options.bearer_tokens);
   // A liveness probe carries no token: without one /health says only that the server is up.
   if (path == "/health") {
     if (verb != http::verb::get) return method_not_allowed("GET");

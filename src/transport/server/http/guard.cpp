@@ -85,6 +85,12 @@ bool bearer_matches(std::string_view authorization, std::string_view expected) {
   return diff == 0 && !expected.empty();
 }
 
+bool bearer_matches_any(std::string_view authorization, const std::vector<std::string>& tokens) {
+  bool any = false;
+  for (const auto& token : tokens) any |= bearer_matches(authorization, token);
+  return any;
+}
+
 bool media_type_is(std::string_view content_type, std::string_view type) {
   return iequals(bare_type(content_type), type);
 }

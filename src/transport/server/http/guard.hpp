@@ -20,6 +20,8 @@ bool origin_allowed(std::string_view origin, const std::vector<std::string>& all
 
 /// Compares `Authorization: Bearer <token>` with the expected token in constant time.
 bool bearer_matches(std::string_view authorization, std::string_view expected);
+/// True when the bearer token is one of `tokens`; every token is compared (constant time).
+bool bearer_matches_any(std::string_view authorization, const std::vector<std::string>& tokens);
 
 /// True when a Content-Type value names `type` (parameters and case ignored).
 bool media_type_is(std::string_view content_type, std::string_view type);

@@ -133,6 +133,13 @@ void HttpServer::start() {
   const auto address = net::ip::make_address(options.host, ec);
   if (ec)
     throw std::runtime_error("HTTP: bad listen address '" + options.host + "': " + ec.message());
+  // Off loopback, anyone who can reach the port could classify and read the metrics.
+  if (!address.is_loopback() && options.bearer_tokens.empty() && !options.allow_unauthenticated)
+    throw std::runtime_error(
+        "HTTP: refusing to serve " + options.host +
+        " without authentication: set bearer tokens (server.http.auth.bearer_tokens or "
+        "bearer_tokens_file), or server.http.auth.allow_unauthenticated: true behind a proxy "
+        "that authenticates");
   const tcp::endpoint endpoint(address, options.port);
   auto fail = [&](const char* what) {
     throw std::runtime_error("HTTP: cannot " + std::string(what) + " " + options.host + ":" +

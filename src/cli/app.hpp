@@ -51,6 +51,7 @@ struct RemoteCliOptions {
   std::string url;      ///< --remote
   std::string command;  ///< --remote-cmd
   std::string transport = "auto";
+  std::string protocol;  ///< --protocol: client::choose_protocol; empty = the newest handshake
   std::string tool;
   double timeout_seconds = 10;
   int max_retries = 2;

@@ -46,11 +46,27 @@ json::object parse_arguments(const std::vector<std::string>& pairs) {
   return args;
 }
 
+// --protocol is checked while parsing, so a typo is a usage error (exit 2) naming the values.
+CLI::Validator protocol_check() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        try {
+          client::ClientOptions probe;
+          client::choose_protocol(probe, value);
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "PROTOCOL");
+}
+
 // What --remote/--remote-cmd and `call` share.
 classify::RemoteClassifierOptions remote_options(const RemoteCliOptions& o) {
   classify::RemoteClassifierOptions ro;
   ro.transport = o.transport;
   ro.url = o.url;
+  ro.protocol = o.protocol;
   if (!o.command.empty()) ro.command = transport::split_command_line(o.command);
   ro.headers = parse_headers(o.headers);
   ro.ca_file = o.ca_file;
@@ -113,6 +129,10 @@ void add_remote_options(CLI::App& classify, RemoteCliOptions& o) {
                       "auto | streamable-http | sse | rest | stdio (default auto)");
   classify.add_option("--tool", o.tool, "Classification tool (default: auto-discovery)");
   classify.add_option("--timeout", o.timeout_seconds, "Per-request timeout, seconds (default 10)");
+  classify
+      .add_option("--protocol", o.protocol,
+                  "MCP revision for --remote: 2026-07-28, a handshake revision, or auto")
+      ->check(protocol_check());
   classify.add_option("-H,--header", o.headers,
                       "Extra HTTP header 'Name: value' (${ENV} expanded)");
   classify.add_option("--retries", o.max_retries, "Retries after transport failures (default 2)");
@@ -132,6 +152,10 @@ CLI::App* add_call_command(CLI::App& app, CallCliOptions& o) {
   call->add_option("--transport", o.remote.transport,
                    "auto | streamable-http | sse | rest | stdio (default auto)");
   call->add_option("--timeout", o.remote.timeout_seconds, "Per-request timeout, seconds");
+  call->add_option("--protocol", o.remote.protocol,
+                   "MCP revision: 2026-07-28 (stateless), a handshake revision (default "
+                   "2025-11-25), or auto")
+      ->check(protocol_check());
   call->add_option("-H,--header", o.remote.headers, "Extra HTTP header 'Name: value'");
   add_ca_file_option(*call, o.remote.ca_file);
   add_oauth_options(*call, o.remote);
@@ -178,6 +202,7 @@ int run_call(const CallCliOptions& o) {
   client::ClientOptions co;
   co.request_timeout =
       std::chrono::milliseconds(static_cast<long long>(remote.timeout_seconds * 1000));
+  if (!remote.protocol.empty()) client::choose_protocol(co, remote.protocol);
   if (o.verbose) {
     co.callbacks.on_log = print_log;
     co.callbacks.on_log_message = [](const json::object& p) { print_log(json::serialize(p)); };

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 namespace mcpclass::client {
@@ -470,6 +471,22 @@ void Client::set_logging_level(std::string_view level) {
 
 void Client::notify_roots_changed() {
   notify("notifications/roots/list_changed");
+}
+
+void choose_protocol(ClientOptions& options, std::string_view protocol) {
+  if (protocol == "auto") {
+    options.era = Era::automatic;
+  } else if (protocol == protocol::k2026_07_28) {
+    options.era = Era::stateless;
+  } else if (protocol::is_handshake_version(protocol)) {
+    options.era = Era::handshake;
+    options.protocol_version = std::string(protocol);
+  } else {
+    throw std::invalid_argument(fmt::format(
+        "unknown protocol '{}': use auto, 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26 or "
+        "2024-11-05",
+        protocol));
+  }
 }
 
 }  // namespace mcpclass::client

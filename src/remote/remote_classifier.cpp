@@ -72,6 +72,7 @@ struct RemoteClassifier::Impl {
     client::ClientOptions co;
     co.name = "mcpclass-remote-classifier";
     co.request_timeout = options.timeout;
+    if (!options.protocol.empty()) client::choose_protocol(co, options.protocol);
     co.callbacks.on_notification = [this](std::string_view method, const json::value&) {
       if (method.ends_with("list_changed")) categories_dirty = true;
     };

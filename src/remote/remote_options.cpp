@@ -1,5 +1,6 @@
 // Configuration of the remote classifier, tool discovery and the transport choice.
 #include "classify/json_reader.hpp"
+#include "mcpclass/client/client.hpp"
 #include "mcpclass/remote/remote_classifier.hpp"
 #include "mcpclass/transport/client/http.hpp"
 #include "mcpclass/transport/client/stdio.hpp"
@@ -60,6 +61,15 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   if (std::find(kTransports.begin(), kTransports.end(), o.transport) == kTransports.end())
     detail::fail(r.path_of("transport"), "must be one of auto, streamable-http, sse, rest, stdio");
   o.url = r.string("url").value_or("");
+  o.protocol = r.string("protocol").value_or("");
+  if (!o.protocol.empty()) {
+    try {
+      client::ClientOptions probe;
+      client::choose_protocol(probe, o.protocol);
+    } catch (const std::invalid_argument& e) {
+      detail::fail(r.path_of("protocol"), e.what());
+    }
+  }
   if (const auto* c = r.get("command")) {
     if (c->is_string()) {
       try {

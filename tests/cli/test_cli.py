@@ -732,3 +732,23 @@ def test_serve_allow_host_and_unauthenticated_flags(tmp_path):
         assert request(s.port, "GET", "/health", headers={"Host": "evil.example"})[0] == 403
     finally:
         s.kill()
+
+
+def test_the_2026_era_over_http_on_a_server_with_sessions(http_server):
+    url = f"http://127.0.0.1:{http_server.port}/mcp"
+    r = run("call", url, "classify_text", "text=solve the integral of x squared",
+            "--protocol", "2026-07-28")
+    assert r.returncode == 0, r.stderr
+    check_math_wire(json.loads(r.stdout)["structuredContent"], with_probabilities=False)
+    # The remote classifier speaks it too (classifier.remote.protocol from the command line).
+    r = run("classify", "--remote", url, "--protocol", "2026-07-28", "Who won the battle of Hastings?")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["class"] == 3  # history
+    r = run("call", url, "classify_text", "text=x", "--protocol", "1999-01-01")
+    assert r.returncode == 2
+    assert "2026-07-28" in r.stderr
+    # Both spoke the stateless era: server/discover, no initialize, no session left behind.
+    metrics = request(http_server.port, "GET", "/metrics")[2]
+    assert re.search(r'mcpclass_rpc_requests_total\{method="server/discover"\} [1-9]', metrics), metrics
+    assert 'method="initialize"' not in metrics
+    assert re.search(r"^mcpclass_active_sessions 0$", metrics, re.M)

@@ -63,6 +63,22 @@ TEST_CASE("header values expand ${ENV}") {
   CHECK_THROWS(transport::expand_env("${OPEN"));
 }
 
+TEST_CASE("streamable http: the 2026-07-28 era on a server that keeps sessions, without one") {
+  HttpFixture f;  // stateful: sessions for the handshake eras
+  client::ClientOptions o;
+  o.era = client::Era::stateless;
+  client::Client c(streamable(f.url("/mcp")), o);
+  CHECK(c.connect().protocol_version == "2026-07-28");
+  CHECK(c.list_tools().size() >= 16);
+  CHECK(first_text(c.call_tool("test_simple_text", std::nullopt)) ==
+        "This is a simple text response for testing.");
+  CHECK(f.server->session_count() == 0);  // each request was served on its own
+  // The handshake eras still get their session on the same server.
+  client::Client handshake(streamable(f.url("/mcp")));
+  CHECK(handshake.connect().protocol_version == "2025-11-25");
+  CHECK(f.server->session_count() == 1);
+}
+
 TEST_CASE("streamable http: session, SSE progress, elicitation, resources, DELETE on close") {
   HttpFixture f;
   client::ClientOptions o;

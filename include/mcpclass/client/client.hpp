@@ -73,6 +73,11 @@ struct ClientOptions {
   ClientCallbacks callbacks;
 };
 
+/// Sets `era` and `protocol_version` from a protocol name: "2026-07-28" (stateless), a handshake
+/// revision (offered at initialize), or "auto" (server/discover first, then initialize). Throws
+/// std::invalid_argument, naming the accepted values, for anything else.
+void choose_protocol(ClientOptions& options, std::string_view protocol);
+
 /// What the server said about itself at initialize or server/discover.
 struct ServerDescription {
   std::string protocol_version;

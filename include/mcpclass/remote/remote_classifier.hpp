@@ -129,6 +129,8 @@ struct RemoteClassifierOptions {
   /// OAuth for the streamable-http and rest transports.
   std::optional<RemoteAuthOptions> auth;
 
+  /// The MCP revision to speak (client::choose_protocol); empty = the newest handshake revision.
+  std::string protocol;
   std::string tool;  ///< Configured tool name; empty = auto-discovery.
   std::string categories_tool = "list_categories";
 

@@ -23,6 +23,17 @@ namespace json = boost::json;
 
 namespace {
 
+// A 2026-07-28 request names its protocol version in params._meta and needs no session.
+bool names_version_in_meta(const json::object* message) {
+  const json::value* params = message ? message->if_contains("params") : nullptr;
+  const json::value* meta =
+      params && params->is_object() ? params->get_object().if_contains("_meta") : nullptr;
+  const json::value* version = meta && meta->is_object()
+                                   ? meta->get_object().if_contains(protocol::kMetaProtocolVersion)
+                                   : nullptr;
+  return version && version->is_string();
+}
+
 // The engine's view of one POST /mcp: events go to the POST's SSE channel (the connection switches
 // to SSE on the first one), the final message is the JSON body or the stream's last event.
 // `resumable`: the SSE stream starts with a priming event id, so it may be closed early and
@@ -210,7 +221,12 @@ void Connection::post_mcp(const Request& req) {
   std::shared_ptr<SseChannel> fallback;
   std::function<void(bool)> on_close;
 
-  if (shared_->options.stateless) {
+  // Served like stateless mode: on a stateless server, and for a request of the stateless era
+  // without a session id even where sessions are kept for the handshake eras.
+  const bool self_contained =
+      shared_->options.stateless ||
+      (!initialize && req[kSessionHeader].empty() && names_version_in_meta(object));
+  if (self_contained) {
     server::SessionOptions options;
     options.require_initialize = initialize;
     if (protocol::is_handshake_version(version)) options.assumed_version = version;

@@ -616,3 +616,52 @@ func TestLearnedClassifier(t *testing.T) {
 	}
 	classifyConcurrently(t, c, texts, 8, 5)
 }
+
+// server.http.auth reaches the server through the binding: off loopback it needs tokens, and
+// with them every request but the bare /health needs one.
+func TestServerHTTPAuthFromTheConfig(t *testing.T) {
+	open, err := NewServer("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	if _, err := open.StartHTTP("0.0.0.0", 0); !errors.Is(err, ErrTransport) ||
+		!strings.Contains(err.Error(), "allow_unauthenticated") {
+		t.Fatalf("got %v", err)
+	}
+	t.Setenv("MCPCLASS_GO_TOKEN", "g0-token")
+	s, err := NewServer(testConfig+"server:\n  http:\n    auth: {bearer_tokens: ['${MCPCLASS_GO_TOKEN}']}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	port, err := s.StartHTTP("0.0.0.0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(token string) (int, string) {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp/tools/call", port),
+			strings.NewReader(`{"name":"classify_text","arguments":{"text":"an algebra question"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Host = "mcp.example.com"
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	if code, body := post(""); code != 401 {
+		t.Fatalf("no token: %d %s", code, body)
+	}
+	if code, body := post("wrong"); code != 401 {
+		t.Fatalf("wrong token: %d %s", code, body)
+	}
+	if code, body := post("g0-token"); code != 200 || !strings.Contains(body, `"class":0`) {
+		t.Fatalf("token: %d %s", code, body)
+	}
+}

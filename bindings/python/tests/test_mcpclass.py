@@ -5,6 +5,7 @@ import math
 import os
 import socket
 import threading
+import urllib.error
 import urllib.request
 
 import pytest
@@ -243,6 +244,36 @@ def test_server_http():
         assert s.port == 0
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_server_http_auth_from_the_config():
+    """server.http.auth reaches the server through the binding: off loopback it needs tokens,
+    and with them every request but the bare /health needs one."""
+    with mcpclass.Server() as s:
+        with pytest.raises(mcpclass.TransportError) as e:
+            s.start_http("0.0.0.0", 0)
+        assert "allow_unauthenticated" in e.value.message
+    os.environ["MCPCLASS_BINDING_TOKEN"] = "b1nding-token"
+    auth = CONFIG + "server:\n  http:\n    auth: {bearer_tokens: ['${MCPCLASS_BINDING_TOKEN}']}\n"
+    with mcpclass.Server(auth) as s:
+        port = s.start_http("0.0.0.0", 0)
+        call = json.dumps({"name": "classify_text",
+                           "arguments": {"text": "an algebra question"}}).encode()
+
+        def post(headers):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp/tools/call", data=call,
+                                         headers={"Content-Type": "application/json", **headers})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    return resp.status, json.loads(resp.read())
+            except urllib.error.HTTPError as err:
+                return err.code, None
+
+        assert post({})[0] == 401
+        assert post({"Authorization": "Bearer wrong"})[0] == 401
+        status, body = post({"Authorization": "Bearer b1nding-token", "Host": "mcp.example.com"})
+        assert status == 200 and body["structuredContent"]["class"] == 0
+    del os.environ["MCPCLASS_BINDING_TOKEN"]
 
 
 def test_server_stdio():

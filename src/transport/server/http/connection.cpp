@@ -16,9 +16,9 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 
-Connection::Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared,
-                       boost::asio::ip::address peer)
-    : io_(std::move(io)), shared_(std::move(shared)), peer_(peer) {
+Connection::Connection(std::shared_ptr<void> io_owner, std::unique_ptr<ConnectionIo> io,
+                       std::shared_ptr<HttpShared> shared, boost::asio::ip::address peer)
+    : io_owner_(std::move(io_owner)), io_(std::move(io)), shared_(std::move(shared)), peer_(peer) {
   ++shared_->connections;
 }
 
@@ -165,7 +165,8 @@ void Connection::disconnect() {
   io_->close();
 }
 
-void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared) {
+void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared,
+                      std::shared_ptr<void> io_owner) {
   // An SSE answer is several small writes (head, events, last chunk); with Nagle's algorithm the
   // second waits for the client's delayed ACK, ~40 ms per answer.
   boost::system::error_code ignored;
@@ -173,7 +174,8 @@ void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared) {
   const auto peer = socket.remote_endpoint(ignored).address();
   auto io =
       shared->tls ? make_tls_io(std::move(socket), *shared->tls) : make_plain_io(std::move(socket));
-  std::make_shared<Connection>(std::move(io), std::move(shared), peer)->start();
+  std::make_shared<Connection>(std::move(io_owner), std::move(io), std::move(shared), peer)
+      ->start();
 }
 
 }  // namespace mcpclass::transport

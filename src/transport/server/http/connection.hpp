@@ -68,9 +68,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Headers = std::vector<std::pair<std::string, std::string>>;
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
 
-  /// `peer`: the client's address (GET streams are limited per address).
-  Connection(std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared,
-             boost::asio::ip::address peer);
+  /// `io_owner`: keeps the io_context of `io` alive until this connection is gone (see
+  /// serve_connection). `peer`: the client's address (GET streams are limited per address).
+  Connection(std::shared_ptr<void> io_owner, std::unique_ptr<ConnectionIo> io,
+             std::shared_ptr<HttpShared> shared, boost::asio::ip::address peer);
   ~Connection();
 
   /// The TLS handshake (if any), then the first request.
@@ -99,6 +100,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t exchange() const { return exchange_; }
 
  private:
+  // First, so destroyed last: the socket and timers below need their io_context's services.
+  const std::shared_ptr<void> io_owner_;
+
   enum class Mode { reading, waiting, streaming, writing, closed };
 
   // --- Reading and closing (http_connection.cpp) ---

@@ -61,6 +61,14 @@ void refuse_connection(tcp::socket socket, bool tls) {
 
 }  // namespace
 
+// An io_context whose handlers can be destroyed (shutdown) before the context is: after stop()
+// joined the I/O threads, the engine may still hold connections (a request's stream), and they
+// keep the context alive, so their sockets are destroyed while its services still exist.
+class OwnedIoContext : public net::io_context {
+ public:
+  void destroy_handlers() { shutdown(); }
+};
+
 struct HttpServer::Impl {
   Impl(std::shared_ptr<server::Server> server, HttpServerOptions options, HealthCallback health)
       : shared(std::make_shared<HttpShared>(std::move(server), std::move(options),
@@ -82,7 +90,7 @@ struct HttpServer::Impl {
                             if (shared->connections.load() >= shared->max_connections) {
                               refuse_connection(std::move(socket), shared->tls != nullptr);
                             } else {
-                              serve_connection(std::move(socket), shared);
+                              serve_connection(std::move(socket), shared, ioc_owner);
                             }
                             accept();
                           });
@@ -101,7 +109,8 @@ struct HttpServer::Impl {
   }
 
   std::shared_ptr<HttpShared> shared;
-  net::io_context ioc;
+  std::shared_ptr<OwnedIoContext> ioc_owner = std::make_shared<OwnedIoContext>();
+  net::io_context& ioc = *ioc_owner;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{ioc};
   net::steady_timer retry{ioc};
@@ -192,6 +201,8 @@ void HttpServer::stop() {
     if (t.joinable()) t.join();
   }
   s.threads.clear();
+  // Pending handlers own connections that own the context: destroying them breaks the cycle.
+  s.ioc_owner->destroy_handlers();
 }
 
 }  // namespace mcpclass::transport

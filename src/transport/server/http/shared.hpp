@@ -111,6 +111,9 @@ struct HttpShared {
 };
 
 /// Serves one accepted connection until it closes. `socket` must use a strand executor.
-void serve_connection(boost::asio::ip::tcp::socket socket, std::shared_ptr<HttpShared> shared);
+/// `io_owner` keeps the socket's io_context alive for as long as the connection lives: the engine
+/// may still hold a connection (a request's stream) after stop() joined the I/O threads.
+void serve_connection(boost::asio::ip::tcp::socket socket, std::shared_ptr<HttpShared> shared,
+                      std::shared_ptr<void> io_owner);
 
 }  // namespace mcpclass::transport

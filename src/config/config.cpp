@@ -46,6 +46,7 @@ void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
   http.write_timeout = h.seconds("write_timeout", false);
   http.sse_heartbeat = h.seconds("sse_heartbeat", true);
   http.shutdown_timeout = h.seconds("shutdown_timeout", true);
+  http.drain_grace = h.seconds("drain_grace", true);
 }
 
 json::object http_to_json(const HttpSettings& http) {
@@ -73,6 +74,7 @@ json::object http_to_json(const HttpSettings& http) {
   put_seconds("write_timeout", http.write_timeout);
   put_seconds("sse_heartbeat", http.sse_heartbeat);
   put_seconds("shutdown_timeout", http.shutdown_timeout);
+  put_seconds("drain_grace", http.drain_grace);
   if (!http.tls_cert_file.empty() || !http.tls_key_file.empty())
     out["tls"] = json::object{{"cert_file", http.tls_cert_file}, {"key_file", http.tls_key_file}};
   const HttpAuthSettings& a = http.auth;

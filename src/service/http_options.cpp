@@ -63,6 +63,7 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
   o.write_timeout = http.write_timeout.value_or(o.write_timeout);
   o.sse_heartbeat = http.sse_heartbeat.value_or(o.sse_heartbeat);
   o.shutdown_timeout = http.shutdown_timeout.value_or(o.shutdown_timeout);
+  o.drain_grace = http.drain_grace.value_or(o.drain_grace);
   o.tls_cert_file = http.tls_cert_file;
   o.tls_key_file = http.tls_key_file;
   o.allowed_hosts = http.auth.allowed_hosts;

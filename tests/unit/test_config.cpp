@@ -274,6 +274,7 @@ server:
     read_timeout: 10
     idle_timeout: 0.25
     shutdown_timeout: 0
+    drain_grace: 2.5
     max_connections: 500
     write_timeout: 2
     sse_heartbeat: 0
@@ -294,6 +295,7 @@ server:
   CHECK(o.read_timeout == std::chrono::seconds(10));
   CHECK(o.idle_timeout == std::chrono::milliseconds(250));
   CHECK(o.shutdown_timeout == std::chrono::milliseconds(0));
+  CHECK(o.drain_grace == std::chrono::milliseconds(2500));
   CHECK(o.max_connections == 500);
   CHECK(o.write_timeout == std::chrono::seconds(2));
   CHECK(o.sse_heartbeat == std::chrono::milliseconds(0));
@@ -364,7 +366,7 @@ TEST_CASE("config: files and classifier kinds") {
       ConfigError);
 }
 
-TEST_CASE("config: server.http.auth reaches the transport; tokens resolve from env and file") {
+TEST_CASE("config: server.http.auth reaches the transport, tokens resolve from env and file") {
   const std::string file = "test_config_tokens.txt";
   {
     std::ofstream out(file);

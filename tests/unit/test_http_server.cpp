@@ -339,7 +339,7 @@ TEST_CASE("http: bearer token") {
   CHECK(call(t.port, http::verb::get, "/metrics", {}, {}).status == 401);
 }
 
-TEST_CASE("http: several bearer tokens; with tokens any Host is served unless hosts are listed") {
+TEST_CASE("http: several bearer tokens, and with tokens any Host is served unless hosts are listed") {
   transport::HttpServerOptions options;
   options.bearer_tokens = {"first-token", "second-token"};
   {
@@ -386,7 +386,7 @@ TEST_CASE("http: a non-loopback address needs tokens or allow_unauthenticated") 
   CHECK(http.port() != 0);
 }
 
-TEST_CASE("http: /health passes the Host and Origin guards; without the token it only says ok") {
+TEST_CASE("http: /health passes the Host and Origin guards, without the token it only says ok") {
   {
     TestServer t;
     CHECK(call(t.port, http::verb::get, "/health", {}, {{"Host", "evil.example"}}).status == 403);
@@ -605,4 +605,31 @@ TEST_CASE("http: idle sessions are evicted") {
   CHECK(post(t.port, "/mcp", request(2, "ping"), session).status == 200);
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   CHECK(post(t.port, "/mcp", request(3, "ping"), session).status == 404);
+}
+
+TEST_CASE("http: probes, and stop() turns readiness to 503 first, serving through drain_grace") {
+  transport::HttpServerOptions options;
+  options.drain_grace = std::chrono::milliseconds(1500);
+  TestServer t(options);
+  CHECK(call(t.port, http::verb::get, "/health/live", {}, {}).body == R"({"status":"ok"})");
+  Reply ready = call(t.port, http::verb::get, "/health/ready", {}, {});
+  CHECK(ready.status == 200);
+  CHECK(ready.body == R"({"status":"ready"})");
+  CHECK(call(t.port, http::verb::post, "/health/ready", {}, {}).status == 405);
+  CHECK(call(t.port, http::verb::get, "/health/ready", {}, {{"Host", "evil.example"}}).status ==
+        403);
+
+  std::thread stopper([&] { t.http->stop(); });
+  bool draining = false;
+  for (int i = 0; i < 100 && !draining; ++i) {
+    draining = call(t.port, http::verb::get, "/health/ready", {}, {}).status == 503;
+    if (!draining) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(draining);
+  // Still served: the balancer has not noticed yet.
+  Reply during = post(t.port, "/mcp/tools/call",
+                      json::parse(R"({"name":"echo","arguments":{"text":"still here"}})"));
+  CHECK(during.status == 200);
+  CHECK(call(t.port, http::verb::get, "/health/live", {}, {}).status == 200);
+  stopper.join();
 }

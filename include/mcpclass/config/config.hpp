@@ -71,6 +71,7 @@ struct HttpSettings {
   std::optional<std::chrono::milliseconds> write_timeout;
   std::optional<std::chrono::milliseconds> sse_heartbeat;     ///< 0 = none
   std::optional<std::chrono::milliseconds> shutdown_timeout;  ///< may be 0
+  std::optional<std::chrono::milliseconds> drain_grace;       ///< may be 0
 };
 
 struct ServerSettings {

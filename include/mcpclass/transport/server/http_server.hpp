@@ -1,6 +1,7 @@
 // The HTTP front of a Server (Boost.Beast): Streamable HTTP on /mcp (sessions or stateless),
 // legacy HTTP+SSE (GET /sse, POST /messages), the router REST dialects (POST /mcp/<method>),
-// GET /health and GET /metrics; over plain HTTP or, with a certificate and key, HTTPS only.
+// GET /health, the probes GET /health/live and /health/ready (503 once stop() began) and
+// GET /metrics; over plain HTTP or, with a certificate and key, HTTPS only.
 // Thread-safety: start(), stop() and the destructor belong to one owner thread; port() may be
 // called from any thread once start() returned. The server runs its own I/O threads.
 #pragma once
@@ -72,6 +73,9 @@ struct HttpServerOptions {
   std::size_t max_sse_streams_per_client = 0;
   /// How long stop() waits for requests in flight before cancelling them.
   std::chrono::milliseconds shutdown_timeout{5'000};
+  /// stop() first turns GET /health/ready to 503 and keeps serving for this long, so a load
+  /// balancer takes the server out of rotation before it refuses requests (0 = at once).
+  std::chrono::milliseconds drain_grace{0};
   std::size_t io_threads = 2;
   /// An SSE comment is written to an idle GET stream this often (0 = never), so a peer that is
   /// gone is found by write_timeout.

@@ -28,8 +28,9 @@ void Connection::handle(Request req) {
   }
   const bool mcp = path == "/mcp" || path.starts_with("/mcp/");
   const bool legacy = path == "/sse" || path == "/messages";
-  if (path == "/health" || path == "/metrics") {
-    route_ = path.substr(1);
+  const bool probe = path == "/health/live" || path == "/health/ready";
+  if (path == "/health" || path == "/metrics" || probe) {
+    route_ = probe ? "health" : path.substr(1);
   } else if (mcp) {
     route_ = path == "/mcp" ? "mcp" : "router";
   } else if (legacy) {
@@ -52,6 +53,14 @@ void Connection::handle(Request req) {
   const bool authorized =
       options.bearer_tokens.empty() ||
       bearer_matches_any(req[http::field::authorization], options.bearer_tokens);
+  // Probes carry no token and need no more than the status.
+  if (probe) {
+    if (verb != http::verb::get) return method_not_allowed("GET");
+    if (path == "/health/live") return respond(http::status::ok, R"({"status":"ok"})");
+    if (shared_->draining)
+      return respond(http::status::service_unavailable, R"({"status":"draining"})");
+    return respond(http::status::ok, R"({"status":"ready"})");
+  }
   // A liveness probe carries no token: without one /health says only that the server is up.
   if (path == "/health") {
     if (verb != http::verb::get) return method_not_allowed("GET");

@@ -180,6 +180,10 @@ void HttpServer::stop() {
   if (!s.started || s.stopped) return;
   s.stopped = true;
   HttpShared& shared = *s.shared;
+  // Out of the load balancer's rotation first, still serving what it sends meanwhile.
+  shared.draining = true;
+  if (shared.options.drain_grace.count() > 0)
+    std::this_thread::sleep_for(shared.options.drain_grace);
   shared.stopping = true;
   // Stop accepting; let GET streams end; wait for requests in flight, then cancel the rest.
   net::post(s.ioc, [&s] {

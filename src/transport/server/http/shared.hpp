@@ -66,6 +66,8 @@ struct HttpShared {
   std::shared_ptr<PostGate> gate = std::make_shared<PostGate>();
   StreamSlots streams{options.max_sse_streams, options.max_sse_streams_per_client};
   std::atomic<bool> stopping{false};
+  /// stop() began: /health/ready answers 503 (set drain_grace before `stopping`).
+  std::atomic<bool> draining{false};
   /// Connections open now, and the most allowed (options.max_connections resolved).
   std::atomic<std::size_t> connections{0};
   const std::size_t max_connections = resolve_max_connections(options.max_connections);

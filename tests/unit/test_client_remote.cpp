@@ -72,7 +72,7 @@ TEST_CASE("remote: categories come from list_categories, fallback appended, coun
                   classify::RemoteInvalidResult);
 }
 
-TEST_CASE("remote: every result is validated; invalid ones are errors, never passed on") {
+TEST_CASE("remote: every result is validated, invalid ones are errors, never passed on") {
   const auto set = three();
   auto parse = [&](const char* wire, double threshold = 0.5) {
     return classify::detail::parse_classification(json::parse(wire).as_object(), set, 3, threshold,

@@ -168,7 +168,7 @@ TEST_CASE("entropy: empty input and n <= 1") {
   CHECK_THROWS_AS(make_reasoning_decision(one, two_names, kFlags, 0.6), std::invalid_argument);
 }
 
-TEST_CASE("entropy: zero probabilities contribute nothing; uniform is maximal") {
+TEST_CASE("entropy: zero probabilities contribute nothing, uniform is maximal") {
   const std::vector<double> with_zero{.5, .5, 0.0};
   CHECK(shannon_entropy(with_zero) == doctest::Approx(1.0));
   const std::vector<double> uniform(8, 0.125);

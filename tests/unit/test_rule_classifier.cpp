@@ -117,7 +117,7 @@ TEST_CASE("rule classifier: every result passes the router's validation rules") 
   }
 }
 
-TEST_CASE("rule classifier: matched text beats the fallback; unmatched text falls back") {
+TEST_CASE("rule classifier: matched text beats the fallback, unmatched text falls back") {
   const auto classifier = default_classifier();
   const auto math = classifier->classify("What is the derivative of x squared?");
   CHECK(math.category == "math");

@@ -185,7 +185,9 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     http_options.stateless = options.stateless;
     if (!options.tls_cert.empty()) http_options.tls_cert_file = options.tls_cert;
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
-    http_options.extra_metrics = [counters] { return counters->prometheus() + heap_metrics(); };
+    http_options.extra_metrics = [counters, &service] {
+      return counters->prometheus() + service.prometheus() + heap_metrics();
+    };
     const auto started = std::chrono::steady_clock::now();
     auto health = [&service, classifier, started, want_stdio] {
       boost::json::object h = service.health();

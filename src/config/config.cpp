@@ -118,6 +118,12 @@ ServerSettings parse_server(const json::value& v) {
     if (*n <= 0) cd::fail(r.path_of("max_text_length"), "must be a positive integer");
     s.max_text_length = static_cast<std::size_t>(*n);
   }
+  if (const auto* cache = r.get("cache")) {
+    cd::ObjectReader c(*cache, r.path_of("cache"));
+    s.cache.entries = count(c, "entries", 0, 100'000'000).value_or(0);
+    s.cache.ttl = c.seconds("ttl", true).value_or(std::chrono::milliseconds(0));
+    c.finish();
+  }
   if (const auto* http = r.get("http")) {
     cd::ObjectReader h(*http, r.path_of("http"));
     s.http.host = h.string("host").value_or(s.http.host);
@@ -161,10 +167,14 @@ ClassifierSettings parse_classifier(const json::value& v) {
 }
 
 json::object server_to_json(const ServerSettings& s) {
-  return {{"name", s.name},
-          {"version", s.version},
-          {"max_text_length", s.max_text_length},
-          {"http", http_to_json(s.http)}};
+  json::object out{{"name", s.name},
+                   {"version", s.version},
+                   {"max_text_length", s.max_text_length},
+                   {"http", http_to_json(s.http)}};
+  if (s.cache.entries > 0)
+    out["cache"] = json::object{{"entries", s.cache.entries},
+                                {"ttl", static_cast<double>(s.cache.ttl.count()) / 1000}};
+  return out;
 }
 
 }  // namespace

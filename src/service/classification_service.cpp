@@ -3,6 +3,8 @@
 #include "mcpclass/service/http_options.hpp"
 #include "mcpclass/service/mcp_tools.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -15,14 +17,23 @@ std::size_t worker_threads(std::size_t requested) {
   return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8);
 }
 
+// server.cache in front of a deterministic classifier; a remote's answers depend on its peer.
+std::shared_ptr<const classify::Classifier> with_cache(
+    std::shared_ptr<const classify::Classifier> classifier, const classify::CacheOptions& cache) {
+  const std::string kind = classifier->kind();
+  if (cache.entries == 0 || kind == "remote" || kind == "composite") return classifier;
+  return std::make_shared<classify::CachedClassifier>(std::move(classifier), cache);
+}
+
 }  // namespace
 
 ClassificationService::ClassificationService(const config::Config& config,
                                              std::shared_ptr<const classify::Classifier> classifier,
                                              ServiceOptions options)
-    : classifier_(classifier ? std::move(classifier)
-                             : std::shared_ptr<const classify::Classifier>(
-                                   config::make_classifier(config))),
+    : classifier_(with_cache(
+          classifier ? std::move(classifier)
+                     : std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
+          config.server.cache)),
       settings_(config.server),
       pool_(worker_threads(options.worker_threads)) {
   server::ServerOptions server_options;
@@ -43,6 +54,19 @@ ClassificationService::~ClassificationService() {
 
 transport::HttpServerOptions ClassificationService::http_options() const {
   return http_server_options(settings_.http);
+}
+
+std::string ClassificationService::prometheus() const {
+  const auto* cached = dynamic_cast<const classify::CachedClassifier*>(classifier_.get());
+  if (cached == nullptr) return {};
+  return fmt::format(
+      "# HELP mcpclass_cache_hits_total classify_text results served from server.cache.\n"
+      "# TYPE mcpclass_cache_hits_total counter\nmcpclass_cache_hits_total {}\n"
+      "# HELP mcpclass_cache_misses_total classify_text results computed (not in the cache).\n"
+      "# TYPE mcpclass_cache_misses_total counter\nmcpclass_cache_misses_total {}\n"
+      "# HELP mcpclass_cache_entries Results in server.cache.\n"
+      "# TYPE mcpclass_cache_entries gauge\nmcpclass_cache_entries {}\n",
+      cached->hits(), cached->misses(), cached->size());
 }
 
 void ClassificationService::stop() {

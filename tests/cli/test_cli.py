@@ -752,3 +752,20 @@ def test_the_2026_era_over_http_on_a_server_with_sessions(http_server):
     assert re.search(r'mcpclass_rpc_requests_total\{method="server/discover"\} [1-9]', metrics), metrics
     assert 'method="initialize"' not in metrics
     assert re.search(r"^mcpclass_active_sessions 0$", metrics, re.M)
+
+
+def test_serve_result_cache_counts_in_metrics(tmp_path):
+    cfg = tmp_path / "cache.yaml"
+    cfg.write_text("server:\n  cache: {entries: 100, ttl: 60}\n")
+    s = Serve("--http", "127.0.0.1:0", "--config", str(cfg))
+    try:
+        call = {"name": "classify_text", "arguments": {"text": "solve the integral of x squared"}}
+        for _ in range(3):
+            status, _, body = request(s.port, "POST", "/mcp/tools/call", call)
+            assert status == 200, body
+            check_math_wire(json.loads(body)["structuredContent"], with_probabilities=False)
+        metrics = request(s.port, "GET", "/metrics")[2]
+        assert "mcpclass_cache_hits_total 2\n" in metrics, metrics
+        assert "mcpclass_cache_misses_total 1\n" in metrics
+    finally:
+        s.kill()

@@ -3,6 +3,7 @@
 // keys and wrong types are errors naming the key path. Plain values; functions are thread-safe.
 #pragma once
 
+#include "mcpclass/classify/cached_classifier.hpp"
 #include "mcpclass/classify/category.hpp"
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -80,6 +81,9 @@ struct ServerSettings {
   /// Longest accepted `text`, in characters (Unicode code points).
   std::size_t max_text_length = limits::kMaxTextLength;
   HttpSettings http;
+  /// `server.cache {entries, ttl}`: results of deterministic classifiers (not remote or
+  /// composite ones) kept for repeated texts; entries 0 = no cache.
+  classify::CacheOptions cache;
 };
 
 struct ClassifierSettings {

@@ -52,6 +52,8 @@ class ClassificationService {
   /// its own fields.
   boost::json::object health() const { return classifier_->info(); }
 
+  /// Prometheus text of the result cache (hits, misses, size); empty without one.
+  std::string prometheus() const;
   /// Finishes the handler calls still queued and joins the workers. Idempotent.
   void stop();
 

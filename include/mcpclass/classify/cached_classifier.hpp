@@ -1,0 +1,57 @@
+// A result cache in front of a deterministic classifier: `server.cache {entries, ttl}`.
+// Thread-safety: like every Classifier, all const members may be called concurrently; the cache
+// is split into shards, each behind its own mutex, so concurrent hits rarely wait on each other.
+#pragma once
+
+#include "mcpclass/classify/classifier.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::classify {
+
+struct CacheOptions {
+  std::size_t entries = 0;           ///< Results kept in all (0 = no cache).
+  std::chrono::milliseconds ttl{0};  ///< How long a result stays valid (0 = until evicted).
+};
+
+/// The text a cache keys on and the inner classifier sees: trimmed, every run of whitespace one
+/// space, so "  What is 2+2?\n" and "What is 2+2?" share an entry.
+std::string normalize_for_cache(std::string_view text);
+
+/// Least-recently-used results of `inner`, keyed by the normalized text and the options. A new
+/// classifier (a reload) comes with a new cache, so a generation never sees another's results.
+/// Use it only for deterministic classifiers: a remote's answer depends on its peer.
+class CachedClassifier final : public Classifier {
+ public:
+  CachedClassifier(std::shared_ptr<const Classifier> inner, CacheOptions options);
+  ~CachedClassifier() override;
+
+  const CategorySet& categories() const override { return inner_->categories(); }
+  /// The cached result for the normalized text, or the inner classifier's (then kept).
+  Classification classify(std::string_view text, const ClassifyOptions& options) const override;
+  using Classifier::classify;
+  std::string kind() const override { return inner_->kind(); }
+  /// The inner info() plus "cache": {entries, size, hits, misses}.
+  json::object info() const override;
+
+  std::uint64_t hits() const noexcept { return hits_; }
+  std::uint64_t misses() const noexcept { return misses_; }
+  std::size_t size() const;
+
+ private:
+  struct Shard;
+  std::shared_ptr<const Classifier> inner_;
+  CacheOptions options_;
+  std::unique_ptr<Shard[]> shards_;
+  std::size_t per_shard_;
+  mutable std::atomic<std::uint64_t> hits_{0};
+  mutable std::atomic<std::uint64_t> misses_{0};
+};
+
+}  // namespace mcpclass::classify

@@ -34,6 +34,7 @@ void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
   http.max_sse_streams = count(h, "max_sse_streams", 1);
   http.max_sse_streams_per_client = count(h, "max_sse_streams_per_client", 0);
   http.max_connections = count(h, "max_connections", 1);
+  http.send_buffer_bytes = count(h, "send_buffer_bytes", 0, 64 * 1024 * 1024);
   http.max_body_bytes = count(h, "max_body_bytes", 1);
   http.max_header_bytes = count(h, "max_header_bytes", 1);
   http.event_store_size = count(h, "event_store_size", 0);
@@ -62,6 +63,7 @@ json::object http_to_json(const HttpSettings& http) {
   put("max_sse_streams", http.max_sse_streams);
   put("max_sse_streams_per_client", http.max_sse_streams_per_client);
   put("max_connections", http.max_connections);
+  put("send_buffer_bytes", http.send_buffer_bytes);
   put("max_body_bytes", http.max_body_bytes);
   put("max_header_bytes", http.max_header_bytes);
   put("event_store_size", http.event_store_size);

@@ -52,6 +52,7 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
   o.max_sse_streams_per_client =
       http.max_sse_streams_per_client.value_or(o.max_sse_streams_per_client);
   o.max_connections = http.max_connections.value_or(o.max_connections);
+  o.send_buffer_bytes = http.send_buffer_bytes.value_or(o.send_buffer_bytes);
   o.max_body_bytes = http.max_body_bytes.value_or(o.max_body_bytes);
   o.max_header_bytes = http.max_header_bytes.value_or(o.max_header_bytes);
   o.event_store_size = http.event_store_size.value_or(o.event_store_size);

@@ -155,8 +155,10 @@ def get_stream_status(port):
 
 def test_a_frozen_client_cannot_pin_the_streams(tmp_path):
     streams, write_timeout = 4, 1.0
+    # A small send buffer and frequent heartbeats fill the frozen reader's buffers in seconds
+    # (with the kernel's autotuned buffers, 15 s heartbeats would take hours).
     server = rules_server(tmp_path, {"max_sse_streams": streams, "sse_heartbeat": 0.02,
-                                     "write_timeout": write_timeout})
+                                     "write_timeout": write_timeout, "send_buffer_bytes": 4096})
     holder = subprocess.Popen([sys.executable, "-c", STREAM_HOLDER, str(server.port), str(streams),
                                os.path.join(ROOT, "bench")], stdout=subprocess.PIPE, text=True)
     try:

@@ -276,6 +276,7 @@ server:
     shutdown_timeout: 0
     drain_grace: 2.5
     max_connections: 500
+    send_buffer_bytes: 8192
     write_timeout: 2
     sse_heartbeat: 0
     event_store_bytes: 1000
@@ -297,6 +298,7 @@ server:
   CHECK(o.shutdown_timeout == std::chrono::milliseconds(0));
   CHECK(o.drain_grace == std::chrono::milliseconds(2500));
   CHECK(o.max_connections == 500);
+  CHECK(o.send_buffer_bytes == 8192);
   CHECK(o.write_timeout == std::chrono::seconds(2));
   CHECK(o.sse_heartbeat == std::chrono::milliseconds(0));
   CHECK(o.event_store_bytes == 1000);

@@ -324,6 +324,7 @@ TEST_CASE("http limits: an SSE reader that stops reading is cut after write_time
                                   {"arguments", json::object{{"text", std::string(1 << 20, 'a')}}}};
     // Once the stream is cut its legacy session is gone: the rest are 404.
     const unsigned status = message(call);
+    INFO("echo " << i << " answered " << status);
     CHECK((status == 202 || (i > 0 && status == 404)));
     if (status == 404) break;
   }
@@ -333,6 +334,32 @@ TEST_CASE("http limits: an SSE reader that stops reading is cut after write_time
     if (!freed) std::this_thread::sleep_for(100ms);
   }
   CHECK(freed);
+}
+
+TEST_CASE("http limits: a GET stream whose client reads is not cut after write_timeout") {
+  // The stream's read (which only watches for the client leaving) once inherited the deadline of
+  // the write before it: every GET stream ended write_timeout after it began.
+  transport::HttpServerOptions options;
+  options.write_timeout = 300ms;
+  options.sse_heartbeat = 50ms;
+  LimitServer s(options);
+  net::io_context ioc;
+  tcp::socket stream(ioc);
+  stream.connect({net::ip::make_address("127.0.0.1"), s.port});
+  net::write(stream, net::buffer(raw_request(s.port, "GET", "/sse")));
+  std::size_t received = 0;
+  bool closed = false;
+  char chunk[512];
+  for (const auto until = Clock::now() + 1500ms; !closed && Clock::now() < until;) {
+    pollfd fd{stream.native_handle(), POLLIN, 0};
+    if (::poll(&fd, 1, 100) <= 0) continue;
+    boost::system::error_code ec;
+    const std::size_t n = stream.read_some(net::buffer(chunk), ec);
+    closed = ec.failed();
+    received += n;
+  }
+  CHECK_FALSE(closed);
+  CHECK(received > 0);
 }
 
 TEST_CASE("http limits: idle GET streams carry keep-alive comments") {

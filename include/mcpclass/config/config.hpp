@@ -61,6 +61,7 @@ struct HttpSettings {
   std::optional<std::size_t> max_sse_streams_per_client;  ///< 0 = no per-address limit
   std::optional<std::size_t> event_store_session_bytes;   ///< >= 0, all streams of a session
   std::optional<std::size_t> max_connections;             ///< >= 1
+  std::optional<std::size_t> send_buffer_bytes;           ///< 0 = the kernel's autotuning
   std::optional<std::size_t> max_body_bytes;              ///< >= 1
   std::optional<std::size_t> max_header_bytes;            ///< >= 1
   std::optional<std::size_t> event_store_size;            ///< >= 0

@@ -56,8 +56,12 @@ struct HttpServerOptions {
   /// How long a keep-alive connection may sit idle between requests.
   std::chrono::milliseconds idle_timeout{60'000};
   /// How long one write may wait for the peer to take bytes (nginx's send_timeout), SSE
-  /// streams included: a reader that stopped reading is disconnected after this.
+  /// streams included: a reader that stopped reading is disconnected once its buffers are full
+  /// and a write waited this long; on GET streams also TCP_USER_TIMEOUT, for a vanished host.
   std::chrono::milliseconds write_timeout{30'000};
+  /// SO_SNDBUF of accepted connections (nginx's `listen ... sndbuf=`); 0 = the kernel's
+  /// autotuning. A small buffer finds a stalled SSE reader sooner (its writes block sooner).
+  std::size_t send_buffer_bytes = 0;
   /// Connections open at once; one more is answered 503 and closed. 0 = the process's
   /// descriptor limit (RLIMIT_NOFILE) less 64, so accept() never runs out of descriptors.
   std::size_t max_connections = 0;

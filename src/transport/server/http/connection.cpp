@@ -171,6 +171,11 @@ void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared,
   // second waits for the client's delayed ACK, ~40 ms per answer.
   boost::system::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
+  if (shared->options.send_buffer_bytes > 0) {
+    socket.set_option(
+        net::socket_base::send_buffer_size(static_cast<int>(shared->options.send_buffer_bytes)),
+        ignored);
+  }
   const auto peer = socket.remote_endpoint(ignored).address();
   auto io =
       shared->tls ? make_tls_io(std::move(socket), *shared->tls) : make_plain_io(std::move(socket));

@@ -137,6 +137,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void get_mcp(const Request& req);
   bool open_stream_slot();
   void replay_gone();  ///< 410: a resumption whose events were dropped
+  void bound_unacknowledged();
   void start_sse(bool priming);
   void watch_disconnect();
   void schedule_heartbeat();

@@ -57,6 +57,7 @@ class StreamIo final : public ConnectionIo {
     lowest().expires_after(timeout);
   }
   void expires_never() override { lowest().expires_never(); }
+  int native_handle() override { return lowest().socket().native_handle(); }
 
   void shutdown_send(std::function<void(beast::error_code)> done) override {
     if constexpr (kTls) {

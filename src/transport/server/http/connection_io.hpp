@@ -49,6 +49,8 @@ class ConnectionIo {
   virtual void shutdown_send(std::function<void(boost::beast::error_code)> done) = 0;
   /// Closes the socket at once.
   virtual void close() = 0;
+  /// The TCP socket's descriptor (socket options).
+  virtual int native_handle() = 0;
 };
 
 /// Plain HTTP on `socket` (which uses a strand executor).

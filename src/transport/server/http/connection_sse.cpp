@@ -9,6 +9,13 @@
 #include "transport/server/http/guard.hpp"
 #include "transport/server/http/rpc_message.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <sstream>
 
 namespace mcpclass::transport {
@@ -100,6 +107,7 @@ void Connection::get_mcp(const Request& req) {
   sink_token_ = token;
   priming_ = channel->priming_frame(shared_->options.sse_retry_ms);
   start_sse(entry->session->protocol_version() >= protocol::k2025_11_25);
+  bound_unacknowledged();
   watch_disconnect();
   schedule_heartbeat();
 }
@@ -145,8 +153,20 @@ void Connection::start_sse(bool priming) {
   if (priming && !priming_.empty()) enqueue(chunk(priming_), false);
 }
 
-// GET streams only write; a read that fails tells us the client went away.
+// A peer host that vanished never acknowledges the heartbeats: the kernel gives up on the
+// connection once sent data stays unacknowledged for write_timeout (TCP_USER_TIMEOUT), instead of
+// retransmitting for a quarter of an hour.
+void Connection::bound_unacknowledged() {
+  const auto ms = static_cast<unsigned>(std::min<std::int64_t>(
+      shared_->options.write_timeout.count(), std::numeric_limits<unsigned>::max()));
+  ::setsockopt(io_->native_handle(), IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+}
+
+// GET streams only write; a read that fails tells us the client went away. The read has no
+// deadline: a stream may be quiet for hours. (The stream's timers only change for operations not
+// in flight, so this leaves a write's write_timeout alone.)
 void Connection::watch_disconnect() {
+  io_->expires_never();
   io_->read_some(buffer_.prepare(1024),
                  [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                    if (ec) return self->disconnect();

@@ -56,9 +56,10 @@ CachedClassifier::~CachedClassifier() = default;
 
 Classification CachedClassifier::classify(std::string_view text,
                                           const ClassifyOptions& options) const {
-  const std::string normalized = normalize_for_cache(text);
-  std::string key = normalized;
-  key.push_back(options.with_probabilities ? '\1' : '\0');  // the options are part of the key
+  // The options are the key's last byte; the text the inner classifier sees is the rest.
+  std::string key = normalize_for_cache(text);
+  key.push_back(options.with_probabilities ? '\1' : '\0');
+  const std::string_view normalized(key.data(), key.size() - 1);
   Shard& shard = shards_[std::hash<std::string>{}(key) % kShards];
   const auto now = Shard::Clock::now();
   {

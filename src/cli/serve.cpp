@@ -157,6 +157,7 @@ class ClassificationCounters {
 int run_serve(const config::Config& document, const ServeOptions& options) {
   // First, so a signal while the classifier loads already means "drain and stop", not death.
   ShutdownSignal shutdown;
+  bound_heap_retention();
   config::Config config = document;
   auto& auth = config.server.http.auth;
   auth.allowed_hosts.insert(auth.allowed_hosts.end(), options.allow_hosts.begin(),

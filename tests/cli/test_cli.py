@@ -475,7 +475,9 @@ def test_signal_during_requests_answers_them_then_exits_0(tmp_path, sig):
     # classifier answers inline) for a good fraction of a second, so the signal lands while
     # requests are in flight.
     config = tmp_path / "big.yaml"
-    config.write_text("server:\n  max_text_length: 4000000\n")
+    # The work in flight takes seconds on a busy machine: shutdown_timeout must not be what ends
+    # it.
+    config.write_text("server:\n  max_text_length: 4000000\n  http: {shutdown_timeout: 120}\n")
     s = Serve("--http", "127.0.0.1:0", "--config", str(config))
     conns = []
     try:

@@ -75,5 +75,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   json::value answer = json::parse(req.body(), jec);
   if (!jec) (void)router_reply(answer);
   (void)router_reply(std::nullopt);
+  (void)router_reply(std::nullopt, false);
   return 0;
 }

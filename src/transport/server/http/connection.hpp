@@ -81,8 +81,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// The POST's answer without SSE: a JSON body, or 202 when there is nothing to say.
   void on_final(std::uint64_t exchange, std::optional<boost::json::value> final_message);
-  /// The router dialect's answer.
-  void on_router_final(std::uint64_t exchange, std::optional<boost::json::value> final_message);
+  /// The router dialect's answer; `request`: the message expected one.
+  void on_router_final(std::uint64_t exchange, std::optional<boost::json::value> final_message,
+                       bool request);
   /// A frame of the SSE stream this exchange writes; the first one switches the POST to SSE.
   void on_frame(std::uint64_t exchange, std::string frame, bool end);
   /// Ends this exchange's SSE response now (after the priming event when nothing was sent yet);

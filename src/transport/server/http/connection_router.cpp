@@ -21,9 +21,11 @@ namespace {
 // The engine's view of a router-dialect request: only the final message matters.
 class RouterStream final : public server::Stream {
  public:
-  RouterStream(std::shared_ptr<Connection> connection, std::function<void(bool)> on_close)
+  RouterStream(std::shared_ptr<Connection> connection, bool request,
+               std::function<void(bool)> on_close)
       : connection_(connection),
         exchange_(connection->exchange()),
+        request_(request),
         on_close_(std::move(on_close)) {}
 
   void send(json::value) override {}  // no channel for progress or client requests
@@ -33,8 +35,9 @@ class RouterStream final : public server::Stream {
     if (on_close_) on_close_(is_error_message(final_message));
     if (auto connection = std::move(connection_)) {
       connection->post_to_self(
-          [connection, exchange = exchange_, final_message = std::move(final_message)]() mutable {
-            connection->on_router_final(exchange, std::move(final_message));
+          [connection, exchange = exchange_, request = request_,
+           final_message = std::move(final_message)]() mutable {
+            connection->on_router_final(exchange, std::move(final_message), request);
           });
     }
   }
@@ -42,15 +45,17 @@ class RouterStream final : public server::Stream {
  private:
   std::shared_ptr<Connection> connection_;  // strong until close, as in PostStream
   const std::uint64_t exchange_;
+  const bool request_;
   std::function<void(bool)> on_close_;
   std::atomic<bool> closed_{false};
 };
 
 }  // namespace
 
-void Connection::on_router_final(std::uint64_t exchange, std::optional<json::value> final_message) {
+void Connection::on_router_final(std::uint64_t exchange, std::optional<json::value> final_message,
+                                 bool request) {
   if (exchange != exchange_ || mode_ != Mode::waiting) return;
-  RouterReply reply = router_reply(final_message);
+  RouterReply reply = router_reply(final_message, request);
   respond(static_cast<http::status>(reply.status), std::move(reply.body),
           reply.body.empty() ? "" : "application/json");
 }
@@ -93,7 +98,7 @@ void Connection::post_router(const Request& req, std::string_view method) {
   }
   guard_.emplace(*shared_, entry);
   mode_ = Mode::waiting;
-  auto stream = std::make_shared<RouterStream>(shared_from_this(), on_close);
+  auto stream = std::make_shared<RouterStream>(shared_from_this(), answers, on_close);
   try {
     session->handle(message, stream);
   } catch (const std::exception& e) {

@@ -56,8 +56,16 @@ std::variant<json::value, RouterReply> router_request(std::string_view method,
   return json::value(std::move(message));
 }
 
-RouterReply router_reply(const std::optional<json::value>& final_message) {
-  if (!final_message) return {202, {}};
+RouterReply router_reply(const std::optional<json::value>& final_message, bool request) {
+  if (!final_message && !request) return {202, {}};
+  if (!final_message) {
+    return {503, json::serialize(json::object{
+                     {"error", json::object{{"code", jsonrpc::kInternalError},
+                                            {"message",
+                                             "the request was cancelled before it was answered "
+                                             "(the server is shutting down or its session "
+                                             "closed)"}}}})};
+  }
   const json::object* o = final_message->if_object();
   if (!o) return {200, json::serialize(*final_message)};
   if (const auto* result = o->if_contains("result")) return {200, json::serialize(*result)};

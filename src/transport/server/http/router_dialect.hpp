@@ -32,7 +32,10 @@ std::variant<boost::json::value, RouterReply> router_request(std::string_view me
                                                              const jsonrpc::ParseLimits& limits);
 
 /// The HTTP answer for the engine's final message: 200 with the bare result; for a JSON-RPC error
-/// a 4xx/5xx with `{"error":{code,message[,data]}}`; 202 when there is nothing to say.
-RouterReply router_reply(const std::optional<boost::json::value>& final_message);
+/// a 4xx/5xx with `{"error":{code,message[,data]}}`; 202 when a notification has nothing to say.
+/// A request (`request`) that ends without an answer was cancelled, by a shutdown or the close of
+/// its session: 503 with an error saying so.
+RouterReply router_reply(const std::optional<boost::json::value>& final_message,
+                         bool request = true);
 
 }  // namespace mcpclass::transport

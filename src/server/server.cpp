@@ -20,17 +20,20 @@ std::shared_ptr<const T> find_by(const std::vector<std::shared_ptr<const T>>& it
   return nullptr;
 }
 
-// Replaces an item with the same key or appends; keeps registration order stable.
+// Replaces an item with the same key or appends; keeps registration order stable. Returns whether
+// the list a client sees changed (a new item, or a different definition).
 template <typename T>
-void upsert(std::vector<std::shared_ptr<const T>>& items, std::shared_ptr<const T> item,
+bool upsert(std::vector<std::shared_ptr<const T>>& items, std::shared_ptr<const T> item,
             std::string T::*member) {
   for (auto& existing : items) {
     if (existing.get()->*member == item.get()->*member) {
+      const bool changed = existing->definition() != item->definition();
       existing = std::move(item);
-      return;
+      return changed;
     }
   }
   items.push_back(std::move(item));
+  return true;
 }
 
 }  // namespace
@@ -105,18 +108,20 @@ void Server::add_tool(Tool tool) {
     throw std::invalid_argument("tool '" + tool.name + "': " + e.what());
   }
   reg->tool = std::move(tool);
+  bool changed = true;
   {
     std::unique_lock lock(registry_->mutex);
     bool replaced = false;
     for (auto& existing : registry_->tools) {
       if (existing->tool.name == reg->tool.name) {
+        changed = existing->tool.definition() != reg->tool.definition();
         existing = reg;
         replaced = true;
       }
     }
     if (!replaced) registry_->tools.push_back(std::move(reg));
   }
-  broadcast("notifications/tools/list_changed");
+  if (changed) broadcast("notifications/tools/list_changed");
 }
 
 bool Server::remove_tool(const std::string& name) {
@@ -133,35 +138,56 @@ void Server::add_resource(Resource resource) {
   if (resource.uri.empty() || !resource.read) {
     throw std::invalid_argument("a resource needs a uri and a reader");
   }
+  bool changed;
   {
     std::unique_lock lock(registry_->mutex);
-    upsert(registry_->resources, std::make_shared<const Resource>(std::move(resource)),
-           &Resource::uri);
+    changed = upsert(registry_->resources, std::make_shared<const Resource>(std::move(resource)),
+                     &Resource::uri);
   }
-  broadcast("notifications/resources/list_changed");
+  if (changed) broadcast("notifications/resources/list_changed");
 }
 
 void Server::add_resource_template(ResourceTemplate t) {
   if (t.uri_template.empty() || !t.read) {
     throw std::invalid_argument("a resource template needs a uriTemplate and a reader");
   }
+  bool changed;
   {
     std::unique_lock lock(registry_->mutex);
-    upsert(registry_->templates, std::make_shared<const ResourceTemplate>(std::move(t)),
-           &ResourceTemplate::uri_template);
+    changed = upsert(registry_->templates, std::make_shared<const ResourceTemplate>(std::move(t)),
+                     &ResourceTemplate::uri_template);
   }
-  broadcast("notifications/resources/list_changed");
+  if (changed) broadcast("notifications/resources/list_changed");
 }
 
 void Server::add_prompt(Prompt prompt) {
   if (prompt.name.empty() || !prompt.get) {
     throw std::invalid_argument("a prompt needs a name and a getter");
   }
+  bool changed;
   {
     std::unique_lock lock(registry_->mutex);
-    upsert(registry_->prompts, std::make_shared<const Prompt>(std::move(prompt)), &Prompt::name);
+    changed = upsert(registry_->prompts, std::make_shared<const Prompt>(std::move(prompt)),
+                     &Prompt::name);
   }
-  broadcast("notifications/prompts/list_changed");
+  if (changed) broadcast("notifications/prompts/list_changed");
+}
+
+bool Server::remove_prompt(const std::string& name) {
+  bool removed;
+  {
+    std::unique_lock lock(registry_->mutex);
+    removed = std::erase_if(registry_->prompts, [&](const auto& p) { return p->name == name; });
+  }
+  if (removed) broadcast("notifications/prompts/list_changed");
+  return removed;
+}
+
+std::vector<std::string> Server::prompt_names() const {
+  std::shared_lock lock(registry_->mutex);
+  std::vector<std::string> names;
+  for (const auto& p : registry_->prompts) names.push_back(p->name);
+  return names;
 }
 
 void Server::set_completion_handler(CompletionHandler handler) {

@@ -53,12 +53,18 @@ class Server : public std::enable_shared_from_this<Server> {
   const ServerOptions& options() const { return options_; }
 
   /// Adds or replaces a tool. Throws std::invalid_argument for an empty name, a missing handler
-  /// or an input schema the validator cannot compile.
+  /// or an input schema the validator cannot compile. The add_ and remove_ functions tell ready
+  /// sessions `notifications/<list>/list_changed` only when the list changed: replacing an item
+  /// with the same definition (a new handler) is silent. Calls in flight keep the item they began
+  /// with.
   void add_tool(Tool tool);
   bool remove_tool(const std::string& name);
   void add_resource(Resource resource);
   void add_resource_template(ResourceTemplate resource_template);
   void add_prompt(Prompt prompt);
+  bool remove_prompt(const std::string& name);
+  /// Names of the registered prompts, in registration order.
+  std::vector<std::string> prompt_names() const;
   void set_completion_handler(CompletionHandler handler);
 
   /// Sends notifications/resources/updated to sessions subscribed to `uri`.

@@ -409,6 +409,52 @@ func TestServerTools(t *testing.T) {
 	}
 }
 
+const reloadConfig = `
+categories:
+  - {name: alpha, description: A, system_prompt: "You are alpha.", model: MODEL}
+  - {name: general, description: G, system_prompt: "You are general.", model: model-g}
+classifier: {kind: rules, rules: {alpha: {keywords: [zebra]}}}
+`
+
+func TestServerReload(t *testing.T) {
+	s, err := NewServer(strings.Replace(reloadConfig, "MODEL", "model-a", 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	model := func() string {
+		t.Helper()
+		out, err := s.Call([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"classify_text","arguments":{"text":"zebra"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Result struct {
+				StructuredContent struct{ Model string } `json:"structuredContent"`
+			}
+		}
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Result.StructuredContent.Model
+	}
+	if m := model(); m != "model-a" {
+		t.Fatal(m)
+	}
+	if g, err := s.Reload(strings.Replace(reloadConfig, "MODEL", "model-b", 1)); err != nil || g != 2 {
+		t.Fatalf("%d %v", g, err)
+	}
+	if m := model(); m != "model-b" {
+		t.Fatal(m)
+	}
+	if g, err := s.Reload("classifier: {kind: bogus}\n"); !errors.Is(err, ErrConfig) || g != 2 {
+		t.Fatalf("%d %v", g, err)
+	}
+	if m := model(); m != "model-b" {
+		t.Fatal("a refused configuration changed the classifier:", m)
+	}
+}
+
 func TestServerWithHostClassifier(t *testing.T) {
 	c, err := NewHostClassifier("", func(_ string, p []float64) error { p[2] = 1; return nil })
 	if err != nil {

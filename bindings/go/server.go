@@ -119,6 +119,29 @@ func (s *Server) RemoveTool(name string) error {
 	return toError(C.mcpc_server_remove_tool(s.s, cname, &cerr), cerr)
 }
 
+// Reload swaps in the classifier of config (YAML/JSON; "" for the embedded default) without a
+// restart: calls in flight finish on the old classifier, later ones get the new one, and sessions
+// are told what changed. It returns the generation now serving. A refused configuration returns
+// an error (errors.Is(err, ErrConfig)) and the current classifier keeps serving.
+func (s *Server) Reload(config string) (uint64, error) {
+	cfg, err := newConfig(config)
+	if err != nil {
+		return 0, err
+	}
+	defer C.mcpc_config_free(cfg)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.s == nil {
+		return 0, ErrClosed
+	}
+	var generation C.uint64_t
+	var cerr *C.mcpc_error
+	if err := toError(C.mcpc_server_reload(s.s, cfg, &generation, &cerr), cerr); err != nil {
+		return uint64(generation), err
+	}
+	return uint64(generation), nil
+}
+
 // Call serves one JSON-RPC message in-process (no initialize needed) and returns the response,
 // or nil for a notification.
 func (s *Server) Call(request []byte) ([]byte, error) {

@@ -205,6 +205,18 @@ int mcpc_server_new(const mcpc_config* config, const mcpc_classifier* classifier
   });
 }
 
+int mcpc_server_reload(mcpc_server* server, const mcpc_config* config, uint64_t* generation,
+                       mcpc_error** err) {
+  return guard(err, [&] {
+    require(server, "server");
+    require(config, "config");
+    const auto result = server->service->reload([&] { return config->config; });
+    if (generation != nullptr) *generation = result.generation;
+    if (!result.ok) throw classify::ConfigError(result.error);
+    return MCPC_OK;
+  });
+}
+
 void mcpc_server_free(mcpc_server* server) {
   delete server;
 }

@@ -1,6 +1,10 @@
 // serve: the classifier as an MCP server on the chosen transports, until input ends (stdio only)
-// or SIGINT/SIGTERM, then drain and exit.
+// or SIGINT/SIGTERM, then drain and exit. SIGHUP, or a change to the configuration file or a model
+// file it names, reloads the classifier without a restart.
 #include "cli/app.hpp"
+#include "cli/config_watcher.hpp"
+#include "cli/serve_signals.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/service/classification_service.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/transport/server/stdio.hpp"
@@ -15,8 +19,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -47,90 +53,32 @@ std::pair<std::string, unsigned short> parse_endpoint(const std::string& spec,
   }
 }
 
-// SIGINT/SIGTERM handlers only write the signal number to a self-pipe (async-signal-safe, and
-// correct whichever thread the kernel picks, including threads libraries started before main);
-// a dedicated thread reads it and wakes the main thread and the stdio loop.
-int g_signal_pipe[2] = {-1, -1};
-
-extern "C" void on_shutdown_signal(int signal) {
-  const int saved = errno;
-  const char byte = static_cast<char>(signal);
-  [[maybe_unused]] auto n = ::write(g_signal_pipe[1], &byte, 1);
-  errno = saved;
-}
-
-class ShutdownSignal {
- public:
-  ShutdownSignal() {
-    if (::pipe(g_signal_pipe) != 0 || ::pipe(pipe_) != 0) throw std::runtime_error("pipe() failed");
-    struct sigaction action {};
-    action.sa_handler = on_shutdown_signal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    ::sigaction(SIGINT, &action, &old_int_);
-    ::sigaction(SIGTERM, &action, &old_term_);
-    waiter_ = std::thread([this] {
-      char byte = 0;
-      ssize_t n;
-      do {
-        n = ::read(g_signal_pipe[0], &byte, 1);
-      } while (n < 0 && errno == EINTR);
-      if (n == 1 && byte != 0) trigger(fmt::format("signal {}", static_cast<int>(byte)));
-    });
-  }
-  ~ShutdownSignal() {
-    // Wake the waiter if no signal came (a 0 byte), so it can be joined.
-    const char byte = 0;
-    [[maybe_unused]] auto n = ::write(g_signal_pipe[1], &byte, 1);
-    waiter_.join();
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-    for (int fd : {g_signal_pipe[0], g_signal_pipe[1], pipe_[0], pipe_[1]}) ::close(fd);
-    g_signal_pipe[0] = g_signal_pipe[1] = -1;
-  }
-  void trigger(const std::string& why) {
-    std::lock_guard lock(mutex_);
-    if (fired_) return;
-    fired_ = true;
-    fmt::print(stderr, "mcpclass: {}: draining and stopping\n", why);
-    const char byte = 1;
-    [[maybe_unused]] auto n = ::write(pipe_[1], &byte, 1);
-    cv_.notify_all();
-  }
-  void wait() {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return fired_; });
-  }
-  int read_fd() const { return pipe_[0]; }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-  int pipe_[2] = {-1, -1};
-  std::thread waiter_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool fired_ = false;
-};
-
-// Classifications by category, for GET /metrics. Counted from any tool thread.
+// Classifications by category, for GET /metrics. Counted from any tool thread; keyed by name,
+// because a reload may change the categories (a counter, once shown, stays).
 class ClassificationCounters {
  public:
-  explicit ClassificationCounters(const classify::CategorySet& categories)
-      : counts_(categories.size()) {
-    for (const auto& c : categories) names_.push_back(c.name);
+  explicit ClassificationCounters(const classify::CategorySet& categories) {
+    for (const auto& c : categories) counts_.try_emplace(c.name, 0);
   }
   void count(const classify::Classification& c) {
-    if (c.class_index < counts_.size())
-      counts_[c.class_index].fetch_add(1, std::memory_order_relaxed);
+    {
+      std::shared_lock lock(mutex_);
+      if (const auto it = counts_.find(c.category); it != counts_.end()) {
+        it->second.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    std::unique_lock lock(mutex_);
+    counts_.try_emplace(c.category, 0).first->second.fetch_add(1, std::memory_order_relaxed);
   }
   std::string prometheus() const {
     std::string text =
         "# HELP mcpclass_classifications_total Successful classify_text calls by category.\n"
         "# TYPE mcpclass_classifications_total counter\n";
-    for (std::size_t i = 0; i < counts_.size(); ++i) {
+    std::shared_lock lock(mutex_);
+    for (const auto& [name, count] : counts_) {
       text += fmt::format("mcpclass_classifications_total{{category=\"{}\"}} {}\n",
-                          escape_label(names_[i]), counts_[i].load(std::memory_order_relaxed));
+                          escape_label(name), count.load(std::memory_order_relaxed));
     }
     return text;
   }
@@ -148,15 +96,61 @@ class ClassificationCounters {
     }
     return out;
   }
-  std::vector<std::string> names_;
-  std::vector<std::atomic<std::uint64_t>> counts_;
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, std::atomic<std::uint64_t>> counts_;
+};
+
+// The files whose change means "reload": the document and the model files its classifier reads
+// (not the kNN index, which the classifier itself may write).
+std::vector<std::string> watched_files(const std::string& config_path,
+                                       const config::Config& config) {
+  std::vector<std::string> files{config_path};
+  if (classify::is_learned_kind(config.classifier.kind)) {
+    const auto& l = config.classifier.learned;
+    for (const auto* path : {&l.encoder, &l.tokenizer, &l.examples, &l.head, &l.model, &l.labels})
+      if (!path->empty()) files.push_back(classify::resolve_model_path(*path));
+  }
+  return files;
+}
+
+// What starts reloads: SIGHUP and the file watcher. stop() (also the destructor) returns once
+// neither can call back any more.
+class ReloadTriggers {
+ public:
+  explicit ReloadTriggers(ServeSignals& signals) : signals_(signals) {}
+  ~ReloadTriggers() { stop(); }
+  ReloadTriggers(const ReloadTriggers&) = delete;
+  ReloadTriggers& operator=(const ReloadTriggers&) = delete;
+
+  void start_watching(std::chrono::milliseconds debounce, std::function<void()> changed,
+                      const std::vector<std::string>& files) {
+    std::lock_guard lock(mutex_);
+    watcher_ = std::make_unique<ConfigWatcher>(debounce, std::move(changed));
+    watcher_->watch(files);
+  }
+  /// Follows the files of a newly loaded configuration.
+  void watch(const std::vector<std::string>& files) {
+    std::lock_guard lock(mutex_);
+    if (watcher_) watcher_->watch(files);
+  }
+  void stop() {
+    signals_.on_hangup({});
+    std::unique_ptr<ConfigWatcher> stopping;  // joined outside the lock its callback may take
+    std::lock_guard lock(mutex_);
+    stopping = std::move(watcher_);
+  }
+
+ private:
+  ServeSignals& signals_;
+  std::mutex mutex_;
+  std::unique_ptr<ConfigWatcher> watcher_;
 };
 
 }  // namespace
 
 int run_serve(const config::Config& document, const ServeOptions& options) {
   // First, so a signal while the classifier loads already means "drain and stop", not death.
-  ShutdownSignal shutdown;
+  ServeSignals shutdown;
   bound_heap_retention();
   config::Config config = document;
   auto& auth = config.server.http.auth;
@@ -176,6 +170,43 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
       {.on_classified = [counters](const classify::Classification& c) { counters->count(c); }});
   const auto& server = service.server();
 
+  // Reloads come from SIGHUP (the signal thread) and the watcher (its thread); the service runs
+  // one at a time. Both are ready before the transports say "serving", so no change is missed.
+  std::function<void(const char*)> reload;
+  ReloadTriggers triggers(shutdown);  // stopped before `reload` goes, on every way out
+  reload = [&](const char* why) {
+    if (options.config_path.empty()) {
+      fmt::print(stderr, "mcpclass: {}: nothing to reload (the embedded configuration)\n", why);
+      return;
+    }
+    std::vector<std::string> files;
+    const auto result = service.reload([&] {
+      config::Config next = load_config(options.config_path);
+      files = watched_files(options.config_path, next);
+      return next;
+    });
+    if (!result.ok) {
+      fmt::print(stderr, "mcpclass: {}: reload refused, generation {} keeps serving: {}\n", why,
+                 result.generation, result.error);
+      return;
+    }
+    const auto now = service.classifier();
+    fmt::print(stderr, "mcpclass: {}: reloaded, generation {}: {} categories ({} classifier)\n",
+               why, result.generation, now->categories().size(), now->kind());
+    triggers.watch(files);
+  };
+  shutdown.on_hangup([&] { reload("SIGHUP"); });
+  if (!options.config_path.empty() && config.server.reload_watch) {
+    try {
+      triggers.start_watching(
+          config.server.reload_debounce, [&] { reload("configuration changed"); },
+          watched_files(options.config_path, config));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "mcpclass: not watching the configuration ({}); SIGHUP reloads\n",
+                 e.what());
+    }
+  }
+
   int running = 0;
   std::unique_ptr<transport::HttpServer> http;
   if (want_http) {
@@ -190,10 +221,10 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
       return counters->prometheus() + service.prometheus() + heap_metrics();
     };
     const auto started = std::chrono::steady_clock::now();
-    auto health = [&service, classifier, started, want_stdio] {
+    auto health = [&service, started, want_stdio] {
       boost::json::object h = service.health();
       boost::json::array names;
-      for (const auto& c : classifier->categories()) names.emplace_back(c.name);
+      for (const auto& c : service.classifier()->categories()) names.emplace_back(c.name);
       h["categories"] = std::move(names);
       h["transports"] = want_stdio ? boost::json::array{"streamable-http", "sse", "stdio"}
                                    : boost::json::array{"streamable-http", "sse"};
@@ -233,7 +264,9 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     fmt::print(stderr, "mcpclass: no transport could start\n");
     return kRuntimeError;
   }
+
   shutdown.wait();
+  triggers.stop();
   if (http) http->stop();
   if (stdio_thread.joinable()) stdio_thread.join();
   service.stop();

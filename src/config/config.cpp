@@ -126,6 +126,12 @@ ServerSettings parse_server(const json::value& v) {
     s.cache.ttl = c.seconds("ttl", true).value_or(std::chrono::milliseconds(0));
     c.finish();
   }
+  if (const auto* reload = r.get("reload")) {
+    cd::ObjectReader c(*reload, r.path_of("reload"));
+    s.reload_watch = c.boolean("watch").value_or(s.reload_watch);
+    s.reload_debounce = c.seconds("debounce", true).value_or(s.reload_debounce);
+    c.finish();
+  }
   if (const auto* http = r.get("http")) {
     cd::ObjectReader h(*http, r.path_of("http"));
     s.http.host = h.string("host").value_or(s.http.host);
@@ -176,6 +182,8 @@ json::object server_to_json(const ServerSettings& s) {
   if (s.cache.entries > 0)
     out["cache"] = json::object{{"entries", s.cache.entries},
                                 {"ttl", static_cast<double>(s.cache.ttl.count()) / 1000}};
+  out["reload"] = json::object{{"watch", s.reload_watch},
+                               {"debounce", static_cast<double>(s.reload_debounce.count()) / 1000}};
   return out;
 }
 

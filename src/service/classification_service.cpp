@@ -35,6 +35,7 @@ ClassificationService::ClassificationService(const config::Config& config,
                      : std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
           config.server.cache)),
       settings_(config.server),
+      on_classified_(std::move(options.on_classified)),
       pool_(worker_threads(options.worker_threads)) {
   server::ServerOptions server_options;
   server_options.name = settings_.name;
@@ -43,9 +44,38 @@ ClassificationService::ClassificationService(const config::Config& config,
       "Call classify_text to classify a query and get the recommended model and reasoning "
       "setting; list_categories gives the categories in class-index order.";
   server_ = server::Server::create(server_options, pool_.executor());
-  register_classification(*server_, classifier_,
-                          {.max_text_length = settings_.max_text_length,
-                           .on_classified = std::move(options.on_classified)});
+  publish(classifier_.load());
+}
+
+void ClassificationService::publish(const std::shared_ptr<const classify::Classifier>& classifier) {
+  register_classification(
+      *server_, classifier,
+      {.max_text_length = settings_.max_text_length, .on_classified = on_classified_});
+  std::vector<std::string> names;
+  for (const auto& c : classifier->categories()) names.push_back(c.name);
+  for (const auto& old : prompt_names_) {
+    if (std::find(names.begin(), names.end(), old) == names.end()) server_->remove_prompt(old);
+  }
+  prompt_names_ = std::move(names);
+}
+
+ReloadResult ClassificationService::reload(const std::function<config::Config()>& load) {
+  std::lock_guard lock(reload_mutex_);
+  std::shared_ptr<const classify::Classifier> next;
+  try {
+    const config::Config config = load();
+    next = with_cache(std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
+                      settings_.cache);
+  } catch (const std::exception& e) {
+    reload_failures_.fetch_add(1);
+    return {.ok = false, .generation = generation_.load(), .error = e.what()};
+  }
+  const auto previous = classifier_.exchange(next);
+  publish(next);
+  const bool categories_changed =
+      categories_document(previous->categories()) != categories_document(next->categories());
+  if (categories_changed) server_->notify_resource_updated(std::string(kCategoriesUri));
+  return {.ok = true, .generation = generation_.fetch_add(1) + 1, .error = {}};
 }
 
 ClassificationService::~ClassificationService() {
@@ -57,16 +87,28 @@ transport::HttpServerOptions ClassificationService::http_options() const {
 }
 
 std::string ClassificationService::prometheus() const {
-  const auto* cached = dynamic_cast<const classify::CachedClassifier*>(classifier_.get());
-  if (cached == nullptr) return {};
-  return fmt::format(
-      "# HELP mcpclass_cache_hits_total classify_text results served from server.cache.\n"
-      "# TYPE mcpclass_cache_hits_total counter\nmcpclass_cache_hits_total {}\n"
-      "# HELP mcpclass_cache_misses_total classify_text results computed (not in the cache).\n"
-      "# TYPE mcpclass_cache_misses_total counter\nmcpclass_cache_misses_total {}\n"
-      "# HELP mcpclass_cache_entries Results in server.cache.\n"
-      "# TYPE mcpclass_cache_entries gauge\nmcpclass_cache_entries {}\n",
-      cached->hits(), cached->misses(), cached->size());
+  std::string text = fmt::format(
+      "# HELP mcpclass_config_generation Configurations served since start (1 = the first; "
+      "+1 per successful reload).\n"
+      "# TYPE mcpclass_config_generation gauge\nmcpclass_config_generation {}\n"
+      "# HELP mcpclass_config_reload_failures_total Reloads refused (the configuration did not "
+      "load or build); the previous one kept serving.\n"
+      "# TYPE mcpclass_config_reload_failures_total counter\n"
+      "mcpclass_config_reload_failures_total {}\n",
+      generation_.load(), reload_failures_.load());
+  const auto current = classifier();
+  const auto* cached = dynamic_cast<const classify::CachedClassifier*>(current.get());
+  if (cached == nullptr) return text;
+  return text +
+         fmt::format(
+             "# HELP mcpclass_cache_hits_total classify_text results served from server.cache.\n"
+             "# TYPE mcpclass_cache_hits_total counter\nmcpclass_cache_hits_total {}\n"
+             "# HELP mcpclass_cache_misses_total classify_text results computed (not in the "
+             "cache).\n"
+             "# TYPE mcpclass_cache_misses_total counter\nmcpclass_cache_misses_total {}\n"
+             "# HELP mcpclass_cache_entries Results in server.cache.\n"
+             "# TYPE mcpclass_cache_entries gauge\nmcpclass_cache_entries {}\n",
+             cached->hits(), cached->misses(), cached->size());
 }
 
 void ClassificationService::stop() {

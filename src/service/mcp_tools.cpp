@@ -117,10 +117,15 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
   server::Tool classify;
   classify.name = "classify_text";
   classify.title = "Classify text";
-  classify.description =
-      "Classify text into one of the categories of list_categories and recommend a model and "
-      "whether to use reasoning. Returns {class, confidence, model, use_reasoning} and, with "
-      "with_probabilities, the full distribution and its entropy.";
+  // The category names make the definition change when a reload changes the categories, so
+  // clients are told (tools/list_changed) and a model reading the tool list sees the choices.
+  std::string names;
+  for (const auto& c : classifier->categories()) names += (names.empty() ? "" : ", ") + c.name;
+  classify.description = fmt::format(
+      "Classify text into one of the categories of list_categories ({}) and recommend a model and "
+      "whether to use reasoning. Returns {{class, confidence, model, use_reasoning}} and, with "
+      "with_probabilities, the full distribution and its entropy.",
+      names);
   classify.input_schema = classify_input_schema();
   classify.output_schema = classify_output_schema();
   classify.annotations = json::object{{"readOnlyHint", true}, {"idempotentHint", true}};

@@ -17,6 +17,7 @@
 // the `<` lines and prints the file with what the server actually sent after each `>` line (a
 // draft for new transcripts: review every line, and reorder what `>>` calls send later).
 #include "conformance_fixture.hpp"
+#include "session_driver.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/server/server.hpp"
@@ -56,6 +57,9 @@ using mcpclass::server::ServerOptions;
 using mcpclass::server::Session;
 using mcpclass::server::Stream;
 using namespace std::chrono_literals;
+using mcpclass::test::CollectingStream;
+using mcpclass::test::deliver;
+using mcpclass::test::initialize;
 
 constexpr auto kWaitLimit = 10s;
 
@@ -348,54 +352,6 @@ std::vector<fs::path> transcript_files() {
   }
   std::sort(files.begin(), files.end());
   return files;
-}
-
-// A Stream that keeps what it gets, for the tests below that drive a session by hand.
-class CollectingStream final : public Stream {
- public:
-  void send(json::value message) override {
-    std::lock_guard lock(mutex_);
-    sent.push_back(std::move(message));
-    cv_.notify_all();
-  }
-  void close(std::optional<json::value> final_message) override {
-    std::lock_guard lock(mutex_);
-    ++closes;
-    final = std::move(final_message);
-    cv_.notify_all();
-  }
-  bool wait_closed(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mutex_);
-    return cv_.wait_for(lock, timeout, [&] { return closes > 0; });
-  }
-
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<json::value> sent;
-  std::optional<json::value> final;
-  int closes = 0;
-};
-
-// Session::handle has a text and a JSON overload; a string literal would fit both.
-void deliver(Session& session, std::string_view text, const mcpclass::server::StreamPtr& out) {
-  session.handle(text, out);
-}
-
-void initialize(Session& session, std::string_view version = "2025-06-18") {
-  auto s = std::make_shared<CollectingStream>();
-  deliver(
-      session,
-      json::serialize(json::object{
-          {"jsonrpc", "2.0"},
-          {"id", 0},
-          {"method", "initialize"},
-          {"params", json::object{{"protocolVersion", version},
-                                  {"capabilities", json::object{}},
-                                  {"clientInfo", json::object{{"name", "t"}, {"version", "1"}}}}}}),
-      s);
-  REQUIRE(s->wait_closed(5s));
-  deliver(session, R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
-          std::make_shared<CollectingStream>());
 }
 
 }  // namespace

@@ -441,6 +441,17 @@ class Server(_Handle):
         with _Use(self) as h:
             _check(lib.mcpc_server_remove_tool(h, name.encode(), byref(err)), err)
 
+    def reload(self, config: Optional[str] = None) -> int:
+        """Swaps in the classifier of `config` (YAML/JSON text; None: the embedded default)
+        without a restart: calls in flight finish on the old one, sessions are told what changed.
+        Returns the new generation. Raises ConfigError and keeps the current classifier when the
+        configuration is refused."""
+        generation = ctypes.c_uint64(0)
+        err = c_void_p()
+        with _Config(config) as cfg, _Use(self) as h:
+            _check(lib.mcpc_server_reload(h, cfg.handle, byref(generation), byref(err)), err)
+        return generation.value
+
     def call(self, request) -> Optional[dict]:
         """Serves one JSON-RPC message (dict or str) in-process; returns the response, or None
         for a notification."""

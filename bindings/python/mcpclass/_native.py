@@ -94,6 +94,7 @@ _SIGNATURES = {
     "mcpc_server_add_tool": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, TOOL_CALLBACK,
                                      c_void_p, c_void_p, _err]),
     "mcpc_server_remove_tool": (c_int, [c_void_p, c_char_p, _err]),
+    "mcpc_server_reload": (c_int, [c_void_p, c_void_p, POINTER(ctypes.c_uint64), _err]),
     "mcpc_server_call": (c_int, [c_void_p, c_char_p, c_size_t, _out, _err]),
     "mcpc_server_start_stdio": (c_int, [c_void_p, c_int, c_int, _err]),
     "mcpc_server_wait_stdio": (c_int, [c_void_p, _err]),

@@ -220,6 +220,32 @@ def test_server_tools():
             s.remove_tool("plain")
 
 
+RELOAD_CONFIG = """
+categories:
+  - {name: alpha, description: A, system_prompt: "You are alpha.", model: MODEL}
+  - {name: general, description: G, system_prompt: "You are general.", model: model-g}
+classifier: {kind: rules, rules: {alpha: {keywords: [zebra]}}}
+"""
+
+
+def test_server_reload():
+    def classify(s):
+        r = s.call({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "classify_text", "arguments": {"text": "zebra"}}})
+        return r["result"]["structuredContent"]["model"]
+
+    with mcpclass.Server(RELOAD_CONFIG.replace("MODEL", "model-a")) as s:
+        assert classify(s) == "model-a"
+        assert s.reload(RELOAD_CONFIG.replace("MODEL", "model-b")) == 2
+        assert classify(s) == "model-b"
+        with pytest.raises(mcpclass.ConfigError, match="classifier.kind"):
+            s.reload("classifier: {kind: bogus}\n")
+        assert classify(s) == "model-b"  # the refused configuration changed nothing
+        assert s.reload(None) == 3  # the embedded default: its categories, prompts and tools
+        prompts = s.call({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})["result"]
+        assert "alpha" not in {p["name"] for p in prompts["prompts"]}
+
+
 def test_server_with_callback_classifier():
     c = mcpclass.Classifier.from_callback(lambda text: [0, 0, 1, 0, 0])
     with mcpclass.Server(classifier=c) as s:

@@ -85,6 +85,10 @@ struct ServerSettings {
   /// `server.cache {entries, ttl}`: results of deterministic classifiers (not remote or
   /// composite ones) kept for repeated texts; entries 0 = no cache.
   classify::CacheOptions cache;
+  /// `server.reload {watch, debounce}`: `serve` reloads on SIGHUP and, with `watch`, when the
+  /// configuration file or a model file it names changes, `debounce` after the last change.
+  bool reload_watch = true;
+  std::chrono::milliseconds reload_debounce{200};
 };
 
 struct ClassifierSettings {

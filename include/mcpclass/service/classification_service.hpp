@@ -2,8 +2,10 @@
 // and the MCP engine with the classification tools (mcp_tools.hpp). The one place that builds
 // it: the CLI's `serve`, the C ABI's mcpc_server_new and so the Go and Python bindings start
 // here, then attach the transports they want.
-// Thread-safety: the accessors may be called from any thread; stop() and the destructor belong
-// to the owner, after the transports that use server() have stopped.
+// reload() swaps in the classifier of a new configuration while the server runs.
+// Thread-safety: the accessors and reload() may be called from any thread (reloads run one at a
+// time); stop() and the destructor belong to the owner, after the transports that use server()
+// have stopped.
 #pragma once
 
 #include "mcpclass/classify/classification.hpp"
@@ -15,9 +17,14 @@
 
 #include <boost/json.hpp>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 namespace mcpclass::service {
 
@@ -27,6 +34,15 @@ struct ServiceOptions {
   std::size_t worker_threads = 0;
   /// Called after every successful classify_text, on the thread that ran it (see ToolOptions).
   std::function<void(const classify::Classification&)> on_classified;
+};
+
+/// What reload() did.
+struct ReloadResult {
+  bool ok = false;
+  /// The generation serving after the call (1 at start, +1 per successful reload).
+  std::uint64_t generation = 0;
+  /// Why the configuration was refused (empty when ok).
+  std::string error;
 };
 
 class ClassificationService {
@@ -42,26 +58,43 @@ class ClassificationService {
   ClassificationService& operator=(const ClassificationService&) = delete;
 
   const std::shared_ptr<server::Server>& server() const noexcept { return server_; }
-  const std::shared_ptr<const classify::Classifier>& classifier() const noexcept {
-    return classifier_;
-  }
+  /// The classifier of the current generation.
+  std::shared_ptr<const classify::Classifier> classifier() const { return classifier_.load(); }
   const config::ServerSettings& settings() const noexcept { return settings_; }
   /// `server.http` as transport options: host, port, limits, TLS files.
   transport::HttpServerOptions http_options() const;
   /// The classifier's info() (kind, model, ...): what /health reports before a front end adds
   /// its own fields.
-  boost::json::object health() const { return classifier_->info(); }
+  boost::json::object health() const { return classifier()->info(); }
 
-  /// Prometheus text of the result cache (hits, misses, size); empty without one.
+  /// Loads a configuration with `load` (e.g. re-reads its file), builds its classifier (with a new,
+  /// empty result cache) and swaps it in: calls in flight finish on the old classifier, later ones
+  /// get the new one. Sessions are told what changed: `tools/list_changed` and
+  /// `prompts/list_changed` when the categories change the definitions, `resources/updated` to
+  /// subscribers of the categories resource. Sections other than `categories`, `classifier` and
+  /// `routing` need a restart and are ignored. Never throws: a configuration that fails to load
+  /// or build is refused, counted, and the current classifier keeps serving.
+  ReloadResult reload(const std::function<config::Config()>& load);
+  std::uint64_t generation() const noexcept { return generation_.load(); }
+
+  /// Prometheus text: the configuration generation and reload failures, and the result cache
+  /// (hits, misses, size) when there is one.
   std::string prometheus() const;
   /// Finishes the handler calls still queued and joins the workers. Idempotent.
   void stop();
 
  private:
-  std::shared_ptr<const classify::Classifier> classifier_;
+  void publish(const std::shared_ptr<const classify::Classifier>& classifier);
+
+  std::atomic<std::shared_ptr<const classify::Classifier>> classifier_;
   config::ServerSettings settings_;
+  std::function<void(const classify::Classification&)> on_classified_;
   util::ThreadPool pool_;
   std::shared_ptr<server::Server> server_;
+  std::mutex reload_mutex_;                // one reload at a time
+  std::vector<std::string> prompt_names_;  // the prompts this service registered
+  std::atomic<std::uint64_t> generation_{1};
+  std::atomic<std::uint64_t> reload_failures_{0};
 };
 
 }  // namespace mcpclass::service

@@ -208,6 +208,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   }
 
   int running = 0;
+  auto stdio_counters = std::make_shared<transport::StdioCounters>();
   std::unique_ptr<transport::HttpServer> http;
   if (want_http) {
     transport::HttpServerOptions http_options = service.http_options();
@@ -217,8 +218,9 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     http_options.stateless = options.stateless;
     if (!options.tls_cert.empty()) http_options.tls_cert_file = options.tls_cert;
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
-    http_options.extra_metrics = [counters, &service] {
-      return counters->prometheus() + service.prometheus() + heap_metrics();
+    http_options.extra_metrics = [counters, &service, stdio_counters, want_stdio] {
+      return counters->prometheus() + service.prometheus() +
+             (want_stdio ? stdio_counters->prometheus() : std::string()) + heap_metrics();
     };
     const auto started = std::chrono::steady_clock::now();
     auto health = [&service, started, want_stdio] {
@@ -254,6 +256,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     stdio_thread = std::thread([&] {
       transport::StdioOptions stdio_options;
       stdio_options.stop_fd = shutdown.read_fd();
+      stdio_options.counters = stdio_counters;
       transport::serve_stdio(server, 0, 1, stdio_options);
       // Input ended: with no other transport there is nothing left to serve.
       if (!http) shutdown.trigger("end of input");

@@ -48,9 +48,10 @@ ClassificationService::ClassificationService(const config::Config& config,
 }
 
 void ClassificationService::publish(const std::shared_ptr<const classify::Classifier>& classifier) {
-  register_classification(
-      *server_, classifier,
-      {.max_text_length = settings_.max_text_length, .on_classified = on_classified_});
+  register_classification(*server_, classifier,
+                          {.max_text_length = settings_.max_text_length,
+                           .on_classified = on_classified_,
+                           .metrics = tool_metrics_});
   std::vector<std::string> names;
   for (const auto& c : classifier->categories()) names.push_back(c.name);
   for (const auto& old : prompt_names_) {
@@ -96,6 +97,7 @@ std::string ClassificationService::prometheus() const {
       "# TYPE mcpclass_config_reload_failures_total counter\n"
       "mcpclass_config_reload_failures_total {}\n",
       generation_.load(), reload_failures_.load());
+  text += tool_metrics_->prometheus();
   const auto current = classifier();
   const auto* cached = dynamic_cast<const classify::CachedClassifier*>(current.get());
   if (cached == nullptr) return text;

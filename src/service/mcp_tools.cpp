@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 namespace mcpclass::service {
 
 using namespace mcpclass::classify;
@@ -37,6 +39,24 @@ json::object categories_output_schema() {
                   "category_descriptions":{"type":"object","additionalProperties":{"type":"string"}}},
     "required":["categories"]})j")
       .as_object();
+}
+
+// Times a handler into `metrics` (a no-op wrapper when there are none).
+server::ToolHandler timed(server::ToolHandler handler, std::shared_ptr<ToolMetrics> metrics,
+                          std::string tool, std::string kind) {
+  if (!metrics) return handler;
+  return [handler = std::move(handler), metrics = std::move(metrics), tool = std::move(tool),
+          kind = std::move(kind)](const json::object& args, server::RequestContext& ctx) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      server::ToolResult result = handler(args, ctx);
+      metrics->record(tool, kind, std::chrono::steady_clock::now() - start, result.is_error);
+      return result;
+    } catch (...) {
+      metrics->record(tool, kind, std::chrono::steady_clock::now() - start, true);
+      throw;
+    }
+  };
 }
 
 server::ToolResult structured(json::object value) {
@@ -112,7 +132,8 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
                              ToolOptions options) {
   // Rule matching takes microseconds: answering on the transport thread beats a thread hop.
   // Model inference does not, so everything else runs on the executor.
-  const bool fast = classifier->kind() == "rules";
+  const std::string kind = classifier->kind();
+  const bool fast = kind == "rules";
 
   server::Tool classify;
   classify.name = "classify_text";
@@ -141,6 +162,7 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
     if (options.on_classified) options.on_classified(c);
     return structured(to_wire(c, with_probabilities));
   };
+  classify.handler = timed(std::move(classify.handler), options.metrics, classify.name, kind);
   server.add_tool(std::move(classify));
 
   server::Tool list;
@@ -155,6 +177,7 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
   list.handler = [classifier](const json::object&, server::RequestContext&) {
     return structured(categories_document(classifier->categories()));
   };
+  list.handler = timed(std::move(list.handler), options.metrics, list.name, kind);
   server.add_tool(std::move(list));
 
   for (const auto& category : classifier->categories()) {

@@ -12,6 +12,7 @@
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/server/server.hpp"
+#include "mcpclass/service/tool_metrics.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/executor.hpp"
 
@@ -77,8 +78,8 @@ class ClassificationService {
   ReloadResult reload(const std::function<config::Config()>& load);
   std::uint64_t generation() const noexcept { return generation_.load(); }
 
-  /// Prometheus text: the configuration generation and reload failures, and the result cache
-  /// (hits, misses, size) when there is one.
+  /// Prometheus text: the configuration generation and reload failures, the tools' latency
+  /// histograms (ToolMetrics), and the result cache (hits, misses, size) when there is one.
   std::string prometheus() const;
   /// Finishes the handler calls still queued and joins the workers. Idempotent.
   void stop();
@@ -89,6 +90,7 @@ class ClassificationService {
   std::atomic<std::shared_ptr<const classify::Classifier>> classifier_;
   config::ServerSettings settings_;
   std::function<void(const classify::Classification&)> on_classified_;
+  std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
   util::ThreadPool pool_;
   std::shared_ptr<server::Server> server_;
   std::mutex reload_mutex_;                // one reload at a time

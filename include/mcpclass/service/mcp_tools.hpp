@@ -7,6 +7,7 @@
 
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/server/server.hpp"
+#include "mcpclass/service/tool_metrics.hpp"
 #include "mcpclass/util/limits.hpp"
 
 #include <boost/json.hpp>
@@ -26,6 +27,8 @@ struct ToolOptions {
   /// Called after every successful classify_text, from whichever thread ran the tool (so it must
   /// be thread-safe), e.g. to count classifications by category. Empty: no call.
   std::function<void(const classify::Classification&)> on_classified;
+  /// Each tool call's latency is recorded here when set.
+  std::shared_ptr<ToolMetrics> metrics;
 };
 
 /// URI of the category-list resource.

@@ -22,11 +22,16 @@ namespace {
 // Writes whole lines to a file descriptor; counts the requests still open.
 class LineWriter {
  public:
-  explicit LineWriter(int fd) : fd_(fd) {}
+  LineWriter(int fd, std::shared_ptr<StdioCounters> counters)
+      : fd_(fd), counters_(std::move(counters)) {}
 
   void write(const json::value& message) {
     std::string line = json::serialize(message);
     line.push_back('\n');
+    if (counters_) {
+      counters_->messages_out.fetch_add(1, std::memory_order_relaxed);
+      counters_->bytes_out.fetch_add(line.size(), std::memory_order_relaxed);
+    }
     std::lock_guard lock(mutex_);
     std::size_t done = 0;
     while (done < line.size() && !failed_) {
@@ -62,6 +67,7 @@ class LineWriter {
 
  private:
   int fd_;
+  std::shared_ptr<StdioCounters> counters_;
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t open_ = 0;
@@ -87,13 +93,34 @@ class LineStream final : public server::Stream {
 
 }  // namespace
 
+std::string StdioCounters::prometheus() const {
+  return fmt::format(
+      "# HELP mcpclass_stdio_messages_total JSON-RPC lines on stdio transports, by direction.\n"
+      "# TYPE mcpclass_stdio_messages_total counter\n"
+      "mcpclass_stdio_messages_total{{direction=\"in\"}} {}\n"
+      "mcpclass_stdio_messages_total{{direction=\"out\"}} {}\n"
+      "# HELP mcpclass_stdio_bytes_total Bytes on stdio transports, by direction.\n"
+      "# TYPE mcpclass_stdio_bytes_total counter\n"
+      "mcpclass_stdio_bytes_total{{direction=\"in\"}} {}\n"
+      "mcpclass_stdio_bytes_total{{direction=\"out\"}} {}\n"
+      "# HELP mcpclass_stdio_oversized_lines_total Lines over max_line_bytes, refused.\n"
+      "# TYPE mcpclass_stdio_oversized_lines_total counter\n"
+      "mcpclass_stdio_oversized_lines_total {}\n",
+      messages_in.load(), messages_out.load(), bytes_in.load(), bytes_out.load(), oversized.load());
+}
+
 int serve_stdio(const std::shared_ptr<server::Server>& server, int in_fd, int out_fd,
                 StdioOptions options) {
-  auto writer = std::make_shared<LineWriter>(out_fd);
+  auto writer = std::make_shared<LineWriter>(out_fd, options.counters);
+  StdioCounters* counters = options.counters.get();
   auto session = server->create_session();
   session->set_notification_stream(std::make_shared<LineStream>(writer, false));
 
   auto deliver = [&](std::string_view line) {
+    if (counters != nullptr) {
+      counters->messages_in.fetch_add(1, std::memory_order_relaxed);
+      counters->bytes_in.fetch_add(line.size() + 1, std::memory_order_relaxed);
+    }
     session->handle(line, std::make_shared<LineStream>(writer, true));
   };
 
@@ -123,6 +150,7 @@ int serve_stdio(const std::shared_ptr<server::Server>& server, int in_fd, int ou
         continue;
       }
       if (oversized) {
+        if (counters != nullptr) counters->oversized.fetch_add(1, std::memory_order_relaxed);
         writer->write(jsonrpc::make_error(
             std::nullopt,
             {jsonrpc::kParseError, fmt::format("Parse error: message exceeds the limit of {} bytes",

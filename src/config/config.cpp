@@ -50,6 +50,8 @@ void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
   http.drain_grace = h.seconds("drain_grace", true);
 }
 
+json::object http_jwt_to_json(const HttpJwtSettings& jwt);
+
 json::object http_to_json(const HttpSettings& http) {
   json::object out{{"host", http.host}, {"port", http.port}};
   auto put = [&](std::string_view key, const std::optional<std::size_t>& v) {
@@ -92,7 +94,114 @@ json::object http_to_json(const HttpSettings& http) {
   put_list("bearer_tokens", a.bearer_tokens);
   if (!a.bearer_tokens_file.empty()) auth["bearer_tokens_file"] = a.bearer_tokens_file;
   if (a.allow_unauthenticated) auth["allow_unauthenticated"] = true;
+  if (a.jwt) auth["jwt"] = http_jwt_to_json(*a.jwt);
   if (!auth.empty()) out["auth"] = std::move(auth);
+  return out;
+}
+
+// A string or a list of strings.
+std::vector<std::string> one_or_more(cd::ObjectReader& r, std::string_view key) {
+  const json::value* v = r.get(key);
+  if (!v) return {};
+  if (v->is_string()) return {std::string(v->get_string())};
+  return cd::as_string_list(*v, r.path_of(key));
+}
+
+bool is_http_url(const std::string& s) {
+  return s.starts_with("https://") || s.starts_with("http://");
+}
+
+HttpJwtSettings parse_http_jwt(const json::value& v, const std::string& path) {
+  cd::ObjectReader j(v, path);
+  HttpJwtSettings jwt;
+  auto url = [&](std::string_view key, bool required) {
+    auto value = j.string(key).value_or("");
+    if (value.empty() && required) cd::fail(j.path_of(key), "is required");
+    if (!value.empty() && !is_http_url(value))
+      cd::fail(j.path_of(key), "must be an https:// (or http://) URL");
+    return value;
+  };
+  jwt.resource = url("resource", true);
+  if (jwt.resource.find('#') != std::string::npos)
+    cd::fail(j.path_of("resource"), "must not have a fragment");
+  jwt.issuer = j.string("issuer").value_or("");
+  if (jwt.issuer.empty()) cd::fail(j.path_of("issuer"), "is required");
+  jwt.authorization_servers =
+      j.string_list("authorization_servers").value_or(std::vector<std::string>{});
+  for (const auto& s : jwt.authorization_servers)
+    if (!is_http_url(s))
+      cd::fail(j.path_of("authorization_servers"), "'" + s + "' is not an https:// URL");
+  jwt.audience = one_or_more(j, "audience");
+  for (const auto& a : jwt.audience)
+    if (a.empty()) cd::fail(j.path_of("audience"), "must not be empty");
+  jwt.jwks_file = j.string("jwks_file").value_or("");
+  jwt.jwks_url = url("jwks_url", false);
+  if (jwt.jwks_file.empty() == jwt.jwks_url.empty())
+    cd::fail(path, "needs exactly one of jwks_file and jwks_url");
+  jwt.jwks_ca_file = j.string("jwks_ca_file").value_or("");
+  jwt.jwks_timeout = j.seconds("jwks_timeout", false);
+  jwt.jwks_refetch_interval = j.seconds("jwks_refetch_interval", true);
+  jwt.jwks_max_age = j.seconds("jwks_max_age", false);
+  jwt.max_jwks_bytes = count(j, "max_jwks_bytes", 1, 64 * 1024 * 1024);
+  jwt.max_jwks_keys = count(j, "max_jwks_keys", 1, 10'000);
+  jwt.leeway = j.seconds("leeway", true);
+  jwt.max_token_bytes = count(j, "max_token_bytes", 64, 1024 * 1024);
+  if (const auto* scopes = j.get("scopes")) {
+    cd::ObjectReader sc(*scopes, j.path_of("scopes"));
+    auto check = [](const std::vector<std::string>& list, const std::string& where) {
+      for (const auto& s : list)
+        if (s.empty() || s.find_first_of(" \"\\") != std::string::npos)
+          cd::fail(where, "'" + s + "' is not a scope (no spaces, quotes or backslashes)");
+    };
+    jwt.default_scopes = sc.string_list("default").value_or(std::vector<std::string>{});
+    check(jwt.default_scopes, sc.path_of("default"));
+    if (const auto* tools = sc.get("tools")) {
+      const std::string tools_path = sc.path_of("tools");
+      for (const auto& [name, list] : cd::as_object(*tools, tools_path)) {
+        const std::string where = cd::member_path(tools_path, name);
+        jwt.tool_scopes[std::string(name)] = cd::as_string_list(list, where);
+        check(jwt.tool_scopes[std::string(name)], where);
+      }
+    }
+    sc.finish();
+  }
+  j.finish();
+  return jwt;
+}
+
+json::object http_jwt_to_json(const HttpJwtSettings& jwt) {
+  auto list = [](const std::vector<std::string>& items) {
+    json::array out;
+    for (const auto& s : items) out.emplace_back(s);
+    return out;
+  };
+  json::object out{{"resource", jwt.resource}, {"issuer", jwt.issuer}};
+  if (!jwt.authorization_servers.empty())
+    out["authorization_servers"] = list(jwt.authorization_servers);
+  if (!jwt.audience.empty()) out["audience"] = list(jwt.audience);
+  if (!jwt.jwks_file.empty()) out["jwks_file"] = jwt.jwks_file;
+  if (!jwt.jwks_url.empty()) out["jwks_url"] = jwt.jwks_url;
+  if (!jwt.jwks_ca_file.empty()) out["jwks_ca_file"] = jwt.jwks_ca_file;
+  auto seconds = [&](std::string_view key, const std::optional<std::chrono::milliseconds>& v) {
+    if (v) out[key] = static_cast<double>(v->count()) / 1000.0;
+  };
+  seconds("jwks_timeout", jwt.jwks_timeout);
+  seconds("jwks_refetch_interval", jwt.jwks_refetch_interval);
+  seconds("jwks_max_age", jwt.jwks_max_age);
+  seconds("leeway", jwt.leeway);
+  if (jwt.max_jwks_bytes) out["max_jwks_bytes"] = *jwt.max_jwks_bytes;
+  if (jwt.max_jwks_keys) out["max_jwks_keys"] = *jwt.max_jwks_keys;
+  if (jwt.max_token_bytes) out["max_token_bytes"] = *jwt.max_token_bytes;
+  if (!jwt.default_scopes.empty() || !jwt.tool_scopes.empty()) {
+    json::object scopes;
+    if (!jwt.default_scopes.empty()) scopes["default"] = list(jwt.default_scopes);
+    if (!jwt.tool_scopes.empty()) {
+      json::object tools;
+      for (const auto& [name, items] : jwt.tool_scopes) tools[name] = list(items);
+      scopes["tools"] = std::move(tools);
+    }
+    out["scopes"] = std::move(scopes);
+  }
   return out;
 }
 
@@ -106,6 +215,7 @@ HttpAuthSettings parse_http_auth(const json::value& v, const std::string& path) 
     if (token.empty()) cd::fail(a.path_of("bearer_tokens"), "a token must not be empty");
   auth.bearer_tokens_file = a.string("bearer_tokens_file").value_or("");
   auth.allow_unauthenticated = a.boolean("allow_unauthenticated").value_or(false);
+  if (const auto* jwt = a.get("jwt")) auth.jwt = parse_http_jwt(*jwt, a.path_of("jwt"));
   a.finish();
   return auth;
 }

@@ -74,6 +74,25 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
     for (auto& token : read_tokens_file(http.auth.bearer_tokens_file))
       o.bearer_tokens.push_back(std::move(token));
   o.allow_unauthenticated = http.auth.allow_unauthenticated;
+  if (const auto& jwt = http.auth.jwt) {
+    auto& j = o.jwt;
+    j.resource = jwt->resource;
+    j.issuer = jwt->issuer;
+    j.authorization_servers = jwt->authorization_servers;
+    j.audiences = jwt->audience;
+    j.jwks_file = jwt->jwks_file;
+    j.jwks_url = jwt->jwks_url;
+    j.jwks_ca_file = jwt->jwks_ca_file;
+    j.jwks_timeout = jwt->jwks_timeout.value_or(j.jwks_timeout);
+    j.jwks_refetch_interval = jwt->jwks_refetch_interval.value_or(j.jwks_refetch_interval);
+    j.jwks_max_age = jwt->jwks_max_age.value_or(j.jwks_max_age);
+    j.max_jwks_bytes = jwt->max_jwks_bytes.value_or(j.max_jwks_bytes);
+    j.max_jwks_keys = jwt->max_jwks_keys.value_or(j.max_jwks_keys);
+    if (jwt->leeway) j.leeway = std::chrono::duration_cast<std::chrono::seconds>(*jwt->leeway);
+    j.max_token_bytes = jwt->max_token_bytes.value_or(j.max_token_bytes);
+    j.required_scopes = jwt->default_scopes;
+    j.tool_scopes = jwt->tool_scopes;
+  }
   return o;
 }
 

@@ -65,6 +65,10 @@ printf '\3{"access_token":"t","token_type":"Bearer","expires_in":1e300,"refresh_
   >"$SEEDS/fuzz_oauth/token"
 printf '\4{"issuer":"https://auth.example/tenant","token_endpoint":"https://auth.example/t","registration_endpoint":"http://127.0.0.1:9/r"}' \
   >"$SEEDS/fuzz_oauth/metadata"
+printf '\5eyJhbGciOiJFUzI1NiIsImtpZCI6ImsifQ.eyJpc3MiOiJodHRwczovL2F1dGguZXhhbXBsZSIsImV4cCI6OTk5OTk5OTk5OX0.c2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlc2lnbmF0dXJlcw' \
+  >"$SEEDS/fuzz_oauth/jwt"
+printf '\6{"keys":[{"kty":"EC","kid":"k","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},{"kty":"RSA","kid":"r","n":"AQAB","e":"AQAB"}]}' \
+  >"$SEEDS/fuzz_oauth/jwks"
 for f in "$ROOT"/tests/fuzz/seeds/config/* "$ROOT"/examples/*.yaml "$ROOT"/examples/*.json; do
   [ -f "$f" ] && cp "$f" "$SEEDS/fuzz_config/"
 done

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,28 @@ namespace json = boost::json;
 /// (empty for syntax and I/O errors).
 using ConfigError = classify::ConfigError;
 
+/// `server.http.auth.jwt`: JWT access tokens from an OAuth authorization server (see
+/// transport::JwtAuthOptions for the meaning of each field). Durations in seconds in the document.
+struct HttpJwtSettings {
+  std::string resource;  ///< required; JWT auth is on when the section is present
+  std::string issuer;    ///< required
+  std::vector<std::string> authorization_servers;
+  std::vector<std::string> audience;  ///< a string or a list in the document; empty = resource
+  std::string jwks_file;              ///< exactly one of jwks_file and jwks_url
+  std::string jwks_url;
+  std::string jwks_ca_file;
+  std::optional<std::chrono::milliseconds> jwks_timeout;
+  std::optional<std::chrono::milliseconds> jwks_refetch_interval;
+  std::optional<std::chrono::milliseconds> jwks_max_age;
+  std::optional<std::size_t> max_jwks_bytes;
+  std::optional<std::size_t> max_jwks_keys;
+  std::optional<std::chrono::milliseconds> leeway;  ///< may be 0
+  std::optional<std::size_t> max_token_bytes;
+  /// `scopes: {default: [...], tools: {classify_text: [...], ...}}`
+  std::vector<std::string> default_scopes;
+  std::map<std::string, std::vector<std::string>> tool_scopes;
+};
+
 /// `server.http.auth`: who may use the HTTP server. Tokens are kept as written ("${NAME}" names an
 /// environment variable) and resolved by service::http_server_options(), so printing a config never
 /// shows a secret.
@@ -41,6 +64,7 @@ struct HttpAuthSettings {
   std::string bearer_tokens_file;            ///< One token per line ('#' lines and blanks skipped)
   /// Serve a non-loopback address without tokens (behind a proxy that authenticates).
   bool allow_unauthenticated = false;
+  std::optional<HttpJwtSettings> jwt;  ///< JWT access tokens; absent = off
 };
 
 /// `server.http`. The limits are optional: absent ones keep the defaults of

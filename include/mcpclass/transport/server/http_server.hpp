@@ -1,12 +1,14 @@
 // The HTTP front of a Server (Boost.Beast): Streamable HTTP on /mcp (sessions or stateless),
 // legacy HTTP+SSE (GET /sse, POST /messages), the router REST dialects (POST /mcp/<method>),
 // GET /health, the probes GET /health/live and /health/ready (503 once stop() began) and
-// GET /metrics; over plain HTTP or, with a certificate and key, HTTPS only.
+// GET /metrics, and with JWT access tokens configured GET /.well-known/oauth-protected-resource;
+// over plain HTTP or, with a certificate and key, HTTPS only.
 // Thread-safety: start(), stop() and the destructor belong to one owner thread; port() may be
 // called from any thread once start() returned. The server runs its own I/O threads.
 #pragma once
 
 #include "mcpclass/server/server.hpp"
+#include "mcpclass/transport/server/jwt_auth.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -29,8 +31,8 @@ struct HttpServerOptions {
 
   /// Extra Host header names accepted (port-insensitive). localhost, 127.0.0.1 and [::1] are always
   /// accepted. "*" accepts any Host (for deployments behind a proxy that checks it). Empty with
-  /// bearer_tokens set: any Host (the check guards token-less local servers from DNS rebinding;
-  /// a rebinding page cannot know a token).
+  /// bearer_tokens or jwt set: any Host (the check guards token-less local servers from DNS
+  /// rebinding; a rebinding page cannot know a token).
   std::vector<std::string> allowed_hosts;
   /// Extra Origins accepted, either a full origin ("https://app.example:8443") or a host name.
   /// Requests without Origin pass; local origins always pass; "*" accepts any.
@@ -38,8 +40,13 @@ struct HttpServerOptions {
   /// When set, every endpoint needs `Authorization: Bearer <one of them>` (compared in constant
   /// time), except that GET /health without it answers only `{"status":"ok"}` (for probes).
   std::vector<std::string> bearer_tokens;
-  /// start() refuses a non-loopback `host` without bearer_tokens unless this is set (for a server
-  /// behind a proxy that authenticates).
+  /// JWT access tokens (OAuth 2.1 resource server, MCP Authorization), on when jwt.enabled().
+  /// Like bearer_tokens, every endpoint but the probes and the protected resource metadata then
+  /// needs a token: one of bearer_tokens passes as before, any other is validated as a JWT
+  /// (401 when it fails, 403 insufficient_scope when a tools/call lacks the tool's scopes).
+  JwtAuthOptions jwt;
+  /// start() refuses a non-loopback `host` without bearer_tokens or jwt unless this is set (for a
+  /// server behind a proxy that authenticates).
   bool allow_unauthenticated = false;
 
   /// HTTPS: the PEM certificate chain (server certificate first, then intermediates) and its PEM
@@ -114,7 +121,8 @@ class HttpServer {
   /// Loads the TLS certificate and key (if set), binds, listens and starts the I/O threads.
   /// Throws std::runtime_error when a TLS file is missing, unreadable or mismatched (the message
   /// names it), the address cannot be bound (port taken, bad host), or a non-loopback host would
-  /// be served without bearer tokens and allow_unauthenticated is not set.
+  /// be served without bearer tokens or JWT and allow_unauthenticated is not set, or the JWT
+  /// options are unusable (jwks_file unreadable, jwks_url not https, ...).
   void start();
   /// The bound port (the ephemeral one when options.port was 0); 0 before start().
   unsigned short port() const;

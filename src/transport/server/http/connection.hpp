@@ -21,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -125,6 +126,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void health(bool detailed);
   void metrics();
 
+  // --- Access tokens (http_connection_auth.cpp) ---
+  /// Checks the Authorization header: true when the request may go on (no auth configured, a
+  /// static token, or a valid JWT with the default scopes, whose scopes it then remembers).
+  /// Otherwise responds 401 (403 for missing default scopes, 503 when the signing keys cannot be
+  /// had) and returns false.
+  bool authorize(const Request& req);
+  /// The same check without an answer (GET /health shows details to authorized callers only).
+  bool authorized_quietly(const Request& req);
+  /// Before dispatch: true when the JWT (if any) grants every scope `message` needs (each
+  /// tools/call of a batch included); otherwise responds 403 insufficient_scope.
+  bool scopes_allow(const boost::json::value& message);
+  /// GET /.well-known/oauth-protected-resource[/<resource path>]: true when it answered.
+  bool protected_resource_metadata(std::string_view path, boost::beast::http::verb verb);
+
   // --- Streamable HTTP on /mcp (http_connection_post.cpp) ---
   std::optional<boost::json::value> read_rpc_body(const Request& req);
   /// The session named by Mcp-Session-Id, acquired (busy: the caller ends it), or nullptr after
@@ -182,6 +197,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string route_ = "other";
   unsigned status_ = 0;
   std::optional<RequestGuard> guard_;
+  /// The scopes of this request's JWT; nullopt when it carried none (static token, no auth).
+  std::optional<std::set<std::string>> granted_scopes_;
   std::shared_ptr<SseChannel> channel_;
   std::uint64_t sink_token_ = 0;
   std::shared_ptr<HttpSession> init_entry_;

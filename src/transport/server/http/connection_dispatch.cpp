@@ -35,13 +35,13 @@ void Connection::handle(Request req) {
     route_ = path == "/mcp" ? "mcp" : "router";
   } else if (legacy) {
     route_ = "sse";
-  } else {
+  } else if (!path.starts_with("/.well-known/")) {
     return respond(http::status::not_found, R"({"error":"not found"})");
   }
 
   // DNS rebinding: only local (or configured) Host and Origin values reach the server.
   const auto& options = shared_->options;
-  const bool any_host = options.allowed_hosts.empty() && !options.bearer_tokens.empty();
+  const bool any_host = options.allowed_hosts.empty() && shared_->auth_on();
   if (!any_host && !host_allowed(req[http::field::host], options.allowed_hosts)) {
     return respond(http::status::forbidden,
                    rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Host not allowed"));
@@ -50,9 +50,11 @@ void Connection::handle(Request req) {
     return respond(http::status::forbidden,
                    rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed"));
   }
-  const bool authorized =
-      options.bearer_tokens.empty() ||
-      bearer_matches_any(req[http::field::authorization], options.bearer_tokens);
+  // Where a client learns how to get a token: open to all.
+  if (path.starts_with("/.well-known/")) {
+    if (protected_resource_metadata(path, verb)) return;
+    return respond(http::status::not_found, R"({"error":"not found"})");
+  }
   // Probes carry no token and need no more than the status.
   if (probe) {
     if (verb != http::verb::get) return method_not_allowed("GET");
@@ -64,17 +66,9 @@ void Connection::handle(Request req) {
   // A liveness probe carries no token: without one /health says only that the server is up.
   if (path == "/health") {
     if (verb != http::verb::get) return method_not_allowed("GET");
-    return health(authorized);
+    return health(!shared_->auth_on() || authorized_quietly(req));
   }
-  if (!authorized) {
-    const bool given = !req[http::field::authorization].empty();
-    return respond(
-        http::status::unauthorized,
-        rpc_error_body(jsonrpc::kInvalidRequest, "Unauthorized: a valid bearer token is required"),
-        "application/json",
-        {{"WWW-Authenticate", given ? R"(Bearer realm="mcpclass", error="invalid_token")"
-                                    : R"(Bearer realm="mcpclass")"}});
-  }
+  if (!authorize(req)) return;
 
   if (path == "/metrics") {
     if (verb != http::verb::get) return method_not_allowed("GET");

@@ -61,7 +61,7 @@ void Connection::post_legacy(const Request& req, std::string_view query) {
     return session_not_found();
   }
   auto body = read_rpc_body(req);
-  if (!body) return;
+  if (!body || !scopes_allow(*body)) return;
   if (has_request(*body)) shared_->metrics->record_rpc(method_of(*body), false);
   try {
     entry->session->handle(*body, std::make_shared<LegacyStream>(entry->standalone));

@@ -202,7 +202,7 @@ std::shared_ptr<HttpSession> Connection::find_session(std::string_view id) {
 
 void Connection::post_mcp(const Request& req) {
   auto body = read_rpc_body(req);
-  if (!body) return;
+  if (!body || !scopes_allow(*body)) return;
   const json::value& message = *body;
   const json::object* object = message.if_object();
   const json::value* method = object ? object->if_contains("method") : nullptr;

@@ -66,6 +66,7 @@ void Connection::post_router(const Request& req, std::string_view method) {
     return respond(static_cast<http::status>(reply->status), std::move(reply->body));
   }
   const json::value& message = std::get<json::value>(built);
+  if (!scopes_allow(message)) return;
   auto metrics = shared_->metrics;
   const std::string method_name(HttpMetrics::method_label(method));
   const bool answers = has_request(message);

@@ -3,6 +3,7 @@
 
 #include "net/tls_context.hpp"
 #include "transport/server/http/shared.hpp"
+#include "transport/server/jwt/validator.hpp"
 
 #include <sys/resource.h>
 #include <boost/asio/executor_work_guard.hpp>
@@ -143,12 +144,13 @@ void HttpServer::start() {
   if (ec)
     throw std::runtime_error("HTTP: bad listen address '" + options.host + "': " + ec.message());
   // Off loopback, anyone who can reach the port could classify and read the metrics.
-  if (!address.is_loopback() && options.bearer_tokens.empty() && !options.allow_unauthenticated)
+  if (!address.is_loopback() && !s.shared->auth_on() && !options.allow_unauthenticated)
     throw std::runtime_error(
         "HTTP: refusing to serve " + options.host +
         " without authentication: set bearer tokens (server.http.auth.bearer_tokens or "
-        "bearer_tokens_file), or server.http.auth.allow_unauthenticated: true behind a proxy "
-        "that authenticates");
+        "bearer_tokens_file) or JWT access tokens (server.http.auth.jwt), or "
+        "server.http.auth.allow_unauthenticated: true behind a proxy that authenticates");
+  if (options.jwt.enabled()) s.shared->jwt = std::make_shared<const jwt::Validator>(options.jwt);
   const tcp::endpoint endpoint(address, options.port);
   auto fail = [&](const char* what) {
     throw std::runtime_error("HTTP: cannot " + std::string(what) + " " + options.host + ":" +

@@ -23,6 +23,10 @@ namespace boost::asio::ssl {
 class context;
 }
 
+namespace mcpclass::transport::jwt {
+class Validator;
+}
+
 namespace mcpclass::transport {
 
 /// Posts work onto I/O executors until shut(); afterwards posting does nothing.
@@ -73,6 +77,10 @@ struct HttpShared {
   const std::size_t max_connections = resolve_max_connections(options.max_connections);
   /// Set by start() when options name a certificate and key: connections speak TLS only.
   std::shared_ptr<boost::asio::ssl::context> tls;
+  /// Set by start() when options.jwt is enabled: bearer tokens may be JWT access tokens.
+  std::shared_ptr<const jwt::Validator> jwt;
+  /// Any authentication configured (static tokens or JWT).
+  bool auth_on() const { return !options.bearer_tokens.empty() || options.jwt.enabled(); }
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   /// HTTP requests being served (stop() drains them).

@@ -1,0 +1,152 @@
+// Access tokens on a connection: the static bearer tokens, JWT access tokens with their scopes,
+// and the protected resource metadata that tells a client where to get one (MCP Authorization,
+// RFC 9728, RFC 6750 §3 challenges).
+#include "transport/server/http/connection.hpp"
+
+#include "mcpclass/jsonrpc/message.hpp"
+#include "transport/server/http/guard.hpp"
+#include "transport/server/http/rpc_message.hpp"
+#include "transport/server/jwt/validator.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+namespace mcpclass::transport {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+namespace {
+
+// The token of `Authorization: Bearer <token>`, or empty.
+std::string_view bearer_token(std::string_view authorization) {
+  while (!authorization.empty() && authorization.front() == ' ') authorization.remove_prefix(1);
+  if (authorization.size() < 7) return {};
+  for (std::size_t i = 0; i < 6; ++i)
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != "bearer"[i]) return {};
+  if (authorization[6] != ' ') return {};
+  authorization.remove_prefix(7);
+  while (!authorization.empty() && authorization.front() == ' ') authorization.remove_prefix(1);
+  while (!authorization.empty() && authorization.back() == ' ') authorization.remove_suffix(1);
+  return authorization;
+}
+
+// The tool a tools/call names, or nullptr for any other message.
+const json::string* called_tool(const json::value& message) {
+  const json::object* o = message.if_object();
+  const json::value* method = o ? o->if_contains("method") : nullptr;
+  if (!method || !method->is_string() || method->get_string() != "tools/call") return nullptr;
+  const json::value* params = o->if_contains("params");
+  const json::value* name =
+      params && params->is_object() ? params->get_object().if_contains("name") : nullptr;
+  static const json::string kUnnamed;
+  return name && name->is_string() ? &name->get_string() : &kUnnamed;
+}
+
+}  // namespace
+
+bool Connection::authorize(const Request& req) {
+  granted_scopes_.reset();
+  const auto& options = shared_->options;
+  if (!shared_->auth_on()) return true;
+  const std::string_view authorization = req[http::field::authorization];
+  if (!options.bearer_tokens.empty() && bearer_matches_any(authorization, options.bearer_tokens))
+    return true;
+  const bool given = !authorization.empty();
+  if (!shared_->jwt) {
+    respond(
+        http::status::unauthorized,
+        rpc_error_body(jsonrpc::kInvalidRequest, "Unauthorized: a valid bearer token is required"),
+        "application/json",
+        {{"WWW-Authenticate", given ? R"(Bearer realm="mcpclass", error="invalid_token")"
+                                    : R"(Bearer realm="mcpclass")"}});
+    return false;
+  }
+  const std::string_view token = bearer_token(authorization);
+  std::string problem;
+  if (!given) {
+    // No description: a client without a token is asked for one, not told it erred.
+  } else if (token.empty()) {
+    problem = "the Authorization header is not a Bearer token";
+  } else {
+    try {
+      granted_scopes_ = shared_->jwt->validate(token);
+      return scopes_allow(json::value());  // the default scopes, for every endpoint
+    } catch (const jwt::TokenError& e) {
+      if (e.kind() == jwt::TokenError::Kind::keys_unavailable) {
+        respond(http::status::service_unavailable,
+                rpc_error_body(jsonrpc::kInternalError,
+                               std::string("Service Unavailable: ") + e.what()),
+                "application/json", {{"Retry-After", "30"}});
+        return false;
+      }
+      problem = e.what();
+    }
+  }
+  respond(http::status::unauthorized,
+          rpc_error_body(jsonrpc::kInvalidRequest, problem.empty()
+                                                       ? "Unauthorized: a bearer token is required"
+                                                       : "Unauthorized: " + problem),
+          "application/json",
+          {{"WWW-Authenticate", shared_->jwt->unauthorized_challenge(problem)}});
+  return false;
+}
+
+bool Connection::authorized_quietly(const Request& req) {
+  const std::string_view authorization = req[http::field::authorization];
+  if (bearer_matches_any(authorization, shared_->options.bearer_tokens)) return true;
+  const std::string_view token = bearer_token(authorization);
+  if (!shared_->jwt || token.empty()) return false;
+  try {
+    shared_->jwt->validate(token);
+    return true;
+  } catch (const jwt::TokenError&) {
+    return false;
+  }
+}
+
+bool Connection::scopes_allow(const json::value& message) {
+  if (!granted_scopes_ || !shared_->jwt) return true;
+  const auto& validator = *shared_->jwt;
+  std::vector<std::string> needed = validator.scopes_for("");
+  auto add = [&](const json::value& m) {
+    const json::string* tool = called_tool(m);
+    if (!tool) return;
+    for (auto& s : validator.scopes_for(*tool))
+      if (std::find(needed.begin(), needed.end(), s) == needed.end()) needed.push_back(s);
+  };
+  if (const json::array* batch = message.if_array()) {
+    for (const auto& m : *batch) add(m);
+  } else {
+    add(message);
+  }
+  const auto lacking = jwt::Validator::missing(needed, *granted_scopes_);
+  if (lacking.empty()) return true;
+  std::string list;
+  for (const auto& s : lacking) list += (list.empty() ? "" : " ") + s;
+  respond(http::status::forbidden,
+          rpc_error_body(jsonrpc::kInvalidRequest,
+                         "Forbidden: insufficient_scope: the token lacks the scope " + list),
+          "application/json",
+          {{"WWW-Authenticate", validator.insufficient_scope_challenge(needed)}});
+  return false;
+}
+
+bool Connection::protected_resource_metadata(std::string_view path, http::verb verb) {
+  if (!shared_->jwt) return false;
+  const std::string& own = shared_->jwt->metadata_path();
+  constexpr std::string_view kRoot = "/.well-known/oauth-protected-resource";
+  if (path != own && path != kRoot) return false;
+  route_ = "metadata";
+  if (verb != http::verb::get) {
+    method_not_allowed("GET");
+    return true;
+  }
+  respond(http::status::ok, shared_->jwt->metadata_json(), "application/json",
+          {{"Cache-Control", "max-age=3600"}});
+  return true;
+}
+
+}  // namespace mcpclass::transport

@@ -8,6 +8,10 @@ addresses and listen port replaced by local ones). Run by ctest as
   classify_text being read-only), so no client request fails;
 - stateless, a rolling restart (SIGTERM, drain, exit, restart, ready; one instance at a time)
   under load: no client request fails;
+- stateful, sessions pinned by their ID's prefix (server.http.session_id_prefix): every request
+  of a session reaches its instance; once that instance is killed the session's next request gets
+  404, and the project's own client (a router whose remote classifier goes through nginx)
+  re-initializes by itself and classifies on;
 - throughput through nginx with one and with three instances, printed and never asserted: this
   machine has two cores shared by nginx, wrk and every instance, so three instances cannot be
   three times faster here.
@@ -308,3 +312,95 @@ def test_throughput_through_nginx_one_and_three_instances(stateless_fleet, tmp_p
     for r in (one, three):
         assert r["requests"] > 0
         assert r["non_2xx"] == 0 and r["bad_answers"] == 0 and r["socket_errors"] == 0, r
+
+
+# --- stateful ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def stateful_fleet(tmp_path):
+    backends, proxy = [], None
+    try:
+        backends = [Backend(tmp_path, name, stateless=False, prefix=True) for name in NAMES]
+        proxy = Nginx(tmp_path, "mcpclass-stateful.conf",
+                      {b.name: b.port for b in backends}, "stateful")
+        yield backends, proxy
+    finally:
+        if proxy:
+            proxy.stop()
+        for b in backends:
+            b.stop()
+
+
+def session_call(port, sid, text="what is 3 + 4 in algebra"):
+    return procs.http_request(port, "POST", "/mcp", procs.tools_call(1, text), {
+        "Accept": procs.MCP_ACCEPT, "Mcp-Session-Id": sid,
+        "MCP-Protocol-Version": procs.PROTOCOL_VERSION})
+
+
+def test_stateful_sessions_stay_on_their_instance_and_404_once_it_is_gone(stateful_fleet):
+    backends, proxy = stateful_fleet
+    by_name = {b.name: b for b in backends}
+    # initialize has no session ID: round robin over all instances, each minting its own prefix.
+    sids = [procs.open_session(proxy.port) for _ in range(6)]
+    holders = [sid.split(".", 1)[0] for sid in sids]
+    assert sorted(holders) == sorted(NAMES * 2), holders
+    # Every later request of a session reaches the instance that holds it.
+    for sid in sids:
+        for _ in range(3):
+            status, headers, body = session_call(proxy.port, sid)
+            assert status == 200, (sid, status, body[:200])
+            assert procs.mcp_answer(headers, body)["result"]["structuredContent"]["class"] == 0
+    victim = by_name[holders[0]]
+    victim.kill()
+    status, _, body = session_call(proxy.port, sids[0])
+    print(f"\nstateful: the session's instance killed -> {status} {body.strip()}")
+    assert status == 404 and "Session not found" in body, (status, body)
+    # The other instances' sessions are untouched.
+    for sid, holder in zip(sids, holders):
+        if holder != victim.name:
+            assert session_call(proxy.port, sid)[0] == 200
+    # Restarted, the instance has forgotten the session too; a new one works.
+    victim.start()
+    assert session_call(proxy.port, sids[0])[0] == 404
+    sid = procs.open_session(proxy.port)
+    assert session_call(proxy.port, sid)[0] == 200
+
+
+def test_stateful_project_client_reinitializes_after_404(stateful_fleet, tmp_path):
+    backends, proxy = stateful_fleet
+    by_name = {b.name: b for b in backends}
+    document = base_document()
+    document["classifier"] = {"kind": "remote", "remote": {
+        "url": f"http://127.0.0.1:{proxy.port}/mcp", "timeout": 5, "max_retries": 2}}
+    config = tmp_path / "router.json"
+    config.write_text(json.dumps(document))
+    router = procs.Server([BIN, "serve", "--http", "127.0.0.1:0", "--stateless", "--config",
+                           str(config)], ready=r"on http://127\.0\.0\.1:(\d+)/mcp")
+    try:
+        def classify():
+            status, _, body = procs.http_request(
+                router.port, "POST", "/mcp/tools/call",
+                {"name": "classify_text", "arguments": {"text": "what is 5 + 6 in algebra"}})
+            return status, body
+
+        status, body = classify()
+        assert status == 200 and '"isError":false' in body, body
+        held = {line[3] for line in proxy.log_lines() if line[3] not in ("", "-")}
+        assert len(held) == 1, held  # the remote classifier's one session
+        old = held.pop()
+        victim = by_name[old.split(".", 1)[0]]
+        victim.kill()
+        seen = len(proxy.log_lines())
+        status, body = classify()
+        after = proxy.log_lines()[seen:]
+        print(f"\nstateful, the project's client: its session's instance killed -> nginx log: "
+              + "; ".join(f"{l[0]} {l[4]} sid={l[3]}" for l in after))
+        assert status == 200 and '"isError":false' in body, body
+        # The old session's request was answered 404, then the client initialized anew (no
+        # session ID) and went on with a session of a live instance.
+        assert any(l[3] == old and l[0] == "404" for l in after), after
+        assert any(l[3] in ("", "-") and l[0] == "200" for l in after), after
+        new = {l[3] for l in after if l[3] not in ("", "-", old)}
+        assert new and all(not s.startswith(victim.name + ".") for s in new), new
+    finally:
+        router.stop()

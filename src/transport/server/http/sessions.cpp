@@ -110,8 +110,7 @@ HttpSession::Clock::time_point HttpSession::last_used() const {
 
 HttpSessionTable::HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
                                    std::size_t event_store_size, std::size_t session_replay_bytes,
-                                   std::shared_ptr<ReplayBudget> budget,
-                                   std::string id_prefix)
+                                   std::shared_ptr<ReplayBudget> budget, std::string id_prefix)
     : server_(std::move(server)),
       max_sessions_(max_sessions == 0 ? 1 : max_sessions),
       event_store_size_(event_store_size),

@@ -6,6 +6,7 @@
 #include "config/document.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -48,6 +49,12 @@ void parse_http_limits(cd::ObjectReader& h, HttpSettings& http) {
   http.sse_heartbeat = h.seconds("sse_heartbeat", true);
   http.shutdown_timeout = h.seconds("shutdown_timeout", true);
   http.drain_grace = h.seconds("drain_grace", true);
+  http.session_id_prefix = h.string("session_id_prefix").value_or("");
+  if (http.session_id_prefix.size() > 64 ||
+      !std::all_of(http.session_id_prefix.begin(), http.session_id_prefix.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      }))
+    cd::fail(h.path_of("session_id_prefix"), "must be at most 64 of [A-Za-z0-9._-]");
 }
 
 json::object http_jwt_to_json(const HttpJwtSettings& jwt);
@@ -79,6 +86,7 @@ json::object http_to_json(const HttpSettings& http) {
   put_seconds("sse_heartbeat", http.sse_heartbeat);
   put_seconds("shutdown_timeout", http.shutdown_timeout);
   put_seconds("drain_grace", http.drain_grace);
+  if (!http.session_id_prefix.empty()) out["session_id_prefix"] = http.session_id_prefix;
   if (!http.tls_cert_file.empty() || !http.tls_key_file.empty())
     out["tls"] = json::object{{"cert_file", http.tls_cert_file}, {"key_file", http.tls_key_file}};
   const HttpAuthSettings& a = http.auth;

@@ -65,6 +65,7 @@ transport::HttpServerOptions http_server_options(const config::HttpSettings& htt
   o.sse_heartbeat = http.sse_heartbeat.value_or(o.sse_heartbeat);
   o.shutdown_timeout = http.shutdown_timeout.value_or(o.shutdown_timeout);
   o.drain_grace = http.drain_grace.value_or(o.drain_grace);
+  o.session_id_prefix = http.session_id_prefix;
   o.tls_cert_file = http.tls_cert_file;
   o.tls_key_file = http.tls_key_file;
   o.allowed_hosts = http.auth.allowed_hosts;

@@ -282,8 +282,10 @@ server:
     event_store_bytes: 1000
     event_store_session_bytes: 3000
     event_store_total_bytes: 0
+    session_id_prefix: pod-1.
 )");
   const auto o = service::http_server_options(c.server.http);
+  CHECK(o.session_id_prefix == "pod-1.");
   CHECK(o.port == 0);
   CHECK(o.io_threads == 1);
   CHECK(o.max_sessions == 20000);
@@ -333,6 +335,11 @@ server:
         "server.http.max_connections: must be an integer >= 1");
   CHECK(error_of("server:\n  http:\n    write_timeout: 0\n") ==
         "server.http.write_timeout: must be within (0, 86400] seconds");
+  CHECK(d.session_id_prefix.empty());
+  CHECK(error_of("server:\n  http:\n    session_id_prefix: 'a b'\n") ==
+        "server.http.session_id_prefix: must be at most 64 of [A-Za-z0-9._-]");
+  CHECK(error_of("server:\n  http:\n    session_id_prefix: " + std::string(65, 'x') + "\n") ==
+        "server.http.session_id_prefix: must be at most 64 of [A-Za-z0-9._-]");
 }
 
 TEST_CASE("config: files and classifier kinds") {

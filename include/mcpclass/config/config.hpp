@@ -98,6 +98,9 @@ struct HttpSettings {
   std::optional<std::chrono::milliseconds> sse_heartbeat;     ///< 0 = none
   std::optional<std::chrono::milliseconds> shutdown_timeout;  ///< may be 0
   std::optional<std::chrono::milliseconds> drain_grace;       ///< may be 0
+  /// Prepended to the session IDs this instance mints (`[A-Za-z0-9._-]`, at most 64), so a load
+  /// balancer can route a session's requests to the instance that holds it (docs/deploy.md).
+  std::string session_id_prefix;
 };
 
 struct ServerSettings {

@@ -87,6 +87,9 @@ struct HttpServerOptions {
   /// stop() first turns GET /health/ready to 503 and keeps serving for this long, so a load
   /// balancer takes the server out of rotation before it refuses requests (0 = at once).
   std::chrono::milliseconds drain_grace{0};
+  /// Prepended to every session ID this server mints: behind a load balancer, names the instance
+  /// that holds the session (nginx `map $http_mcp_session_id`; docs/deploy.md).
+  std::string session_id_prefix;
   std::size_t io_threads = 2;
   /// An SSE comment is written to an idle GET stream this often (0 = never), so a peer that is
   /// gone is found by write_timeout.

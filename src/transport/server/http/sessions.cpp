@@ -110,12 +110,13 @@ HttpSession::Clock::time_point HttpSession::last_used() const {
 
 HttpSessionTable::HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
                                    std::size_t event_store_size, std::size_t session_replay_bytes,
-                                   std::shared_ptr<ReplayBudget> budget)
+                                   std::shared_ptr<ReplayBudget> budget, std::string id_prefix)
     : server_(std::move(server)),
       max_sessions_(max_sessions == 0 ? 1 : max_sessions),
       event_store_size_(event_store_size),
       session_replay_bytes_(session_replay_bytes),
-      budget_(std::move(budget)) {}
+      budget_(std::move(budget)),
+      id_prefix_(std::move(id_prefix)) {}
 
 std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
   std::shared_ptr<HttpSession> evicted;
@@ -134,7 +135,7 @@ std::shared_ptr<HttpSession> HttpSessionTable::create(bool legacy) {
       sessions_.erase(evicted->id);
     }
     do {
-      entry->id = random_session_id();
+      entry->id = id_prefix_ + random_session_id();
     } while (sessions_.contains(entry->id));
     entry->legacy = legacy;
     entry->session = server_->create_session();

@@ -57,7 +57,7 @@ class HttpSessionTable {
  public:
   HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
                    std::size_t event_store_size, std::size_t session_replay_bytes,
-                   std::shared_ptr<ReplayBudget> budget);
+                   std::shared_ptr<ReplayBudget> budget, std::string id_prefix = {});
 
   /// A new session with a fresh random id; nullptr when full and nothing idle can be evicted.
   std::shared_ptr<HttpSession> create(bool legacy);
@@ -88,6 +88,7 @@ class HttpSessionTable {
   const std::size_t event_store_size_;
   const std::size_t session_replay_bytes_;
   const std::shared_ptr<ReplayBudget> budget_;
+  const std::string id_prefix_;  // HttpServerOptions::session_id_prefix
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions_;
   std::set<std::shared_ptr<server::Session>> transient_;

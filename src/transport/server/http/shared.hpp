@@ -59,7 +59,7 @@ struct HttpShared {
                                                      options.event_store_total_bytes)),
         sessions(std::make_shared<HttpSessionTable>(
             server, options.max_sessions, options.event_store_size,
-            options.event_store_session_bytes, replay_budget)) {}
+            options.event_store_session_bytes, replay_budget, options.session_id_prefix)) {}
 
   std::shared_ptr<server::Server> server;
   const HttpServerOptions options;

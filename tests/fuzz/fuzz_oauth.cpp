@@ -6,6 +6,7 @@
 // within a year. The server side too: a bearer token checked as a JWT (kind 5: never accepted
 // without a valid signature; base64url decodes only canonical text) and a JWK Set (kind 6).
 #include "auth/metadata_urls.hpp"
+#include "auth/pkce.hpp"
 #include "auth/token_answer.hpp"
 #include "auth/www_authenticate.hpp"
 #include "mcpclass/auth/oauth.hpp"
@@ -40,8 +41,7 @@ const jwt::KeySet& fuzz_keys() {
 }
 
 void fuzz_token(std::string_view text) {
-  if (const auto bytes = jwt::base64url_decode(text);
-      bytes && jwt::base64url_encode(*bytes) != text) {
+  if (const auto bytes = jwt::base64url_decode(text); bytes && base64url(*bytes) != text) {
     std::fprintf(stderr, "fuzz_oauth: base64url accepted a non-canonical text\n");
     std::abort();
   }

@@ -3,7 +3,7 @@
 // Thread-safety: a TestKey is immutable after construction; the functions are reentrant.
 #pragma once
 
-#include "transport/server/jwt/base64url.hpp"
+#include "auth/pkce.hpp"
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
@@ -49,20 +49,19 @@ struct TestKey {
 
   /// The public JWK.
   boost::json::object jwk() const {
-    using transport::jwt::base64url_encode;
     if (alg == "RS256")
       return {{"kty", "RSA"},
               {"kid", kid},
               {"use", "sig"},
               {"alg", "RS256"},
-              {"n", base64url_encode(param(OSSL_PKEY_PARAM_RSA_N))},
-              {"e", base64url_encode(param(OSSL_PKEY_PARAM_RSA_E))}};
+              {"n", client::auth::base64url(param(OSSL_PKEY_PARAM_RSA_N))},
+              {"e", client::auth::base64url(param(OSSL_PKEY_PARAM_RSA_E))}};
     return {{"kty", "EC"},
             {"kid", kid},
             {"use", "sig"},
             {"crv", "P-256"},
-            {"x", base64url_encode(param(OSSL_PKEY_PARAM_EC_PUB_X, 32))},
-            {"y", base64url_encode(param(OSSL_PKEY_PARAM_EC_PUB_Y, 32))}};
+            {"x", client::auth::base64url(param(OSSL_PKEY_PARAM_EC_PUB_X, 32))},
+            {"y", client::auth::base64url(param(OSSL_PKEY_PARAM_EC_PUB_Y, 32))}};
   }
 
   /// The JWS signature of `input` in JOSE form (ES256: raw r||s).
@@ -101,9 +100,8 @@ std::string jwks_of(const Keys&... keys) {
 /// header.payload, base64url-encoded.
 inline std::string jws_input(const boost::json::object& header,
                              const boost::json::object& payload) {
-  using transport::jwt::base64url_encode;
-  return base64url_encode(boost::json::serialize(header)) + "." +
-         base64url_encode(boost::json::serialize(payload));
+  return client::auth::base64url(boost::json::serialize(header)) + "." +
+         client::auth::base64url(boost::json::serialize(payload));
 }
 
 /// A token signed by `key` with its alg and kid (the header may be overridden by `header`).
@@ -113,7 +111,7 @@ inline std::string sign_token(const TestKey& key, const boost::json::object& pay
   if (!header.contains("kid")) header["kid"] = key.kid;
   if (!header.contains("typ")) header["typ"] = "at+jwt";
   const std::string input = jws_input(header, payload);
-  return input + "." + transport::jwt::base64url_encode(key.sign(input));
+  return input + "." + client::auth::base64url(key.sign(input));
 }
 
 /// An HS256 token whose HMAC secret is `secret` (the key confusion attack uses public key bytes).
@@ -124,8 +122,7 @@ inline std::string hs256_token(std::string_view secret, const boost::json::objec
   unsigned len = 0;
   HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
        reinterpret_cast<const unsigned char*>(input.data()), input.size(), mac, &len);
-  return input + "." +
-         transport::jwt::base64url_encode(std::string(reinterpret_cast<char*>(mac), len));
+  return input + "." + client::auth::base64url(std::string(reinterpret_cast<char*>(mac), len));
 }
 
 /// Seconds since the epoch, `offset` from now.

@@ -45,21 +45,4 @@ std::optional<std::string> base64url_decode(std::string_view text) {
   return out;
 }
 
-std::string base64url_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() * 4 + 2) / 3);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (const char c : bytes) {
-    acc = (acc << 8) | static_cast<unsigned char>(c);
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(acc >> bits) & 0x3F]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(acc << (6 - bits)) & 0x3F]);
-  return out;
-}
-
 }  // namespace mcpclass::transport::jwt

@@ -16,6 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -149,6 +150,15 @@ struct TestServer {
       return server::ToolResult::text("slept");
     };
     server->add_tool(slow);
+    server::Tool block;
+    block.name = "block";
+    block.description = "Runs until it is cancelled";
+    block.handler = [this](const json::object&, server::RequestContext& ctx) {
+      blocked.fetch_add(1);
+      ctx.sleep_for(std::chrono::minutes(5));
+      return server::ToolResult::error("cancelled");
+    };
+    server->add_tool(block);
     http = std::make_unique<transport::HttpServer>(server, std::move(options), [] {
       return json::object{{"categories", json::array{"math", "general"}},
                           {"model", "openai/gpt-oss-20b"},
@@ -173,6 +183,7 @@ struct TestServer {
   }
 
   util::ThreadPool pool{2};
+  std::atomic<int> blocked{0};  // calls of the block tool so far
   std::shared_ptr<server::Server> server;
   std::unique_ptr<transport::HttpServer> http;
   unsigned short port = 0;
@@ -190,7 +201,7 @@ TEST_CASE("http: initialize, session id, tools/list, DELETE") {
   CHECK(list.status == 200);
   CHECK(list.header("content-type") == "application/json");
   const json::value listed = list.json_body();
-  CHECK(listed.at("result").at("tools").as_array().size() == 3);
+  CHECK(listed.at("result").at("tools").as_array().size() == 4);
 
   // Any supported MCP-Protocol-Version is accepted, an unknown one is not.
   CHECK(post(t.port, "/mcp", request(3, "ping"),
@@ -339,7 +350,8 @@ TEST_CASE("http: bearer token") {
   CHECK(call(t.port, http::verb::get, "/metrics", {}, {}).status == 401);
 }
 
-TEST_CASE("http: several bearer tokens, and with tokens any Host is served unless hosts are listed") {
+TEST_CASE(
+    "http: several bearer tokens, and with tokens any Host is served unless hosts are listed") {
   transport::HttpServerOptions options;
   options.bearer_tokens = {"first-token", "second-token"};
   {
@@ -455,7 +467,7 @@ TEST_CASE("http: router dialect transcript (reference.md section 2)") {
 
   Reply list = post(t.port, "/mcp/tools/list", json::parse(R"({"method":"","params":{}})"));
   CHECK(list.status == 200);
-  CHECK(list.json_body().at("tools").as_array().size() == 3);
+  CHECK(list.json_body().at("tools").as_array().size() == 4);
 
   Reply ping = call(t.port, http::verb::post, "/mcp/ping", {}, {});
   CHECK(ping.status == 200);
@@ -492,7 +504,7 @@ TEST_CASE("http: /health and /metrics") {
   CHECK(h.at("status") == "ok");
   CHECK(h.at("categories").as_array().size() == 2);
   CHECK(h.at("model") == "openai/gpt-oss-20b");
-  CHECK(h.at("tools") == 3);
+  CHECK(h.at("tools") == 4);
   CHECK(h.contains("uptime_seconds"));
   t.open_session();
   Reply metrics = call(t.port, http::verb::get, "/metrics", {}, {});
@@ -546,7 +558,7 @@ TEST_CASE("http: stateless mode") {
   CHECK(init.header("mcp-session-id").empty());
   Reply list = post(t.port, "/mcp", request(2, "tools/list"));
   CHECK(list.status == 200);
-  CHECK(list.json_body().at("result").at("tools").as_array().size() == 3);
+  CHECK(list.json_body().at("result").at("tools").as_array().size() == 4);
   Reply tool = post(t.port, "/mcp",
                     request(3, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "x"}}}}));
   CHECK(tool.json_body().at("result").at("content").at(0).at("text") == "x");
@@ -594,6 +606,56 @@ TEST_CASE("http: stop drains a request in flight") {
   client.join();
   CHECK(reply.status == 200);
   CHECK(reply.json_body().at("content").at(0).at("text") == "slept");
+}
+
+TEST_CASE("http: a request whose session is deleted while it runs gets 503, never 202") {
+  TestServer t;
+  const std::string sid = t.open_session();
+  const Headers session = with(kJsonPost, {{"Mcp-Session-Id", sid}});
+  Reply reply;
+  std::thread client([&] {
+    reply = post(t.port, "/mcp", request(2, "tools/call", {{"name", "block"}}), session);
+  });
+  for (int i = 0; i < 500 && t.blocked.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(t.blocked.load() == 1);
+  CHECK(call(t.port, http::verb::delete_, "/mcp", {}, session).status == 200);
+  client.join();
+  // 202 would say the body held only notifications; the request would look answered.
+  CHECK(reply.status == 503);
+  CHECK(reply.json_body().at("error").at("message").as_string().find("cancelled") !=
+        std::string::npos);
+}
+
+TEST_CASE("http: stop() cancels work still running after shutdown_timeout and answers it") {
+  transport::HttpServerOptions options;
+  options.shutdown_timeout = std::chrono::milliseconds(300);
+  TestServer t(options);
+  const std::string sid = t.open_session();
+  Reply on_mcp, on_router;
+  std::thread mcp_client([&] {
+    on_mcp = post(t.port, "/mcp", request(2, "tools/call", {{"name", "block"}}),
+                  with(kJsonPost, {{"Mcp-Session-Id", sid}}));
+  });
+  std::thread router_client([&] {
+    on_router = post(t.port, "/mcp/tools/call", json::parse(R"({"name":"block","arguments":{}})"));
+  });
+  for (int i = 0; i < 500 && t.blocked.load() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(t.blocked.load() == 2);
+  const auto started = std::chrono::steady_clock::now();
+  t.http->stop();
+  const auto took = std::chrono::steady_clock::now() - started;
+  mcp_client.join();
+  router_client.join();
+  // The tools would run for minutes: stop() waited shutdown_timeout, then cancelled them.
+  CHECK(took < std::chrono::seconds(30));
+  CHECK(on_mcp.status == 503);
+  CHECK(on_router.status == 503);
+  CHECK(on_router.json_body().at("error").at("message").as_string().find("cancelled") !=
+        std::string::npos);
 }
 
 TEST_CASE("http: idle sessions are evicted") {

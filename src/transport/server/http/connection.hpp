@@ -202,6 +202,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<SseChannel> channel_;
   std::uint64_t sink_token_ = 0;
   std::shared_ptr<HttpSession> init_entry_;
+  bool awaiting_answer_ = false;  // the POST carried a request: no answer is 503, never 202
   std::shared_ptr<HttpSession> legacy_entry_;
   bool priming_allowed_ = false;  // this exchange's SSE stream starts with a priming event
   std::string priming_;           // the priming event of this exchange's resumable stream

@@ -148,6 +148,11 @@ void Connection::on_final(std::uint64_t exchange, std::optional<json::value> fin
       init_entry_.reset();
     }
   }
+  if (!final_message && awaiting_answer_) {
+    return respond(http::status::service_unavailable,
+                   rpc_error_body(jsonrpc::kInternalError, kCancelledBeforeAnswer),
+                   "application/json", std::move(headers));
+  }
   if (!final_message) return respond(http::status::accepted, {}, {}, std::move(headers));
   respond(http::status::ok, json::serialize(*final_message), "application/json",
           std::move(headers));
@@ -275,6 +280,7 @@ void Connection::post_mcp(const Request& req) {
     sink_token_ = channel->attach(make_sink(), std::nullopt);
   }
   mode_ = Mode::waiting;
+  awaiting_answer_ = answers;
   const bool resumable = channel && channel->resumable() && priming_allowed_;
   auto stream = std::make_shared<PostStream>(shared_, shared_from_this(), channel, fallback,
                                              resumable, on_close, sse_only);

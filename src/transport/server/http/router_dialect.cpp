@@ -2,6 +2,7 @@
 #include "transport/server/http/router_dialect.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
+#include "transport/server/http/rpc_message.hpp"
 
 #include <boost/json.hpp>
 
@@ -59,12 +60,9 @@ std::variant<json::value, RouterReply> router_request(std::string_view method,
 RouterReply router_reply(const std::optional<json::value>& final_message, bool request) {
   if (!final_message && !request) return {202, {}};
   if (!final_message) {
-    return {503, json::serialize(json::object{
-                     {"error", json::object{{"code", jsonrpc::kInternalError},
-                                            {"message",
-                                             "the request was cancelled before it was answered "
-                                             "(the server is shutting down or its session "
-                                             "closed)"}}}})};
+    return {503, json::serialize(
+                     json::object{{"error", json::object{{"code", jsonrpc::kInternalError},
+                                                         {"message", kCancelledBeforeAnswer}}}})};
   }
   const json::object* o = final_message->if_object();
   if (!o) return {200, json::serialize(*final_message)};

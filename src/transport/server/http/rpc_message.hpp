@@ -13,6 +13,13 @@ namespace mcpclass::transport {
 /// A JSON-RPC error response without id, serialized.
 std::string rpc_error_body(int code, std::string message);
 
+/// Why a request got no answer: the engine closed its stream without one (a cancellation, the
+/// session closing, or the server shutting down). Sent with 503 rather than 202, which would
+/// tell the client its request was a notification.
+inline constexpr const char* kCancelledBeforeAnswer =
+    "the request was cancelled before it was answered (notifications/cancelled, its session "
+    "closing, or the server shutting down)";
+
 /// Whether a final message (or a batch of them) carries an error.
 bool is_error_message(const std::optional<boost::json::value>& message);
 

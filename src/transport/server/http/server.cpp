@@ -197,7 +197,7 @@ void HttpServer::stop() {
   shared.sessions->end_streams();
   shared.wait_drained(shared.options.shutdown_timeout);
   shared.sessions->close_all();
-  // Cancelled requests answer (202/empty stream) quickly; give those writes a moment.
+  // Cancelled requests answer (503/empty stream) quickly; give those writes a moment.
   shared.wait_drained(std::chrono::milliseconds(500));
   shared.wait_streams_released(shared.options.shutdown_timeout);
   shared.gate->shut();

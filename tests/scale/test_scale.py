@@ -16,6 +16,7 @@ addresses and listen port replaced by local ones). Run by ctest as
   machine has two cores shared by nginx, wrk and every instance, so three instances cannot be
   three times faster here.
 """
+import contextlib
 import http.client
 import json
 import os
@@ -217,19 +218,30 @@ def retried(lines):
     return [line for line in lines if "," in line[1]]
 
 
-@pytest.fixture
-def stateless_fleet(tmp_path):
+@contextlib.contextmanager
+def fleet(tmp_path, stateless):
+    """Three instances behind nginx running the deploy/nginx/ file of the mode; yields
+    (backends, proxy). Stateful instances prefix their session IDs with their name, the key of
+    the template's consistent hash."""
+    mode = "stateless" if stateless else "stateful"
     backends, proxy = [], None
     try:
-        backends = [Backend(tmp_path, name, stateless=True) for name in NAMES]
-        proxy = Nginx(tmp_path, "mcpclass-stateless.conf",
-                      {b.name: b.port for b in backends}, "stateless")
+        backends = [Backend(tmp_path, name, stateless=stateless, prefix=not stateless)
+                    for name in NAMES]
+        proxy = Nginx(tmp_path, f"mcpclass-{mode}.conf", {b.name: b.port for b in backends},
+                      mode)
         yield backends, proxy
     finally:
         if proxy:
             proxy.stop()
         for b in backends:
             b.stop()
+
+
+@pytest.fixture
+def stateless_fleet(tmp_path):
+    with fleet(tmp_path, stateless=True) as f:
+        yield f
 
 
 def test_stateless_instance_killed_under_load_loses_no_request(stateless_fleet):
@@ -318,17 +330,8 @@ def test_throughput_through_nginx_one_and_three_instances(stateless_fleet, tmp_p
 
 @pytest.fixture
 def stateful_fleet(tmp_path):
-    backends, proxy = [], None
-    try:
-        backends = [Backend(tmp_path, name, stateless=False, prefix=True) for name in NAMES]
-        proxy = Nginx(tmp_path, "mcpclass-stateful.conf",
-                      {b.name: b.port for b in backends}, "stateful")
-        yield backends, proxy
-    finally:
-        if proxy:
-            proxy.stop()
-        for b in backends:
-            b.stop()
+    with fleet(tmp_path, stateless=False) as f:
+        yield f
 
 
 def session_call(port, sid, text="what is 3 + 4 in algebra"):

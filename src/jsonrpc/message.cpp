@@ -182,6 +182,12 @@ json::object make_request(const Id& id, std::string_view method, json::value par
   return o;
 }
 
+const json::object* meta_of(const json::value& params) {
+  const auto* p = params.if_object();
+  const auto* m = p ? p->if_contains("_meta") : nullptr;
+  return m ? m->if_object() : nullptr;
+}
+
 json::object make_notification(std::string_view method, json::value params) {
   json::object o{{"jsonrpc", "2.0"}, {"method", method}};
   if (!params.is_null()) o["params"] = std::move(params);

@@ -23,11 +23,9 @@ InFlight::InFlight(std::weak_ptr<Session> session, jsonrpc::Request request, Str
       out_(std::move(out)),
       client_(std::move(client)),
       stateless_(stateless) {
-  if (const auto* p = request_.params.if_object()) {
-    if (const auto* meta = p->if_contains("_meta"); meta && meta->is_object()) {
-      if (const auto* token = meta->get_object().if_contains("progressToken")) {
-        if (token->is_string() || token->is_int64() || token->is_uint64()) progress_token_ = *token;
-      }
+  if (const auto* meta = jsonrpc::meta_of(request_.params)) {
+    if (const auto* token = meta->if_contains("progressToken")) {
+      if (token->is_string() || token->is_int64() || token->is_uint64()) progress_token_ = *token;
     }
   }
 }

@@ -46,13 +46,6 @@ class BatchStream final : public Stream {
   json::array answers_;
 };
 
-const json::object* meta_of(const json::value& params) {
-  const auto* p = params.if_object();
-  if (!p) return nullptr;
-  const auto* m = p->if_contains("_meta");
-  return m ? m->if_object() : nullptr;
-}
-
 // Methods the stateless revision removed.
 }  // namespace
 
@@ -283,7 +276,7 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
   // The stateless revision names its version in every request's _meta.
   bool stateless = false;
   ClientInfo client;
-  const json::object* meta = meta_of(request.params);
+  const json::object* meta = jsonrpc::meta_of(request.params);
   const json::value* meta_version =
       meta ? meta->if_contains(protocol::kMetaProtocolVersion) : nullptr;
   if (meta_version && method != "initialize") {

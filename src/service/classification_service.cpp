@@ -17,11 +17,10 @@ std::size_t worker_threads(std::size_t requested) {
   return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8);
 }
 
-// server.cache in front of a deterministic classifier; a remote's answers depend on its peer.
+// server.cache in front of a classifier whose answers may be reused.
 std::shared_ptr<const classify::Classifier> with_cache(
     std::shared_ptr<const classify::Classifier> classifier, const classify::CacheOptions& cache) {
-  const std::string kind = classifier->kind();
-  if (cache.entries == 0 || kind == "remote" || kind == "composite") return classifier;
+  if (cache.entries == 0 || !classifier->cacheable()) return classifier;
   return std::make_shared<classify::CachedClassifier>(std::move(classifier), cache);
 }
 

@@ -37,6 +37,7 @@ class CachedClassifier final : public Classifier {
   Classification classify(std::string_view text, const ClassifyOptions& options) const override;
   using Classifier::classify;
   std::string kind() const override { return inner_->kind(); }
+  bool cacheable() const override { return false; }  // already cached
   /// The inner info() plus "cache": {entries, size, hits, misses}.
   json::object info() const override;
 

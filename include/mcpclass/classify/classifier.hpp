@@ -34,6 +34,9 @@ class Classifier {
   Classification classify(std::string_view text) const { return classify(text, ClassifyOptions{}); }
   /// Short identifier of the implementation, e.g. "rules".
   virtual std::string kind() const = 0;
+  /// Whether a result may be reused for the same text and options (server.cache). False when
+  /// answers depend on something outside this process, such as a remote peer and its reloads.
+  virtual bool cacheable() const { return true; }
   /// Operator facts for /health: at least "kind", "model" and "index_size".
   virtual json::object info() const = 0;
 };

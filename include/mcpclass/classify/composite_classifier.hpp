@@ -41,6 +41,7 @@ class CompositeClassifier : public Classifier {
   Classification classify(std::string_view text, const ClassifyOptions& options) const override;
   using Classifier::classify;
   std::string kind() const override { return "composite"; }
+  bool cacheable() const override { return false; }  // its fallback is remote
   /// Both parts' info plus how often each answered.
   json::object info() const override;
 

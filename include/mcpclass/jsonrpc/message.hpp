@@ -100,6 +100,10 @@ json::object make_error(const std::optional<Id>& id, Error error);
 json::object make_request(const Id& id, std::string_view method, json::value params);
 json::object make_notification(std::string_view method, json::value params);
 
+/// `params._meta` when params is an object holding an object there (MCP's request metadata:
+/// progress tokens, and the stateless revision's protocol version); otherwise nullptr.
+const json::object* meta_of(const json::value& params);
+
 /// Thrown by request handlers to answer with a JSON-RPC error instead of a result.
 class ProtocolError : public std::runtime_error {
  public:

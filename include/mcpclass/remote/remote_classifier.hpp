@@ -190,6 +190,7 @@ class RemoteClassifier : public Classifier {
   Classification classify(std::string_view text, const ClassifyOptions& options) const override;
   using Classifier::classify;
   std::string kind() const override { return "remote"; }
+  bool cacheable() const override { return false; }
   json::object info() const override;
 
   const std::string& tool_name() const;

@@ -26,11 +26,8 @@ namespace {
 // A 2026-07-28 request names its protocol version in params._meta and needs no session.
 bool names_version_in_meta(const json::object* message) {
   const json::value* params = message ? message->if_contains("params") : nullptr;
-  const json::value* meta =
-      params && params->is_object() ? params->get_object().if_contains("_meta") : nullptr;
-  const json::value* version = meta && meta->is_object()
-                                   ? meta->get_object().if_contains(protocol::kMetaProtocolVersion)
-                                   : nullptr;
+  const json::object* meta = params ? jsonrpc::meta_of(*params) : nullptr;
+  const json::value* version = meta ? meta->if_contains(protocol::kMetaProtocolVersion) : nullptr;
   return version && version->is_string();
 }
 

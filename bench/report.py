@@ -1,11 +1,15 @@
 """Markdown rendering of bench/results/report.json (written by bench/suite.py).
 `bench/report.py [DIR]` re-renders DIR/report.md (default bench/results), carrying in the figures
-of the long runs whose JSON sits beside it: soak.json (tests/load/soak.py --json) and
-fuzz-long.json (tests/fuzz/summary.py after tests/fuzz/run-long.sh)."""
+of the long runs whose JSON sits beside it: soak.json (tests/load/soak.py --json),
+fuzz-long.json (tests/fuzz/summary.py after tests/fuzz/run-long.sh) and cache.json
+(bench/cache_zipf.py --json)."""
 import datetime
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cache_zipf  # noqa: E402
 
 
 def f(v, digits=0):
@@ -210,6 +214,9 @@ def render(r):
         md += render_soak(r["soak"])
     if "fuzz_long" in r:
         md += render_fuzz(r["fuzz_long"])
+    if "cache" in r:
+        md += [cache_zipf.markdown(r["cache"]["figures"]),
+               f"(bench/cache_zipf.py --json bench/results/cache.json, {r['cache']['date']})", ""]
     return "\n".join(md) + "\n"
 
 
@@ -217,7 +224,8 @@ def write(out):
     """Re-renders out/report.md from out/report.json plus the long runs' JSON beside it."""
     with open(os.path.join(out, "report.json")) as f:
         r = json.load(f)
-    for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json")):
+    for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json"),
+                      ("cache", "cache.json")):
         path = os.path.join(out, name)
         if os.path.exists(path):
             with open(path) as f:

@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LUA = r"""
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
+local expect = [==["isError":false]==]
 local texts = {%(texts)s}
 local cdf = {%(cdf)s}
 local threads = {}
@@ -39,7 +40,7 @@ end
 function request()
   local u, lo, hi = math.random(), 1, #cdf
   while lo < hi do
-    local mid = (lo + hi) // 2
+    local mid = math.floor((lo + hi) / 2)
     if cdf[mid] < u then lo = mid + 1 else hi = mid end
   end
   return wrk.format(nil, nil, nil,
@@ -63,7 +64,7 @@ def script(texts, s, seed):
     quoted = ",".join("[==[" + json.dumps(t) + "]==]" for t in texts)
     head = LUA % {"texts": quoted, "cdf": ",".join(f"{p:.9f}" for p in zipf_cdf(len(texts), s)),
                   "seed": seed}
-    common = wrk.lua_script({}, "{}", expect='"isError":false')
+    common = wrk.lua_script({}, "{}")
     return head + common[common.index("function response"):]
 
 

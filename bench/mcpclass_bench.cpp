@@ -154,7 +154,8 @@ struct Setup {
     options.version = "0";
     server = server::Server::create(options, [](std::function<void()> job) { job(); });
     service::register_classification(
-        *server, classifier, {.max_text_length = cfg.server.max_text_length, .on_classified = {}});
+        *server, classifier,
+        {.max_text_length = cfg.server.max_text_length, .on_classified = {}, .metrics = {}});
     session = server->create_session();
     session->handle(
         std::string_view{

@@ -45,6 +45,11 @@ void validate(const std::vector<Category>& categories, const std::string& path) 
 
 CategorySet::CategorySet(std::vector<Category> categories) : categories_(std::move(categories)) {
   validate(categories_, "categories");
+  names_.reserve(categories_.size());
+  for (const auto& c : categories_) {
+    names_.push_back(c.name);
+    if (c.use_reasoning) reasoning_flags_.emplace(c.name, *c.use_reasoning);
+  }
 }
 
 std::optional<std::size_t> CategorySet::index_of(std::string_view name) const {
@@ -57,13 +62,6 @@ std::optional<std::size_t> CategorySet::index_of(std::string_view name) const {
 const Category* CategorySet::find(std::string_view name) const {
   const auto index = index_of(name);
   return index ? &categories_[*index] : nullptr;
-}
-
-std::vector<std::string> CategorySet::names() const {
-  std::vector<std::string> out;
-  out.reserve(categories_.size());
-  for (const auto& c : categories_) out.push_back(c.name);
-  return out;
 }
 
 json::array CategorySet::to_json() const {

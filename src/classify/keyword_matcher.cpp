@@ -13,12 +13,34 @@ bool is_word_byte(unsigned char c) {
          c == '+' || c == '#' || c >= 0x80;
 }
 
+unsigned char fold(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 'A' && u <= 'Z' ? static_cast<unsigned char>(u - 'A' + 'a') : u;
+}
+
+bool equal_folded(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (fold(a[i]) != fold(b[i])) return false;
+  return true;
+}
+
 }  // namespace
+
+std::size_t KeywordMatcher::FoldedHash::operator()(std::string_view s) const noexcept {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a over the folded bytes
+  for (const char c : s) h = (h ^ fold(c)) * 1099511628211ULL;
+  return static_cast<std::size_t>(h);
+}
+
+bool KeywordMatcher::FoldedEqual::operator()(std::string_view a,
+                                             std::string_view b) const noexcept {
+  return equal_folded(a, b);
+}
 
 std::vector<std::string_view> split_words(std::string_view text, std::string& lowered) {
   lowered.assign(text);
-  for (auto& c : lowered)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  for (auto& c : lowered) c = static_cast<char>(fold(c));
   std::vector<std::string_view> words;
   const std::string_view all(lowered);
   std::size_t i = 0;
@@ -46,48 +68,61 @@ std::size_t KeywordMatcher::add(std::string_view keyword, const std::string& pat
   std::string lowered;
   for (const auto w : split_words(keyword, lowered)) k.words.emplace_back(w);
   if (k.words.empty()) fail(path, "keyword must not be empty");
+  if (k.words.size() > kMaxWords)
+    fail(path, "a keyword may have at most " + std::to_string(kMaxWords) + " words");
   if (k.prefix && k.words.size() == 1 && k.words[0].size() > kMaxPrefix)
     fail(path, "a prefix keyword may have at most " + std::to_string(kMaxPrefix) + " characters");
 
   const std::size_t id = keywords_.size();
-  auto& index = (k.prefix && k.words.size() == 1) ? by_first_prefix_ : by_first_word_;
-  index[k.words.front()].push_back(id);
+  if (k.prefix) longest_prefix_ = std::max(longest_prefix_, k.words.back().size());
+  (k.prefix ? by_last_prefix_ : by_last_word_)[k.words.back()].push_back(id);
   keywords_.push_back(std::move(k));
   return id;
 }
 
-bool KeywordMatcher::matches_at(const Keyword& k, const std::vector<std::string_view>& words,
-                                std::size_t at) const {
-  if (at + k.words.size() > words.size()) return false;
-  for (std::size_t j = 0; j < k.words.size(); ++j) {
-    const auto word = words[at + j];
-    const bool last = j + 1 == k.words.size();
-    if ((last && k.prefix) ? !word.starts_with(k.words[j]) : word != k.words[j]) return false;
+bool KeywordMatcher::preceded_by(const Keyword& k,
+                                 const std::array<std::string_view, kMaxWords>& previous,
+                                 std::size_t count, std::size_t newest) const {
+  const std::size_t before = k.words.size() - 1;
+  if (before > count) return false;
+  for (std::size_t j = 0; j < before; ++j) {
+    // k.words[before - 1 - j] must be the word j places before the current one.
+    const std::size_t slot = (newest + kMaxWords - j) % kMaxWords;
+    if (!equal_folded(previous[slot], k.words[before - 1 - j])) return false;
   }
   return true;
 }
 
-std::vector<std::size_t> KeywordMatcher::match(std::string_view text) const {
-  std::string lowered;
-  const auto words = split_words(text, lowered);
-  std::vector<bool> found(keywords_.size(), false);
-  std::string key;
-  for (std::size_t at = 0; at < words.size(); ++at) {
-    const auto word = words[at];
-    key.assign(word);
-    if (const auto it = by_first_word_.find(key); it != by_first_word_.end())
-      for (const auto id : it->second)
-        if (!found[id] && matches_at(keywords_[id], words, at)) found[id] = true;
-    const std::size_t longest = std::min(word.size(), kMaxPrefix);
-    for (std::size_t len = 1; len <= longest; ++len) {
-      key.assign(word.substr(0, len));
-      if (const auto it = by_first_prefix_.find(key); it != by_first_prefix_.end())
-        for (const auto id : it->second) found[id] = true;
-    }
+void KeywordMatcher::mark(std::string_view text, std::uint64_t* bits) const {
+  std::array<std::string_view, kMaxWords> previous;  // ring of the words before the current one
+  std::size_t count = 0;                             // words seen so far
+  std::size_t newest = kMaxWords - 1;                // slot of the last word before the current
+  const auto hit = [&](const std::vector<std::size_t>& ids) {
+    for (const auto id : ids)
+      if (!(bits[id / 64] >> (id % 64) & 1U) && preceded_by(keywords_[id], previous, count, newest))
+        bits[id / 64] |= std::uint64_t{1} << (id % 64);
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && !is_word_byte(static_cast<unsigned char>(text[i]))) ++i;
+    const std::size_t start = i;
+    while (i < text.size() && is_word_byte(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == start) break;
+    const std::string_view word = text.substr(start, i - start);
+    if (const auto it = by_last_word_.find(word); it != by_last_word_.end()) hit(it->second);
+    const std::size_t longest = std::min(word.size(), longest_prefix_);
+    for (std::size_t len = 1; len <= longest; ++len)
+      if (const auto it = by_last_prefix_.find(word.substr(0, len)); it != by_last_prefix_.end())
+        hit(it->second);
+    newest = (newest + 1) % kMaxWords;
+    previous[newest] = word;
+    ++count;
   }
+}
+
+std::vector<std::size_t> KeywordMatcher::match(std::string_view text) const {
   std::vector<std::size_t> ids;
-  for (std::size_t id = 0; id < found.size(); ++id)
-    if (found[id]) ids.push_back(id);
+  for_each_match(text, [&](std::size_t id) { ids.push_back(id); });
   return ids;
 }
 

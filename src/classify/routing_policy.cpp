@@ -96,13 +96,9 @@ RoutingDecision RoutingPolicy::apply(std::string_view text, const CategorySet& c
     throw std::invalid_argument("RoutingPolicy::apply: class index out of range");
   const Category& category = categories[class_index];
 
-  ReasoningFlags flags;
-  for (const auto& c : categories)
-    if (c.use_reasoning) flags.emplace(c.name, *c.use_reasoning);
-  const auto names = categories.names();
-
   RoutingDecision out;
-  out.decision = make_reasoning_decision(probabilities, names, flags, entropy_threshold);
+  out.decision = make_reasoning_decision(probabilities, categories.names(),
+                                         categories.reasoning_flags(), entropy_threshold);
   out.use_reasoning = reasoning == ReasoningSource::entropy
                           ? out.decision.use_reasoning
                           : rules_reasoning(*this, text, category, confidence);

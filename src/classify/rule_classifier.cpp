@@ -165,11 +165,15 @@ struct RuleClassifier::Impl {
 
   std::vector<double> scores(std::string_view text) const {
     std::vector<double> out(categories.size(), 0.0);
-    for (const auto id : matcher.match(text)) out[keywords[id].category] += keywords[id].weight;
+    matcher.for_each_match(
+        text, [&](std::size_t id) { out[keywords[id].category] += keywords[id].weight; });
     if (patterns.empty()) return out;
 
-    std::vector<int> hits;
+    // Collecting which patterns matched allocates; most texts match none, which a first pass
+    // without the list tells for free.
     RE2::Set::ErrorInfo error{RE2::Set::kNoError};
+    if (!set.Match(text, nullptr, &error) && error.kind == RE2::Set::kNoError) return out;
+    std::vector<int> hits;
     if (!set.Match(text, &hits, &error) && error.kind != RE2::Set::kNoError) {
       // The set's DFA gave up (cache budget): match one by one; each RE2 falls back to its NFA,
       // still linear in the text.

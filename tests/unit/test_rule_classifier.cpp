@@ -154,6 +154,46 @@ TEST_CASE("rule classifier: scoring formula") {
   CHECK(classifier.classify("matrix empire").category == "math");  // tie → lower index
 }
 
+TEST_CASE("rule classifier: multi-word and prefix keywords, matched in one pass without a copy") {
+  RuleSet rules;
+  rules.rules["math"] = {
+      {"linear algebra", "object-oriented*", "a b c d e f g h i j k l m n o p"}, {}, 1.0, 2.0};
+  rules.rules["history"] = {{"roman emp*", "holy roman empire"}, {}, 1.0, 2.0};
+  const RuleClassifier classifier(small_set(), rules);
+  // Separators between the words of a keyword do not matter; case folds (ASCII only).
+  CHECK(classifier.scores("LINEAR\talgebra") == std::vector<double>{1.0, 0.0, 0.0});
+  CHECK(classifier.scores("linear, algebra!") == std::vector<double>{1.0, 0.0, 0.0});
+  CHECK(classifier.scores("algebra linear") == std::vector<double>{0.0, 0.0, 0.0});
+  // The last word may be a prefix; the words before it must be whole.
+  CHECK(classifier.scores("Object Orientedness") == std::vector<double>{1.0, 0.0, 0.0});
+  CHECK(classifier.scores("objects orientedness") == std::vector<double>{0.0, 0.0, 0.0});
+  CHECK(classifier.scores("the Roman Emperors") == std::vector<double>{0.0, 1.0, 0.0});
+  // Overlapping keywords each count once.
+  CHECK(classifier.scores("the holy roman empire, the holy roman empire") ==
+        std::vector<double>{0.0, 2.0, 0.0});
+  // The longest keyword (16 words) matches after more than 16 words of text, at the end.
+  const std::string sixteen = "a b c d e f g h i j k l m n o p";
+  CHECK(classifier.scores("x y z " + sixteen + " " + sixteen) ==
+        std::vector<double>{1.0, 0.0, 0.0});
+  CHECK(classifier.scores("a b c d e f g h i j k l m n o q") == std::vector<double>{0, 0, 0});
+  // Words over 16 in one keyword are refused, naming the key.
+  RuleSet too_long;
+  too_long.rules["math"] = {{sixteen + " q"}, {}, 1.0, 2.0};
+  CHECK_THROWS_WITH_AS(RuleClassifier(small_set(), too_long), doctest::Contains("at most 16 words"),
+                       ConfigError);
+}
+
+TEST_CASE("rule classifier: thousands of keywords (past the matcher's inline bitmap)") {
+  RuleSet rules;
+  auto& math = rules.rules["math"];
+  math.keyword_weight = 1.0;
+  for (int i = 0; i < 5000; ++i) math.keywords.push_back("kw" + std::to_string(i));
+  rules.rules["history"] = {{"empire"}, {}, 1.0, 2.0};
+  const RuleClassifier classifier(small_set(), rules);
+  CHECK(classifier.scores("kw0 kw4095 kw4096 kw4999 KW4999 empire") ==
+        std::vector<double>{4.0, 1.0, 0.0});
+}
+
 TEST_CASE("rule classifier: deterministic and thread-compatible") {
   const auto classifier = default_classifier();
   const std::string text = "Explain how photosynthesis converts light energy in plant cells";

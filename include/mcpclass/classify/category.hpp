@@ -2,6 +2,7 @@
 // construction and therefore safe to share between threads.
 #pragma once
 
+#include "mcpclass/classify/entropy.hpp"
 #include "mcpclass/classify/errors.hpp"
 
 #include <boost/json.hpp>
@@ -50,7 +51,10 @@ class CategorySet {
   std::optional<std::size_t> index_of(std::string_view name) const;
   /// nullptr when absent.
   const Category* find(std::string_view name) const;
-  std::vector<std::string> names() const;
+  /// The names in class order.
+  const std::vector<std::string>& names() const noexcept { return names_; }
+  /// The categories that set `use_reasoning`, for make_reasoning_decision().
+  const ReasoningFlags& reasoning_flags() const noexcept { return reasoning_flags_; }
 
   /// JSON array of Category::to_json(), in class order.
   json::array to_json() const;
@@ -61,6 +65,9 @@ class CategorySet {
 
  private:
   std::vector<Category> categories_;
+  // Kept, not derived per call: every classification's decision needs both.
+  std::vector<std::string> names_;
+  ReasoningFlags reasoning_flags_;
 };
 
 }  // namespace mcpclass::classify

@@ -109,13 +109,23 @@ def render_stdio(s):
           "(sequential round trips), then 2,000 in windows of 32 written at once (pipelined; the "
           "server takes 64 requests in flight per session).", ""]
     rows = []
-    for key, name in (("mcpclass", "mcpclass serve --stdio"), ("ts_sdk", "TS SDK StdioServerTransport")):
-        x = s[key]
+    for key, name in (("mcpclass", "mcpclass serve --stdio"), ("ts_sdk", "TS SDK StdioServerTransport"),
+                      ("echo_floor", "echo floor (bench/stdio_echo.c)")):
+        x = s.get(key)
+        if x is None:
+            continue
         rows.append([name, f(x["round_trips_per_s"]), f(x["p50_us"]), f(x["p99_us"]),
                      f(x["pipelined_per_s"])])
     md += table(["server", "round trips/s", "p50 µs", "p99 µs", "pipelined answers/s"], rows)
     md += [f"mcpclass ÷ TS SDK: round trips {f(s['round_trips_vs_ts_sdk'], 2)}×, pipelined "
            f"{f(s['pipelined_vs_ts_sdk'], 2)}×.", ""]
+    if "echo_floor" in s:
+        md += [f"The echo floor answers each request line with mcpclass's answer line "
+               f"({s['answer_bytes']} bytes, the request's id spliced in) and does nothing else: "
+               "the pipe, the driver and the process switches. mcpclass ÷ echo floor: round trips "
+               f"**{f(s['round_trips_vs_echo_floor'], 2)}×**, pipelined "
+               f"{f(s['pipelined_vs_echo_floor'], 2)}×; mcpclass's own time per round trip "
+               f"(p50 less the floor's p50): {f(s['p50_us_over_echo_floor'], 1)} µs.", ""]
     return md
 
 

@@ -5,7 +5,8 @@
 #   http        wrk at 1, 50, 500 keep-alive connections: mcpclass (JSON, SSE, /mcp/tools/call)
 #               vs nginx (1 worker, fixed body) vs a bare Boost.Beast server (bench/bare_beast.cpp,
 #               same fixed body) vs the official TypeScript SDK (bench/peers)
-#   stdio       round trips through a pipe, mcpclass vs the TypeScript SDK
+#   stdio       round trips through a pipe, mcpclass vs the TypeScript SDK vs an echo floor
+#               (bench/stdio_echo.c)
 #   footprint   RSS idle/under load, spawn-to-first-answer, binary sizes, with/without libtorch
 #   scaling     throughput vs I/O threads, number of categories, text length
 # Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
@@ -44,7 +45,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMCPCLASS_WITH_LEARNED=OFF \
     -DMCPCLASS_BUILD_TESTS=OFF -DMCPCLASS_BUILD_EXAMPLES=OFF >/dev/null
 fi
-cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_bench bare_beast \
+cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_bench bare_beast stdio_echo \
   mcpclass-cli >&2
 
 torch_args=()
@@ -58,7 +59,7 @@ fi
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 exec /usr/bin/python3 "$ROOT/bench/suite.py" --cli "$BUILD/mcpclass" \
   --bench-binary "$BUILD/bench/mcpclass_bench" --bare-beast "$BUILD/bench/bare_beast" \
-  --library "$BUILD/src/libmcpclass_core.a" \
+  --stdio-echo "$BUILD/bench/stdio_echo" --library "$BUILD/src/libmcpclass_core.a" \
   "${torch_args[@]}" --out "$OUT" \
   --seconds "${MCPCLASS_BENCH_SECONDS:-2}" --conns "${MCPCLASS_BENCH_CONNS:-1,50,500}" \
   --rounds "${MCPCLASS_BENCH_ROUNDS:-5}" \

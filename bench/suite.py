@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The benchmark suite behind bench/run.sh (issue 8): in-process, HTTP (wrk) against nginx, a bare
-Boost.Beast server and the official TypeScript SDK, stdio round trips, footprint, scaling. Writes report.json and report.md.
+Boost.Beast server and the official TypeScript SDK, stdio round trips against the SDK and an echo
+floor, footprint, scaling. Writes report.json and report.md.
 Every figure that depends on the machine is also given as a ratio against a baseline measured in
 the same run: this 2-core machine is shared and noisy."""
 import argparse
@@ -310,13 +311,38 @@ def section_http(ctx):
 
 # --- stdio ---------------------------------------------------------------------------------------
 
+def stdio_answer_template(ctx):
+    """mcpclass's answer line to the benchmark's tools/call, its id replaced by @ID@: what the
+    echo floor (bench/stdio_echo.c) writes back."""
+    s = stdio_rtt.StdioServer([ctx.args.cli, "serve", "--stdio"])
+    try:
+        s.send(procs.tools_call(1, TEXT))
+        answer = s.proc.stdout.readline().decode()
+    finally:
+        s.close()
+    if '"id":1,' not in answer or '"result"' not in answer:
+        raise RuntimeError(f"unexpected stdio answer: {answer!r}")
+    return answer.replace('"id":1,', '"id":@ID@,', 1)
+
+
 def section_stdio(ctx):
-    mc = stdio_rtt.round_trips([ctx.args.cli, "serve", "--stdio"], TEXT, ctx.args.stdio_seconds)
-    ts = stdio_rtt.round_trips(ctx.peer("--stdio"), TEXT, ctx.args.stdio_seconds)
-    log(f"stdio round trips/s: mcpclass {mc['round_trips_per_s']:.0f}, TS SDK {ts['round_trips_per_s']:.0f}")
-    return {"mcpclass": mc, "ts_sdk": ts,
+    seconds = ctx.args.stdio_seconds
+    template = stdio_answer_template(ctx)
+    echo_argv = [ctx.args.stdio_echo, ctx.write("stdio_echo_answer.txt", template)]
+    mc = stdio_rtt.round_trips([ctx.args.cli, "serve", "--stdio"], TEXT, seconds)
+    ts = stdio_rtt.round_trips(ctx.peer("--stdio"), TEXT, seconds)
+    # The floor: the same driver, pipe and answer bytes with a server that does no work.
+    echo = stdio_rtt.round_trips(echo_argv, TEXT, seconds)
+    log(f"stdio round trips/s: mcpclass {mc['round_trips_per_s']:.0f}, TS SDK "
+        f"{ts['round_trips_per_s']:.0f}, echo floor {echo['round_trips_per_s']:.0f}")
+    return {"mcpclass": mc, "ts_sdk": ts, "echo_floor": echo,
+            "answer_bytes": len(template.replace("@ID@", "1").rstrip("\n")),
             "round_trips_vs_ts_sdk": ratio(mc["round_trips_per_s"], ts["round_trips_per_s"]),
-            "pipelined_vs_ts_sdk": ratio(mc["pipelined_per_s"], ts["pipelined_per_s"])}
+            "pipelined_vs_ts_sdk": ratio(mc["pipelined_per_s"], ts["pipelined_per_s"]),
+            "round_trips_vs_echo_floor": ratio(mc["round_trips_per_s"], echo["round_trips_per_s"]),
+            "pipelined_vs_echo_floor": ratio(mc["pipelined_per_s"], echo["pipelined_per_s"]),
+            # mcpclass's own time per round trip: its p50 less the floor's.
+            "p50_us_over_echo_floor": mc["p50_us"] - echo["p50_us"]}
 
 
 # --- footprint -----------------------------------------------------------------------------------
@@ -471,6 +497,8 @@ def main():
     p.add_argument("--library", required=True)
     p.add_argument("--bare-beast", default="", help="bench/bare_beast.cpp's binary (default: next "
                    "to --bench-binary)")
+    p.add_argument("--stdio-echo", default="", help="bench/stdio_echo.c's binary (default: next "
+                   "to --bench-binary)")
     p.add_argument("--torch-cli", default="", help="mcpclass built with libtorch (optional)")
     p.add_argument("--out", required=True, help="directory for report.json and report.md")
     p.add_argument("--seconds", type=int, default=2, help="per wrk run")
@@ -486,6 +514,7 @@ def main():
     a.conns = [int(c) for c in a.conns.split(",")]
     bench_dir = os.path.dirname(os.path.abspath(a.bench_binary))
     a.bare_beast = a.bare_beast or os.path.join(bench_dir, "bare_beast")
+    a.stdio_echo = a.stdio_echo or os.path.join(bench_dir, "stdio_echo")
     ctx = Context(a)
     started = time.monotonic()
     result = {

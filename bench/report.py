@@ -64,6 +64,10 @@ def render_http(h):
           f"script. Request text: \"{h['text']}\"; JSON answer {h['response_bytes']} bytes.", "",
           "- **nginx**: 1 worker, `return 200` of mcpclass's JSON answer (same bytes): the ceiling of "
           "this box for a keep-alive request/response.",
+          "- **bare Beast**: `bench/bare_beast.cpp`, a Boost.Beast server set up like mcpclass's "
+          "(2 I/O threads on one io_context, accept onto a strand, TCP_NODELAY, the same timeouts, "
+          "parser limits and response headers) returning the same bytes: `mcpclass ÷ bare Beast` "
+          "is what the MCP work costs, `bare Beast ÷ nginx` what Beast and Asio cost on this box.",
           "- **TS SDK**: `@modelcontextprotocol/sdk` 1.32.2 `StreamableHTTPServerTransport` on "
           "node:http (`bench/peers/server.mjs`) serving the same rule classifier (same keywords, "
           f"patterns, routing; agreement checked on {h['agreement_texts']} texts first); "
@@ -87,6 +91,15 @@ def render_http(h):
                 [[x["connections"], rr(x["mcpclass_json_vs_nginx"]), rr(x["mcpclass_router_vs_nginx"]),
                   rr(x["mcpclass_json_vs_ts_sdk_json"]), rr(x["mcpclass_sse_vs_ts_sdk_sse"]),
                   rr(x["mcpclass_json_p99_vs_ts_sdk_json_p99"])] for x in h["ratios"]])
+    if "bare_beast_vs_nginx" in h["ratios"][0]:
+        md += ["The gap to nginx, attributed: mcpclass ÷ bare Beast (the MCP work: sessions, "
+               "JSON-RPC, classify, metrics) times bare Beast ÷ nginx (Beast and Asio against "
+               "nginx's event loop), each per round as above:", ""]
+        md += table(["conns", "mcpclass JSON ÷ bare Beast", "mcpclass /mcp/tools/call ÷ bare Beast",
+                     "bare Beast ÷ nginx", "mcpclass JSON ÷ nginx"],
+                    [[x["connections"], rr(x["mcpclass_json_vs_bare_beast"]),
+                      rr(x["mcpclass_router_vs_bare_beast"]), rr(x["bare_beast_vs_nginx"]),
+                      rr(x["mcpclass_json_vs_nginx"])] for x in h["ratios"]])
     return md
 
 
@@ -96,13 +109,23 @@ def render_stdio(s):
           "(sequential round trips), then 2,000 in windows of 32 written at once (pipelined; the "
           "server takes 64 requests in flight per session).", ""]
     rows = []
-    for key, name in (("mcpclass", "mcpclass serve --stdio"), ("ts_sdk", "TS SDK StdioServerTransport")):
-        x = s[key]
+    for key, name in (("mcpclass", "mcpclass serve --stdio"), ("ts_sdk", "TS SDK StdioServerTransport"),
+                      ("echo_floor", "echo floor (bench/stdio_echo.c)")):
+        x = s.get(key)
+        if x is None:
+            continue
         rows.append([name, f(x["round_trips_per_s"]), f(x["p50_us"]), f(x["p99_us"]),
                      f(x["pipelined_per_s"])])
     md += table(["server", "round trips/s", "p50 µs", "p99 µs", "pipelined answers/s"], rows)
     md += [f"mcpclass ÷ TS SDK: round trips {f(s['round_trips_vs_ts_sdk'], 2)}×, pipelined "
            f"{f(s['pipelined_vs_ts_sdk'], 2)}×.", ""]
+    if "echo_floor" in s:
+        md += [f"The echo floor answers each request line with mcpclass's answer line "
+               f"({s['answer_bytes']} bytes, the request's id spliced in) and does nothing else: "
+               "the pipe, the driver and the process switches. mcpclass ÷ echo floor: round trips "
+               f"**{f(s['round_trips_vs_echo_floor'], 2)}×**, pipelined "
+               f"{f(s['pipelined_vs_echo_floor'], 2)}×; mcpclass's own time per round trip "
+               f"(p50 less the floor's p50): {f(s['p50_us_over_echo_floor'], 1)} µs.", ""]
     return md
 
 
@@ -124,7 +147,8 @@ def render_footprint(fp, http):
         md += table(["server", "RSS idle KiB", "RSS peak under load KiB"],
                     [[n, f(idle[k]), f(peak[k])] for k, n in
                      (("mcpclass", "mcpclass serve --http"), ("ts_sdk", "TS SDK peer (node)"),
-                      ("nginx", "nginx (1 worker; master not counted)"))])
+                      ("nginx", "nginx (1 worker; master not counted)"),
+                      ("bare_beast", "bare Beast (bench/bare_beast.cpp)")) if k in idle])
     rows = []
     for name, b in fp["binaries"].items():
         libs = b.get("shared_libraries")

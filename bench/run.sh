@@ -3,8 +3,10 @@
 #   in-process  rule classify, entropy decision, JSON-RPC tools/call (mcpclass_bench)
 #   learned     embedding classify per call (stdio round trips) when a libtorch build is there
 #   http        wrk at 1, 50, 500 keep-alive connections: mcpclass (JSON, SSE, /mcp/tools/call)
-#               vs nginx (1 worker, fixed body) vs the official TypeScript SDK (bench/peers)
-#   stdio       round trips through a pipe, mcpclass vs the TypeScript SDK
+#               vs nginx (1 worker, fixed body) vs a bare Boost.Beast server (bench/bare_beast.cpp,
+#               same fixed body) vs the official TypeScript SDK (bench/peers)
+#   stdio       round trips through a pipe, mcpclass vs the TypeScript SDK vs an echo floor
+#               (bench/stdio_echo.c)
 #   footprint   RSS idle/under load, spawn-to-first-answer, binary sizes, with/without libtorch
 #   scaling     throughput vs I/O threads, number of categories, text length
 # Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
@@ -43,7 +45,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMCPCLASS_WITH_LEARNED=OFF \
     -DMCPCLASS_BUILD_TESTS=OFF -DMCPCLASS_BUILD_EXAMPLES=OFF >/dev/null
 fi
-cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_bench mcpclass-cli >&2
+cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_bench bare_beast stdio_echo \
+  mcpclass-cli >&2
 
 torch_args=()
 if [ -n "$TORCH_BUILD" ] && grep -q '^MCPCLASS_WITH_LEARNED:BOOL=ON' "$TORCH_BUILD/CMakeCache.txt" 2>/dev/null; then
@@ -55,7 +58,8 @@ fi
 
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 exec /usr/bin/python3 "$ROOT/bench/suite.py" --cli "$BUILD/mcpclass" \
-  --bench-binary "$BUILD/bench/mcpclass_bench" --library "$BUILD/src/libmcpclass_core.a" \
+  --bench-binary "$BUILD/bench/mcpclass_bench" --bare-beast "$BUILD/bench/bare_beast" \
+  --stdio-echo "$BUILD/bench/stdio_echo" --library "$BUILD/src/libmcpclass_core.a" \
   "${torch_args[@]}" --out "$OUT" \
   --seconds "${MCPCLASS_BENCH_SECONDS:-2}" --conns "${MCPCLASS_BENCH_CONNS:-1,50,500}" \
   --rounds "${MCPCLASS_BENCH_ROUNDS:-5}" \

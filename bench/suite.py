@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The benchmark suite behind bench/run.sh (issue 8): in-process, HTTP (wrk) against nginx and the
-official TypeScript SDK, stdio round trips, footprint, scaling. Writes report.json and report.md.
+"""The benchmark suite behind bench/run.sh (issue 8): in-process, HTTP (wrk) against nginx, a bare
+Boost.Beast server and the official TypeScript SDK, stdio round trips against the SDK and an echo
+floor, footprint, scaling. Writes report.json and report.md.
 Every figure that depends on the machine is also given as a ratio against a baseline measured in
 the same run: this 2-core machine is shared and noisy."""
 import argparse
@@ -155,6 +156,20 @@ def start_nginx(ctx, body):
     return server
 
 
+def start_bare_beast(ctx, body):
+    """bench/bare_beast.cpp: mcpclass's acceptor, threads and connection handling in Boost.Beast,
+    answering the same fixed bytes as nginx; between the two it attributes each gap."""
+    path = ctx.write("bare_beast_body.json", body)
+    server = procs.Server([ctx.args.bare_beast, "--body-file", path],
+                          ready=r"listening on http://127\.0\.0\.1:(\d+)")
+    status, _, got = procs.http_request(server.port, "POST", "/mcp",
+                                        rpc_body(TEXT).replace("@ID@", "1"))
+    if status != 200 or got != body:
+        server.stop()
+        raise RuntimeError(f"bare Beast answers {status} {got!r}, expected {body!r}")
+    return server
+
+
 def _answers(port):
     try:
         procs.http_request(port, "GET", "/", timeout=1)
@@ -180,7 +195,7 @@ def section_http(ctx):
     a = ctx.args
     mc = ctx.mcpclass_http()
     ts = procs.Server(ctx.peer("--http", "127.0.0.1:0"), ready=r"listening on http://127\.0\.0\.1:(\d+)")
-    nginx = None
+    nginx = beast = None
     try:
         mc_sid, mc_sse_sid = procs.open_session(mc.port), procs.open_session(mc.port)
         ts_sid = procs.open_session(ts.port, "/mcp")
@@ -206,12 +221,15 @@ def section_http(ctx):
         if not content_types["TS SDK SSE"].startswith("text/event-stream"):
             raise RuntimeError("the TS SDK peer did not answer /mcp-sse with SSE")
         nginx = start_nginx(ctx, json_body)
+        beast = start_bare_beast(ctx, json_body)
 
         body = rpc_body(TEXT)
         rest = json.dumps({"name": "classify_text", "arguments": {"text": TEXT}}, separators=(",", ":"))
         targets = [
             # key, label, server, port, path, headers, body, id marker, expected text
             ("nginx", "nginx, 1 worker, fixed JSON body", nginx, nginx.port, "/mcp", {}, body, "@ID@", '"result"'),
+            ("bare_beast", "bare Boost.Beast, 2 threads, fixed JSON body", beast, beast.port, "/mcp", {},
+             body, "@ID@", '"result"'),
             ("mcpclass_json", "mcpclass POST /mcp → JSON", mc, mc.port, "/mcp",
              {"Accept": procs.MCP_ACCEPT, "Mcp-Session-Id": mc_sid, **ver}, body, "@ID@", '"result"'),
             ("ts_json", "TS SDK POST /mcp → JSON", ts, ts.port, "/mcp",
@@ -223,9 +241,10 @@ def section_http(ctx):
             ("mcpclass_router", "mcpclass POST /mcp/tools/call", mc, mc.port, "/mcp/tools/call",
              {}, rest, None, '"class"'),
         ]
-        idle = {"mcpclass": mc.rss(), "ts_sdk": ts.rss(), "nginx": nginx.rss()}
-        peak = {"mcpclass": idle["mcpclass"], "ts_sdk": idle["ts_sdk"], "nginx": idle["nginx"]}
-        owner = {id(mc): "mcpclass", id(ts): "ts_sdk", id(nginx): "nginx"}
+        idle = {"mcpclass": mc.rss(), "ts_sdk": ts.rss(), "nginx": nginx.rss(),
+                "bare_beast": beast.rss()}
+        peak = dict(idle)
+        owner = {id(mc): "mcpclass", id(ts): "ts_sdk", id(nginx): "nginx", id(beast): "bare_beast"}
         # Rounds over every target and connection count, so a burst of load from elsewhere on
         # this shared machine hits one round of each rather than all runs of one target; each
         # figure is the run with the median req/s of its rounds.
@@ -268,6 +287,11 @@ def section_http(ctx):
                 "connections": c,
                 "mcpclass_json_vs_nginx": per_round("mcpclass_json", "nginx", c),
                 "mcpclass_router_vs_nginx": per_round("mcpclass_router", "nginx", c),
+                # mcpclass ÷ nginx split in two: what MCP costs on top of Beast, and what Beast
+                # and Asio cost against nginx.
+                "mcpclass_json_vs_bare_beast": per_round("mcpclass_json", "bare_beast", c),
+                "mcpclass_router_vs_bare_beast": per_round("mcpclass_router", "bare_beast", c),
+                "bare_beast_vs_nginx": per_round("bare_beast", "nginx", c),
                 "mcpclass_json_vs_ts_sdk_json": per_round("mcpclass_json", "ts_json", c),
                 "mcpclass_sse_vs_ts_sdk_sse": per_round("mcpclass_sse", "ts_sse", c),
                 "mcpclass_json_p99_vs_ts_sdk_json_p99": per_round("mcpclass_json", "ts_json", c, "p99_ms"),
@@ -280,20 +304,45 @@ def section_http(ctx):
                 "wrk": subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split(" [")[0].strip(),
                 "nginx_version": subprocess.run([nginx.argv[0], "-v"], capture_output=True, text=True).stderr.strip().split("/")[-1]}
     finally:
-        for s in (mc, ts, nginx):
+        for s in (mc, ts, nginx, beast):
             if s:
                 s.stop()
 
 
 # --- stdio ---------------------------------------------------------------------------------------
 
+def stdio_answer_template(ctx):
+    """mcpclass's answer line to the benchmark's tools/call, its id replaced by @ID@: what the
+    echo floor (bench/stdio_echo.c) writes back."""
+    s = stdio_rtt.StdioServer([ctx.args.cli, "serve", "--stdio"])
+    try:
+        s.send(procs.tools_call(1, TEXT))
+        answer = s.proc.stdout.readline().decode()
+    finally:
+        s.close()
+    if '"id":1,' not in answer or '"result"' not in answer:
+        raise RuntimeError(f"unexpected stdio answer: {answer!r}")
+    return answer.replace('"id":1,', '"id":@ID@,', 1)
+
+
 def section_stdio(ctx):
-    mc = stdio_rtt.round_trips([ctx.args.cli, "serve", "--stdio"], TEXT, ctx.args.stdio_seconds)
-    ts = stdio_rtt.round_trips(ctx.peer("--stdio"), TEXT, ctx.args.stdio_seconds)
-    log(f"stdio round trips/s: mcpclass {mc['round_trips_per_s']:.0f}, TS SDK {ts['round_trips_per_s']:.0f}")
-    return {"mcpclass": mc, "ts_sdk": ts,
+    seconds = ctx.args.stdio_seconds
+    template = stdio_answer_template(ctx)
+    echo_argv = [ctx.args.stdio_echo, ctx.write("stdio_echo_answer.txt", template)]
+    mc = stdio_rtt.round_trips([ctx.args.cli, "serve", "--stdio"], TEXT, seconds)
+    ts = stdio_rtt.round_trips(ctx.peer("--stdio"), TEXT, seconds)
+    # The floor: the same driver, pipe and answer bytes with a server that does no work.
+    echo = stdio_rtt.round_trips(echo_argv, TEXT, seconds)
+    log(f"stdio round trips/s: mcpclass {mc['round_trips_per_s']:.0f}, TS SDK "
+        f"{ts['round_trips_per_s']:.0f}, echo floor {echo['round_trips_per_s']:.0f}")
+    return {"mcpclass": mc, "ts_sdk": ts, "echo_floor": echo,
+            "answer_bytes": len(template.replace("@ID@", "1").rstrip("\n")),
             "round_trips_vs_ts_sdk": ratio(mc["round_trips_per_s"], ts["round_trips_per_s"]),
-            "pipelined_vs_ts_sdk": ratio(mc["pipelined_per_s"], ts["pipelined_per_s"])}
+            "pipelined_vs_ts_sdk": ratio(mc["pipelined_per_s"], ts["pipelined_per_s"]),
+            "round_trips_vs_echo_floor": ratio(mc["round_trips_per_s"], echo["round_trips_per_s"]),
+            "pipelined_vs_echo_floor": ratio(mc["pipelined_per_s"], echo["pipelined_per_s"]),
+            # mcpclass's own time per round trip: its p50 less the floor's.
+            "p50_us_over_echo_floor": mc["p50_us"] - echo["p50_us"]}
 
 
 # --- footprint -----------------------------------------------------------------------------------
@@ -446,6 +495,10 @@ def main():
     p.add_argument("--cli", required=True, help="mcpclass built without libtorch (Release)")
     p.add_argument("--bench-binary", required=True)
     p.add_argument("--library", required=True)
+    p.add_argument("--bare-beast", default="", help="bench/bare_beast.cpp's binary (default: next "
+                   "to --bench-binary)")
+    p.add_argument("--stdio-echo", default="", help="bench/stdio_echo.c's binary (default: next "
+                   "to --bench-binary)")
     p.add_argument("--torch-cli", default="", help="mcpclass built with libtorch (optional)")
     p.add_argument("--out", required=True, help="directory for report.json and report.md")
     p.add_argument("--seconds", type=int, default=2, help="per wrk run")
@@ -459,6 +512,9 @@ def main():
     p.add_argument("--only", default=",".join(SECTIONS))
     a = p.parse_args()
     a.conns = [int(c) for c in a.conns.split(",")]
+    bench_dir = os.path.dirname(os.path.abspath(a.bench_binary))
+    a.bare_beast = a.bare_beast or os.path.join(bench_dir, "bare_beast")
+    a.stdio_echo = a.stdio_echo or os.path.join(bench_dir, "stdio_echo")
     ctx = Context(a)
     started = time.monotonic()
     result = {

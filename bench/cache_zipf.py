@@ -21,23 +21,10 @@ from lib import procs, wrk  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The texts and the Zipf CDF are baked into the script; each wrk thread seeds its own generator.
-LUA = r"""
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local expect = [==["isError":false]==]
-local texts = {%(texts)s}
-local cdf = {%(cdf)s}
-local threads = {}
-function setup(thread)
-  thread:set("tid", #threads)
-  table.insert(threads, thread)
-end
-function init(args)
-  math.randomseed(%(seed)d + 7919 * tid)
-  bad = 0
-  sample = ""
-end
-function request()
+PRELUDE = """local texts = {%(texts)s}
+local cdf = {%(cdf)s}"""
+INIT = "math.randomseed(%(seed)d + 7919 * tid)"
+REQUEST = r"""function request()
   local u, lo, hi = math.random(), 1, #cdf
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
@@ -45,8 +32,7 @@ function request()
   end
   return wrk.format(nil, nil, nil,
     '{"name":"classify_text","arguments":{"text":' .. texts[lo] .. '}}')
-end
-"""
+end"""
 
 
 def zipf_cdf(n, s):
@@ -60,12 +46,12 @@ def zipf_cdf(n, s):
 
 
 def script(texts, s, seed):
-    """wrk's Lua: the Zipf draw, then the common response/done part of bench/lib/wrk.py."""
+    """wrk's Lua: bench/lib/wrk.py's checks and report around a Zipf draw of the texts."""
     quoted = ",".join("[==[" + json.dumps(t) + "]==]" for t in texts)
-    head = LUA % {"texts": quoted, "cdf": ",".join(f"{p:.9f}" for p in zipf_cdf(len(texts), s)),
-                  "seed": seed}
-    common = wrk.lua_script({}, "{}")
-    return head + common[common.index("function response"):]
+    cdf = ",".join(f"{p:.9f}" for p in zipf_cdf(len(texts), s))
+    return wrk.lua_script({}, "{}", expect='"isError":false',
+                          prelude=PRELUDE % {"texts": quoted, "cdf": cdf},
+                          init=INIT % {"seed": seed}, request=REQUEST)
 
 
 def questions(path, n):

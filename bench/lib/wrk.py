@@ -13,6 +13,7 @@ wrk.headers["Content-Type"] = "application/json"
 local prefix = [==[%(prefix)s]==]
 local suffix = [==[%(suffix)s]==]
 local expect = [==[%(expect)s]==]
+%(prelude)s
 local threads = {}
 function setup(thread)
   thread:set("tid", #threads)
@@ -22,12 +23,9 @@ function init(args)
   counter = 0
   bad = 0
   sample = ""
+  %(init)s
 end
-function request()
-  counter = counter + 1
-  if suffix == "" then return wrk.format(nil, nil, nil, prefix) end
-  return wrk.format(nil, nil, nil, prefix .. (tid * 1000000000 + counter) .. suffix)
-end
+%(request)s
 function response(status, headers, body)
   if status ~= 200 or not string.find(body, expect, 1, true) then
     bad = bad + 1
@@ -53,14 +51,25 @@ end
 """
 
 
-def lua_script(headers, body, id_marker=None, expect='"result"'):
-    """`body` is sent as is, or with `id_marker` replaced by a distinct integer per request."""
+REQUEST = r"""function request()
+  counter = counter + 1
+  if suffix == "" then return wrk.format(nil, nil, nil, prefix) end
+  return wrk.format(nil, nil, nil, prefix .. (tid * 1000000000 + counter) .. suffix)
+end"""
+
+
+def lua_script(headers, body, id_marker=None, expect='"result"', prelude="", init="",
+               request=REQUEST):
+    """`body` is sent as is, or with `id_marker` replaced by a distinct integer per request.
+    A caller that draws its own bodies passes `request` (a Lua request() function), with the
+    locals it needs in `prelude` and per-thread setup in `init` (`tid` is the thread's index)."""
     if id_marker:
         prefix, suffix = body.split(id_marker, 1)
     else:
         prefix, suffix = body, ""
     hdrs = "\n".join(f'wrk.headers["{k}"] = [==[{v}]==]' for k, v in headers.items())
-    return LUA % {"headers": hdrs, "prefix": prefix, "suffix": suffix, "expect": expect}
+    return LUA % {"headers": hdrs, "prefix": prefix, "suffix": suffix, "expect": expect,
+                  "prelude": prelude, "init": init, "request": request}
 
 
 def run(url, script, connections, seconds, threads=None, timeout_s=10):

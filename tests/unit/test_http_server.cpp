@@ -182,6 +182,14 @@ struct TestServer {
     return id;
   }
 
+  /// Waits (5 s at most) until `calls` calls of the block tool are running.
+  bool wait_blocked(int calls) {
+    for (int i = 0; i < 500 && blocked.load() < calls; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return blocked.load() == calls;
+  }
+
   util::ThreadPool pool{2};
   std::atomic<int> blocked{0};  // calls of the block tool so far
   std::shared_ptr<server::Server> server;
@@ -616,10 +624,7 @@ TEST_CASE("http: a request whose session is deleted while it runs gets 503, neve
   std::thread client([&] {
     reply = post(t.port, "/mcp", request(2, "tools/call", {{"name", "block"}}), session);
   });
-  for (int i = 0; i < 500 && t.blocked.load() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE(t.blocked.load() == 1);
+  REQUIRE(t.wait_blocked(1));
   CHECK(call(t.port, http::verb::delete_, "/mcp", {}, session).status == 200);
   client.join();
   // 202 would say the body held only notifications; the request would look answered.
@@ -641,10 +646,7 @@ TEST_CASE("http: stop() cancels work still running after shutdown_timeout and an
   std::thread router_client([&] {
     on_router = post(t.port, "/mcp/tools/call", json::parse(R"({"name":"block","arguments":{}})"));
   });
-  for (int i = 0; i < 500 && t.blocked.load() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE(t.blocked.load() == 2);
+  REQUIRE(t.wait_blocked(2));
   const auto started = std::chrono::steady_clock::now();
   t.http->stop();
   const auto took = std::chrono::steady_clock::now() - started;

@@ -19,8 +19,9 @@ namespace mcpclass::classify::detail {
 class KeywordMatcher {
  public:
   /// Adds a keyword; a trailing '*' makes its last word a prefix. Returns its id (sequential
-  /// from 0). Throws ConfigError under `path` for an empty keyword or a misplaced '*'.
-  std::size_t add(std::string_view keyword, const std::string& path);
+  /// from 0). Throws ConfigError without a key path (the caller knows it) for an empty keyword
+  /// or a misplaced '*'.
+  std::size_t add(std::string_view keyword);
   std::size_t size() const noexcept { return keywords_.size(); }
 
   /// Ids of the keywords found in `text`, each once, ascending. Linear in the text's length.

@@ -10,7 +10,15 @@
 # tests/fuzz/regressions/<target>/ once fixed. The growing corpus stays in build-fuzz/corpus/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-BUILD="${MCPCLASS_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+# MCPCLASS_FUZZ_SANITIZERS=undefined: the UBSan-only throughput build (README.md), in its own
+# directory so that it never replaces the ASan one.
+SANITIZERS="${MCPCLASS_FUZZ_SANITIZERS:-address,undefined}"
+case "$SANITIZERS" in
+  address,undefined) default_build="$ROOT/build-fuzz" ;;
+  undefined) default_build="$ROOT/build-fuzz-ubsan" ;;
+  *) echo "run.sh: MCPCLASS_FUZZ_SANITIZERS is address,undefined or undefined" >&2; exit 2 ;;
+esac
+BUILD="${MCPCLASS_FUZZ_BUILD_DIR:-$default_build}"
 JOBS="${MCPCLASS_JOBS:-2}"
 SECONDS_PER_TARGET=15
 RUNS=""
@@ -28,7 +36,8 @@ done
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT/tests/fuzz" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELEASE="-O1" >/dev/null
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
+    -DMCPCLASS_FUZZ_SANITIZERS="$SANITIZERS" >/dev/null
 fi
 # Progress lines and clang's note about the library's GCC-only -Wshadow=local are noise here.
 cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_fuzzers |

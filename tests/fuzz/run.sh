@@ -92,6 +92,11 @@ for target in $TARGETS; do
   [ "$target" = fuzz_session ] && [ "$timeout" -lt 30 ] && timeout=30
   dict=()
   case "$target" in fuzz_jsonrpc | fuzz_session | fuzz_http_request) dict=(-dict="$ROOT/tests/fuzz/json.dict") ;; esac
+  # fuzz_config's time grows with the document (yaml-cpp, compiling its rules): 4 KiB inputs run
+  # ~11x faster than 16 KiB ones and reached more coverage in the same time (README.md). Seeds
+  # longer than that (default.yaml) are read truncated.
+  max_len=65536
+  [ "$target" = fuzz_config ] && max_len=4096
   if [ "$REPLAY" = 1 ]; then
     [ -d "$regressions" ] || continue
     echo "== $target: replaying $(ls "$regressions" | wc -l) regression inputs"
@@ -104,7 +109,7 @@ for target in $TARGETS; do
   echo "== $target: ${RUNS:+$RUNS runs}${RUNS:-$SECONDS_PER_TARGET s}"
   dirs=("$BUILD/corpus/$target" "$SEEDS/$target")
   [ -d "$regressions" ] && dirs+=("$regressions")
-  if "$bin" "${limit[@]}" -timeout="$timeout" -rss_limit_mb=2560 -max_len=65536 \
+  if "$bin" "${limit[@]}" -timeout="$timeout" -rss_limit_mb=2560 -max_len="$max_len" \
     -print_final_stats=1 "${dict[@]}" -artifact_prefix="$BUILD/artifacts/$target-" \
     "${dirs[@]}" >"$BUILD/$target.log" 2>&1; then
     grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \

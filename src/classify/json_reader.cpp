@@ -94,8 +94,11 @@ std::vector<std::string> as_string_list(const json::value& v, const std::string&
   const auto& arr = as_array(v, path);
   std::vector<std::string> out;
   out.reserve(arr.size());
-  for (std::size_t i = 0; i < arr.size(); ++i)
-    out.push_back(as_string(arr[i], index_path(path, i)));
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    // The element's path only for the error (keyword lists have hundreds of elements).
+    if (!arr[i].is_string()) wrong_type(arr[i], index_path(path, i), "string");
+    out.emplace_back(arr[i].get_string());
+  }
   return out;
 }
 

@@ -53,25 +53,25 @@ std::vector<std::string_view> split_words(std::string_view text, std::string& lo
   return words;
 }
 
-std::size_t KeywordMatcher::add(std::string_view keyword, const std::string& path) {
+std::size_t KeywordMatcher::add(std::string_view keyword) {
   Keyword k{{}, false};
   const auto star = keyword.find('*');
   if (star != std::string_view::npos) {
     if (keyword.find_first_not_of(" \t\r\n", star + 1) != std::string_view::npos)
-      fail(path, "'*' is only allowed at the end of a keyword");
+      fail("", "'*' is only allowed at the end of a keyword");
     // "foo *" has no word for the '*' to extend.
     if (star == 0 || !is_word_byte(static_cast<unsigned char>(keyword[star - 1])))
-      fail(path, "'*' must directly follow a word");
+      fail("", "'*' must directly follow a word");
     k.prefix = true;
     keyword = keyword.substr(0, star);
   }
   std::string lowered;
   for (const auto w : split_words(keyword, lowered)) k.words.emplace_back(w);
-  if (k.words.empty()) fail(path, "keyword must not be empty");
+  if (k.words.empty()) fail("", "keyword must not be empty");
   if (k.words.size() > kMaxWords)
-    fail(path, "a keyword may have at most " + std::to_string(kMaxWords) + " words");
+    fail("", "a keyword may have at most " + std::to_string(kMaxWords) + " words");
   if (k.prefix && k.words.size() == 1 && k.words[0].size() > kMaxPrefix)
-    fail(path, "a prefix keyword may have at most " + std::to_string(kMaxPrefix) + " characters");
+    fail("", "a prefix keyword may have at most " + std::to_string(kMaxPrefix) + " characters");
 
   const std::size_t id = keywords_.size();
   if (k.prefix) longest_prefix_ = std::max(longest_prefix_, k.words.back().size());

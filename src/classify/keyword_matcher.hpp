@@ -27,9 +27,9 @@ namespace mcpclass::classify::detail {
 class KeywordMatcher {
  public:
   /// Adds a keyword; a trailing '*' makes its last word a prefix. Returns its id (sequential
-  /// from 0). Throws ConfigError under `path` for an empty keyword, a misplaced '*', or more
-  /// than kMaxWords words.
-  std::size_t add(std::string_view keyword, const std::string& path);
+  /// from 0). Throws ConfigError without a key path (the caller knows it) for an empty keyword,
+  /// a misplaced '*', or more than kMaxWords words.
+  std::size_t add(std::string_view keyword);
   std::size_t size() const noexcept { return keywords_.size(); }
 
   /// Calls `found(id)` once for each keyword in `text`, in ascending id order. Linear in the

@@ -138,8 +138,14 @@ struct RuleClassifier::Impl {
       check_weight(cr.keyword_weight, detail::member_path(cat_path, "keyword_weight"));
       check_weight(cr.pattern_weight, detail::member_path(cat_path, "pattern_weight"));
       for (std::size_t i = 0; i < cr.keywords.size(); ++i) {
-        const auto kw_path = detail::index_path(detail::member_path(cat_path, "keywords"), i);
-        matcher.add(cr.keywords[i], kw_path);
+        // The key path only for an error: building it for each of hundreds of keywords was a
+        // tenth of loading the default configuration.
+        try {
+          matcher.add(cr.keywords[i]);
+        } catch (const ConfigError& e) {
+          detail::fail(detail::index_path(detail::member_path(cat_path, "keywords"), i),
+                       e.message());
+        }
         keywords.push_back({*index, cr.keyword_weight});
       }
       for (std::size_t i = 0; i < cr.patterns.size(); ++i) {

@@ -2,10 +2,10 @@
 // sequence of messages, one per line, handled in order on one session (so initialize, then
 // tools/call, cancellations, answers to the server's own requests... in any order). Handlers run
 // on a small thread pool; after each message the target waits until its stream settles (closed,
-// or the server asked the client something), at most a few milliseconds (the fixture's slow tools
-// sleep). At the end it closes the session and checks the Stream contract: every stream closed
-// exactly once, nothing sent after close, every outgoing message serializable, and no handler
-// still running a few seconds later (a hang).
+// or the server asked the client something) or its handler has started (the fixture's slow tools
+// sleep), at most a few milliseconds. At the end it closes the session and checks the Stream
+// contract: every stream closed exactly once, nothing sent after close, every outgoing message
+// serializable, and no handler still running a few seconds later (a hang).
 #include "conformance_fixture.hpp"
 
 #include "mcpclass/server/server.hpp"
@@ -49,13 +49,23 @@ class CountingPool {
       {
         std::lock_guard lock(mutex_);
         ++busy_;
+        ++posted_;
       }
       pool_.post([this, job = std::move(job)] {
+        {
+          std::lock_guard lock(mutex_);
+          ++started_;
+        }
         job();
         std::lock_guard lock(mutex_);
         if (--busy_ == 0) idle_.notify_all();
       });
     };
+  }
+  // Whether every job posted so far has begun running (or finished).
+  bool all_started() {
+    std::lock_guard lock(mutex_);
+    return started_ == posted_;
   }
   bool wait_idle(std::chrono::milliseconds limit) {
     std::unique_lock lock(mutex_);
@@ -67,6 +77,8 @@ class CountingPool {
   std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t busy_ = 0;
+  std::size_t posted_ = 0;
+  std::size_t started_ = 0;
 };
 
 class FuzzStream final : public Stream {
@@ -86,9 +98,10 @@ class FuzzStream final : public Stream {
     closed_ = true;
     cv_.notify_all();
   }
-  void wait_settled(std::chrono::milliseconds limit) {
+  // Whether it settled (closed, or the server asked the client something) within `limit`.
+  bool wait_settled(std::chrono::milliseconds limit) {
     std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, limit, [&] { return closed_ || asked_; });
+    return cv_.wait_for(lock, limit, [&] { return closed_ || asked_; });
   }
   bool closed() {
     std::lock_guard lock(mutex_);
@@ -139,7 +152,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto stream = std::make_shared<FuzzStream>();
     streams.push_back(stream);
     session->handle(line, stream);
-    stream->wait_settled(5ms);
+    // Until the stream settles, or else until every handler posted so far has started (checked
+    // each millisecond: a slow tool is then sleeping, and the next message finds it so), at most
+    // 5 ms. A flat 5 ms wait per slow tool call was most of this target's time.
+    for (int ms = 0; ms < 5 && !stream->wait_settled(1ms); ++ms) {
+      if (e.pool.all_started()) break;
+    }
   }
   session->close();
   if (!e.pool.wait_idle(10s)) fail("handlers still running 10 s after session close (hang)");

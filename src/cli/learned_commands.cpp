@@ -62,6 +62,7 @@ struct LearnedCommands::Options {
   std::string out_dir;
   std::string config_path;
   std::string data;
+  std::vector<std::string> eval_files;
   std::string out;
   std::string export_path;
   std::string split = "train";
@@ -131,7 +132,11 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
 
   o.eval = app.add_subcommand(
       "eval", "Accuracy, per-category precision/recall, confusion, ECE and latency");
-  o.eval->add_option("file", o.data, "Labelled examples")->required()->check(CLI::ExistingFile);
+  o.eval
+      ->add_option("files", o.eval_files,
+                   "Labelled examples; several files are evaluated together, reported per source")
+      ->required()
+      ->check(CLI::ExistingFile);
   o.eval->add_option("-c,--config", o.config_path, "Classifier to evaluate")
       ->check(CLI::ExistingFile);
   o.eval->add_option("--split", o.eval_split, "Rows to evaluate: test (default), train, all")
@@ -192,8 +197,13 @@ int LearnedCommands::run() {
       }
       return kOk;
     }
-    const auto all = classify::read_labelled_examples(o.data);
-    const auto rows = classify::select_split(all, parse_split(o.eval_split), o.test_percent);
+    std::vector<classify::LabelledExample> rows;
+    for (const auto& file : o.eval_files) {
+      auto part = classify::select_split(classify::read_labelled_examples(file),
+                                         parse_split(o.eval_split), o.test_percent);
+      rows.insert(rows.end(), std::make_move_iterator(part.begin()),
+                  std::make_move_iterator(part.end()));
+    }
     return run_learned_eval(cfg, rows, {o.groups, o.latency_samples}, progress_bar("classifying"));
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "mcpclass: configuration error: {}\n", e.what());

@@ -24,6 +24,80 @@ std::string router8(const std::string& c) {
   return it == groups.end() ? c : it->second;
 }
 
+// The shape of a query, for accuracy by shape: what a router sees differs from exam questions.
+std::string shape_of(const std::string& source, const std::string& text) {
+  if (source.starts_with("mmlu")) return "exam question";
+  std::size_t words = 0;
+  bool in_word = false;
+  for (const char c : text) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (!space && !in_word) ++words;
+    in_word = !space;
+  }
+  if (words > 60) return "long prompt";
+  if (source == "stackexchange") return "title";
+  if (source == "medquad") return "question";
+  if (source == "clinc150" || source == "banking77") return "request";
+  return "other";
+}
+
+// Accuracy, router-group accuracy and calibration of one slice of the rows.
+struct Tally {
+  static constexpr int kBins = 15;
+  std::size_t rows = 0;
+  std::size_t correct = 0;
+  std::size_t group_correct = 0;
+  std::vector<double> bin_conf = std::vector<double>(kBins, 0.0);
+  std::vector<double> bin_acc = std::vector<double>(kBins, 0.0);
+  std::vector<double> bin_count = std::vector<double>(kBins, 0.0);
+
+  void add(bool ok, bool group_ok, double confidence) {
+    ++rows;
+    correct += ok ? 1 : 0;
+    group_correct += group_ok ? 1 : 0;
+    const auto bin = static_cast<std::size_t>(
+        std::clamp(static_cast<int>(std::ceil(confidence * kBins)) - 1, 0, kBins - 1));
+    bin_conf[bin] += confidence;
+    bin_acc[bin] += ok ? 1.0 : 0.0;
+    bin_count[bin] += 1.0;
+  }
+  double accuracy() const { return rows ? static_cast<double>(correct) / rows : 0.0; }
+  double group_accuracy() const { return rows ? static_cast<double>(group_correct) / rows : 0.0; }
+  /// Expected calibration error over 15 equal-width confidence bins.
+  double ece() const {
+    double e = 0.0;
+    for (std::size_t i = 0; i < bin_count.size(); ++i)
+      if (bin_count[i] > 0) e += std::abs(bin_acc[i] - bin_conf[i]) / static_cast<double>(rows);
+    return e;
+  }
+  boost::json::object to_json() const {
+    return {{"rows", rows},
+            {"accuracy", accuracy()},
+            {"router8_accuracy", group_accuracy()},
+            {"ece", ece()}};
+  }
+};
+
+// One line per slice, then (for sources) the worst one: an average hides the shape that fails.
+boost::json::object print_slices(const char* title, const std::map<std::string, Tally>& slices,
+                                 bool worst) {
+  boost::json::object out;
+  fmt::print("\n{:<22} {:>7} {:>9} {:>9} {:>7}\n", title, "rows", "accuracy", "router8", "ECE");
+  const std::pair<const std::string, Tally>* lowest = nullptr;
+  for (const auto& slice : slices) {
+    const Tally& t = slice.second;
+    fmt::print("{:<22} {:>7} {:>9.4f} {:>9.4f} {:>7.4f}\n", slice.first, t.rows, t.accuracy(),
+               t.group_accuracy(), t.ece());
+    out[slice.first] = t.to_json();
+    if (!lowest || t.group_accuracy() < lowest->second.group_accuracy()) lowest = &slice;
+  }
+  if (worst && lowest) {
+    fmt::print("worst {} by router8 accuracy: {} ({:.4f}; 14-way {:.4f})\n", title, lowest->first,
+               lowest->second.group_accuracy(), lowest->second.accuracy());
+  }
+  return out;
+}
+
 double percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
@@ -44,10 +118,9 @@ int run_learned_eval(const config::Config& config,
   const std::size_t n = names.size();
   std::vector<std::vector<std::size_t>> confusion(n + 1, std::vector<std::size_t>(n, 0));
   std::vector<double> latency_ms;
-  std::size_t correct = 0;
-  std::size_t group_correct = 0;
-  constexpr int kBins = 15;
-  std::vector<double> bin_conf(kBins, 0.0), bin_acc(kBins, 0.0), bin_count(kBins, 0.0);
+  Tally all;
+  std::map<std::string, Tally> by_source;
+  std::map<std::string, Tally> by_shape;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto c = classifier->classify(rows[i].text, {true});
@@ -56,22 +129,17 @@ int run_learned_eval(const config::Config& config,
     if (latency_ms.size() < options.latency_samples) latency_ms.push_back(ms);
     const auto truth = config.categories.index_of(rows[i].category);
     const bool ok = truth && *truth == c.class_index;
-    correct += ok ? 1 : 0;
-    group_correct += router8(rows[i].category) == router8(c.category) ? 1 : 0;
+    const bool group_ok = router8(rows[i].category) == router8(c.category);
+    all.add(ok, group_ok, c.confidence);
+    by_source[rows[i].source].add(ok, group_ok, c.confidence);
+    by_shape[shape_of(rows[i].source, rows[i].text)].add(ok, group_ok, c.confidence);
     confusion[truth ? *truth : n][c.class_index] += 1;
-    const int bin = std::clamp(static_cast<int>(std::ceil(c.confidence * kBins)) - 1, 0, kBins - 1);
-    bin_conf[static_cast<std::size_t>(bin)] += c.confidence;
-    bin_acc[static_cast<std::size_t>(bin)] += ok ? 1.0 : 0.0;
-    bin_count[static_cast<std::size_t>(bin)] += 1.0;
     if (progress) progress(i + 1, rows.size());
   }
   const double total = static_cast<double>(rows.size());
-  double ece = 0.0;
-  for (int b = 0; b < kBins; ++b) {
-    const auto i = static_cast<std::size_t>(b);
-    if (bin_count[i] > 0) ece += std::abs(bin_acc[i] - bin_conf[i]) / total;
-  }
-  const double accuracy = static_cast<double>(correct) / total;
+  const double ece = all.ece();
+  const std::size_t group_correct = all.group_correct;
+  const double accuracy = all.accuracy();
   fmt::print("classifier: {} ({})\nrows: {}\naccuracy: {:.4f}\nECE (15 bins): {:.4f}\n",
              classifier->kind(), boost::json::serialize(classifier->info()), rows.size(), accuracy,
              ece);
@@ -97,17 +165,23 @@ int run_learned_eval(const config::Config& config,
     for (const auto v : confusion[r]) fmt::print(" {:>5}", v);
     fmt::print("\n");
   }
+  const auto sources = print_slices("source", by_source, true);
+  const auto shapes = print_slices("shape", by_shape, false);
   const double p50 = percentile(latency_ms, 0.5);
   const double p95 = percentile(latency_ms, 0.95);
-  fmt::print("\nlatency per query (first {} rows, one at a time): p50 {:.2f} ms, p95 {:.2f} ms\n",
-             latency_ms.size(), p50, p95);
+  if (!latency_ms.empty()) {
+    fmt::print("\nlatency per query (first {} rows, one at a time): p50 {:.2f} ms, p95 {:.2f} ms\n",
+               latency_ms.size(), p50, p95);
+  }
   fmt::print("{}\n", boost::json::serialize(boost::json::object{
                          {"rows", rows.size()},
                          {"accuracy", accuracy},
                          {"router8_accuracy", static_cast<double>(group_correct) / total},
                          {"ece", ece},
                          {"latency_p50_ms", p50},
-                         {"latency_p95_ms", p95}}));
+                         {"latency_p95_ms", p95},
+                         {"sources", sources},
+                         {"shapes", shapes}}));
   return kOk;
 }
 

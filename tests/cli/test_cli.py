@@ -771,3 +771,34 @@ def test_serve_result_cache_counts_in_metrics(tmp_path):
         assert "mcpclass_cache_misses_total 1\n" in metrics
     finally:
         s.kill()
+
+
+# --- eval ---------------------------------------------------------------------------------------
+
+def test_eval_reports_each_source_and_shape_and_the_worst_source(tmp_path):
+    # Any classifier can be evaluated; the default rules need no model. Rows name their source
+    # and split (router_queries.jsonl.gz's format); a file without sources counts as one source.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join(json.dumps(r) for r in [
+        {"text": "What is the integral of x^2 from 0 to 3?", "category": "math",
+         "source": "stackexchange", "split": "test"},
+        {"text": "Solve the equation 3x + 5 = 20 for x", "category": "math",
+         "source": "stackexchange", "split": "test"},
+        {"text": "How do I reset the pin of my card", "category": "general",
+         "source": "banking77", "split": "test"},
+        {"text": "Who won the battle of Hastings in 1066?", "category": "history",
+         "source": "banking77", "split": "train"},
+    ]) + "\n")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("text,category\nWhen did the Roman empire fall?,history\n"
+                     "Explain photosynthesis in plant cells,science\n")
+    out = run("eval", str(mixed), str(plain), "--split", "all", "--latency-samples", "0")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert summary["rows"] == 6
+    assert {k: v["rows"] for k, v in summary["sources"].items()} == {
+        "stackexchange": 2, "banking77": 2, "plain": 2}
+    assert summary["sources"]["stackexchange"]["accuracy"] == 1.0
+    assert set(summary["shapes"]) == {"title", "request", "other"}
+    assert re.search(r"^worst source by router8 accuracy: \S+", out.stdout, re.M), out.stdout
+    assert re.search(r"^stackexchange +2 +1\.0000", out.stdout, re.M), out.stdout

@@ -119,6 +119,42 @@ TEST_CASE("learned examples: CSV and JSONL readers, deterministic split") {
   for (const auto& e : test) CHECK_FALSE(in_split(e, SplitPart::train));
 }
 
+TEST_CASE("learned examples: a row's source and its own split") {
+  const auto path = temp_path("mixed.sources.jsonl");
+  {
+    std::ofstream out(path);
+    out << R"({"text":"how do I reset my card pin","category":"business","source":"banking77",)"
+        << R"("split":"test"})"
+        << "\n"
+        << R"({"text":"how do I block my card","category":"business","source":"banking77",)"
+        << R"("split":"train"})"
+        << "\n"
+        << R"({"text":"What is 2+2?","category":"math"})"
+        << "\n";
+  }
+  const auto rows = read_labelled_examples(path);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].source == "banking77");
+  CHECK(rows[2].source == "mcpclass-learned-mixed");  // no `source`: the file's name without its extensions
+  CHECK(rows[0].split == "test");
+  CHECK(rows[2].split.empty());
+  // The file's own split wins over the hash, whatever the held-out share.
+  for (const unsigned percent : {0U, 20U, 90U}) {
+    CHECK(in_split(rows[0], SplitPart::test, percent));
+    CHECK_FALSE(in_split(rows[0], SplitPart::train, percent));
+    CHECK(in_split(rows[1], SplitPart::train, percent));
+  }
+  {
+    std::ofstream out(path);
+    out << R"({"text":"x","category":"math","split":"validation"})"
+        << "\n";
+  }
+  CHECK_THROWS_WITH_AS(read_labelled_examples(path),
+                       ("'" + path + "' line 1: 'split' must be \"train\" or \"test\"").c_str(),
+                       ClassifyError);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("learned files: checksums and atomic writes") {
   const auto path = temp_path("atomic/dir/file.bin");
   write_file_atomically(path, "hello");

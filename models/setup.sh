@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
 # Prepares the learned default: converts USE-lite (models/fetch-use-lite.sh) and trains the
-# 14-category MMLU-Pro head, both cached under ${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/mcpclass}
-# and keyed by checksums, so a rerun is instant.
+# 14-category head (MMLU-Pro plus router-query sources), both cached under
+# ${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/mcpclass} and keyed by checksums, so a rerun
+# is instant.
 # usage: models/setup.sh [path/to/mcpclass]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 bin="${1:-${MCPCLASS_BIN:-$root/build/mcpclass}}"
 cache="${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpclass}"
-data="${MCPCLASS_MMLU_DATA:-$here/data/mmlu_pro_questions.jsonl}"
-
 "$here/fetch-use-lite.sh" "$bin"
+# One preparation at a time (the mix and the head are written in place).
+exec 9>"$cache/.mmlu14.lock"
+flock 9
+
+# The training rows: MMLU-Pro plus capped train rows of the router-query sources
+# (models/training-mix.py); MCPCLASS_TRAIN_DATA trains on another file instead.
+mix_inputs=("$here/data/mmlu_pro_questions.jsonl" "$here/data/router_queries.jsonl.gz" "$here/training-mix.py")
+if [ -n "${MCPCLASS_TRAIN_DATA:-}" ]; then
+  data="$MCPCLASS_TRAIN_DATA"
+  mix_inputs=("$data")
+else
+  mkdir -p "$cache/data"
+  data="$cache/data/training-mix.jsonl"
+  mix_key="$(sha256sum "${mix_inputs[@]}" | cut -d' ' -f1 | sha256sum | cut -d' ' -f1)"
+  if [ ! -f "$data" ] || [ "$(cat "$data.key" 2>/dev/null)" != "$mix_key" ]; then
+    /usr/bin/python3 "$here/training-mix.py" "$data"
+    echo "$mix_key" > "$data.key"
+  fi
+fi
 
 [ -f "$data" ] || { echo "setup: training data $data not found" >&2; exit 1; }
 # Head options live here; any change (or a new encoder or data file) retrains.
@@ -19,16 +37,14 @@ train_args=(--split train --test-percent 20 --epochs 50 --hidden 512 --lr 0.003 
             --lexical-lr 0.01)
 # The key covers the converted model, the data, these options, the head format and mmlu14.yaml
 # (its categories and encoder choice).
-key="$(cat "$cache/use-lite/source" <(sha256sum "$data" "$here/mmlu14.yaml" | cut -d' ' -f1) \
+key="$(cat "$cache/use-lite/source" <(sha256sum "${mix_inputs[@]}" "$here/mmlu14.yaml" | cut -d' ' -f1) \
   <(echo "${train_args[*]} head-format-3") | sha256sum | cut -d' ' -f1)"
 head="$cache/heads/mmlu14.safetensors"
-exec 9>"$cache/.mmlu14.lock"
-flock 9
 if [ -f "$head" ] && [ -f "$head.json" ] && [ "$(cat "$head.key" 2>/dev/null)" = "$key" ]; then
   echo "setup: $head is up to date" >&2
   exit 0
 fi
 mkdir -p "$cache/heads"
-echo "setup: training the 14-category head on $data (held-out 20% excluded)" >&2
+echo "setup: training the 14-category head on $data (held-out rows excluded)" >&2
 "$bin" train -c "$here/mmlu14.yaml" --data "$data" --out "$head" "${train_args[@]}"
 echo "$key" > "$head.key"

@@ -31,10 +31,8 @@ else
 fi
 
 [ -f "$data" ] || { echo "setup: training data $data not found" >&2; exit 1; }
-# Head options live here; any change (or a new encoder or data file) retrains.
-train_args=(--split train --test-percent 20 --epochs 50 --hidden 512 --lr 0.003 --weight-decay 0.0001 --seed 7
-            --ensemble 3 --label-smoothing 0.1 --augment-crops --lexical-mix 0.35 --lexical-epochs 20
-            --lexical-lr 0.01)
+# Head options (models/head-options.sh); any change (or a new encoder or data file) retrains.
+. "$here/head-options.sh"
 # The key covers the converted model, the data, these options, the head format and mmlu14.yaml
 # (its categories and encoder choice).
 key="$(cat "$cache/use-lite/source" <(sha256sum "${mix_inputs[@]}" "$here/mmlu14.yaml" | cut -d' ' -f1) \

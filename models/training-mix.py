@@ -5,7 +5,7 @@ router_queries.jsonl.gz (StackExchange titles, MedQuAD, CLINC150, Banking77). Th
 one shape from dominating (StackExchange alone has 41,626 train rows); test rows are never
 written. Rows are picked by a hash of their text, so the mix is the same on every machine.
 
-usage: models/training-mix.py OUT.jsonl [--cap N]   (standard library only)"""
+usage: models/training-mix.py OUT.jsonl [--cap N] [--exclude SOURCE]...   (standard library only)"""
 import argparse
 import collections
 import gzip
@@ -19,13 +19,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")
-    p.add_argument("--cap", type=int, default=350)
+    p.add_argument("--cap", type=int, default=1000)
+    p.add_argument("--exclude", action="append", default=[],
+                   help="leave this source out (leave-one-source-out runs)")
     a = p.parse_args()
     groups = collections.defaultdict(list)
     with gzip.open(os.path.join(HERE, "data", "router_queries.jsonl.gz"), "rt") as f:
         for line in f:
             row = json.loads(line)
-            if row["split"] == "train":
+            if row["split"] == "train" and row["source"] not in a.exclude:
                 groups[(row["source"], row["category"])].append(row)
     tmp = a.out + ".tmp"
     with open(os.path.join(HERE, "data", "mmlu_pro_questions.jsonl")) as mmlu, \

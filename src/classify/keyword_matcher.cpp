@@ -120,10 +120,4 @@ void KeywordMatcher::mark(std::string_view text, std::uint64_t* bits) const {
   }
 }
 
-std::vector<std::size_t> KeywordMatcher::match(std::string_view text) const {
-  std::vector<std::size_t> ids;
-  for_each_match(text, [&](std::size_t id) { ids.push_back(id); });
-  return ids;
-}
-
 }  // namespace mcpclass::classify::detail

@@ -48,9 +48,6 @@ class KeywordMatcher {
       if (bits[id / 64] >> (id % 64) & 1U) found(id);
   }
 
-  /// Ids of the keywords found in `text`, each once, ascending.
-  std::vector<std::size_t> match(std::string_view text) const;
-
   static constexpr std::size_t kMaxWords = 16;
   static constexpr std::size_t kInlineKeywords = 4096;
 

@@ -1,6 +1,7 @@
 #include "cli/learned_eval.hpp"
 
 #include "cli/app.hpp"
+#include "mcpclass/classify/routing_policy.hpp"
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
@@ -27,14 +28,7 @@ std::string router8(const std::string& c) {
 // The shape of a query, for accuracy by shape: what a router sees differs from exam questions.
 std::string shape_of(const std::string& source, const std::string& text) {
   if (source.starts_with("mmlu")) return "exam question";
-  std::size_t words = 0;
-  bool in_word = false;
-  for (const char c : text) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (!space && !in_word) ++words;
-    in_word = !space;
-  }
-  if (words > 60) return "long prompt";
+  if (classify::count_words(text) > 60) return "long prompt";
   if (source == "stackexchange") return "title";
   if (source == "medquad") return "question";
   if (source == "clinc150" || source == "banking77") return "request";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "mcpclass/server/server.hpp"
+#include "mcpclass/transport/server/http_app.hpp"
 #include "mcpclass/transport/server/jwt_auth.hpp"
 
 #include <boost/json/object.hpp>
@@ -107,6 +108,9 @@ struct HttpServerOptions {
 
   /// Appended to GET /metrics (Prometheus text), e.g. classification counts by category.
   std::function<std::string()> extra_metrics;
+  /// Serves the paths it handles() after the Host, Origin and token checks (e.g. the routing
+  /// proxy's /v1/...); the server keeps its own routes. Null = none.
+  std::shared_ptr<HttpApp> app;
 };
 
 /// Returns fields merged into GET /health (categories, model, index_size, ...).

@@ -3,6 +3,7 @@
 #include "transport/server/http/connection.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
+#include "transport/server/http/app_response.hpp"
 #include "transport/server/http/rpc_message.hpp"
 
 #include <boost/asio/dispatch.hpp>
@@ -23,6 +24,7 @@ Connection::Connection(std::shared_ptr<void> io_owner, std::unique_ptr<Connectio
 }
 
 Connection::~Connection() {
+  if (app_response_) app_response_->cancel();
   --shared_->connections;
   if (stream_counted_) shared_->streams.close(peer_);
   release_reading();
@@ -89,10 +91,17 @@ void Connection::on_read_error(beast::error_code ec) {
   keep_alive_ = false;
   route_ = "other";
   if (ec == http::error::body_limit) {
+    const std::string message = fmt::format("Payload Too Large: the body exceeds {} bytes",
+                                            shared_->options.max_body_bytes);
+    if (const auto& app = shared_->options.app) {
+      const std::string_view target = parser_->get().target();
+      if (app->handles(target.substr(0, target.find('?')))) {
+        if (auto body = app->too_large_body(message); !body.empty())
+          return respond(http::status::payload_too_large, std::move(body));
+      }
+    }
     return respond(http::status::payload_too_large,
-                   rpc_error_body(jsonrpc::kInvalidRequest,
-                                  fmt::format("Payload Too Large: the body exceeds {} bytes",
-                                              shared_->options.max_body_bytes)));
+                   rpc_error_body(jsonrpc::kInvalidRequest, message));
   }
   if (ec == http::error::header_limit) {
     return respond(http::status::request_header_fields_too_large,
@@ -109,6 +118,16 @@ void Connection::on_read_error(beast::error_code ec) {
 
 void Connection::on_response_complete() {
   release_exchange();
+  // The read that watched for the client leaving must end before the next request is read.
+  if (watching_) {
+    resume_reading_ = true;
+    return io_->cancel();
+  }
+  next_request();
+}
+
+void Connection::next_request() {
+  if (mode_ == Mode::closed) return;
   if (get_stream_) return disconnect();
   if (!keep_alive_ || shared_->stopping) return graceful_close();
   do_read();
@@ -120,6 +139,7 @@ void Connection::release_exchange() {
   channel_.reset();
   sink_token_ = 0;
   init_entry_.reset();
+  if (app_response_) std::exchange(app_response_, nullptr)->cancel();
   guard_.reset();
   queued_bytes_ = 0;
   priming_allowed_ = false;

@@ -63,6 +63,8 @@ class RequestGuard {
   std::shared_ptr<HttpSession> entry_;
 };
 
+class AppResponse;
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Clock = std::chrono::steady_clock;
@@ -114,6 +116,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void release_reading();
   void on_read_error(boost::beast::error_code ec);
   void on_response_complete();
+  void next_request();
   void release_exchange();
   void graceful_close();
   void drain();
@@ -165,6 +168,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // --- Router dialect (http_connection_router.cpp) ---
   void post_router(const Request& req, std::string_view method);
 
+  // --- Mounted application (http_connection_app.cpp) ---
+  void serve_app(Request& req, std::string_view path);
+  /// While the app works: a read that notices the client leaving (and keeps a pipelined request).
+  void watch_app_client();
+
+ public:
+  // Called on the strand by AppResponse (through the gate), for exchange `exchange` only.
+  void app_respond(std::uint64_t exchange, unsigned status, Headers headers, std::string body);
+  void app_begin(std::uint64_t exchange, unsigned status, Headers headers);
+  void app_write(std::uint64_t exchange, std::string data);
+  void app_end(std::uint64_t exchange, bool complete);
+
+ private:
   // --- Writing (http_connection_write.cpp) ---
   void respond(boost::beast::http::status status, std::string body,
                std::string_view content_type = "application/json", Headers headers = {});
@@ -209,6 +225,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool get_stream_ = false;
   bool stream_counted_ = false;
   std::optional<boost::asio::steady_timer> heartbeat_;  // GET streams: the keep-alive comments
+  /// The app exchange in progress: told when the client goes away before it ended.
+  std::shared_ptr<AppResponse> app_response_;
+  bool watching_ = false;        // a read that only looks for the client's disconnect is pending
+  bool resume_reading_ = false;  // ...and the exchange ended: read the next request after it
 };
 
 }  // namespace mcpclass::transport

@@ -29,7 +29,11 @@ void Connection::handle(Request req) {
   const bool mcp = path == "/mcp" || path.starts_with("/mcp/");
   const bool legacy = path == "/sse" || path == "/messages";
   const bool probe = path == "/health/live" || path == "/health/ready";
-  if (path == "/health" || path == "/metrics" || probe) {
+  const auto& app = shared_->options.app;
+  const bool app_path = app && !mcp && !legacy && app->handles(path);
+  if (app_path) {
+    route_ = app->metrics_label();
+  } else if (path == "/health" || path == "/metrics" || probe) {
     route_ = probe ? "health" : path.substr(1);
   } else if (mcp) {
     route_ = path == "/mcp" ? "mcp" : "router";
@@ -70,6 +74,7 @@ void Connection::handle(Request req) {
   }
   if (!authorize(req)) return;
 
+  if (app_path) return serve_app(req, path);
   if (path == "/metrics") {
     if (verb != http::verb::get) return method_not_allowed("GET");
     return metrics();

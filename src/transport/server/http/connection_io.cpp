@@ -74,6 +74,8 @@ class StreamIo final : public ConnectionIo {
     }
   }
 
+  void cancel() override { lowest().cancel(); }
+
   void close() override {
     beast::error_code ignored;
     lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);

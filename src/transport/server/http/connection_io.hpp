@@ -47,6 +47,9 @@ class ConnectionIo {
   /// Ends our side of the stream (TLS: close_notify, then FIN); later reads still see what the
   /// peer sends until it closes. Then `done`.
   virtual void shutdown_send(std::function<void(boost::beast::error_code)> done) = 0;
+  /// Cancels the pending operations (they complete with operation_aborted); the stream stays
+  /// usable.
+  virtual void cancel() = 0;
   /// Closes the socket at once.
   virtual void close() = 0;
   /// The TCP socket's descriptor (socket options).

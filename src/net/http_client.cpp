@@ -89,6 +89,9 @@ namespace {
 
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
+// A kept connection failed before the answer began: the peer closed it while it was idle.
+struct StaleConnection : std::exception {};
+
 struct Exchange {
   HttpEngine::ExchangeId id = 0;
   ExchangeCallbacks callbacks;
@@ -112,11 +115,13 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 struct HttpEngine::Impl {
-  Impl(std::chrono::milliseconds timeout, std::string ca, std::size_t max_body)
+  Impl(std::chrono::milliseconds timeout, std::string ca, std::size_t max_body,
+       std::size_t keep_alive)
       : guard(asio::make_work_guard(ioc)),
         connect_timeout(timeout),
         ca_file(std::move(ca)),
-        max_body_bytes(max_body) {
+        max_body_bytes(max_body),
+        keep_alive_connections(keep_alive) {
     thread = std::thread([this] { ioc.run(); });
   }
 
@@ -125,6 +130,7 @@ struct HttpEngine::Impl {
   std::chrono::milliseconds connect_timeout;
   const std::string ca_file;
   const std::size_t max_body_bytes;
+  const std::size_t keep_alive_connections;
   std::thread thread;
 
   std::mutex tls_mutex;
@@ -177,34 +183,103 @@ struct HttpEngine::Impl {
         co_await timer.async_wait(tuple);
         if (ex->cancelled) throw std::runtime_error("cancelled");
       }
-      tcp::resolver resolver(exec);
-      auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, tuple);
-      if (rec)
-        throw std::runtime_error(fmt::format("cannot resolve {}: {}", url.host, rec.message()));
-      if (ex->cancelled) throw std::runtime_error("cancelled");
-      if (url.tls) {
-        auto& stream = ex->tls.emplace(exec, tls());
-        expect_peer_name(stream.native_handle(), url.host);
-        co_await connect(beast::get_lowest_layer(stream), endpoints, url);
-        // Still within the connect deadline.
-        auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, tuple);
-        if (hec)
-          throw std::runtime_error(
-              ex->cancelled ? "cancelled"
-                            : tls_handshake_failure(stream.native_handle(), hec, url.origin()));
-        co_await transfer(stream, *ex, url, std::move(req), max_body_bytes);
-      } else {
-        co_await connect(ex->plain.emplace(exec), endpoints, url);
-        co_await transfer(*ex->plain, *ex, url, std::move(req), max_body_bytes);
+      // A kept connection may have been closed by the peer meanwhile: then the request is sent
+      // again on a new one (the peer never saw it).
+      for (;;) {
+        const bool reused = take_idle(*ex, url);
+        if (!reused) co_await open(*ex, url);
+        bool reusable = false;
+        try {
+          reusable = url.tls ? co_await transfer(*ex->tls, *ex, url, req, max_body_bytes, reused)
+                             : co_await transfer(*ex->plain, *ex, url, req, max_body_bytes, reused);
+        } catch (const StaleConnection&) {
+          close(*ex);
+          if (ex->cancelled) throw std::runtime_error("cancelled");
+          continue;
+        }
+        if (reusable && !ex->cancelled && keep_alive_connections > 0) {
+          keep_idle(*ex, url);
+        } else {
+          close(*ex);
+        }
+        break;
       }
-      beast::error_code ignored;
-      ex->tcp()->socket().shutdown(tcp::socket::shutdown_both, ignored);
-      ex->tcp()->close();
     } catch (const std::exception& e) {
       error = e.what();
+      close(*ex);
     }
     if (ex->cancelled) error = "cancelled";
     finish(ex, error);
+  }
+
+  // --- Kept connections (only touched on the I/O thread) ---
+  struct Idle {
+    std::optional<beast::tcp_stream> plain;
+    std::optional<TlsStream> tls;
+  };
+  std::map<std::string, std::vector<Idle>> idle;
+
+  static std::string pool_key(const HttpUrl& url) {
+    return (url.tls ? "https://" : "http://") + url.host + ":" + url.port;
+  }
+
+  bool take_idle(Exchange& ex, const HttpUrl& url) {
+    auto it = idle.find(pool_key(url));
+    if (it == idle.end() || it->second.empty()) return false;
+    Idle conn = std::move(it->second.back());
+    it->second.pop_back();
+    if (url.tls) {
+      ex.tls.emplace(std::move(*conn.tls));
+    } else {
+      ex.plain.emplace(std::move(*conn.plain));
+    }
+    return true;
+  }
+
+  void keep_idle(Exchange& ex, const HttpUrl& url) {
+    auto& list = idle[pool_key(url)];
+    if (list.size() >= keep_alive_connections) return close(ex);
+    ex.tcp()->expires_never();
+    Idle conn;
+    if (ex.tls) conn.tls.emplace(std::move(*ex.tls));
+    if (ex.plain) conn.plain.emplace(std::move(*ex.plain));
+    ex.tls.reset();
+    ex.plain.reset();
+    list.push_back(std::move(conn));
+  }
+
+  static void close(Exchange& ex) {
+    if (auto* stream = ex.tcp()) {
+      beast::error_code ignored;
+      stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+      stream->close();
+    }
+    ex.tls.reset();
+    ex.plain.reset();
+  }
+
+  // Resolves, connects and (https) handshakes, within connect_timeout.
+  asio::awaitable<void> open(Exchange& ex, const HttpUrl& url) {
+    constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
+    auto exec = co_await asio::this_coro::executor;
+    tcp::resolver resolver(exec);
+    auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, tuple);
+    if (rec)
+      throw std::runtime_error(fmt::format("cannot resolve {}: {}", url.host, rec.message()));
+    if (ex.cancelled) throw std::runtime_error("cancelled");
+    if (url.tls) {
+      auto& stream = ex.tls.emplace(exec, tls());
+      expect_peer_name(stream.native_handle(), url.host);
+      co_await connect(beast::get_lowest_layer(stream), endpoints, url);
+      // Still within the connect deadline.
+      auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, tuple);
+      if (hec)
+        throw std::runtime_error(
+            ex.cancelled ? "cancelled"
+                         : tls_handshake_failure(stream.native_handle(), hec, url.origin()));
+    } else {
+      co_await connect(ex.plain.emplace(exec), endpoints, url);
+    }
   }
 
   asio::awaitable<void> connect(beast::tcp_stream& stream,
@@ -218,9 +293,11 @@ struct HttpEngine::Impl {
   }
 
   // Sends the request and streams the response to the callbacks; the same over TCP and TLS.
+  // Returns whether the connection may carry another exchange. On a `reused` connection, a
+  // failure before any byte of the answer throws StaleConnection.
   template <class Stream>
-  static asio::awaitable<void> transfer(Stream& stream, Exchange& ex, const HttpUrl& url,
-                                        HttpRequest req, std::size_t max_body) {
+  static asio::awaitable<bool> transfer(Stream& stream, Exchange& ex, const HttpUrl& url,
+                                        const HttpRequest& req, std::size_t max_body, bool reused) {
     constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
     auto& tcp_layer = beast::get_lowest_layer(stream);
     if (req.timeout.count() > 0)
@@ -233,17 +310,21 @@ struct HttpEngine::Impl {
     hr.set(http::field::user_agent, "mcpclass");
     for (const auto& [name, value] : req.headers) hr.set(name, value);
     if (!req.body.empty() || req.method == "POST") {
-      hr.body() = std::move(req.body);
+      hr.body() = req.body;
       hr.prepare_payload();
     }
     auto [wec, wn] = co_await http::async_write(stream, hr, tuple);
+    if (wec && reused && !ex.cancelled) throw StaleConnection();
     if (wec) throw std::runtime_error(fmt::format("cannot send request: {}", wec.message()));
+    if (ex.callbacks.on_sent && !ex.cancelled) ex.callbacks.on_sent();
 
     beast::flat_buffer buffer;
     http::response_parser<http::buffer_body> parser;
     parser.body_limit(boost::none);
     parser.header_limit(64 * 1024);
     auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, tuple);
+    if (hec && reused && !ex.cancelled && buffer.size() == 0 && !parser.got_some())
+      throw StaleConnection();
     if (hec) throw std::runtime_error(fmt::format("no response: {}", hec.message()));
     HttpHead head;
     head.status = static_cast<int>(parser.get().result_int());
@@ -273,12 +354,14 @@ struct HttpEngine::Impl {
         ex.callbacks.on_data(std::string_view(chunk.data(), got));
       if (bec) throw std::runtime_error(fmt::format("response broken: {}", bec.message()));
     }
+    co_return parser.is_done() && parser.keep_alive() && buffer.size() == 0;
   }
 };
 
 HttpEngine::HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
-                       std::size_t max_body_bytes)
-    : impl_(std::make_shared<Impl>(connect_timeout, std::move(ca_file), max_body_bytes)) {}
+                       std::size_t max_body_bytes, std::size_t keep_alive_connections)
+    : impl_(std::make_shared<Impl>(connect_timeout, std::move(ca_file), max_body_bytes,
+                                   keep_alive_connections)) {}
 
 void HttpEngine::prepare_tls() {
   impl_->tls();

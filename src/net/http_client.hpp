@@ -64,6 +64,9 @@ struct HttpHead {
 };
 
 struct ExchangeCallbacks {
+  /// Once the request was written to a connection (before that, a failure means the peer was
+  /// never reached: it cannot have acted on the request).
+  std::function<void()> on_sent;
   std::function<void(const HttpHead& head)> on_head;
   std::function<void(std::string_view data)> on_data;
   /// Exactly once per started exchange (unless the engine is stopped first): empty on a clean
@@ -77,8 +80,12 @@ class HttpEngine {
   /// store. Connect and TLS handshake together are bounded by `connect_timeout`.
   /// `max_body_bytes`: a response that is not an SSE stream fails once its body passes this
   /// (a hostile peer cannot fill memory); SSE streams are bounded per event by SseParser.
+  /// `keep_alive_connections`: idle connections kept per origin for later exchanges (0 = a
+  /// connection per exchange); a kept connection the peer closed meanwhile is replaced
+  /// transparently.
   HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
-             std::size_t max_body_bytes = limits::kMaxClientMessageBytes);
+             std::size_t max_body_bytes = limits::kMaxClientMessageBytes,
+             std::size_t keep_alive_connections = 0);
   /// Calls stop().
   ~HttpEngine();
   HttpEngine(const HttpEngine&) = delete;

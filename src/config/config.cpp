@@ -314,6 +314,7 @@ Config config_from_json(const json::value& document) {
   const auto* classifier = r.get("classifier");
   const auto* routing = r.get("routing");
   const auto* server = r.get("server");
+  const auto* route = r.get("route");
   r.finish();
 
   std::optional<Config> defaults;
@@ -327,6 +328,7 @@ Config config_from_json(const json::value& document) {
                  : ClassifierSettings{},
       routing ? classify::RoutingPolicy::from_json(*routing, "routing") : classify::RoutingPolicy{},
       server ? parse_server(*server) : ServerSettings{},
+      std::nullopt,
   };
   // The reference's "short math query" rule is a default, not a demand that a math category
   // exist: drop defaulted rules for absent categories, but reject explicit ones.
@@ -336,6 +338,10 @@ Config config_from_json(const json::value& document) {
     std::erase_if(config.routing.short_queries,
                   [&](const auto& rule) { return !config.categories.find(rule.category); });
   config.routing.check_against(config.categories, "routing");
+  if (route != nullptr) {
+    config.route = RouteSettings::from_json(*route, "route");
+    config.route->check_against(config.categories, config.routing, "route");
+  }
   if (config.classifier.kind == "rules" || config.classifier.kind == "composite") {
     // Compiling once here reports bad patterns and unknown categories at load time, with the
     // key path, instead of on first use.
@@ -356,6 +362,7 @@ json::object Config::to_json() const {
   out["classifier"] = std::move(cls);
   out["routing"] = routing.to_json();
   out["server"] = server_to_json(server);
+  if (route) out["route"] = route->to_json();
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/routing_policy.hpp"
 #include "mcpclass/classify/rule_classifier.hpp"
+#include "mcpclass/config/route_settings.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/util/limits.hpp"
 #include "mcpclass/version.hpp"
@@ -138,6 +139,8 @@ struct Config {
   ClassifierSettings classifier;
   classify::RoutingPolicy routing;
   ServerSettings server;
+  /// `route`: the routing proxy's upstreams (`mcpclass route`); absent = not a router.
+  std::optional<RouteSettings> route;
 
   /// The same document shape parse_config() reads (round-trips).
   json::object to_json() const;

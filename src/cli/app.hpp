@@ -36,6 +36,8 @@ struct ServeOptions {
   std::vector<std::string> allow_origins;
   std::string token_file;
   bool allow_unauthenticated = false;
+  /// `mcpclass route`: HTTP only, with the routing proxy of the config's `route` section.
+  bool route = false;
 };
 
 int run_classify(const config::Config& config, const std::string& text, bool probabilities);

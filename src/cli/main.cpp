@@ -45,36 +45,47 @@ int main(int argc, char** argv) {
   add_config(config_dump);
 
   cli::ServeOptions serve_options;
+  // serve and route share the HTTP front and its options (only one of them runs).
+  auto add_http_options = [&](CLI::App* cmd, const std::string& what) {
+    cmd->add_option("--http", serve_options.http,
+                    what + " on HOST:PORT (default" +
+                        (cmd->get_name() == "serve" ? ", without --stdio" : "") +
+                        ": server.http of the config, 127.0.0.1:8090)");
+    auto* tls_cert = cmd->add_option("--tls-cert", serve_options.tls_cert,
+                                     "Serve HTTPS only, with this PEM certificate chain "
+                                     "(default: server.http.tls.cert_file of the config)");
+    auto* tls_key = cmd->add_option("--tls-key", serve_options.tls_key,
+                                    "PEM private key of --tls-cert (default: "
+                                    "server.http.tls.key_file)");
+    tls_cert->needs(tls_key);
+    tls_key->needs(tls_cert);
+    cmd->add_option("--allow-host", serve_options.allow_hosts,
+                    "Also accept this Host header (repeatable; \"*\": any; added to "
+                    "server.http.auth.allowed_hosts)");
+    cmd->add_option("--allow-origin", serve_options.allow_origins,
+                    "Also accept this Origin (repeatable; added to "
+                    "server.http.auth.allowed_origins)");
+    cmd->add_option("--token-file", serve_options.token_file,
+                    "Require a bearer token listed in this file, one per line (overrides "
+                    "server.http.auth.bearer_tokens_file)");
+    cmd->add_flag("--allow-unauthenticated", serve_options.allow_unauthenticated,
+                  "Serve a non-loopback address without tokens (behind a proxy that "
+                  "authenticates)");
+    add_config(cmd);
+  };
   auto* serve = app.add_subcommand("serve", "Serve classify_text and list_categories over MCP");
   serve->add_flag("--stdio", serve_options.stdio,
                   "Serve newline-delimited JSON-RPC on stdin/stdout");
-  serve->add_option("--http", serve_options.http,
-                    "Serve Streamable HTTP (/mcp), legacy SSE (/sse), the router dialects and "
-                    "/health on HOST:PORT (default, without --stdio: server.http of the config, "
-                    "127.0.0.1:8090)");
+  add_http_options(serve,
+                   "Serve Streamable HTTP (/mcp), legacy SSE (/sse), the router dialects and "
+                   "/health");
   serve->add_flag("--stateless", serve_options.stateless,
                   "HTTP without sessions: every POST is self-contained");
-  auto* tls_cert = serve->add_option("--tls-cert", serve_options.tls_cert,
-                                     "Serve HTTPS only, with this PEM certificate chain "
-                                     "(default: server.http.tls.cert_file of the config)");
-  auto* tls_key = serve->add_option("--tls-key", serve_options.tls_key,
-                                    "PEM private key of --tls-cert (default: "
-                                    "server.http.tls.key_file)");
-  tls_cert->needs(tls_key);
-  tls_key->needs(tls_cert);
-  serve->add_option("--allow-host", serve_options.allow_hosts,
-                    "Also accept this Host header (repeatable; \"*\": any; added to "
-                    "server.http.auth.allowed_hosts)");
-  serve->add_option("--allow-origin", serve_options.allow_origins,
-                    "Also accept this Origin (repeatable; added to "
-                    "server.http.auth.allowed_origins)");
-  serve->add_option("--token-file", serve_options.token_file,
-                    "Require a bearer token listed in this file, one per line (overrides "
-                    "server.http.auth.bearer_tokens_file)");
-  serve->add_flag("--allow-unauthenticated", serve_options.allow_unauthenticated,
-                  "Serve a non-loopback address without tokens (behind a proxy that "
-                  "authenticates)");
-  add_config(serve);
+  auto* route = app.add_subcommand(
+      "route",
+      "Route OpenAI chat completions (POST /v1/chat/completions) to the upstreams of the "
+      "config's `route` section, next to everything `serve --http` serves (docs/route.md)");
+  add_http_options(route, "Serve /v1/chat/completions, /v1/models, /mcp and /health");
 
   cli::LearnedCommands learned(app);  // model convert, index, train, eval
 
@@ -94,6 +105,7 @@ int main(int argc, char** argv) {
     if (*list) return cli::run_list(config);
     if (*config_dump) return cli::run_config(config);
     serve_options.config_path = config_path;
+    serve_options.route = static_cast<bool>(*route);
     return cli::run_serve(config, serve_options);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "mcpclass: configuration error: {}\n", e.what());

@@ -5,9 +5,11 @@
 #include "cli/config_watcher.hpp"
 #include "cli/serve_signals.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/route/route_proxy.hpp"
 #include "mcpclass/service/classification_service.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/transport/server/stdio.hpp"
+#include "mcpclass/util/prometheus.hpp"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -78,24 +80,12 @@ class ClassificationCounters {
     std::shared_lock lock(mutex_);
     for (const auto& [name, count] : counts_) {
       text += fmt::format("mcpclass_classifications_total{{category=\"{}\"}} {}\n",
-                          escape_label(name), count.load(std::memory_order_relaxed));
+                          util::prometheus_label(name), count.load(std::memory_order_relaxed));
     }
     return text;
   }
 
  private:
-  static std::string escape_label(const std::string& value) {
-    std::string out;
-    for (const char ch : value) {
-      if (ch == '\\' || ch == '"') out += '\\';
-      if (ch == '\n') {
-        out += "\\n";
-        continue;
-      }
-      out += ch;
-    }
-    return out;
-  }
   mutable std::shared_mutex mutex_;
   std::map<std::string, std::atomic<std::uint64_t>> counts_;
 };
@@ -161,7 +151,11 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   if (!options.token_file.empty()) auth.bearer_tokens_file = options.token_file;
   if (options.allow_unauthenticated) auth.allow_unauthenticated = true;
   std::shared_ptr<const classify::Classifier> classifier = config::make_classifier(config);
-  const bool want_stdio = options.stdio;
+  if (options.route && !config.route)
+    throw config::ConfigError("route",
+                              "mcpclass route needs a `route` section with the upstream models "
+                              "(docs/route.md)");
+  const bool want_stdio = options.stdio && !options.route;
   const bool want_http = !options.http.empty() || !options.stdio;
 
   auto counters = std::make_shared<ClassificationCounters>(classifier->categories());
@@ -210,6 +204,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   int running = 0;
   auto stdio_counters = std::make_shared<transport::StdioCounters>();
   std::unique_ptr<transport::HttpServer> http;
+  std::shared_ptr<route::RouteProxy> route_proxy;  // stopped after `http`
   if (want_http) {
     transport::HttpServerOptions http_options = service.http_options();
     if (!options.http.empty())
@@ -218,9 +213,18 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     http_options.stateless = options.stateless;
     if (!options.tls_cert.empty()) http_options.tls_cert_file = options.tls_cert;
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
-    http_options.extra_metrics = [counters, &service, stdio_counters, want_stdio] {
+    if (options.route) {
+      route_proxy = std::make_shared<route::RouteProxy>(
+          *config.route,
+          route::RouteProxyOptions{.classifier = [&service] { return service.classifier(); },
+                                   .max_text_length = config.server.max_text_length});
+      http_options.app = route_proxy;
+    }
+    http_options.extra_metrics = [counters, &service, stdio_counters, want_stdio,
+                                  proxy = route_proxy.get()] {
       return counters->prometheus() + service.prometheus() +
-             (want_stdio ? stdio_counters->prometheus() : std::string()) + heap_metrics();
+             (want_stdio ? stdio_counters->prometheus() : std::string()) +
+             (proxy ? proxy->prometheus() : std::string()) + heap_metrics();
     };
     const auto started = std::chrono::steady_clock::now();
     auto health = [&service, started, want_stdio] {
@@ -242,6 +246,11 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
                  classifier->categories().size(), classifier->kind(),
                  http_options.tls_cert_file.empty() ? "http" : "https", http_options.host,
                  http->port(), options.stateless ? " (stateless)" : "");
+      if (route_proxy)
+        fmt::print(stderr, "mcpclass: routing {} models on {}://{}:{}/v1/chat/completions\n",
+                   config.route->models.size(),
+                   http_options.tls_cert_file.empty() ? "http" : "https", http_options.host,
+                   http->port());
     } catch (const std::exception& e) {
       fmt::print(stderr, "mcpclass: HTTP transport failed to start: {}\n", e.what());
       http.reset();
@@ -271,6 +280,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   shutdown.wait();
   triggers.stop();
   if (http) http->stop();
+  if (route_proxy) route_proxy->stop();
   if (stdio_thread.joinable()) stdio_thread.join();
   service.stop();
   return kOk;

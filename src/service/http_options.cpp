@@ -16,14 +16,8 @@ std::string trim(std::string s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-// "${NAME}" is the value of an environment variable (secrets stay out of config files).
 std::string resolve_token(const std::string& token) {
-  if (!token.starts_with("${") || !token.ends_with("}")) return token;
-  const std::string name = token.substr(2, token.size() - 3);
-  const char* value = std::getenv(name.c_str());
-  if (value == nullptr || *value == '\0')
-    throw config::ConfigError(kTokensKey, "environment variable " + name + " is unset or empty");
-  return value;
+  return resolve_env_reference(token, kTokensKey);
 }
 
 std::vector<std::string> read_tokens_file(const std::string& path) {
@@ -39,6 +33,15 @@ std::vector<std::string> read_tokens_file(const std::string& path) {
 }
 
 }  // namespace
+
+std::string resolve_env_reference(const std::string& value, const std::string& key) {
+  if (!value.starts_with("${") || !value.ends_with("}")) return value;
+  const std::string name = value.substr(2, value.size() - 3);
+  const char* env = std::getenv(name.c_str());
+  if (env == nullptr || *env == '\0')
+    throw config::ConfigError(key, "environment variable " + name + " is unset or empty");
+  return env;
+}
 
 transport::HttpServerOptions http_server_options(const config::HttpSettings& http) {
   transport::HttpServerOptions o;

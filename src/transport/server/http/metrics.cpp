@@ -1,6 +1,8 @@
 // Prometheus text exposition of the transport counters.
 #include "transport/server/http/metrics.hpp"
 
+#include "mcpclass/util/prometheus.hpp"
+
 #include "mcpclass/server/session.hpp"
 
 #include <fmt/format.h>
@@ -9,20 +11,9 @@ namespace mcpclass::transport {
 
 namespace {
 
-// Label values come from our own routes and from method names a client sent: escape them.
-std::string label(std::string_view v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\' || c == '"') out.push_back('\\');
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out;
-}
+// Label values come from our own routes and from method names a client sent: escaped.
+using util::prometheus_label;
+constexpr auto label = [](std::string_view v) { return prometheus_label(v); };
 
 }  // namespace
 

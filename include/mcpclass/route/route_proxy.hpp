@@ -1,0 +1,58 @@
+// The OpenAI-compatible routing proxy behind `mcpclass route` (docs/route.md): mounted on an
+// HttpServer (HttpServerOptions::app), it serves POST /v1/chat/completions (classify the prompt,
+// pick the model and reasoning, forward, stream the answer back) and GET /v1/models.
+// Thread-safety: handle() runs concurrently on the server's I/O threads; prometheus() and
+// cancel_all() may be called from any thread; stop() and the destructor belong to the owner,
+// after the HttpServer stopped.
+#pragma once
+
+#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/config/route_settings.hpp"
+#include "mcpclass/transport/server/http_app.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace mcpclass::route {
+
+struct RouteProxyOptions {
+  /// The classifier of the moment (a reload swaps it; requests in flight keep theirs).
+  std::function<std::shared_ptr<const classify::Classifier>()> classifier;
+  /// Longer prompts are classified on their first max_text_length bytes.
+  std::size_t max_text_length = 10'000;
+  /// Threads that run classifiers other than rules (rules run on the I/O thread).
+  std::size_t worker_threads = 2;
+};
+
+class RouteProxy final : public transport::HttpApp {
+ public:
+  /// Resolves each api_key "${NAME}" and starts a connection pool per model. Throws ConfigError
+  /// (an unset variable, an unusable ca_file).
+  RouteProxy(config::RouteSettings settings, RouteProxyOptions options);
+  /// Calls stop().
+  ~RouteProxy() override;
+  RouteProxy(const RouteProxy&) = delete;
+  RouteProxy& operator=(const RouteProxy&) = delete;
+
+  bool handles(std::string_view path) const override;
+  void handle(transport::HttpAppRequest request,
+              std::shared_ptr<transport::HttpAppResponse> response) override;
+  std::string metrics_label() const override { return "route"; }
+  std::string too_large_body(std::string_view message) const override;
+  void cancel_all() override;
+
+  /// `mcpclass_route_*` series (Prometheus text).
+  std::string prometheus() const;
+  /// Cancels the upstream exchanges still running, joins the workers and the pools' threads.
+  /// Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace mcpclass::route

@@ -1,0 +1,104 @@
+#include "route/route_metrics.hpp"
+
+#include "mcpclass/util/prometheus.hpp"
+
+#include <fmt/format.h>
+
+namespace mcpclass::route {
+
+namespace {
+
+// The decision takes microseconds (rules) to milliseconds (learned); upstreams take seconds.
+constexpr std::array<double, 16> kDecisionBounds = {
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+    0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   0.5,   1.0};
+constexpr std::array<double, 16> kUpstreamBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                    0.05,   0.1,   0.25,   0.5,   1.0,  2.5,
+                                                    5.0,    10.0,  30.0,   60.0};
+
+std::string label(std::string_view value) {
+  return util::prometheus_label(value);
+}
+
+}  // namespace
+
+void RouteMetrics::observe(Histogram& h, const double* bounds, double seconds) {
+  for (std::size_t i = 0; i < h.buckets.size(); ++i)
+    if (seconds <= bounds[i]) ++h.buckets[i];
+  ++h.count;
+  h.sum += seconds;
+}
+
+void RouteMetrics::routed(std::string_view category, std::string_view model) {
+  std::lock_guard lock(mutex_);
+  ++requests_[{std::string(category), std::string(model)}];
+}
+
+void RouteMetrics::decision(double seconds) {
+  std::lock_guard lock(mutex_);
+  observe(decision_, kDecisionBounds.data(), seconds);
+}
+
+void RouteMetrics::upstream(std::string_view model, double seconds) {
+  std::lock_guard lock(mutex_);
+  auto it = upstream_.find(model);
+  if (it == upstream_.end()) it = upstream_.emplace(std::string(model), Histogram{}).first;
+  observe(it->second, kUpstreamBounds.data(), seconds);
+}
+
+void RouteMetrics::first_byte(std::string_view model, double seconds) {
+  std::lock_guard lock(mutex_);
+  auto it = first_byte_.find(model);
+  if (it == first_byte_.end()) it = first_byte_.emplace(std::string(model), Histogram{}).first;
+  observe(it->second, kUpstreamBounds.data(), seconds);
+}
+
+void RouteMetrics::upstream_error(std::string_view model, std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  ++errors_[{std::string(model), std::string(reason)}];
+}
+
+std::string RouteMetrics::prometheus() const {
+  auto histogram = [](std::string& out, std::string_view name, std::string_view labels,
+                      const Histogram& h, const std::array<double, 16>& bounds) {
+    const std::string sep = labels.empty() ? "" : ",";
+    for (std::size_t i = 0; i < bounds.size(); ++i)
+      out += fmt::format("{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep, bounds[i],
+                         h.buckets[i]);
+    out += fmt::format("{}_bucket{{{}{}le=\"+Inf\"}} {}\n", name, labels, sep, h.count);
+    const std::string braces = labels.empty() ? "" : fmt::format("{{{}}}", labels);
+    out += fmt::format("{}_sum{} {}\n{}_count{} {}\n", name, braces, h.sum, name, braces, h.count);
+  };
+  std::lock_guard lock(mutex_);
+  std::string out =
+      "# HELP mcpclass_route_requests_total Requests routed (or passed through) by category and "
+      "model.\n# TYPE mcpclass_route_requests_total counter\n";
+  for (const auto& [key, n] : requests_)
+    out += fmt::format("mcpclass_route_requests_total{{category=\"{}\",model=\"{}\"}} {}\n",
+                       label(key.first), label(key.second), n);
+  out +=
+      "# HELP mcpclass_route_decision_seconds Text extraction, classification and rewrite.\n"
+      "# TYPE mcpclass_route_decision_seconds histogram\n";
+  histogram(out, "mcpclass_route_decision_seconds", "", decision_, kDecisionBounds);
+  out +=
+      "# HELP mcpclass_route_upstream_seconds Request sent to the upstream's response head.\n"
+      "# TYPE mcpclass_route_upstream_seconds histogram\n";
+  for (const auto& [model, h] : upstream_)
+    histogram(out, "mcpclass_route_upstream_seconds", fmt::format("model=\"{}\"", label(model)), h,
+              kUpstreamBounds);
+  out +=
+      "# HELP mcpclass_route_first_byte_seconds Request received to the first body byte sent.\n"
+      "# TYPE mcpclass_route_first_byte_seconds histogram\n";
+  for (const auto& [model, h] : first_byte_)
+    histogram(out, "mcpclass_route_first_byte_seconds", fmt::format("model=\"{}\"", label(model)),
+              h, kUpstreamBounds);
+  out +=
+      "# HELP mcpclass_route_upstream_errors_total Upstream failures by model and reason.\n"
+      "# TYPE mcpclass_route_upstream_errors_total counter\n";
+  for (const auto& [key, n] : errors_)
+    out += fmt::format("mcpclass_route_upstream_errors_total{{model=\"{}\",reason=\"{}\"}} {}\n",
+                       label(key.first), label(key.second), n);
+  return out;
+}
+
+}  // namespace mcpclass::route

@@ -9,6 +9,7 @@
 #               (bench/stdio_echo.c)
 #   footprint   RSS idle/under load, spawn-to-first-answer, binary sizes, with/without libtorch
 #   scaling     throughput vs I/O threads, number of categories, text length
+#   route       mcpclass route's added latency and throughput vs nginx proxy_pass (route.json)
 # Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
 # libtorch figures use ./build (scripts/build.sh) when it was configured with libtorch.
 # Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (2), MCPCLASS_BENCH_ROUNDS of the HTTP
@@ -57,6 +58,17 @@ else
 fi
 
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
+ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route}"
+# route: what `mcpclass route` adds over calling the upstream, against nginx proxy_pass
+# (bench/route_proxy.py); the learned row needs the libtorch build's CLI and models/setup.sh.
+if [[ ",$ONLY," == *,route,* ]]; then
+  route_cli="$BUILD/mcpclass"
+  [ ${#torch_args[@]} -gt 0 ] && route_cli="$TORCH_BUILD/mcpclass"
+  /usr/bin/python3 "$ROOT/bench/route_proxy.py" --cli "$route_cli" --json "$OUT/route.json" \
+    --seconds "${MCPCLASS_BENCH_SECONDS:-3}" --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
+fi
+SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/^,//; s/,$//')"
+[ -n "$SUITE_ONLY" ] || exit 0
 exec /usr/bin/python3 "$ROOT/bench/suite.py" --cli "$BUILD/mcpclass" \
   --bench-binary "$BUILD/bench/mcpclass_bench" --bare-beast "$BUILD/bench/bare_beast" \
   --stdio-echo "$BUILD/bench/stdio_echo" --library "$BUILD/src/libmcpclass_core.a" \
@@ -66,4 +78,4 @@ exec /usr/bin/python3 "$ROOT/bench/suite.py" --cli "$BUILD/mcpclass" \
   --stdio-seconds "${MCPCLASS_BENCH_STDIO_SECONDS:-3}" \
   --iterations "${MCPCLASS_BENCH_ITERATIONS:-20000}" \
   --spawn-runs "${MCPCLASS_BENCH_SPAWN_RUNS:-15}" \
-  --only "${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling}"
+  --only "$SUITE_ONLY"

@@ -15,7 +15,9 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -62,8 +64,13 @@ struct Upstream {
   config::RouteUpstream settings;
   td::HttpUrl url;  // <base_url>/chat/completions
   std::string api_key;
-  std::unique_ptr<td::HttpEngine> engine;
+  /// Upstream I/O threads, each with its own keep-alive pool; requests take turns.
+  std::vector<std::unique_ptr<td::HttpEngine>> engines;
 };
+
+// A JSON answer up to this size is sent whole, with Content-Length, in one write (as nginx's
+// proxy_buffering does); SSE streams and larger or unsized bodies stream through.
+constexpr std::size_t kBufferedAnswerBytes = 1024 * 1024;
 
 }  // namespace
 
@@ -88,6 +95,11 @@ struct Forward {
   bool headed = false;
   bool first_byte = false;
   Clock::time_point sent_at;
+  // A small non-streaming answer, collected until complete (engine thread only).
+  bool buffered = false;
+  unsigned status = 0;
+  HttpHeaders headers;
+  std::string body;
 };
 
 struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
@@ -102,6 +114,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   std::mutex live_mutex;
   std::set<std::shared_ptr<Forward>> live;
   bool stopped = false;
+  std::atomic<std::size_t> turn{0};
 
   bool routed_name(std::string_view model) const {
     for (const auto& name : settings.routed_models)
@@ -253,9 +266,22 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
         if (passes_through(key)) headers.emplace_back(key, value);
       headers.insert(headers.end(), fwd->decision_headers.begin(), fwd->decision_headers.end());
       headers.emplace_back("x-mcpclass-model", name);
+      const auto length = head.header("content-length");
+      if (head.header("content-type").find("text/event-stream") == std::string::npos &&
+          !length.empty() && length.size() < 8 && std::stoul(length) <= kBufferedAnswerBytes) {
+        fwd->buffered = true;
+        fwd->status = static_cast<unsigned>(head.status);
+        fwd->headers = std::move(headers);
+        fwd->body.reserve(std::stoul(length));
+        return;
+      }
       fwd->response->begin(static_cast<unsigned>(head.status), std::move(headers));
     };
     cb.on_data = [self = shared_from_this(), fwd, name](std::string_view data) {
+      if (fwd->buffered) {
+        fwd->body.append(data);
+        return;
+      }
       if (!fwd->first_byte) {  // only the engine's thread touches it
         fwd->first_byte = true;
         self->metrics.first_byte(name, seconds_since(fwd->received));
@@ -273,8 +299,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     try {
-      fwd->engine = u.engine.get();
-      fwd->id = u.engine->start(u.url, std::move(req), std::move(cb));
+      auto& engine = *u.engines[turn.fetch_add(1, std::memory_order_relaxed) % u.engines.size()];
+      fwd->engine = &engine;
+      fwd->id = engine.start(u.url, std::move(req), std::move(cb));
     } catch (const std::exception& e) {  // the proxy is stopping
       fwd->engine = nullptr;
       error_response(*fwd->response, 503, fmt::format("Service unavailable: {}", e.what()),
@@ -293,12 +320,21 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       cancelled = fwd->cancelled || error == "cancelled";
       fwd->engine = nullptr;
       fwd->sent = fwd->headed = false;
+      if (!error.empty()) {
+        // A collected answer that broke was never sent: an error still fits.
+        fwd->body.clear();
+      }
     }
     if (error.empty()) {
-      fwd->response->end();
+      if (fwd->buffered) {
+        metrics.first_byte(name, seconds_since(fwd->received));
+        fwd->response->respond(fwd->status, std::move(fwd->headers), std::move(fwd->body));
+      } else {
+        fwd->response->end();
+      }
       return done(fwd);
     }
-    if (headed) {
+    if (headed && !fwd->buffered) {
       // Part of the answer went out: the client must see it truncated, not complete.
       if (!cancelled) metrics.upstream_error(name, "broken");
       fwd->response->abort();
@@ -345,9 +381,11 @@ RouteProxy::RouteProxy(config::RouteSettings settings, RouteProxyOptions options
     u.api_key = service::resolve_env_reference(s.api_key, path + ".api_key");
     try {
       u.url = td::parse_http_url(s.base_url + std::string(kChatPath.substr(3)));
-      u.engine = std::make_unique<td::HttpEngine>(s.connect_timeout, s.ca_file, SIZE_MAX,
-                                                  impl_->settings.keep_alive_connections);
-      if (u.url.tls) u.engine->prepare_tls();
+      for (std::size_t i = 0; i < std::max<std::size_t>(1, impl_->options.upstream_threads); ++i) {
+        auto& engine = u.engines.emplace_back(std::make_unique<td::HttpEngine>(
+            s.connect_timeout, s.ca_file, SIZE_MAX, impl_->settings.keep_alive_connections));
+        if (u.url.tls) engine->prepare_tls();
+      }
     } catch (const std::exception& e) {
       throw classify::ConfigError(path, e.what());
     }
@@ -407,7 +445,8 @@ void RouteProxy::stop() {
   }
   cancel_all();
   impl_->pool.stop();
-  for (auto& [name, u] : impl_->upstreams) u.engine->stop();
+  for (auto& [name, u] : impl_->upstreams)
+    for (auto& engine : u.engines) engine->stop();
   std::lock_guard lock(impl_->live_mutex);
   impl_->live.clear();
 }

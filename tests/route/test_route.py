@@ -298,10 +298,11 @@ def test_oversized_body_413_in_openai_format(tmp_path, upstream):
 
 
 def test_upstream_connections_are_kept_alive(route, upstream):
-    for _ in range(5):
+    for _ in range(6):
         assert route.post(ask("algebra"))[0] == 200
     conns = {r["conn"] for r in upstream.records()}
-    assert len(conns) == 1
+    # One kept connection per upstream I/O thread (RouteProxyOptions::upstream_threads, 2).
+    assert len(upstream.records()) == 6 and len(conns) <= 2
 
 
 def test_tokens_guard_route_and_api_key_goes_upstream(tmp_path, upstream):

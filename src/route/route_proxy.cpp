@@ -345,7 +345,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                      "server_error", "cancelled", fwd->decision_headers);
       return done(fwd);
     }
-    const bool timeout = error.find("timed out") != std::string::npos;
+    const bool timeout = error.find("timeout") != std::string::npos;
     metrics.upstream_error(name, !sent ? "connect" : timeout ? "timeout" : "broken");
     const auto& u = upstreams.find(name)->second;
     const auto& fallback = u.settings.fallback;

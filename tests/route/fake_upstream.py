@@ -6,6 +6,7 @@ A request steers its own answer with an extra body field the router forwards unt
   chunks  SSE chunks for stream: true (default 3), each after `delay` seconds (default 0)
   status  answer with this status and an OpenAI error body carrying `error`
   close   close the connection without answering
+  head_delay  seconds to wait before the status line (a slow upstream)
 
 Records (one per request, in arrival order): {"id", "path", "headers" (lower-case), "body",
 "conn" (the connection's number: reused connections share it), "done" (the answer was written to
@@ -86,6 +87,8 @@ class FakeUpstream:
                 if fake.get("close"):
                     self.close_connection = True
                     return
+                if fake.get("head_delay"):
+                    time.sleep(float(fake["head_delay"]))
                 if not record["path"].endswith("/chat/completions"):
                     return self._send_json(404, {"error": {"message": "no such path"}})
                 status = int(fake.get("status", 200))

@@ -251,6 +251,20 @@ def test_dead_upstream_502_and_fallback(tmp_path, upstream):
         assert r.stop() == 0
 
 
+def test_upstream_timeout_504(tmp_path, upstream):
+    r = Route(tmp_path, models_yaml(upstream.url, **{
+        "m-openai": f'{{base_url: "{upstream.url}", reasoning: openai, timeout: 1}}'}))
+    try:
+        t0 = time.monotonic()
+        status, headers, body = r.post(ask("algebra", fake={"head_delay": 4}))
+        assert status == 504 and time.monotonic() - t0 < 3.5, body
+        err = json.loads(body)["error"]
+        assert err["code"] == "upstream_timeout" and "m-openai" in err["message"]
+        assert headers["x-mcpclass-model"] == "m-openai"
+    finally:
+        assert r.stop() == 0
+
+
 def test_upstream_that_breaks_mid_answer_truncates(route, upstream):
     status, _, body = route.post(ask("algebra", fake={"close": True}))
     assert status == 502

@@ -13,7 +13,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -100,8 +99,6 @@ struct Exchange {
   std::optional<TlsStream> tls;            // https://
   std::optional<asio::steady_timer> timer;
   bool cancelled = false;
-  /// The strand the exchange runs on (a kept connection's own, or a new one); abort() runs there.
-  asio::any_io_executor executor;
 
   beast::tcp_stream* tcp() {
     if (tls) return &beast::get_lowest_layer(*tls);
@@ -118,24 +115,18 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 struct HttpEngine::Impl {
-  /// `loop`: the caller's event loop; null = an io_context and a thread of the engine's own.
-  Impl(asio::io_context* loop, std::chrono::milliseconds timeout, std::string ca,
-       std::size_t max_body, std::size_t keep_alive)
-      : own(loop ? nullptr : std::make_unique<asio::io_context>()),
-        ioc(loop ? *loop : *own),
+  Impl(std::chrono::milliseconds timeout, std::string ca, std::size_t max_body,
+       std::size_t keep_alive)
+      : guard(asio::make_work_guard(ioc)),
         connect_timeout(timeout),
         ca_file(std::move(ca)),
         max_body_bytes(max_body),
         keep_alive_connections(keep_alive) {
-    if (own) {
-      guard.emplace(asio::make_work_guard(*own));
-      thread = std::thread([this] { own->run(); });
-    }
+    thread = std::thread([this] { ioc.run(); });
   }
 
-  std::unique_ptr<asio::io_context> own;
-  asio::io_context& ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+  asio::io_context ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> guard;
   std::chrono::milliseconds connect_timeout;
   const std::string ca_file;
   const std::size_t max_body_bytes;
@@ -181,8 +172,7 @@ struct HttpEngine::Impl {
     }
   }
 
-  asio::awaitable<void> run(std::shared_ptr<Exchange> ex, HttpUrl url, HttpRequest req,
-                            bool reused) {
+  asio::awaitable<void> run(std::shared_ptr<Exchange> ex, HttpUrl url, HttpRequest req) {
     constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
     std::string error;
     try {
@@ -196,6 +186,7 @@ struct HttpEngine::Impl {
       // A kept connection may have been closed by the peer meanwhile: then the request is sent
       // again on a new one (the peer never saw it).
       for (;;) {
+        const bool reused = take_idle(*ex, url);
         if (!reused) co_await open(*ex, url);
         bool reusable = false;
         try {
@@ -204,7 +195,6 @@ struct HttpEngine::Impl {
         } catch (const StaleConnection&) {
           close(*ex);
           if (ex->cancelled) throw std::runtime_error("cancelled");
-          reused = false;
           continue;
         }
         if (reusable && !ex->cancelled && keep_alive_connections > 0) {
@@ -222,12 +212,11 @@ struct HttpEngine::Impl {
     finish(ex, error);
   }
 
-  // --- Kept connections: each keeps the strand it was opened on, where its next exchange runs.
+  // --- Kept connections (only touched on the I/O thread) ---
   struct Idle {
     std::optional<beast::tcp_stream> plain;
     std::optional<TlsStream> tls;
   };
-  std::mutex idle_mutex;
   std::map<std::string, std::vector<Idle>> idle;
 
   static std::string pool_key(const HttpUrl& url) {
@@ -235,7 +224,6 @@ struct HttpEngine::Impl {
   }
 
   bool take_idle(Exchange& ex, const HttpUrl& url) {
-    std::lock_guard lock(idle_mutex);
     auto it = idle.find(pool_key(url));
     if (it == idle.end() || it->second.empty()) return false;
     Idle conn = std::move(it->second.back());
@@ -249,7 +237,6 @@ struct HttpEngine::Impl {
   }
 
   void keep_idle(Exchange& ex, const HttpUrl& url) {
-    std::unique_lock lock(idle_mutex);
     auto& list = idle[pool_key(url)];
     if (list.size() >= keep_alive_connections) return close(ex);
     ex.tcp()->expires_never();
@@ -373,13 +360,7 @@ struct HttpEngine::Impl {
 
 HttpEngine::HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
                        std::size_t max_body_bytes, std::size_t keep_alive_connections)
-    : impl_(std::make_shared<Impl>(nullptr, connect_timeout, std::move(ca_file), max_body_bytes,
-                                   keep_alive_connections)) {}
-
-HttpEngine::HttpEngine(boost::asio::io_context& loop, std::chrono::milliseconds connect_timeout,
-                       std::string ca_file, std::size_t max_body_bytes,
-                       std::size_t keep_alive_connections)
-    : impl_(std::make_shared<Impl>(&loop, connect_timeout, std::move(ca_file), max_body_bytes,
+    : impl_(std::make_shared<Impl>(connect_timeout, std::move(ca_file), max_body_bytes,
                                    keep_alive_connections)) {}
 
 void HttpEngine::prepare_tls() {
@@ -398,26 +379,22 @@ HttpEngine::ExchangeId HttpEngine::start(const HttpUrl& url, HttpRequest request
   {
     std::lock_guard lock(impl_->mutex);
     if (impl_->stopped) throw TransportError("HTTP client stopped");
-  }
-  // A kept connection is used on its own strand; a new one gets a new strand.
-  const bool reused = impl_->keep_alive_connections > 0 && impl_->take_idle(*ex, url);
-  ex->executor =
-      reused ? ex->tcp()->get_executor() : asio::any_io_executor(asio::make_strand(impl_->ioc));
-  {
-    std::lock_guard lock(impl_->mutex);
     impl_->live[ex->id] = ex;
   }
-  asio::co_spawn(ex->executor, impl_->run(ex, url, std::move(request), reused), asio::detached);
+  asio::co_spawn(impl_->ioc, impl_->run(ex, url, std::move(request)), asio::detached);
   return ex->id;
 }
 
 void HttpEngine::cancel(ExchangeId id) {
-  std::shared_ptr<Exchange> ex;
-  {
-    std::lock_guard lock(impl_->mutex);
-    if (auto it = impl_->live.find(id); it != impl_->live.end()) ex = it->second;
-  }
-  if (ex) asio::post(ex->executor, [ex] { Impl::abort(*ex); });
+  Impl* impl = impl_.get();
+  asio::post(impl->ioc, [impl, id] {
+    std::shared_ptr<Exchange> ex;
+    {
+      std::lock_guard lock(impl->mutex);
+      if (auto it = impl->live.find(id); it != impl->live.end()) ex = it->second;
+    }
+    if (ex) Impl::abort(*ex);
+  });
 }
 
 HttpEngine::Result HttpEngine::perform(const HttpUrl& url, HttpRequest request) {
@@ -443,25 +420,21 @@ void HttpEngine::stop() {
     if (impl->stopped) return;
     impl->stopped = true;
   }
-  std::vector<std::shared_ptr<Exchange>> all;
-  {
-    std::lock_guard lock(impl->mutex);
-    for (auto& [id, ex] : impl->live) all.push_back(ex);
-  }
-  for (auto& ex : all) asio::post(ex->executor, [ex] { Impl::abort(*ex); });
-  all.clear();
+  asio::post(impl->ioc, [impl] {
+    std::vector<std::shared_ptr<Exchange>> all;
+    {
+      std::lock_guard lock(impl->mutex);
+      for (auto& [id, ex] : impl->live) all.push_back(ex);
+    }
+    for (auto& ex : all) Impl::abort(*ex);
+  });
   {
     std::unique_lock lock(impl->mutex);
     impl->cv.wait_for(lock, std::chrono::seconds(3), [impl] { return impl->live.empty(); });
   }
-  if (impl->own) {
-    impl->guard.reset();
-    impl->own->stop();
-    if (impl->thread.joinable()) impl->thread.join();
-  }
-  // Kept connections have no operation pending: they close here, while their loop still exists.
-  std::lock_guard lock(impl->idle_mutex);
-  impl->idle.clear();
+  impl->guard.reset();
+  impl->ioc.stop();
+  if (impl->thread.joinable()) impl->thread.join();
 }
 
 }  // namespace mcpclass::transport::detail

@@ -1,10 +1,9 @@
 // Internal: the HTTP/1.1 machinery shared by the client transports (Boost.Beast behind a
 // Beast-free interface, so that only client_http_core.cpp pays for Beast). One I/O thread per
-// engine, or the caller's event loop; every exchange uses its own connection, or a kept one (TLS
-// for https:// URLs, the peer's certificate verified), and streams its body to callbacks.
+// engine; every exchange uses its own connection (TLS for https:// URLs, the peer's certificate
+// verified) and streams its body to callbacks.
 // Thread-safety: start(), cancel() and perform() may be called from any thread except the I/O
-// thread (perform() blocks); an exchange's callbacks run one at a time on its strand (on the I/O
-// thread, or on the loop's threads); stop() belongs to the owner.
+// thread (perform() blocks); callbacks run on the I/O thread; stop() belongs to the owner.
 #pragma once
 
 #include "mcpclass/util/limits.hpp"
@@ -18,10 +17,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-namespace boost::asio {
-class io_context;
-}
 
 namespace mcpclass::transport::detail {
 
@@ -91,10 +86,6 @@ class HttpEngine {
   HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
              std::size_t max_body_bytes = limits::kMaxClientMessageBytes,
              std::size_t keep_alive_connections = 0);
-  /// The same on the caller's event loop `loop` (which must run until stop() returned): no
-  /// thread of its own; each exchange runs on a strand of `loop`, callbacks included.
-  HttpEngine(boost::asio::io_context& loop, std::chrono::milliseconds connect_timeout,
-             std::string ca_file, std::size_t max_body_bytes, std::size_t keep_alive_connections);
   /// Calls stop().
   ~HttpEngine();
   HttpEngine(const HttpEngine&) = delete;

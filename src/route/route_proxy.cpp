@@ -75,7 +75,7 @@ constexpr std::size_t kBufferedAnswerBytes = 1024 * 1024;
 }  // namespace
 
 // One client request on its way through its upstream and fallbacks. Callbacks run on the
-// upstream exchange's strand, cancellation on the client connection's strand: `mutex` orders them.
+// upstream engines' threads, cancellation on the client connection's strand: `mutex` orders them.
 struct Forward {
   std::shared_ptr<HttpAppResponse> response;
   Clock::time_point received = Clock::now();
@@ -115,17 +115,6 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   std::set<std::shared_ptr<Forward>> live;
   bool stopped = false;
   std::atomic<std::size_t> turn{0};
-
-  /// An upstream's engine: on `loop` when given, else on a thread of its own.
-  std::unique_ptr<td::HttpEngine> make_engine(boost::asio::io_context* loop,
-                                              const config::RouteUpstream& s) const {
-    auto engine = loop ? std::make_unique<td::HttpEngine>(*loop, s.connect_timeout, s.ca_file,
-                                                          SIZE_MAX, settings.keep_alive_connections)
-                       : std::make_unique<td::HttpEngine>(s.connect_timeout, s.ca_file, SIZE_MAX,
-                                                          settings.keep_alive_connections);
-    if (s.base_url.starts_with("https://")) engine->prepare_tls();
-    return engine;
-  }
 
   bool routed_name(std::string_view model) const {
     for (const auto& name : settings.routed_models)
@@ -392,8 +381,11 @@ RouteProxy::RouteProxy(config::RouteSettings settings, RouteProxyOptions options
     u.api_key = service::resolve_env_reference(s.api_key, path + ".api_key");
     try {
       u.url = td::parse_http_url(s.base_url + std::string(kChatPath.substr(3)));
-      for (std::size_t i = 0; i < std::max<std::size_t>(1, impl_->options.upstream_threads); ++i)
-        u.engines.push_back(impl_->make_engine(nullptr, s));
+      for (std::size_t i = 0; i < std::max<std::size_t>(1, impl_->options.upstream_threads); ++i) {
+        auto& engine = u.engines.emplace_back(std::make_unique<td::HttpEngine>(
+            s.connect_timeout, s.ca_file, SIZE_MAX, impl_->settings.keep_alive_connections));
+        if (u.url.tls) engine->prepare_tls();
+      }
     } catch (const std::exception& e) {
       throw classify::ConfigError(path, e.what());
     }
@@ -439,21 +431,6 @@ void RouteProxy::cancel_all() {
     all.assign(impl_->live.begin(), impl_->live.end());
   }
   for (const auto& fwd : all) Impl::cancel(*fwd);
-}
-
-void RouteProxy::attach(boost::asio::io_context& loop) {
-  // Before the server serves: no request uses the engines being replaced.
-  for (auto& [name, u] : impl_->upstreams) {
-    auto threaded = std::exchange(u.engines, {});
-    u.engines.push_back(impl_->make_engine(&loop, u.settings));
-    for (auto& engine : threaded) engine->stop();
-  }
-}
-
-void RouteProxy::detach() {
-  cancel_all();
-  for (auto& [name, u] : impl_->upstreams)
-    for (auto& engine : u.engines) engine->stop();
 }
 
 std::string RouteProxy::prometheus() const {

@@ -25,8 +25,7 @@ struct RouteProxyOptions {
   std::size_t max_text_length = 10'000;
   /// Threads that run classifiers other than rules (rules run on the I/O thread).
   std::size_t worker_threads = 2;
-  /// I/O threads per upstream model, each with its own keep-alive pool, until attach(): on an
-  /// HttpServer, upstream connections run on the server's own event loop instead.
+  /// I/O threads per upstream model, each with its own keep-alive pool.
   std::size_t upstream_threads = 2;
 };
 
@@ -46,8 +45,6 @@ class RouteProxy final : public transport::HttpApp {
   std::string metrics_label() const override { return "route"; }
   std::string too_large_body(std::string_view message) const override;
   void cancel_all() override;
-  void attach(boost::asio::io_context& loop) override;
-  void detach() override;
 
   /// `mcpclass_route_*` series (Prometheus text).
   std::string prometheus() const;

@@ -14,10 +14,6 @@
 #include <utility>
 #include <vector>
 
-namespace boost::asio {
-class io_context;
-}
-
 namespace mcpclass::transport {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
@@ -70,13 +66,6 @@ class HttpApp {
     (void)message;
     return {};
   }
-  /// HttpServer::start() offers its event loop before serving: an app may run its own I/O there
-  /// (nginx's model: no thread hops between the client and, e.g., upstream connections) instead
-  /// of on threads of its own. The loop runs until detach() returned.
-  virtual void attach(boost::asio::io_context& loop) { (void)loop; }
-  /// HttpServer::stop() calls this after cancel_all() and the last answers, before its loop
-  /// stops: the app ends everything it runs on the loop and returns once nothing is left there.
-  virtual void detach() {}
   /// HttpServer::stop() calls this once requests in flight outlived shutdown_timeout: cut the
   /// app's work short, so each of them still answers (an error, or a truncated stream).
   virtual void cancel_all() {}

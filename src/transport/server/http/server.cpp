@@ -167,7 +167,6 @@ void HttpServer::start() {
   s.started = true;
 
   s.work.emplace(s.ioc.get_executor());
-  if (options.app) options.app->attach(s.ioc);
   s.accept();
   s.sweep();
   const std::size_t n = std::max<std::size_t>(1, options.io_threads);
@@ -202,7 +201,6 @@ void HttpServer::stop() {
   // Cancelled requests answer (503/empty stream) quickly; give those writes a moment.
   shared.wait_drained(std::chrono::milliseconds(500));
   shared.wait_streams_released(shared.options.shutdown_timeout);
-  if (shared.options.app) shared.options.app->detach();
   shared.gate->shut();
   s.work.reset();
   s.ioc.stop();

@@ -41,12 +41,14 @@ struct Tally {
   std::size_t rows = 0;
   std::size_t correct = 0;
   std::size_t group_correct = 0;
+  std::size_t low = 0;  // rows the routing policy's low-confidence rule would catch
   std::vector<double> bin_conf = std::vector<double>(kBins, 0.0);
   std::vector<double> bin_acc = std::vector<double>(kBins, 0.0);
   std::vector<double> bin_count = std::vector<double>(kBins, 0.0);
 
-  void add(bool ok, bool group_ok, double confidence) {
+  void add(bool ok, bool group_ok, double confidence, bool low_confidence) {
     ++rows;
+    low += low_confidence ? 1 : 0;
     correct += ok ? 1 : 0;
     group_correct += group_ok ? 1 : 0;
     const auto bin = static_cast<std::size_t>(
@@ -57,6 +59,7 @@ struct Tally {
   }
   double accuracy() const { return rows ? static_cast<double>(correct) / rows : 0.0; }
   double group_accuracy() const { return rows ? static_cast<double>(group_correct) / rows : 0.0; }
+  double low_rate() const { return rows ? static_cast<double>(low) / rows : 0.0; }
   /// Expected calibration error over 15 equal-width confidence bins.
   double ece() const {
     double e = 0.0;
@@ -68,7 +71,8 @@ struct Tally {
     return {{"rows", rows},
             {"accuracy", accuracy()},
             {"router8_accuracy", group_accuracy()},
-            {"ece", ece()}};
+            {"ece", ece()},
+            {"low_confidence_rate", low_rate()}};
   }
 };
 
@@ -76,12 +80,13 @@ struct Tally {
 boost::json::object print_slices(const char* title, const std::map<std::string, Tally>& slices,
                                  bool worst) {
   boost::json::object out;
-  fmt::print("\n{:<22} {:>7} {:>9} {:>9} {:>7}\n", title, "rows", "accuracy", "router8", "ECE");
+  fmt::print("\n{:<26} {:>7} {:>9} {:>9} {:>7} {:>9}\n", title, "rows", "accuracy", "router8",
+             "ECE", "low-conf");
   const std::pair<const std::string, Tally>* lowest = nullptr;
   for (const auto& slice : slices) {
     const Tally& t = slice.second;
-    fmt::print("{:<22} {:>7} {:>9.4f} {:>9.4f} {:>7.4f}\n", slice.first, t.rows, t.accuracy(),
-               t.group_accuracy(), t.ece());
+    fmt::print("{:<26} {:>7} {:>9.4f} {:>9.4f} {:>7.4f} {:>9.4f}\n", slice.first, t.rows,
+               t.accuracy(), t.group_accuracy(), t.ece(), t.low_rate());
     out[slice.first] = t.to_json();
     if (!lowest || t.group_accuracy() < lowest->second.group_accuracy()) lowest = &slice;
   }
@@ -115,6 +120,7 @@ int run_learned_eval(const config::Config& config,
   Tally all;
   std::map<std::string, Tally> by_source;
   std::map<std::string, Tally> by_shape;
+  std::map<std::string, Tally> out_of_scope;  // by source: rows its `label` marks out of scope
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto c = classifier->classify(rows[i].text, {true});
@@ -124,9 +130,14 @@ int run_learned_eval(const config::Config& config,
     const auto truth = config.categories.index_of(rows[i].category);
     const bool ok = truth && *truth == c.class_index;
     const bool group_ok = router8(rows[i].category) == router8(c.category);
-    all.add(ok, group_ok, c.confidence);
-    by_source[rows[i].source].add(ok, group_ok, c.confidence);
-    by_shape[shape_of(rows[i].source, rows[i].text)].add(ok, group_ok, c.confidence);
+    const auto& rule = config.routing.low_confidence;
+    const bool low = rule.enabled && c.confidence < rule.below;
+    all.add(ok, group_ok, c.confidence, low);
+    by_source[rows[i].source].add(ok, group_ok, c.confidence, low);
+    // CLINC150's out-of-scope requests: the text the low-confidence rule is for.
+    if (rows[i].label == "oos" || rows[i].label.starts_with("oos/"))
+      out_of_scope[rows[i].source].add(ok, group_ok, c.confidence, low);
+    by_shape[shape_of(rows[i].source, rows[i].text)].add(ok, group_ok, c.confidence, low);
     confusion[truth ? *truth : n][c.class_index] += 1;
     if (progress) progress(i + 1, rows.size());
   }
@@ -134,9 +145,11 @@ int run_learned_eval(const config::Config& config,
   const double ece = all.ece();
   const std::size_t group_correct = all.group_correct;
   const double accuracy = all.accuracy();
-  fmt::print("classifier: {} ({})\nrows: {}\naccuracy: {:.4f}\nECE (15 bins): {:.4f}\n",
-             classifier->kind(), boost::json::serialize(classifier->info()), rows.size(), accuracy,
-             ece);
+  fmt::print(
+      "classifier: {} ({})\nrows: {}\naccuracy: {:.4f}\nECE (15 bins): {:.4f}\n"
+      "low confidence (below routing.low_confidence.below = {}): {:.4f} of the rows\n",
+      classifier->kind(), boost::json::serialize(classifier->info()), rows.size(), accuracy, ece,
+      config.routing.low_confidence.below, all.low_rate());
   if (options.groups == "router8")
     fmt::print("router8 group accuracy: {:.4f}\n", static_cast<double>(group_correct) / total);
   fmt::print("\n{:<18} {:>9} {:>9} {:>7}\n", "category", "precision", "recall", "rows");
@@ -161,6 +174,8 @@ int run_learned_eval(const config::Config& config,
   }
   const auto sources = print_slices("source", by_source, true);
   const auto shapes = print_slices("shape", by_shape, false);
+  const auto scope = out_of_scope.empty() ? boost::json::object()
+                                          : print_slices("out of scope", out_of_scope, false);
   const double p50 = percentile(latency_ms, 0.5);
   const double p95 = percentile(latency_ms, 0.95);
   if (!latency_ms.empty()) {
@@ -172,10 +187,12 @@ int run_learned_eval(const config::Config& config,
                          {"accuracy", accuracy},
                          {"router8_accuracy", static_cast<double>(group_correct) / total},
                          {"ece", ece},
+                         {"low_confidence_rate", all.low_rate()},
                          {"latency_p50_ms", p50},
                          {"latency_p95_ms", p95},
                          {"sources", sources},
-                         {"shapes", shapes}}));
+                         {"shapes", shapes},
+                         {"out_of_scope", scope}}));
   return kOk;
 }
 

@@ -68,7 +68,7 @@ std::vector<LabelledExample> read_csv(const std::string& path, std::istream& in)
   for (std::size_t start = line; auto rec = csv_record(in, line); start = line) {
     if (rec->size() == 1 && rec->front().empty()) continue;  // blank line
     if (rec->size() <= std::max(*text_col, *cat_col)) bad(path, start, "too few fields");
-    LabelledExample e{(*rec)[*text_col], (*rec)[*cat_col], (*rec)[*text_col], {}, {}};
+    LabelledExample e{(*rec)[*text_col], (*rec)[*cat_col], (*rec)[*text_col], {}, {}, {}};
     if (e.text.empty() || e.category.empty()) bad(path, start, "empty text or category");
     out.push_back(std::move(e));
   }
@@ -88,13 +88,15 @@ std::vector<LabelledExample> read_jsonl(const std::string& path, std::istream& i
     const auto* c = o.if_contains("category");
     if (t == nullptr || !t->is_string() || c == nullptr || !c->is_string())
       bad(path, line, "needs string members 'text' and 'category'");
-    LabelledExample e{std::string(t->as_string()), std::string(c->as_string()), {}, {}, {}};
+    LabelledExample e{std::string(t->as_string()), std::string(c->as_string()), {}, {}, {}, {}};
     if (const auto* id = o.if_contains("id"))
       e.id = id->is_string() ? std::string(id->as_string()) : boost::json::serialize(*id);
     else
       e.id = e.text;
     if (const auto* s = o.if_contains("source"); s && s->is_string())
       e.source = std::string(s->as_string());
+    if (const auto* s = o.if_contains("label"); s && s->is_string())
+      e.label = std::string(s->as_string());
     if (const auto* s = o.if_contains("split")) {
       if (!s->is_string() || (s->as_string() != "train" && s->as_string() != "test"))
         bad(path, line, "'split' must be \"train\" or \"test\"");

@@ -802,3 +802,33 @@ def test_eval_reports_each_source_and_shape_and_the_worst_source(tmp_path):
     assert set(summary["shapes"]) == {"title", "request", "other"}
     assert re.search(r"^worst source by router8 accuracy: \S+", out.stdout, re.M), out.stdout
     assert re.search(r"^stackexchange +2 +1\.0000", out.stdout, re.M), out.stdout
+
+
+def test_eval_reports_low_confidence_rates_and_out_of_scope_rows(tmp_path):
+    # The routing policy's low-confidence rule should catch out-of-scope text, not in-domain
+    # text: eval reports how often it fires per slice, and rows labelled "oos" (CLINC150's
+    # out-of-scope requests) in a table of their own.
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps(r) for r in [
+        {"text": "What is the integral of x^2 from 0 to 3?", "category": "math",
+         "source": "clinc150", "split": "test", "label": "utility/calculator"},
+        {"text": "blorp the fizzle wug", "category": "general", "source": "clinc150",
+         "split": "test", "label": "oos"},
+    ]) + "\n")
+
+    def evaluate(routing):
+        config = tmp_path / "c.yaml"
+        config.write_text(routing)
+        out = run("eval", str(rows), "-c", str(config), "--split", "all", "--latency-samples", "0")
+        assert out.returncode == 0, out.stderr
+        return out.stdout, json.loads(out.stdout.strip().splitlines()[-1])
+
+    text, off = evaluate("routing: {low_confidence: {enabled: false}}\n")
+    assert off["low_confidence_rate"] == 0.0
+    assert off["out_of_scope"]["clinc150"]["rows"] == 1
+    assert re.search(r"^out of scope +rows", text, re.M), text
+    text, always = evaluate("routing: {low_confidence: {below: 1.0}}\n")
+    assert always["out_of_scope"]["clinc150"]["low_confidence_rate"] == 1.0
+    assert always["sources"]["clinc150"]["low_confidence_rate"] > 0
+    assert re.search(r"^low confidence \(below routing.low_confidence.below = 1\): ", text,
+                     re.M), text

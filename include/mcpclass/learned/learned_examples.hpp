@@ -17,6 +17,9 @@ struct LabelledExample {
   std::string source;
   /// The source's own split (JSONL `split`: "train" or "test"); empty = the hashed split.
   std::string split;
+  /// The source's own label (JSONL `label`, e.g. a StackExchange site or a CLINC150 intent;
+  /// "oos" marks CLINC150's out-of-scope requests), for reports; empty when absent.
+  std::string label;
 };
 
 /// Reads CSV (a header naming `text` and `category` columns; RFC 4180 quoting) or JSONL

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lib import procs, wrk  # noqa: E402
+from lib import nginx, procs, wrk  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEXT = "What is the derivative of x squared times the sine of x?"
@@ -30,21 +30,7 @@ ANSWER = json.dumps({
     "usage": {"prompt_tokens": 14, "completion_tokens": 9, "total_tokens": 23}},
     separators=(",", ":"))
 
-NGINX_CONF = """worker_processes 1;
-daemon off;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 65;
-  client_body_temp_path {dir}/body;
-  proxy_temp_path {dir}/proxy;
-  fastcgi_temp_path {dir}/fastcgi;
-  uwsgi_temp_path {dir}/uwsgi;
-  scgi_temp_path {dir}/scgi;
-  upstream model {{ server 127.0.0.1:{upstream}; keepalive 64; }}
+NGINX_HTTP = """  upstream model {{ server 127.0.0.1:{upstream}; keepalive 64; }}
   server {{
     listen 127.0.0.1:{upstream};
     location / {{
@@ -59,9 +45,7 @@ http {{
       proxy_http_version 1.1;
       proxy_set_header Connection "";
     }}
-  }}
-}}
-"""
+  }}"""
 
 
 def start_nginx(tmp):
@@ -70,9 +54,9 @@ def start_nginx(tmp):
     upstream, proxy = procs.free_port(), procs.free_port()
     conf = os.path.join(d, "nginx.conf")
     with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(dir=d, upstream=upstream, proxy=proxy, answer=ANSWER))
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    server = procs.Server([nginx, "-p", d, "-c", conf], ready=None, port=proxy)
+        f.write(nginx.conf(d, NGINX_HTTP.format(upstream=upstream, proxy=proxy, answer=ANSWER)))
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    server = procs.Server([binary, "-p", d, "-c", conf], ready=None, port=proxy)
 
     def answers():
         try:

@@ -16,6 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib import nginx as nginx_conf  # noqa: E402
 from lib import procs, stdio_rtt, wrk  # noqa: E402
 import report  # noqa: E402
 
@@ -115,29 +116,13 @@ def rpc_body(text):
     return body.replace('"id":0', '"id":@ID@', 1)
 
 
-NGINX_CONF = """worker_processes 1;
-daemon off;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-  access_log off;
-  keepalive_requests 100000000;
-  keepalive_timeout 65;
-  client_body_temp_path {dir}/body;
-  proxy_temp_path {dir}/proxy;
-  fastcgi_temp_path {dir}/fastcgi;
-  uwsgi_temp_path {dir}/uwsgi;
-  scgi_temp_path {dir}/scgi;
-  server {{
+NGINX_SERVER = """  server {{
     listen 127.0.0.1:{port};
     location / {{
       default_type application/json;
       return 200 '{body}';
     }}
-  }}
-}}
-"""
+  }}"""
 
 
 def start_nginx(ctx, body):
@@ -145,7 +130,8 @@ def start_nginx(ctx, body):
     os.makedirs(d, exist_ok=True)
     port = procs.free_port()
     escaped = body.replace("\\", "\\\\").replace("'", "\\'")
-    conf = ctx.write("nginx/nginx.conf", NGINX_CONF.format(dir=d, port=port, body=escaped))
+    conf = ctx.write("nginx/nginx.conf",
+                     nginx_conf.conf(d, NGINX_SERVER.format(port=port, body=escaped)))
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     server = procs.Server([nginx, "-p", d, "-c", conf], ready=None, port=port)
     if not procs.wait_until(lambda: _answers(port), 10):

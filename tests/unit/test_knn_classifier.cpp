@@ -80,7 +80,8 @@ TEST_CASE("knn classifier: hot additions change the vote") {
   const auto before = classifier->classify(text).category;
   const std::string target = before == "general" ? "history" : "general";
   std::vector<LabelledExample> extra;
-  for (int i = 0; i < 3; ++i) extra.push_back({text + (i ? " please" : ""), target, "", "", "", ""});
+  for (int i = 0; i < 3; ++i)
+    extra.push_back({text + (i ? " please" : ""), target, "", "", "", ""});
   add_knn_examples(*classifier, extra);
   CHECK(classifier->classify(text).category == target);
   CHECK(classifier->info().at("index_size").to_number<std::int64_t>() == 98);

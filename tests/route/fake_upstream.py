@@ -21,13 +21,15 @@ import http.server
 import itertools
 import json
 import socketserver
+import ssl
 import sys
 import threading
 import time
 
 
 class FakeUpstream:
-    def __init__(self, host="127.0.0.1", port=0):
+    def __init__(self, host="127.0.0.1", port=0, tls=None):
+        """`tls`: (certificate chain file, key file) to serve HTTPS."""
         self._records = []
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
@@ -137,6 +139,12 @@ class FakeUpstream:
             allow_reuse_address = True
 
         self._server = Server((host, port), Handler)
+        self._scheme = "http"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            self._scheme = "https"
         self._thread = None
 
     @property
@@ -145,7 +153,7 @@ class FakeUpstream:
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self._scheme}://127.0.0.1:{self.port}/v1"
 
     def start(self):
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

@@ -17,7 +17,9 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
 from fake_upstream import FakeUpstream  # noqa: E402
+from test_cli import make_pki  # noqa: E402
 
 BIN = os.environ.get("MCPCLASS_BIN", "build/mcpclass")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -263,6 +265,24 @@ def test_upstream_timeout_504(tmp_path, upstream):
         assert headers["x-mcpclass-model"] == "m-openai"
     finally:
         assert r.stop() == 0
+
+
+def test_https_upstream_is_verified(tmp_path):
+    pki = make_pki(tmp_path)
+    up = FakeUpstream(tls=(pki["server.pem"], pki["server.key"])).start()
+    r = Route(tmp_path, models_yaml(up.url, **{
+        "m-openai": f'{{base_url: "{up.url}", reasoning: openai, ca_file: "{pki["ca.pem"]}"}}'}))
+    try:
+        status, headers, body = r.post(ask("algebra"))  # m-openai trusts the test CA
+        assert status == 200, body
+        assert json.loads(body)["model"] == "m-openai"
+        status, _, body = r.post(ask("enzyme"))  # m-deepseek: the system's trust store
+        assert status == 502
+        assert "certificate" in json.loads(body)["error"]["message"]
+        assert len(up.records()) == 1
+    finally:
+        assert r.stop() == 0
+        up.stop()
 
 
 def test_upstream_that_breaks_mid_answer_truncates(route, upstream):

@@ -102,15 +102,21 @@ RouteSettings RouteSettings::from_json(const json::value& v, const std::string& 
     if (*n < 0 || *n > 4096) cd::fail(r.path_of("keep_alive_connections"), "must be in [0, 4096]");
     s.keep_alive_connections = static_cast<std::size_t>(*n);
   }
+  if (auto n = r.integer("upstream_threads")) {
+    if (*n < 1 || *n > 64) cd::fail(r.path_of("upstream_threads"), "must be in [1, 64]");
+    s.upstream_threads = static_cast<std::size_t>(*n);
+  }
   const std::string models_path = r.path_of("models");
-  const auto& models = cd::as_object(r.required("models"), models_path);
+  const auto* models_value = r.get("models");
+  r.finish();  // a misspelt key is named before "models is missing"
+  if (models_value == nullptr) cd::fail(models_path, "required key is missing");
+  const auto& models = cd::as_object(*models_value, models_path);
   if (models.empty()) cd::fail(models_path, "must name at least one model");
   for (const auto& [name, upstream] : models) {
     const std::string model_path = cd::member_path(models_path, name);
     if (name.empty()) cd::fail(model_path, "a model name must not be empty");
     s.models.emplace(std::string(name), parse_upstream(upstream, model_path));
   }
-  r.finish();
   for (const auto& [name, u] : s.models) {
     if (u.fallback.empty()) continue;
     const std::string at = cd::member_path(cd::member_path(models_path, name), "fallback");
@@ -164,6 +170,7 @@ json::object RouteSettings::to_json() const {
           {"routed_models", std::move(routed)},
           {"system_prompt", enum_name(system_prompt, kPromptModes)},
           {"keep_alive_connections", keep_alive_connections},
+          {"upstream_threads", upstream_threads},
           {"models", std::move(models_json)}};
 }
 

@@ -381,7 +381,7 @@ RouteProxy::RouteProxy(config::RouteSettings settings, RouteProxyOptions options
     u.api_key = service::resolve_env_reference(s.api_key, path + ".api_key");
     try {
       u.url = td::parse_http_url(s.base_url + std::string(kChatPath.substr(3)));
-      for (std::size_t i = 0; i < std::max<std::size_t>(1, impl_->options.upstream_threads); ++i) {
+      for (std::size_t i = 0; i < std::max<std::size_t>(1, impl_->settings.upstream_threads); ++i) {
         auto& engine = u.engines.emplace_back(std::make_unique<td::HttpEngine>(
             s.connect_timeout, s.ca_file, SIZE_MAX, impl_->settings.keep_alive_connections));
         if (u.url.tls) engine->prepare_tls();

@@ -416,3 +416,41 @@ def test_openai_npm_client_streaming_and_not(route, upstream):
     assert out["streamed"] == "part0 part1 part2 "
     assert out["models"][0] == "auto"
     assert [r["body"]["stream"] for r in upstream.records() if "stream" in r["body"]] == [True]
+
+
+@pytest.mark.parametrize("route_yaml, message", [
+    ("route: {models: {}}", "route.models: must name at least one model"),
+    ("route: {modles: {}}", "route.modles"),
+    ("route: {models: {m-none: {base_url: 'ftp://x/v1'}}}",
+     "route.models.m-none.base_url: 'ftp://x/v1' is not an http:// or https:// URL"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', reasoning: magic}}}",
+     "route.models.m-none.reasoning: 'magic' is not one of none, openai, vllm, deepseek"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', fallback: nowhere}}}",
+     "route.models.m-none.fallback: 'nowhere' is not a model under route.models"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', fallback: m-none}}}",
+     "a model cannot be its own fallback"),
+    ("route: {routed_models: [m-none], models: {m-none: {base_url: 'http://x/v1'}}}",
+     "'m-none' is also a model under route.models"),
+    ("route: {upstream_threads: 0, models: {m-none: {base_url: 'http://x/v1'}}}",
+     "route.upstream_threads: must be in [1, 64]"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1'}}}",
+     "route.models: no upstream for model 'm-openai' (category 'math' chooses it)"),
+])
+def test_route_section_errors_name_the_key(tmp_path, route_yaml, message):
+    config = tmp_path / "c.yaml"
+    config.write_text(CATEGORIES + route_yaml + "\n")
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 2 and message in p.stderr, p.stderr
+
+
+def test_unset_api_key_variable_is_a_config_error(tmp_path, upstream):
+    config = tmp_path / "c.yaml"
+    config.write_text(CATEGORIES + models_yaml(upstream.url, **{
+        "m-none": f'{{base_url: "{upstream.url}", api_key: "${{MCPCLASS_NO_SUCH_VAR}}"}}'}))
+    p = subprocess.run([BIN, "route", "--config", str(config), "--http", "127.0.0.1:0"],
+                       capture_output=True, text=True, timeout=30,
+                       env={k: v for k, v in os.environ.items() if k != "MCPCLASS_NO_SUCH_VAR"})
+    assert p.returncode == 2
+    assert "route.models.m-none.api_key: environment variable MCPCLASS_NO_SUCH_VAR is unset" \
+        in p.stderr, p.stderr

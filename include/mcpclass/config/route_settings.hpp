@@ -46,8 +46,10 @@ struct RouteSettings {
   /// Request models that are classified and routed ("auto" and aliases).
   std::vector<std::string> routed_models{"auto"};
   SystemPromptMode system_prompt = SystemPromptMode::none;
-  /// Idle keep-alive connections kept per upstream.
+  /// Idle keep-alive connections kept per upstream I/O thread.
   std::size_t keep_alive_connections = 32;
+  /// I/O threads per upstream model, each with its own keep-alive pool.
+  std::size_t upstream_threads = 2;
   std::map<std::string, RouteUpstream> models;
 
   boost::json::object to_json() const;

@@ -25,8 +25,6 @@ struct RouteProxyOptions {
   std::size_t max_text_length = 10'000;
   /// Threads that run classifiers other than rules (rules run on the I/O thread).
   std::size_t worker_threads = 2;
-  /// I/O threads per upstream model, each with its own keep-alive pool.
-  std::size_t upstream_threads = 2;
 };
 
 class RouteProxy final : public transport::HttpApp {

@@ -156,17 +156,18 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                             "invalid_request");
     const std::string model = model_value ? std::string(model_value->get_string()) : "auto";
 
+    const bool routed = routed_name(model);
+    if (!routed && !upstreams.contains(model)) {
+      return error_response(
+          *response, 404,
+          fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
+          "invalid_request_error", "model_not_found");
+    }
     auto fwd = std::make_shared<Forward>();
     fwd->response = response;
     fwd->accept = std::string(request.header("accept"));
     watch_cancel(fwd);
-    if (!routed_name(model)) {
-      if (!upstreams.contains(model)) {
-        return error_response(
-            *response, 404,
-            fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
-            "invalid_request_error", "model_not_found");
-      }
+    if (!routed) {
       fwd->raw = std::move(request.body);
       metrics.routed("passthrough", model);
       return start(fwd, model);
@@ -187,8 +188,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       const std::string text = prompt_text(fwd->request, settings.text);
       c = classifier.classify(utf8_prefix(text, options.max_text_length));
     } catch (const std::exception& e) {
-      return error_response(*fwd->response, 500, fmt::format("Classification failed: {}", e.what()),
-                            "server_error", "classification_failed");
+      error_response(*fwd->response, 500, fmt::format("Classification failed: {}", e.what()),
+                     "server_error", "classification_failed");
+      return done(fwd);
     }
     const auto* category = classifier.categories().find(c.category);
     apply_system_prompt(fwd->request, category ? category->system_prompt : std::string(),
@@ -200,9 +202,10 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     metrics.decision(std::chrono::duration<double>(Clock::now() - t0).count());
     if (!upstreams.contains(c.model)) {
       // A reload may bring categories whose models this proxy was not started with.
-      return error_response(*fwd->response, 500,
-                            fmt::format("No upstream for model '{}' (route.models)", c.model),
-                            "server_error", "no_upstream", fwd->decision_headers);
+      error_response(*fwd->response, 500,
+                     fmt::format("No upstream for model '{}' (route.models)", c.model),
+                     "server_error", "no_upstream", fwd->decision_headers);
+      return done(fwd);
     }
     metrics.routed(c.category, c.model);
     start(fwd, c.model);
@@ -267,12 +270,14 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       headers.insert(headers.end(), fwd->decision_headers.begin(), fwd->decision_headers.end());
       headers.emplace_back("x-mcpclass-model", name);
       const auto length = head.header("content-length");
+      const std::size_t bytes =
+          !length.empty() && length.size() < 8 ? std::stoul(length) : SIZE_MAX;
       if (head.header("content-type").find("text/event-stream") == std::string::npos &&
-          !length.empty() && length.size() < 8 && std::stoul(length) <= kBufferedAnswerBytes) {
+          bytes <= kBufferedAnswerBytes) {
         fwd->buffered = true;
         fwd->status = static_cast<unsigned>(head.status);
         fwd->headers = std::move(headers);
-        fwd->body.reserve(std::stoul(length));
+        fwd->body.reserve(bytes);
         return;
       }
       fwd->response->begin(static_cast<unsigned>(head.status), std::move(headers));
@@ -434,7 +439,16 @@ void RouteProxy::cancel_all() {
 }
 
 std::string RouteProxy::prometheus() const {
-  return impl_->metrics.prometheus();
+  std::size_t in_flight = 0;
+  {
+    std::lock_guard lock(impl_->live_mutex);
+    in_flight = impl_->live.size();
+  }
+  return impl_->metrics.prometheus() +
+         fmt::format(
+             "# HELP mcpclass_route_in_flight Requests between their decision and their answer.\n"
+             "# TYPE mcpclass_route_in_flight gauge\nmcpclass_route_in_flight {}\n",
+             in_flight);
 }
 
 void RouteProxy::stop() {

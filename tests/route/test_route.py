@@ -316,6 +316,9 @@ def test_unknown_model_404_and_models_list(route, upstream):
     assert ids == ["auto", "m-deepseek", "m-none", "m-openai", "m-vllm"]
     status, body = route.get("/v1/nope")
     assert status == 404 and json.loads(body)["error"]["code"] == "not_found"
+    # Answered requests hold nothing (each unknown model once leaked its bookkeeping).
+    _, text = route.get("/metrics")
+    assert "\nmcpclass_route_in_flight 0\n" in text.decode()
 
 
 def test_oversized_body_413_in_openai_format(tmp_path, upstream):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Accuracy of a classifier per source and per shape on held-out rows: MMLU-Pro's hashed 20% and
-# the test split of each source in router_queries.jsonl.gz (unpacked once into the cache).
+# the test split of each source in router_queries.jsonl.gz (unpacked once into the cache), and the
+# same rows framed as chat ("<source> framed").
 # usage: models/eval-sources.sh [path/to/mcpclass] [config]   (default: the learned default)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,6 +14,11 @@ if [ ! -f "$queries" ] || [ "$here/data/router_queries.jsonl.gz" -nt "$queries" 
   gzip -dc "$here/data/router_queries.jsonl.gz" > "$queries.tmp"
   mv "$queries.tmp" "$queries"
 fi
+# The same held-out rows in chat framing the training templates do not use (models/shapes.py).
+framed="$cache/data/heldout-framed.jsonl"
+if [ ! -f "$framed" ] || [ "$here/shapes.py" -nt "$framed" ] || [ "$here/training-mix.py" -nt "$framed" ]; then
+  /usr/bin/python3 "$here/training-mix.py" --heldout-variants "$framed"
+fi
 [ "$config" != "$here/mmlu14.yaml" ] || "$here/setup.sh" "$bin"
-exec "$bin" eval "$here/data/mmlu_pro_questions.jsonl" "$queries" -c "$config" --split test \
+exec "$bin" eval "$here/data/mmlu_pro_questions.jsonl" "$queries" "$framed" -c "$config" --split test \
   --groups router8 --latency-samples 0

@@ -14,9 +14,12 @@ cache="${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpclass}"
 exec 9>"$cache/.mmlu14.lock"
 flock 9
 
+# Options of the mix and the head (models/head-options.sh); any change retrains.
+. "$here/head-options.sh"
 # The training rows: MMLU-Pro plus capped train rows of the router-query sources
 # (models/training-mix.py); MCPCLASS_TRAIN_DATA trains on another file instead.
-mix_inputs=("$here/data/mmlu_pro_questions.jsonl" "$here/data/router_queries.jsonl.gz" "$here/training-mix.py")
+mix_inputs=("$here/data/mmlu_pro_questions.jsonl" "$here/data/router_queries.jsonl.gz" "$here/training-mix.py"
+            "$here/shapes.py" "$here/head-options.sh")
 if [ -n "${MCPCLASS_TRAIN_DATA:-}" ]; then
   data="$MCPCLASS_TRAIN_DATA"
   mix_inputs=("$data")
@@ -25,14 +28,12 @@ else
   data="$cache/data/training-mix.jsonl"
   mix_key="$(sha256sum "${mix_inputs[@]}" | cut -d' ' -f1 | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$data" ] || [ "$(cat "$data.key" 2>/dev/null)" != "$mix_key" ]; then
-    /usr/bin/python3 "$here/training-mix.py" "$data"
+    /usr/bin/python3 "$here/training-mix.py" "$data" "${mix_args[@]}"
     echo "$mix_key" > "$data.key"
   fi
 fi
 
 [ -f "$data" ] || { echo "setup: training data $data not found" >&2; exit 1; }
-# Head options (models/head-options.sh); any change (or a new encoder or data file) retrains.
-. "$here/head-options.sh"
 # The key covers the converted model, the data, these options, the head format and mmlu14.yaml
 # (its categories and encoder choice).
 key="$(cat "$cache/use-lite/source" <(sha256sum "${mix_inputs[@]}" "$here/mmlu14.yaml" | cut -d' ' -f1) \

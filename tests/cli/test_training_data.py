@@ -49,3 +49,39 @@ def test_training_mix_caps_each_source_and_category_and_never_takes_test_rows(tm
     per_group = collections.Counter((r["source"], r["category"]) for r in extra)
     assert max(per_group.values()) == 5
     assert {s for s, _ in per_group} == {"stackexchange", "medquad", "clinc150", "banking77"}
+
+
+def test_shape_augmentation_keeps_each_variant_in_its_rows_split(tmp_path):
+    out = tmp_path / "mix.jsonl"
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "models", "training-mix.py"), str(out),
+                    "--cap", "20", "--augment", "0.3"], check=True, timeout=120)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    base = [r for r in rows if "shape" not in r and r["source"] != "code"]
+    framed = [r for r in rows if "shape" in r]
+    assert {r["shape"] for r in framed} == {"chat", "context", "long"}
+    assert 0.25 < len(framed) / len(base) < 0.35
+    # A variant carries its row's id (the trainer's test and validation split key), category,
+    # source and split, and contains the row's text: a held-out question never leaks.
+    by_id = {r.get("id", r["text"]): r for r in base}
+    for r in framed:
+        original = by_id[r["id"]]
+        assert original["text"] in r["text"] and original["text"] != r["text"]
+        assert (r["category"], r["source"], r.get("split")) == \
+            (original["category"], original["source"], original.get("split"))
+    code = [r for r in rows if r["source"] == "code"]
+    assert len(code) > 50 and all(r["category"] == "computer science" for r in code)
+    assert any(r["text"].startswith("```") for r in code)
+
+
+def test_heldout_variants_cover_only_held_out_rows(tmp_path):
+    mix, variants = tmp_path / "mix.jsonl", tmp_path / "framed.jsonl"
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "models", "training-mix.py"), str(mix),
+                    "--cap", "1", "--heldout-variants", str(variants)], check=True, timeout=120)
+    rows = [json.loads(line) for line in variants.read_text().splitlines()]
+    sources = collections.Counter(r["source"] for r in rows)
+    test = collections.Counter(r["source"] + " framed" for r in router_queries()
+                               if r["split"] == "test")
+    assert sources == test + collections.Counter({"mmlu_pro framed": 12032})
+    # MMLU-Pro rows keep their ids, so `eval --split test` holds out the same 20%.
+    assert all("id" in r and "split" not in r for r in rows if r["source"] == "mmlu_pro framed")
+    assert all(r["split"] == "test" for r in rows if r["source"] != "mmlu_pro framed")

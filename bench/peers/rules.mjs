@@ -94,46 +94,16 @@ function hasMarker(text, markers) {
   return false;
 }
 
-export class RuleClassifier {
-  /** @param config the JSON document of `mcpclass config` (classifier.kind "rules") */
+/** The routing policy of mcpclass (src/classify/routing_policy.cpp, `routing.reasoning: rules`) and
+ * its result contract, over any classifier's probabilities (config category order). */
+export class Routed {
+  /** @param config the JSON document of `mcpclass config` */
   constructor(config) {
-    if (config.classifier.kind !== "rules") throw new Error(`classifier.kind ${config.classifier.kind} is not "rules"`);
     this.categories = config.categories;
     this.names = this.categories.map((c) => c.name);
     this.routing = config.routing;
     if (this.routing.reasoning !== "rules") throw new Error("only routing.reasoning: rules is mirrored");
-    const cls = config.classifier;
-    this.temperature = cls.temperature;
-    this.fallbackScore = cls.fallback_score;
-    this.fallback = this.names.indexOf(cls.fallback ?? "general");
-    this.matcher = new KeywordMatcher();
-    this.keywordCategory = [];
-    this.keywordWeight = [];
-    this.patterns = [];
-    for (const [name, rules] of Object.entries(cls.rules)) {
-      const category = this.names.indexOf(name);
-      for (const k of rules.keywords) {
-        this.matcher.add(k);
-        this.keywordCategory.push(category);
-        this.keywordWeight.push(rules.keyword_weight);
-      }
-      for (const p of rules.patterns) this.patterns.push({ category, weight: rules.pattern_weight, re: new RegExp(p, "i") });
-    }
     this.maxTextLength = config.server.max_text_length;
-  }
-
-  probabilities(text) {
-    const s = new Array(this.names.length).fill(0);
-    for (const id of this.matcher.match(text)) s[this.keywordCategory[id]] += this.keywordWeight[id];
-    for (const p of this.patterns) if (p.re.test(text)) s[p.category] += p.weight;
-    if (s.every((x) => x === 0)) s[this.fallback] = this.fallbackScore;
-    const top = Math.max(...s);
-    let sum = 0;
-    for (let i = 0; i < s.length; ++i) {
-      s[i] = Math.exp((s[i] - top) / this.temperature);
-      sum += s[i];
-    }
-    return s.map((x) => x / sum);
   }
 
   useReasoning(text, category, confidence) {
@@ -150,8 +120,7 @@ export class RuleClassifier {
   }
 
   /** The wire result of classify_text: {class, confidence, model, use_reasoning[, probabilities, entropy]}. */
-  classify(text, withProbabilities) {
-    const probabilities = this.probabilities(text);
+  result(text, probabilities, withProbabilities) {
     let best = 0;
     for (let i = 1; i < probabilities.length; ++i) if (probabilities[i] > probabilities[best]) best = i;
     const confidence = probabilities[best];
@@ -172,5 +141,48 @@ export class RuleClassifier {
     const length = [...text].length;
     if (length > this.maxTextLength) return `text is ${length} characters long; the limit is ${this.maxTextLength}`;
     return null;
+  }
+}
+
+export class RuleClassifier extends Routed {
+  /** @param config the JSON document of `mcpclass config` (classifier.kind "rules") */
+  constructor(config) {
+    if (config.classifier.kind !== "rules") throw new Error(`classifier.kind ${config.classifier.kind} is not "rules"`);
+    super(config);
+    const cls = config.classifier;
+    this.temperature = cls.temperature;
+    this.fallbackScore = cls.fallback_score;
+    this.fallback = this.names.indexOf(cls.fallback ?? "general");
+    this.matcher = new KeywordMatcher();
+    this.keywordCategory = [];
+    this.keywordWeight = [];
+    this.patterns = [];
+    for (const [name, rules] of Object.entries(cls.rules)) {
+      const category = this.names.indexOf(name);
+      for (const k of rules.keywords) {
+        this.matcher.add(k);
+        this.keywordCategory.push(category);
+        this.keywordWeight.push(rules.keyword_weight);
+      }
+      for (const p of rules.patterns) this.patterns.push({ category, weight: rules.pattern_weight, re: new RegExp(p, "i") });
+    }
+  }
+
+  probabilities(text) {
+    const s = new Array(this.names.length).fill(0);
+    for (const id of this.matcher.match(text)) s[this.keywordCategory[id]] += this.keywordWeight[id];
+    for (const p of this.patterns) if (p.re.test(text)) s[p.category] += p.weight;
+    if (s.every((x) => x === 0)) s[this.fallback] = this.fallbackScore;
+    const top = Math.max(...s);
+    let sum = 0;
+    for (let i = 0; i < s.length; ++i) {
+      s[i] = Math.exp((s[i] - top) / this.temperature);
+      sum += s[i];
+    }
+    return s.map((x) => x / sum);
+  }
+
+  classify(text, withProbabilities) {
+    return this.result(text, this.probabilities(text), withProbabilities);
   }
 }

@@ -1,8 +1,11 @@
-// The benchmark peer: the official TypeScript MCP SDK serving the same rule classifier as
+// The benchmark peer: the official TypeScript MCP SDK serving the same classifier as
 // `mcpclass serve` (tools classify_text and list_categories), over Streamable HTTP or stdio.
 //   node server.mjs --config CONFIG.json --http 127.0.0.1:0   prints "listening on http://HOST:PORT"
 //   node server.mjs --config CONFIG.json --stdio
-// CONFIG.json is what `mcpclass config` prints. HTTP paths, stateful (Mcp-Session-Id) like mcpclass:
+// CONFIG.json is what `mcpclass config` prints. The rule classifier (rules.mjs) by default; with
+// --onnx DIR [--threads N] the learned default exported by export_onnx.py, run by ONNX Runtime
+// with N intra-op threads (onnx_classifier.mjs; CONFIG.json from `mcpclass config -c
+// models/mmlu14.yaml`). HTTP paths, stateful (Mcp-Session-Id) like mcpclass:
 //   /mcp      answers POSTs with JSON bodies (enableJsonResponse: true)
 //   /mcp-sse  answers POSTs with SSE streams (the SDK's default)
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -21,10 +24,14 @@ function option(name) {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-const classifier = new RuleClassifier(JSON.parse(readFileSync(option("--config"), "utf8")));
+const config = JSON.parse(readFileSync(option("--config"), "utf8"));
+const onnxDir = option("--onnx");
+const classifier = onnxDir
+  ? await (await import("./onnx_classifier.mjs")).OnnxClassifier.load(config, onnxDir, Number(option("--threads") ?? 1))
+  : new RuleClassifier(config);
 
 function makeServer() {
-  const server = new McpServer({ name: "ts-sdk-rules-peer", version: "1.0.0" });
+  const server = new McpServer({ name: onnxDir ? "ts-sdk-onnx-peer" : "ts-sdk-rules-peer", version: "1.0.0" });
   server.registerTool(
     "classify_text",
     {
@@ -44,7 +51,7 @@ function makeServer() {
     async ({ text, with_probabilities }) => {
       const problem = classifier.textProblem(text);
       if (problem) return { content: [{ type: "text", text: problem }], isError: true };
-      const result = classifier.classify(text, with_probabilities === true);
+      const result = await classifier.classify(text, with_probabilities === true);
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     },
   );

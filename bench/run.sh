@@ -10,12 +10,16 @@
 #   footprint   RSS idle/under load, spawn-to-first-answer, binary sizes, with/without libtorch
 #   scaling     throughput vs I/O threads, number of categories, text length
 #   route       mcpclass route's added latency and throughput vs nginx proxy_pass (route.json)
+#   onnx        the learned default vs the same model exported to ONNX and served by the TS SDK +
+#               onnxruntime-node (bench/onnx_peer.py): agreement, HTTP at c1/c32, encoder forward
+#               alone (onnx.json); needs the libtorch build, python3-torch and python3-onnx
 # Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
 # libtorch figures use ./build (scripts/build.sh) when it was configured with libtorch.
 # Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (2), MCPCLASS_BENCH_ROUNDS of the HTTP
 # runs (5; medians count), MCPCLASS_BENCH_CONNS (1,50,500),
 # MCPCLASS_BENCH_STDIO_SECONDS (3), MCPCLASS_BENCH_ITERATIONS (20000), MCPCLASS_BENCH_SPAWN_RUNS
-# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling),
+# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx),
+# MCPCLASS_BENCH_ONNX_THREADS (1: intra-op threads of both encoders in the onnx section),
 # MCPCLASS_BENCH_TORCH_BUILD_DIR (./build; empty = skip), MCPCLASS_BENCH_OUT (bench/results).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -58,7 +62,7 @@ else
 fi
 
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
-ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route}"
+ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx}"
 # route: what `mcpclass route` adds over calling the upstream, against nginx proxy_pass
 # (bench/route_proxy.py); the learned row needs the libtorch build's CLI and models/setup.sh.
 if [[ ",$ONLY," == *,route,* ]]; then
@@ -67,8 +71,32 @@ if [[ ",$ONLY," == *,route,* ]]; then
   /usr/bin/python3 "$ROOT/bench/route_proxy.py" --cli "$route_cli" --json "$OUT/route.json" \
     --seconds "${MCPCLASS_BENCH_SECONDS:-3}" --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
 fi
-SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/^,//; s/,$//')"
-[ -n "$SUITE_ONLY" ] || exit 0
+# onnx: the learned default against the same model in ONNX Runtime behind the TypeScript SDK
+# (bench/onnx_peer.py; issue 16). The export needs Debian's python3-torch and python3-onnx.
+if [[ ",$ONLY," == *,onnx,* ]]; then
+  if [ ${#torch_args[@]} -eq 0 ]; then
+    echo "bench: onnx skipped: no libtorch build at '$TORCH_BUILD'" >&2
+  else
+    if ! /usr/bin/python3 -c 'import torch, onnx' 2>/dev/null; then
+      echo "bench: installing python3-torch python3-onnx" >&2
+      apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null ||
+        { apt-get update -q >/dev/null &&
+          apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null; }
+    fi
+    cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target bench_encoder_forward >&2
+    "$ROOT/models/setup.sh" "$TORCH_BUILD/mcpclass" >&2
+    /usr/bin/python3 "$ROOT/bench/onnx_peer.py" --cli "$TORCH_BUILD/mcpclass" \
+      --forward-binary "$TORCH_BUILD/bench/learned/bench_encoder_forward" --json "$OUT/onnx.json" \
+      --threads "${MCPCLASS_BENCH_ONNX_THREADS:-1}" --seconds "${MCPCLASS_BENCH_SECONDS:-3}" \
+      --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
+  fi
+fi
+SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/^,//; s/,$//')"
+if [ -z "$SUITE_ONLY" ]; then
+  # Only the separate sections ran: carry their JSON into the existing report.
+  [ -f "$OUT/report.json" ] && /usr/bin/python3 "$ROOT/bench/report.py" "$OUT"
+  exit 0
+fi
 exec /usr/bin/python3 "$ROOT/bench/suite.py" --cli "$BUILD/mcpclass" \
   --bench-binary "$BUILD/bench/mcpclass_bench" --bare-beast "$BUILD/bench/bare_beast" \
   --stdio-echo "$BUILD/bench/stdio_echo" --library "$BUILD/src/libmcpclass_core.a" \

@@ -1,8 +1,9 @@
 """Markdown rendering of bench/results/report.json (written by bench/suite.py).
 `bench/report.py [DIR]` re-renders DIR/report.md (default bench/results), carrying in the figures
 of the long runs whose JSON sits beside it: soak.json (tests/load/soak.py --json),
-fuzz-long.json (tests/fuzz/summary.py after tests/fuzz/run-long.sh) and cache.json
-(bench/cache_zipf.py --json)."""
+fuzz-long.json (tests/fuzz/summary.py after tests/fuzz/run-long.sh), cache.json
+(bench/cache_zipf.py --json) and onnx.json (bench/onnx_peer.py, the `onnx` section of
+bench/run.sh)."""
 import datetime
 import json
 import os
@@ -218,6 +219,92 @@ def render_fuzz(fz):
     return md
 
 
+def render_onnx(o):
+    """The learned default against the same model in ONNX Runtime behind the TS SDK (onnx.json)."""
+    x = o["figures"]
+    v = x["versions"]
+    threads = x["threads"]
+    md = ["## Learned default vs a TS SDK + ONNX Runtime peer on the same model", "",
+          f"{o['date']}, `bench/onnx_peer.py` (`MCPCLASS_BENCH_ONLY=onnx bench/run.sh`), "
+          f"{threads} intra-op thread(s) on both sides. The peer: USE-lite and the trained head "
+          f"exported to one ONNX graph (bench/peers/export_onnx.py, opset {x['export']['opset']}, "
+          f"torch {x['export']['torch']}; the encoder within "
+          f"{x['export']['encoder_vs_tfjs_max_abs_diff']:.1g} of the TF.js reference), run by "
+          f"onnxruntime-node {v['onnxruntime_node']} (CPU, `intraOpNumThreads` {threads}), "
+          f"tokenised by the original USE tokenizer in JavaScript (@energetic-ai/embeddings "
+          f"{v['tokenizer']}), served by @modelcontextprotocol/sdk {v['sdk']} "
+          f"`StreamableHTTPServerTransport` (JSON answers) on node {v['node']}, with mcpclass's "
+          "routing policy and result contract (bench/peers/server.mjs --onnx). mcpclass: "
+          f"`mcpclass serve -c models/mmlu14.yaml` (classifier.threads {threads}, precision auto: "
+          "bfloat16 matmuls on this AVX-512 BF16 CPU).", ""]
+    p, a = x["probabilities"], x["agreement"]
+    md += [f"- **Same model**: on the {p['texts']} reference texts the peer's probabilities are within "
+           f"{p['max_abs_diff_vs_f32']:.1g} of mcpclass's at `precision: f32` (the same float32 "
+           f"arithmetic; {p['max_abs_diff_vs_served']:.1g} of mcpclass as served, bf16).",
+           f"- **Agreement**: {a['same_class']} of {a['texts']} held-out MMLU-Pro questions "
+           f"({100 * a['share']:.1f}%) get the same class (accuracy against the labels: mcpclass "
+           f"{100 * a['accuracy_mcpclass']:.1f}%, peer {100 * a['accuracy_peer']:.1f}%)"
+           + ("." if a["same_class"] == a["texts"] else
+              "; differences come from bf16 vs float32 near ties and from tokenizer ties."), ""]
+
+    def rr(r):
+        return f"**{f(r['median'], 2)}** ({f(r['min'], 2)}–{f(r['max'], 2)})"
+    md += [f"`tools/call classify_text` over POST /mcp, one session each, the same request bytes "
+           f"(\"{x['text']}\"), wrk {x['seconds_per_run']} s per run, {x['rounds']} rounds "
+           "alternating the two servers; each figure from the round with the median req/s, each "
+           "ratio taken within a round (median and range of the rounds):", ""]
+    rows = []
+    for h in x["http"]:
+        for key, name in (("mcpclass", "mcpclass"), ("onnx_peer", "TS SDK + ONNX Runtime")):
+            r = h[key]
+            rows.append([name, h["connections"], f(r["rps"]), f(r["p50_ms"], 2), f(r["p99_ms"], 2),
+                         r["errors_all_rounds"]])
+    md += table(["server", "conns", "req/s", "p50 ms", "p99 ms", "errors (all rounds)"], rows)
+    md += ["Ratios: req/s > 1 and latency < 1 mean mcpclass is faster.", ""]
+    md += table(["conns", "req/s: mcpclass ÷ peer", "p50: mcpclass ÷ peer", "p99: mcpclass ÷ peer"],
+                [[h["connections"], rr(h["rps_ratio"]), rr(h["p50_ratio"]), rr(h["p99_ratio"])]
+                 for h in x["http"]])
+    idle, peak = x["rss_kib_idle"], x["rss_kib_peak_under_load"]
+    md += [f"RSS idle → peak under load: mcpclass {f(idle['mcpclass'])} → {f(peak['mcpclass'])} KiB, "
+           f"peer {f(idle['onnx_peer'])} → {f(peak['onnx_peer'])} KiB.", ""]
+    fw = x["forward"]
+    if "skipped" in fw:
+        md += [f"Encoder forward: skipped ({fw['skipped']}).", ""]
+        return md
+    md += [f"The encoder's forward pass alone, batch 1, {fw['texts']} held-out questions "
+           f"({fw['mean_tokens']} tokens on average) × {fw['repeat']}, the same token ids on both "
+           f"sides, {threads} thread(s), {len(fw['rounds']['ort'])} rounds alternating (median "
+           "round; ratios per round): `await session.run()` in Node "
+           "(bench/peers/encoder_forward.mjs) against `encode_tokens` of the native encoder "
+           "(bench/learned/bench_encoder_forward.cpp), at the served precision and at float32 "
+           "(ONNX Runtime's arithmetic).", ""]
+    med = fw["median"]
+    md += table(["engine", "mean µs", "p50 µs", "p99 µs", "CPU µs per call"],
+                [[name, f(med[k]["mean_us"]), f(med[k]["p50_us"]), f(med[k]["p99_us"]),
+                  f(med[k].get("calling_thread_cpu_us_per_call", med[k].get("process_cpu_us_per_call")))]
+                 for k, name in (("ort", "ONNX Runtime (onnxruntime-node, float32)"),
+                                 ("native", "native, precision auto (bf16 here)"),
+                                 ("native_f32", "native, float32"))])
+    md += [f"native ÷ ONNX Runtime, mean time per forward: {rr(fw['native_vs_ort_mean'])} at the "
+           f"served precision, {rr(fw['native_f32_vs_ort_mean'])} at float32 (p50: "
+           f"{rr(fw['native_vs_ort_p50'])}, {rr(fw['native_f32_vs_ort_p50'])}). CPU µs: the native "
+           "harness counts its calling thread (oneDNN runs on it at 1 thread), the Node harness its "
+           "whole process.", ""]
+    c1 = next((h for h in x["http"] if h["connections"] == 1), None)
+    c32 = next((h for h in x["http"] if h["connections"] == 32), None)
+    md += ["Goals of issue 16 for this section:", ""]
+    md += table(["figure", "measured", "goal"], [
+        ["learned default over HTTP ÷ TS SDK + ONNX Runtime peer, c1 req/s",
+         f(c1["rps_ratio"]["median"], 2) if c1 else "—", "≥ 1.5"],
+        ["learned default over HTTP ÷ TS SDK + ONNX Runtime peer, c32 req/s",
+         f(c32["rps_ratio"]["median"], 2) if c32 else "—", "≥ 2"],
+        ["encoder forward time, native ÷ ONNX Runtime, same threads (served precision)",
+         f(fw["native_vs_ort_mean"]["median"], 2), "≤ 0.8"],
+        ["the same at float32 on both sides", f(fw["native_f32_vs_ort_mean"]["median"], 2), "—"],
+        ["classes agreeing on held-out questions", f"{100 * a['share']:.1f}%", "≥ 97%"]])
+    return md
+
+
 def render(r):
     md = ["# mcpclass benchmark report", "",
           f"{r['date']} · {r['machine']} · git {r['git']} · `{r['command']}` "
@@ -230,6 +317,8 @@ def render(r):
         md += render_stdio(r["stdio"])
     if "inprocess" in r:
         md += render_inprocess(r)
+    if "onnx" in r:
+        md += render_onnx(r["onnx"])
     if "footprint" in r:
         md += render_footprint(r["footprint"], r.get("http"))
     if "scaling" in r:
@@ -249,7 +338,7 @@ def write(out):
     with open(os.path.join(out, "report.json")) as f:
         r = json.load(f)
     for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json"),
-                      ("cache", "cache.json")):
+                      ("cache", "cache.json"), ("onnx", "onnx.json")):
         path = os.path.join(out, name)
         if os.path.exists(path):
             with open(path) as f:

@@ -225,7 +225,7 @@ def render_onnx(o):
     v = x["versions"]
     threads = x["threads"]
     md = ["## Learned default vs a TS SDK + ONNX Runtime peer on the same model", "",
-          f"{o['date']}, `bench/onnx_peer.py` (`MCPCLASS_BENCH_ONLY=onnx bench/run.sh`), "
+          f"{o['date']}, `bench/onnx_peer.py` (the `onnx` section of bench/run.sh), "
           f"{threads} intra-op thread(s) on both sides. The peer: USE-lite and the trained head "
           f"exported to one ONNX graph (bench/peers/export_onnx.py, opset {x['export']['opset']}, "
           f"torch {x['export']['torch']}; the encoder within "

@@ -19,7 +19,8 @@ mcpclass, intraOpNumThreads of ONNX Runtime).
 
 usage: bench/onnx_peer.py --cli BUILD/mcpclass --forward-binary BUILD/bench/learned/bench_encoder_forward
                           [--threads 1] [--seconds 3] [--rounds 3] [--conns 1,32] [--json OUT]
-       --smoke: 1 round of 1 s, 40 agreement texts (checks the harness, not the figures)."""
+       --smoke: 1 round of 1 s, 40 agreement texts (checks the harness, not the figures);
+       --check-only: steps 1 and 2 only (exit status 1 when either fails)."""
 import argparse
 import json
 import os
@@ -182,6 +183,7 @@ def main():
     ap.add_argument("--forward-texts", type=int, default=100)
     ap.add_argument("--forward-repeat", type=int, default=2)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--check-only", action="store_true", help="the probabilities and agreement only")
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.smoke:
@@ -222,6 +224,9 @@ def main():
             raise SystemExit(f"onnx: mcpclass and the ONNX peer agree on {agreed['same_class']} of "
                              f"{agreed['texts']} classes, below {args.min_agreement:.0%}: "
                              f"{agreed['differing'][:5]}")
+
+        if args.check_only:
+            return
 
         body = json.dumps(procs.tools_call(0, TEXT), separators=(",", ":")).replace('"id":0', '"id":@ID@', 1)
         ver = {"MCP-Protocol-Version": procs.PROTOCOL_VERSION, "Accept": procs.MCP_ACCEPT}

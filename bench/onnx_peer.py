@@ -24,6 +24,7 @@ usage: bench/onnx_peer.py --cli BUILD/mcpclass --forward-binary BUILD/bench/lear
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -268,11 +269,16 @@ def main():
         for s in (mc, peer):
             if s:
                 s.stop()
+        if args.check_only:
+            shutil.rmtree(tmp, ignore_errors=True)
 
-    if args.forward_binary and os.path.exists(args.forward_binary):
-        fwd = forward(args, export, [r["text"] for r in rows[:args.forward_texts]], tmp)
-    else:
-        fwd = {"skipped": f"no bench_encoder_forward at {args.forward_binary!r}"}
+    try:
+        if args.forward_binary and os.path.exists(args.forward_binary):
+            fwd = forward(args, export, [r["text"] for r in rows[:args.forward_texts]], tmp)
+        else:
+            fwd = {"skipped": f"no bench_encoder_forward at {args.forward_binary!r}"}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     result = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "threads": args.threads, "text": TEXT, "seconds_per_run": seconds, "rounds": args.rounds,

@@ -2,8 +2,8 @@
 `bench/report.py [DIR]` re-renders DIR/report.md (default bench/results), carrying in the figures
 of the long runs whose JSON sits beside it: soak.json (tests/load/soak.py --json),
 fuzz-long.json (tests/fuzz/summary.py after tests/fuzz/run-long.sh), cache.json
-(bench/cache_zipf.py --json) and onnx.json (bench/onnx_peer.py, the `onnx` section of
-bench/run.sh)."""
+(bench/cache_zipf.py --json), onnx.json (bench/onnx_peer.py, the `onnx` section of
+bench/run.sh) and profile.json (bench/profile_http.py, the `profile` section)."""
 import datetime
 import json
 import os
@@ -305,6 +305,35 @@ def render_onnx(o):
     return md
 
 
+def render_profile(pr):
+    """Where a request's CPU goes (profile.json, bench/profile_http.py)."""
+    x = pr["figures"]
+    t = x["targets"]
+    names = {"mcpclass_json": "mcpclass POST /mcp → JSON", "mcpclass_router": "mcpclass POST /mcp/tools/call",
+             "bare_beast": "bare Beast, fixed answer"}
+    groups = list(t["mcpclass_json"]["groups_us_per_request"])
+    md = ["## Profile: where a request's CPU goes", "",
+          f"{pr['date']}, `bench/profile_http.py` (the `profile` section of bench/run.sh): wrk at "
+          f"{x['connections']} keep-alive connections for {x['seconds']} s per target and round "
+          f"({x.get('rounds', 1)} rounds; each row is its round with the median CPU per request) while `perf record` "
+          f"samples the server at {x['frequency_hz']} Hz ({x['perf']}). CPU per request = the server "
+          "process's utime + stime over the run ÷ requests answered, split by perf's self-time "
+          "share of each shared object (Release build without frame pointers: self time only).", ""]
+    md += table(["target", "req/s", "CPU µs/request"] + groups,
+                [[names.get(k, k), f(v["rps"]), f(v["cpu_us_per_request"], 1)] +
+                 [f(v["groups_us_per_request"][g], 1) for g in groups] for k, v in t.items()])
+    extra = t["mcpclass_json"]["cpu_us_per_request"] - t["bare_beast"]["cpu_us_per_request"]
+    parts = sorted(((t["mcpclass_json"]["groups_us_per_request"][g] -
+                     t["bare_beast"]["groups_us_per_request"][g], g) for g in groups), reverse=True)
+    md += ["", f"mcpclass's JSON path spends {f(extra, 1)} µs of CPU per request more than bare Beast: "
+           + ", ".join(f"{g} {d:+.1f}" for d, g in parts) + ".", "",
+           "Top symbols by self time, mcpclass POST /mcp → JSON:", ""]
+    md += table(["% of samples", "symbol"],
+                [[f(y["percent"], 2), "`" + y["symbol"][:100] + "`"]
+                 for y in t["mcpclass_json"]["top_symbols"][:15]])
+    return md + [""]
+
+
 def render(r):
     md = ["# mcpclass benchmark report", "",
           f"{r['date']} · {r['machine']} · git {r['git']} · `{r['command']}` "
@@ -319,6 +348,8 @@ def render(r):
         md += render_inprocess(r)
     if "onnx" in r:
         md += render_onnx(r["onnx"])
+    if "profile" in r:
+        md += render_profile(r["profile"])
     if "footprint" in r:
         md += render_footprint(r["footprint"], r.get("http"))
     if "scaling" in r:
@@ -338,7 +369,8 @@ def write(out):
     with open(os.path.join(out, "report.json")) as f:
         r = json.load(f)
     for key, name in (("soak", "soak.json"), ("fuzz_long", "fuzz-long.json"),
-                      ("cache", "cache.json"), ("onnx", "onnx.json")):
+                      ("cache", "cache.json"), ("onnx", "onnx.json"),
+                      ("profile", "profile.json")):
         path = os.path.join(out, name)
         if os.path.exists(path):
             with open(path) as f:

@@ -13,12 +13,14 @@
 #   onnx        the learned default vs the same model exported to ONNX and served by the TS SDK +
 #               onnxruntime-node (bench/onnx_peer.py): agreement, HTTP at c1/c32, encoder forward
 #               alone (onnx.json); needs the libtorch build, python3-torch and python3-onnx
+#   profile     where a request's CPU goes over HTTP: mcpclass against bare Beast, per shared object
+#               and symbol, with perf (bench/profile_http.py, profile.json)
 # Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
 # libtorch figures use ./build (scripts/build.sh) when it was configured with libtorch.
 # Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (2), MCPCLASS_BENCH_ROUNDS of the HTTP
 # runs (5; medians count), MCPCLASS_BENCH_CONNS (1,50,500),
 # MCPCLASS_BENCH_STDIO_SECONDS (3), MCPCLASS_BENCH_ITERATIONS (20000), MCPCLASS_BENCH_SPAWN_RUNS
-# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx),
+# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile),
 # MCPCLASS_BENCH_ONNX_THREADS (1: intra-op threads of both encoders in the onnx section),
 # MCPCLASS_BENCH_TORCH_BUILD_DIR (./build; empty = skip), MCPCLASS_BENCH_OUT (bench/results).
 set -euo pipefail
@@ -31,6 +33,7 @@ JOBS="${MCPCLASS_JOBS:-2}"
 need=()
 command -v wrk >/dev/null || need+=(wrk)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+command -v perf >/dev/null || need+=(linux-perf)  # the profile section
 if [ ${#need[@]} -gt 0 ]; then
   echo "bench: installing ${need[*]}" >&2
   apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null ||
@@ -62,7 +65,7 @@ else
 fi
 
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
-ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx}"
+ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile}"
 # route: what `mcpclass route` adds over calling the upstream, against nginx proxy_pass
 # (bench/route_proxy.py); the learned row needs the libtorch build's CLI and models/setup.sh.
 if [[ ",$ONLY," == *,route,* ]]; then
@@ -91,7 +94,14 @@ if [[ ",$ONLY," == *,onnx,* ]]; then
       --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
   fi
 fi
-SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/^,//; s/,$//')"
+# profile: where a request's CPU goes over HTTP, mcpclass against bare Beast, by shared object
+# and symbol (bench/profile_http.py, perf record; issue 16).
+if [[ ",$ONLY," == *,profile,* ]]; then
+  /usr/bin/python3 "$ROOT/bench/profile_http.py" --cli "$BUILD/mcpclass" \
+    --bare-beast "$BUILD/bench/bare_beast" --json "$OUT/profile.json" \
+    --seconds "${MCPCLASS_BENCH_SECONDS:-5}" >&2
+fi
+SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/,profile,/,/g; s/^,//; s/,$//')"
 if [ -z "$SUITE_ONLY" ]; then
   # Only the separate sections ran: carry their JSON into the existing report.
   [ -f "$OUT/report.json" ] && /usr/bin/python3 "$ROOT/bench/report.py" "$OUT"

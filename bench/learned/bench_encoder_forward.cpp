@@ -3,7 +3,9 @@
 // exported to ONNX, the same ids), run by bench/onnx_peer.py. Times SentenceEncoder::
 // encode_tokens of batch 1 (embedding lookup, two transformer layers, pooling, dense, L2 norm;
 // no tokenisation), `repeat` passes over the rows after a warm-up pass, and prints one JSON line.
-// usage: bench_encoder_forward ENCODER TOKENIZER IDS.jsonl THREADS REPEAT [auto|bf16|f32]
+// With BATCH > 1 each call encodes BATCH copies of the row (the same length, so no padding):
+// what a micro-batching layer could gain per text, at best.
+// usage: bench_encoder_forward ENCODER TOKENIZER IDS.jsonl THREADS REPEAT [auto|bf16|f32] [BATCH]
 //   IDS.jsonl: one JSON array of token ids per line.
 #include "mcpclass/learned/embedding_encoder.hpp"
 
@@ -56,7 +58,8 @@ double thread_cpu_us() {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s ENCODER TOKENIZER IDS.jsonl THREADS REPEAT [auto|bf16|f32]\n",
+    std::fprintf(stderr,
+                 "usage: %s ENCODER TOKENIZER IDS.jsonl THREADS REPEAT [auto|bf16|f32] [BATCH]\n",
                  argv[0]);
     return 2;
   }
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
   o.threads = std::stoul(argv[4]);
   const auto repeat = std::stoul(argv[5]);
   const std::string precision = argc > 6 ? argv[6] : "auto";
+  const std::size_t batch = argc > 7 ? std::max<std::size_t>(1, std::stoul(argv[7])) : 1;
   o.precision = precision == "bf16"  ? classify::EncoderPrecision::bf16
                 : precision == "f32" ? classify::EncoderPrecision::f32
                                      : classify::EncoderPrecision::automatic;
@@ -76,8 +80,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::size_t tokens = 0;
+  std::vector<std::vector<std::int32_t>> copies;
+  const auto call = [&](const std::vector<std::int32_t>& r) {
+    if (batch == 1) return encoder->encode_tokens(std::span(&r, 1));
+    copies.assign(batch, r);
+    return encoder->encode_tokens(std::span(copies));
+  };
   for (const auto& r : rows) {
-    encoder->encode_tokens(std::span(&r, 1));  // warm-up: every padded shape compiled once
+    call(r);  // warm-up: every padded shape compiled once
     tokens += r.size();
   }
   std::vector<double> lat;
@@ -87,7 +97,7 @@ int main(int argc, char** argv) {
   for (std::size_t k = 0; k < repeat; ++k)
     for (const auto& r : rows) {
       const auto s = Clock::now();
-      encoder->encode_tokens(std::span(&r, 1));
+      call(r);
       lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
     }
   const double total_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -98,12 +108,14 @@ int main(int argc, char** argv) {
                         static_cast<std::size_t>(q * static_cast<double>(lat.size())))];
   };
   std::printf(
-      "{\"engine\":\"native\",\"precision\":\"%s\",\"threads\":%zu,\"texts\":%zu,"
-      "\"mean_tokens\":%.1f,\"calls\":%zu,\"mean_us\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+      "{\"engine\":\"native\",\"precision\":\"%s\",\"threads\":%zu,\"batch\":%zu,\"texts\":%zu,"
+      "\"mean_tokens\":%.1f,\"calls\":%zu,\"mean_us\":%.1f,\"mean_us_per_text\":%.1f,\"p50_us\":%."
+      "1f,\"p99_us\":%.1f,"
       "\"calling_thread_cpu_us_per_call\":%.1f}\n",
-      precision.c_str(), o.threads, rows.size(),
+      precision.c_str(), o.threads, batch, rows.size(),
       static_cast<double>(tokens) / static_cast<double>(rows.size()), lat.size(),
-      total_us / static_cast<double>(lat.size()), at(0.5), at(0.99),
+      total_us / static_cast<double>(lat.size()),
+      total_us / static_cast<double>(lat.size() * batch), at(0.5), at(0.99),
       cpu_us / static_cast<double>(lat.size()));
   return 0;
 }

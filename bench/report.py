@@ -334,12 +334,72 @@ def render_profile(pr):
     return md + [""]
 
 
+def render_goals(r):
+    """Issue 16's goals, each with today's figure from the sections below ("—": not in this run)."""
+    rows = []
+
+    def goal(name, value, target, met, digits=2):
+        rows.append([name, "—" if value is None else f(value, digits), target,
+                     "—" if value is None or met is None else ("met" if met(value) else "not met")])
+
+    h = r.get("http")
+    if h:
+        ratio = {x["connections"]: x for x in h["ratios"]}
+        run = {(x["key"], x["connections"]): x for x in h["runs"]}
+        med = lambda c, key: ratio[c][key]["median"] if c in ratio else None  # noqa: E731
+        goal("`classify_text` over /mcp (JSON), c50 ÷ nginx", med(50, "mcpclass_json_vs_nginx"), "≥ 0.8",
+             lambda v: v >= 0.8)
+        goal("POST /mcp/tools/call, c50 ÷ nginx", med(50, "mcpclass_router_vs_nginx"), "≥ 0.9",
+             lambda v: v >= 0.9)
+        goal("/mcp (JSON), c500 ÷ nginx", med(500, "mcpclass_json_vs_nginx"), "≥ 0.7", lambda v: v >= 0.7)
+        sse, ngx = run.get(("mcpclass_sse", 50)), run.get(("nginx", 50))
+        goal("/mcp answered as SSE, c50 ÷ nginx (median runs)",
+             sse["rps"] / ngx["rps"] if sse and ngx else None, "≥ 0.6", lambda v: v >= 0.6)
+        js = run.get(("mcpclass_json", 50))
+        goal("p99 at c50 ÷ nginx's p99 (median runs)", js["p99_ms"] / ngx["p99_ms"] if js and ngx else None,
+             "≤ 1.0", lambda v: v <= 1.0)
+        goal("for scale: bare Beast ÷ nginx, c50 (the same acceptor and threads, fixed bytes)",
+             med(50, "bare_beast_vs_nginx"), "—", None)
+    cases = {c["name"]: c for c in r.get("inprocess", {}).get("cases", [])}
+    if "session_tools_call" in cases:
+        c = cases["session_tools_call"]
+        goal("`Session::handle` of a `tools/call`, µs", c["median_ns"] / 1000, "≤ 2", lambda v: v <= 2, 1)
+        goal("… allocations per call", c["allocations_per_call"], "≤ 30", lambda v: v <= 30, 0)
+    if "rule_classify" in cases:
+        c = cases["rule_classify"]
+        goal("rule classify, 40-character query, µs", c["median_ns"] / 1000, "≤ 1", lambda v: v <= 1, 1)
+        goal("… allocations per call", c["allocations_per_call"], "≤ 5", lambda v: v <= 5, 0)
+    if "stdio" in r:
+        goal("stdio round trips ÷ echo floor", r["stdio"]["round_trips_vs_echo_floor"], "≥ 0.8",
+             lambda v: v >= 0.8)
+    o = r.get("onnx", {}).get("figures")
+    if o:
+        c = {x["connections"]: x for x in o["http"]}
+        if 1 in c and 32 in c:
+            goal("learned default over HTTP, c32 ÷ c1 throughput", c[32]["mcpclass"]["rps"] / c[1]["mcpclass"]["rps"],
+                 "≥ 5", lambda v: v >= 5)
+            goal("learned default over HTTP ÷ TS SDK + ONNX Runtime peer, c1", c[1]["rps_ratio"]["median"], "≥ 1.5",
+                 lambda v: v >= 1.5)
+            goal("… c32", c[32]["rps_ratio"]["median"], "≥ 2", lambda v: v >= 2)
+        goal("encoder forward, native ÷ ONNX Runtime, same threads",
+             o["forward"]["native_vs_ort_mean"]["median"], "≤ 0.8", lambda v: v <= 0.8)
+    if not rows:
+        return []
+    return ["## Issue 16 goals: today's figures", "",
+            "From the sections below (each its own run; the HTTP and in-process rows come from the "
+            "full `bench/run.sh` run dated at the top). What stands in the way of the HTTP and "
+            "in-process rows: the profile section (where a request's CPU goes); of c32 ÷ c1: "
+            "`bench_encoder_forward` with BATCH (one forward pass of 16–64 texts costs as much per "
+            "text as one of a single text on this CPU, so batching cannot raise throughput).", ""] + table(["goal", "today", "target", ""], rows)
+
+
 def render(r):
     md = ["# mcpclass benchmark report", "",
           f"{r['date']} · {r['machine']} · git {r['git']} · `{r['command']}` "
           f"({f(r.get('total_seconds'))} s)", "",
           "Absolute numbers depend on what else this shared machine was doing; compare the "
           "ratios, which are measured against baselines in the same run.", ""]
+    md += render_goals(r)
     if "http" in r:
         md += render_http(r["http"])
     if "stdio" in r:

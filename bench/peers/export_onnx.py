@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Exports the learned default (models/mmlu14.yaml) to ONNX for the ONNX Runtime peer
-(bench/peers/onnx_server.mjs): the USE-lite encoder from its TorchScript module (encoder.pt,
+(bench/peers/server.mjs --onnx): the USE-lite encoder from its TorchScript module (encoder.pt,
 forward(ids int64[B,T], mask int64[B,T]) -> float[B,512]) and the trained head
 (heads/mmlu14.safetensors + .json, format 2: src/learned/head_model.hpp) as one graph
 

@@ -260,6 +260,11 @@ def section_http(ctx):
                                                   for r in rounds)
                 runs.append(median)
                 by[(key, c)] = median
+        if a.fail_on_errors:
+            failed = [f"{r['label']} c={r['connections']}: {r['errors_all_rounds']} failed, e.g. "
+                      f"{r['bad_sample']!r}" for r in runs if r["errors_all_rounds"]]
+            if failed:
+                raise RuntimeError("requests failed: " + "; ".join(failed))
         # Each ratio is taken within a round (the two runs minutes apart at most, usually
         # adjacent), then the median over the rounds: drifts in the machine's load cancel out.
         def per_round(num, den, c, field="rps"):
@@ -496,6 +501,8 @@ def main():
     p.add_argument("--spawn-runs", type=int, default=15)
     p.add_argument("--iterations", type=int, default=20000)
     p.add_argument("--only", default=",".join(SECTIONS))
+    p.add_argument("--fail-on-errors", action="store_true",
+                   help="fail when any HTTP request fails or gets a wrong answer (bench/smoke.sh)")
     a = p.parse_args()
     a.conns = [int(c) for c in a.conns.split(",")]
     bench_dir = os.path.dirname(os.path.abspath(a.bench_binary))

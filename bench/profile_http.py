@@ -30,13 +30,6 @@ GROUPS = [("kernel", re.compile(r"^\[kernel")), ("libc (malloc, memcpy, locks)",
           ("RE2", re.compile(r"^libre2")), ("server binary", re.compile(r"^(mcpclass|bare_beast)$"))]
 
 
-def cpu_seconds(pid):
-    """utime + stime of the whole process (all threads), seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def perf_shares(data, sort):
     """[(percent, name)] from `perf report --sort SORT` of a recording, self time."""
     out = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort, "--stdio",
@@ -52,13 +45,13 @@ def perf_shares(data, sort):
 def profile(server, url, script, a):
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "perf.data")
-        before = cpu_seconds(server.pid)
+        before = procs.cpu_seconds(server.pid)
         perf = subprocess.Popen(["perf", "record", "-q", "-F", str(a.frequency), "-o", data, "-p",
                                  str(server.pid), "--", "sleep", str(a.seconds)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         r = wrk.run(url, script, a.connections, a.seconds)
         perf.wait(timeout=a.seconds + 60)
-        cpu = cpu_seconds(server.pid) - before
+        cpu = procs.cpu_seconds(server.pid) - before
         if perf.returncode != 0:
             raise RuntimeError(f"perf record failed: {perf.stderr.read().decode()[:500]}")
         dsos = perf_shares(data, "dso")

@@ -31,6 +31,13 @@ def rss_kib(pid):
     return -1
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process (all its threads), seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def open_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 

@@ -1,7 +1,7 @@
 """Process-level tests of the `mcpclass` CLI: real processes, real sockets on 127.0.0.1.
 
 Run by ctest as `/usr/bin/python3 -m pytest tests/cli` with MCPCLASS_BIN set to the built binary.
-Only the standard library is used (http.client, socket, subprocess).
+Only the standard library is used (http.client, socket, subprocess), plus bench/lib/procs.py.
 """
 import http.client
 import json
@@ -18,6 +18,9 @@ import threading
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from lib import procs  # noqa: E402
 
 BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "mcpclass")
@@ -486,14 +489,14 @@ def test_signal_during_requests_answers_them_then_exits_0(tmp_path, sig):
         raw = (b"POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                b"Content-Type: application/json\r\n"
                + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        before = cpu_seconds(s.proc.pid)
+        before = procs.cpu_seconds(s.proc.pid)
         for _ in range(8):
             conn = socket.create_connection(("127.0.0.1", s.port), timeout=30)
             conn.sendall(raw)
             conns.append(conn)
         # Wait until the server has spent 0.2 s of CPU on them (reading, parsing, classifying).
         deadline = time.time() + 10
-        while cpu_seconds(s.proc.pid) - before < 0.2 and time.time() < deadline:
+        while procs.cpu_seconds(s.proc.pid) - before < 0.2 and time.time() < deadline:
             time.sleep(0.01)
         pending = [c for c in conns if c not in select.select(conns, [], [], 0)[0]]
         s.proc.send_signal(sig)
@@ -531,12 +534,6 @@ def test_signal_during_requests_answers_them_then_exits_0(tmp_path, sig):
         for conn in conns:
             conn.close()
         s.kill()
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def response_length(response):

@@ -78,15 +78,18 @@ CODE_QUESTIONS = [
 ]
 
 
+def _hash64(text, salt):
+    return int.from_bytes(hashlib.sha256((salt + text).encode()).digest()[:8], "big")
+
+
 def pick(text, options, salt=""):
     """A deterministic choice among options, by a hash of the text."""
-    h = int.from_bytes(hashlib.sha256((salt + text).encode()).digest()[:8], "big")
-    return options[h % len(options)]
+    return options[_hash64(text, salt) % len(options)]
 
 
 def fraction(text, salt):
     """A deterministic number in [0, 1) from the text."""
-    return int.from_bytes(hashlib.sha256((salt + text).encode()).digest()[:8], "big") / 2.0**64
+    return _hash64(text, salt) / 2.0**64
 
 
 def variant(text, chat, context, long_tail):

@@ -16,9 +16,11 @@ if [ ! -f "$queries" ] || [ "$here/data/router_queries.jsonl.gz" -nt "$queries" 
 fi
 # The same held-out rows in chat framing the training templates do not use (models/shapes.py).
 framed="$cache/data/heldout-framed.jsonl"
-if [ ! -f "$framed" ] || [ "$here/shapes.py" -nt "$framed" ] || [ "$here/training-mix.py" -nt "$framed" ]; then
-  /usr/bin/python3 "$here/training-mix.py" --heldout-variants "$framed"
-fi
+stale=$([ -f "$framed" ] || echo missing)
+for input in shapes.py training-mix.py data/mmlu_pro_questions.jsonl data/router_queries.jsonl.gz; do
+  [ "$here/$input" -nt "$framed" ] && stale=yes
+done
+[ -z "$stale" ] || /usr/bin/python3 "$here/training-mix.py" --heldout-variants "$framed"
 [ "$config" != "$here/mmlu14.yaml" ] || "$here/setup.sh" "$bin"
 exec "$bin" eval "$here/data/mmlu_pro_questions.jsonl" "$queries" "$framed" -c "$config" --split test \
   --groups router8 --latency-samples 0

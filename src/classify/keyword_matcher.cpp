@@ -25,17 +25,51 @@ bool equal_folded(std::string_view a, std::string_view b) {
   return true;
 }
 
-}  // namespace
-
-std::size_t KeywordMatcher::FoldedHash::operator()(std::string_view s) const noexcept {
-  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a over the folded bytes
-  for (const char c : s) h = (h ^ fold(c)) * 1099511628211ULL;
-  return static_cast<std::size_t>(h);
+// FNV-1a over the folded bytes, one byte at a time, so a word's prefixes hash on the way.
+constexpr std::uint64_t kHashStart = 14695981039346656037ULL;
+std::uint64_t hash_step(std::uint64_t h, char c) {
+  return (h ^ fold(c)) * 1099511628211ULL;
+}
+std::uint64_t folded_hash(std::string_view s) {
+  std::uint64_t h = kHashStart;
+  for (const char c : s) h = hash_step(h, c);
+  return h;
 }
 
-bool KeywordMatcher::FoldedEqual::operator()(std::string_view a,
-                                             std::string_view b) const noexcept {
-  return equal_folded(a, b);
+}  // namespace
+
+void KeywordMatcher::WordTable::add(std::uint64_t hash, std::string_view word, std::size_t id) {
+  if ((entries_.size() + 1) * 2 > slots_.size()) grow();
+  std::size_t slot = slot_of(hash);
+  for (; slots_[slot] != 0; slot = (slot + 1) & mask_) {
+    auto& e = entries_[slots_[slot] - 1];
+    if (e.hash == hash && e.word == word) {
+      e.ids.push_back(id);
+      return;
+    }
+  }
+  entries_.push_back({hash, std::string(word), {id}});
+  slots_[slot] = static_cast<std::uint32_t>(entries_.size());
+}
+
+void KeywordMatcher::WordTable::grow() {
+  slots_.assign(std::max<std::size_t>(16, slots_.size() * 2), 0);
+  mask_ = slots_.size() - 1;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    std::size_t slot = slot_of(entries_[i].hash);
+    while (slots_[slot] != 0) slot = (slot + 1) & mask_;
+    slots_[slot] = static_cast<std::uint32_t>(i + 1);
+  }
+}
+
+const std::vector<std::size_t>* KeywordMatcher::WordTable::find(
+    std::uint64_t hash, std::string_view word) const noexcept {
+  if (slots_.empty()) return nullptr;
+  for (std::size_t slot = slot_of(hash); slots_[slot] != 0; slot = (slot + 1) & mask_) {
+    const auto& e = entries_[slots_[slot] - 1];
+    if (e.hash == hash && equal_folded(e.word, word)) return &e.ids;
+  }
+  return nullptr;
 }
 
 std::vector<std::string_view> split_words(std::string_view text, std::string& lowered) {
@@ -74,8 +108,9 @@ std::size_t KeywordMatcher::add(std::string_view keyword) {
     fail("", "a prefix keyword may have at most " + std::to_string(kMaxPrefix) + " characters");
 
   const std::size_t id = keywords_.size();
-  if (k.prefix) longest_prefix_ = std::max(longest_prefix_, k.words.back().size());
-  (k.prefix ? by_last_prefix_ : by_last_word_)[k.words.back()].push_back(id);
+  const std::string& last = k.words.back();
+  if (k.prefix) prefix_lengths_ |= std::uint64_t{1} << last.size();
+  (k.prefix ? by_last_prefix_ : by_last_word_).add(folded_hash(last), last, id);
   keywords_.push_back(std::move(k));
   return id;
 }
@@ -109,11 +144,13 @@ void KeywordMatcher::mark(std::string_view text, std::uint64_t* bits) const {
     while (i < text.size() && is_word_byte(static_cast<unsigned char>(text[i]))) ++i;
     if (i == start) break;
     const std::string_view word = text.substr(start, i - start);
-    if (const auto it = by_last_word_.find(word); it != by_last_word_.end()) hit(it->second);
-    const std::size_t longest = std::min(word.size(), longest_prefix_);
-    for (std::size_t len = 1; len <= longest; ++len)
-      if (const auto it = by_last_prefix_.find(word.substr(0, len)); it != by_last_prefix_.end())
-        hit(it->second);
+    std::uint64_t h = kHashStart;
+    for (std::size_t len = 1; len <= word.size(); ++len) {
+      h = hash_step(h, word[len - 1]);
+      if (len <= kMaxPrefix && (prefix_lengths_ >> len & 1U))
+        if (const auto* ids = by_last_prefix_.find(h, word.substr(0, len))) hit(*ids);
+    }
+    if (const auto* ids = by_last_word_.find(h, word)) hit(*ids);
     newest = (newest + 1) % kMaxWords;
     previous[newest] = word;
     ++count;

@@ -365,10 +365,15 @@ def render_goals(r):
         c = cases["session_tools_call"]
         goal("`Session::handle` of a `tools/call`, µs", c["median_ns"] / 1000, "≤ 2", lambda v: v <= 2, 1)
         goal("… allocations per call", c["allocations_per_call"], "≤ 30", lambda v: v <= 30, 0)
-    if "rule_classify" in cases:
-        c = cases["rule_classify"]
+    if "rule_classify_40" in cases:
+        c = cases["rule_classify_40"]
         goal("rule classify, 40-character query, µs", c["median_ns"] / 1000, "≤ 1", lambda v: v <= 1, 1)
         goal("… allocations per call", c["allocations_per_call"], "≤ 5", lambda v: v <= 5, 0)
+    if "rule_classify" in cases:
+        c = cases["rule_classify"]
+        goal("for scale: rule classify, the 91-character query that matches patterns, µs",
+             c["median_ns"] / 1000, "—", None, 1)
+        goal("… allocations per call", c["allocations_per_call"], "—", None, 0)
     if "stdio" in r:
         goal("stdio round trips ÷ echo floor", r["stdio"]["round_trips_vs_echo_floor"], "≥ 0.8",
              lambda v: v >= 0.8)

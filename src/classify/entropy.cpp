@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <iterator>
 #include <stdexcept>
 
 namespace mcpclass::classify {
@@ -56,18 +56,22 @@ json::object ReasoningDecision::to_json() const {
 
 namespace {
 
-std::vector<CategoryProbability> top_k(std::span<const double> probabilities,
-                                       std::span<const std::string> names, std::size_t k) {
-  std::vector<std::size_t> order(probabilities.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  // stable_sort keeps equal probabilities in class-index order: the documented tie-break.
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return probabilities[a] > probabilities[b];
-  });
-  order.resize(std::min(k, order.size()));
-  std::vector<CategoryProbability> out;
-  out.reserve(order.size());
-  for (const auto i : order) out.push_back({names[i], probabilities[i]});
+TopCategories top_k(std::span<const double> probabilities, std::span<const std::string> names,
+                    std::size_t k) {
+  // Insertion into a list of at most k: no index array to sort. A later class moves ahead only
+  // when strictly more probable, so equal probabilities keep class order, the documented
+  // tie-break.
+  TopCategories out;
+  if (k == 0) return out;
+  out.reserve(std::min(k, probabilities.size()));
+  for (std::size_t i = 0; i < probabilities.size(); ++i) {
+    const double p = probabilities[i];
+    if (out.size() == k && !(p > out.back().probability)) continue;
+    if (out.size() == k) out.pop_back();
+    auto at = out.end();
+    while (at != out.begin() && p > std::prev(at)->probability) --at;
+    out.insert(at, {names[i], p});
+  }
   return out;
 }
 
@@ -133,7 +137,8 @@ ReasoningDecision make_reasoning_decision(std::span<const double> probabilities,
                 "unknown_category_default", std::move(top)};
       const double factor = level == UncertaintyLevel::low ? 0.9 : 0.95;
       return {best_flag->second, best.probability * factor,
-              std::string(to_string(level)) + "_uncertainty_trust_classification",
+              level == UncertaintyLevel::low ? "low_uncertainty_trust_classification"
+                                             : "very_low_uncertainty_trust_classification",
               "trust_top_category", std::move(top)};
     }
   }

@@ -2,6 +2,7 @@
 // exactly from the Semantic Router (reference.md §4). Pure functions: thread-safe.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <boost/json.hpp>
 
 #include <functional>
@@ -33,14 +34,18 @@ struct CategoryProbability {
   friend bool operator==(const CategoryProbability&, const CategoryProbability&) = default;
 };
 
+/// The decision's top categories: at most three, held inline (no allocation).
+using TopCategories = boost::container::small_vector<CategoryProbability, 3>;
+
 /// Whether to enable reasoning, how sure we are, and why (the strings are the reference's).
 struct ReasoningDecision {
   bool use_reasoning = false;
   double confidence = 0.0;
-  std::string reason;
-  std::string strategy;
+  /// The reference's fixed strings: views of static storage, valid for the program's life.
+  std::string_view reason;
+  std::string_view strategy;
   /// Sorted by probability descending; equal probabilities keep class order.
-  std::vector<CategoryProbability> top_categories;
+  TopCategories top_categories;
 
   json::object to_json() const;
 };

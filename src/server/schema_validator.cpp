@@ -14,7 +14,7 @@ namespace mcpclass::server {
 namespace json = boost::json;
 
 SchemaValidator::SchemaValidator(const json::object& schema)
-    : schema_(std::make_unique<valijson::Schema>()) {
+    : schema_(std::make_unique<valijson::Schema>()), flat_(flat(schema)) {
   // valijson reads draft 7 keywords; it ignores `$schema` and resolves local `$ref`s, which
   // covers the 2020-12 schemas tools publish in practice (`$defs` + `#/$defs/...`).
   const json::value doc = schema;
@@ -28,6 +28,77 @@ SchemaValidator::SchemaValidator(const json::object& schema)
 }
 
 SchemaValidator::~SchemaValidator() = default;
+
+namespace {
+
+bool annotation(std::string_view key) {
+  return key == "description" || key == "title" || key == "default" || key == "examples" ||
+         key == "$comment";
+}
+
+}  // namespace
+
+std::optional<SchemaValidator::FlatSchema> SchemaValidator::flat(const json::object& schema) {
+  using Type = FlatSchema::Type;
+  FlatSchema out;
+  const auto* type = schema.if_contains("type");
+  if (!type || !type->is_string() || type->get_string() != "object") return std::nullopt;
+  for (const auto& [key, value] : schema) {
+    if (key == "type" || key == "$schema" || annotation(key)) continue;
+    if (key == "additionalProperties" && value.is_bool()) {
+      out.additional = value.get_bool();
+    } else if (key == "required" && value.is_array()) {
+      for (const auto& name : value.get_array()) {
+        if (!name.is_string()) return std::nullopt;
+        out.required.emplace_back(name.get_string());
+      }
+    } else if (key == "properties" && value.is_object()) {
+      for (const auto& [name, property] : value.get_object()) {
+        const auto* p = property.if_object();
+        const auto* t = p ? p->if_contains("type") : nullptr;
+        if (!t || !t->is_string()) return std::nullopt;
+        for (const auto& [pkey, pvalue] : *p)
+          if (pkey != "type" && !annotation(pkey)) return std::nullopt;
+        const std::string_view ts = t->get_string();
+        Type kind;
+        if (ts == "string") {
+          kind = Type::string;
+        } else if (ts == "boolean") {
+          kind = Type::boolean;
+        } else if (ts == "integer") {
+          kind = Type::integer;
+        } else if (ts == "number") {
+          kind = Type::number;
+        } else {
+          return std::nullopt;
+        }
+        out.properties.emplace_back(std::string(name), kind);
+      }
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+bool SchemaValidator::FlatSchema::surely_valid(const json::value& value) const {
+  const auto* o = value.if_object();
+  if (!o) return false;
+  for (const auto& name : required)
+    if (!o->contains(name)) return false;
+  std::size_t known = 0;
+  for (const auto& [name, type] : properties) {
+    const auto* v = o->if_contains(name);
+    if (!v) continue;
+    ++known;
+    const bool ok = type == Type::string    ? v->is_string()
+                    : type == Type::boolean ? v->is_bool()
+                    : type == Type::integer ? v->is_int64() || v->is_uint64()
+                                            : v->is_number();
+    if (!ok) return false;
+  }
+  return additional || known == o->size();
+}
 
 namespace {
 
@@ -49,6 +120,7 @@ std::string field_path(const std::vector<std::string>& context) {
 }  // namespace
 
 std::optional<std::string> SchemaValidator::validate(const json::value& value) const {
+  if (flat_ && flat_->surely_valid(value)) return std::nullopt;
   valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::BoostJsonAdapter target(value);

@@ -8,22 +8,23 @@
 namespace mcpclass::classify {
 
 namespace {
-json::array to_array(const std::vector<double>& values) {
-  json::array out;
+json::array to_array(const std::vector<double>& values, json::storage_ptr sp) {
+  json::array out(std::move(sp));
   out.reserve(values.size());
   for (const double v : values) out.emplace_back(v);
   return out;
 }
 }  // namespace
 
-json::object to_wire(const Classification& c, bool with_probabilities) {
-  json::object out{{"class", static_cast<std::int64_t>(c.class_index)},
-                   {"confidence", c.confidence},
-                   {"model", c.model},
-                   {"use_reasoning", c.use_reasoning}};
+json::object to_wire(const Classification& c, bool with_probabilities, json::storage_ptr sp) {
+  json::object out(6, sp);
+  out.emplace("class", static_cast<std::int64_t>(c.class_index));
+  out.emplace("confidence", c.confidence);
+  out.emplace("model", c.model);
+  out.emplace("use_reasoning", c.use_reasoning);
   if (with_probabilities) {
-    out["probabilities"] = to_array(c.probabilities);
-    out["entropy"] = c.entropy;
+    out.emplace("probabilities", to_array(c.probabilities, sp));
+    out.emplace("entropy", c.entropy);
   }
   return out;
 }

@@ -87,9 +87,8 @@ Invalid invalid(std::optional<Id> id, std::string message) {
   return Invalid{std::move(id), Error{kInvalidRequest, std::move(message)}};
 }
 
-}  // namespace
-
-std::variant<Message, Invalid> from_json(const json::value& v) {
+// `v` is only modified (its params moved out) when `movable`, i.e. when the caller owns it.
+std::variant<Message, Invalid> read_message(const json::value& v, bool movable) {
   const auto* obj = v.if_object();
   if (!obj) return invalid(std::nullopt, "Invalid Request: a message must be a JSON object");
 
@@ -114,13 +113,15 @@ std::variant<Message, Invalid> from_json(const json::value& v) {
     if (!method->is_string() || method->get_string().empty()) {
       return invalid(id, "Invalid Request: \"method\" must be a non-empty string");
     }
-    json::value params;
-    if (const json::value* p = obj->if_contains("params")) {
-      if (!p->is_object() && !p->is_array()) {
-        return invalid(id, "Invalid Request: \"params\" must be an object or an array");
-      }
-      params = *p;
+    const json::value* p = obj->if_contains("params");
+    if (p && !p->is_object() && !p->is_array()) {
+      return invalid(id, "Invalid Request: \"params\" must be an object or an array");
     }
+    // Move-constructed, so the params keep their storage: assigning to a value of another
+    // storage would copy them.
+    json::value params = !p        ? json::value()
+                         : movable ? json::value(std::move(const_cast<json::value&>(*p)))
+                                   : json::value(*p);
     std::string name(method->get_string());
     if (id) return Message{Request{*id, std::move(name), std::move(params)}};
     return Message{Notification{std::move(name), std::move(params)}};
@@ -149,6 +150,16 @@ std::variant<Message, Invalid> from_json(const json::value& v) {
   return Message{Response{id, std::move(e)}};
 }
 
+}  // namespace
+
+std::variant<Message, Invalid> from_json(const json::value& v) {
+  return read_message(v, false);
+}
+
+std::variant<Message, Invalid> from_json(json::value&& v) {
+  return read_message(v, true);
+}
+
 json::object to_json(const Request& r) {
   return make_request(r.id, r.method, r.params);
 }
@@ -167,7 +178,11 @@ json::object to_json(const Message& m) {
 }
 
 json::object make_result(const Id& id, json::value result) {
-  return json::object{{"jsonrpc", "2.0"}, {"id", to_json(id)}, {"result", std::move(result)}};
+  json::object o(3, result.storage());
+  o.emplace("jsonrpc", "2.0");
+  o.emplace("id", to_json(id));
+  o.emplace("result", std::move(result));
+  return o;
 }
 
 json::object make_error(const std::optional<Id>& id, Error error) {

@@ -25,10 +25,16 @@ bool RequestContext::sleep_for(std::chrono::milliseconds duration) const {
   return !token.stop_requested();
 }
 
-json::object ToolResult::to_json() const {
-  json::object o{{"content", content}};
-  if (structured_content) o["structuredContent"] = *structured_content;
-  o["isError"] = is_error;
+json::object ToolResult::to_json() const& {
+  return ToolResult(*this).to_json();
+}
+
+json::object ToolResult::to_json() && {
+  // In the content's storage: a result built in a per-response resource stays there.
+  json::object o(3, content.storage());
+  o.emplace("content", std::move(content));
+  if (structured_content) o.emplace("structuredContent", std::move(*structured_content));
+  o.emplace("isError", is_error);
   return o;
 }
 

@@ -17,7 +17,7 @@ json::value wire_number(double v) {
 }  // namespace
 
 InFlight::InFlight(std::weak_ptr<Session> session, jsonrpc::Request request, StreamPtr out,
-                   ClientInfo client, bool stateless)
+                   std::shared_ptr<const ClientInfo> client, bool stateless)
     : session_(std::move(session)),
       request_(std::move(request)),
       out_(std::move(out)),

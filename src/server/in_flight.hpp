@@ -25,11 +25,11 @@ struct PendingClientRequest {
 class InFlight final : public RequestContext {
  public:
   InFlight(std::weak_ptr<Session> session, jsonrpc::Request request, StreamPtr out,
-           ClientInfo client, bool stateless);
+           std::shared_ptr<const ClientInfo> client, bool stateless);
 
   const jsonrpc::Id& id() const override { return request_.id; }
   const std::string& method() const override { return request_.method; }
-  const ClientInfo& client() const override { return client_; }
+  const ClientInfo& client() const override { return *client_; }
   std::stop_token stop_token() const override { return stop_.get_token(); }
 
   void progress(double progress, std::optional<double> total, std::string_view message) override;
@@ -55,7 +55,7 @@ class InFlight final : public RequestContext {
   std::weak_ptr<Session> session_;
   jsonrpc::Request request_;
   StreamPtr out_;
-  ClientInfo client_;
+  std::shared_ptr<const ClientInfo> client_;
   bool stateless_;
   std::optional<json::value> progress_token_;
   std::stop_source stop_;

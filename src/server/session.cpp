@@ -94,7 +94,7 @@ Session::Session(std::shared_ptr<Server> server, SessionOptions options)
     : server_(std::move(server)), options_(std::move(options)) {
   if (!options_.require_initialize) {
     state_ = State::ready;
-    client_.protocol_version = options_.assumed_version;
+    client_ = std::make_shared<const ClientInfo>(ClientInfo{options_.assumed_version, {}, {}});
   }
 }
 
@@ -129,7 +129,7 @@ Session::State Session::state() const {
 
 std::string Session::protocol_version() const {
   std::lock_guard lock(mutex_);
-  return client_.protocol_version;
+  return client_->protocol_version;
 }
 
 std::size_t Session::in_flight() const {
@@ -167,14 +167,22 @@ void Session::handle(std::string_view text, const StreamPtr& out) {
     out->close(jsonrpc::make_error(std::nullopt, std::move(*error)));
     return;
   }
-  handle(std::get<json::value>(parsed), out);
+  handle(std::move(std::get<json::value>(parsed)), out);
 }
 
 void Session::handle(const json::value& message, const StreamPtr& out) {
   if (const auto* batch = message.if_array()) {
     handle_batch(*batch, out);
   } else {
-    handle_one(message, out);
+    handle_one(jsonrpc::from_json(message), out);
+  }
+}
+
+void Session::handle(json::value&& message, const StreamPtr& out) {
+  if (const auto* batch = message.if_array()) {
+    handle_batch(*batch, out);
+  } else {
+    handle_one(jsonrpc::from_json(std::move(message)), out);
   }
 }
 
@@ -200,13 +208,13 @@ void Session::handle_batch(const json::array& batch, const StreamPtr& out) {
       collector->close(jsonrpc::make_error(
           std::nullopt, {kInvalidRequest, "Invalid Request: batches cannot be nested"}));
     } else {
-      handle_one(item, collector);
+      handle_one(jsonrpc::from_json(item), collector);
     }
   }
 }
 
-void Session::handle_one(const json::value& message, const StreamPtr& out) {
-  auto parsed = jsonrpc::from_json(message);
+void Session::handle_one(std::variant<jsonrpc::Message, jsonrpc::Invalid> parsed,
+                         const StreamPtr& out) {
   if (auto* invalid = std::get_if<jsonrpc::Invalid>(&parsed)) {
     out->close(jsonrpc::make_error(invalid->id, std::move(invalid->error)));
     return;
@@ -275,7 +283,7 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
 
   // The stateless revision names its version in every request's _meta.
   bool stateless = false;
-  ClientInfo client;
+  std::shared_ptr<const ClientInfo> client;
   const json::object* meta = jsonrpc::meta_of(request.params);
   const json::value* meta_version =
       meta ? meta->if_contains(protocol::kMetaProtocolVersion) : nullptr;
@@ -304,11 +312,10 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
                                 quoted_method(method), v));
       }
       stateless = true;
-      client.protocol_version = std::string(v);
-      client.capabilities = caps->get_object();
-      if (const auto* info = meta->if_contains(protocol::kMetaClientInfo);
-          info && info->is_object())
-        client.implementation = info->get_object();
+      const auto* info = meta->if_contains(protocol::kMetaClientInfo);
+      client = std::make_shared<const ClientInfo>(
+          ClientInfo{std::string(v), caps->get_object(),
+                     info && info->is_object() ? info->get_object() : json::object{}});
     }
   }
 
@@ -419,9 +426,9 @@ json::value Session::on_initialize(const InFlight& call) {
   const std::string version(protocol::negotiate(requested));
   {
     std::lock_guard lock(mutex_);
-    client_.protocol_version = version;
-    client_.capabilities = caps ? caps->get_object() : json::object{};
-    client_.implementation = info ? info->get_object() : json::object{};
+    client_ = std::make_shared<const ClientInfo>(
+        ClientInfo{version, caps ? caps->get_object() : json::object{},
+                   info ? info->get_object() : json::object{}});
     state_ = State::initializing;
   }
   json::object result{{"protocolVersion", version},

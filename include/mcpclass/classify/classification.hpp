@@ -34,7 +34,8 @@ struct Classification {
 
 /// Exactly `{"class","confidence","model","use_reasoning"}`, plus `"probabilities"` and
 /// `"entropy"` when `with_probabilities` — the object routers parse from `content[0].text`.
-json::object to_wire(const Classification& c, bool with_probabilities);
+/// Built in `sp` (e.g. one monotonic resource per response).
+json::object to_wire(const Classification& c, bool with_probabilities, json::storage_ptr sp = {});
 
 /// The checks a router applies to a wire object (reference.md §1): class in range, probability
 /// count, 0.95 <= Σp <= 1.05, every p in [0,1], confidence >= 0.9·max(p). Returns one message per

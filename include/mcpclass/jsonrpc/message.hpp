@@ -89,12 +89,15 @@ std::variant<json::value, Error> parse_json(std::string_view text, const ParseLi
 
 /// Reads one message (not a batch) from a JSON value.
 std::variant<Message, Invalid> from_json(const json::value& v);
+/// The same, moving a request's or notification's params out of `v` instead of copying them.
+std::variant<Message, Invalid> from_json(json::value&& v);
 
 json::object to_json(const Request& r);
 json::object to_json(const Notification& n);
 json::object to_json(const Response& r);
 json::object to_json(const Message& m);
 
+/// In `result`'s storage, so a result built in a per-request resource is moved, not copied.
 json::object make_result(const Id& id, json::value result);
 json::object make_error(const std::optional<Id>& id, Error error);
 json::object make_request(const Id& id, std::string_view method, json::value params);

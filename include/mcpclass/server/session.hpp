@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <variant>
 
 namespace mcpclass::server {
 
@@ -35,6 +36,8 @@ class Session : public std::enable_shared_from_this<Session> {
   /// Parses and serves one incoming message (or batch). Always ends with out->close().
   void handle(std::string_view text, const StreamPtr& out);
   void handle(const json::value& message, const StreamPtr& out);
+  /// The same for a message the caller hands over: a request's params are moved, not copied.
+  void handle(json::value&& message, const StreamPtr& out);
 
   /// Where messages that belong to no request go (list_changed, resources/updated): the
   /// standalone SSE stream or stdout. Without one they are dropped.
@@ -56,7 +59,7 @@ class Session : public std::enable_shared_from_this<Session> {
   friend class InFlight;
   Session(std::shared_ptr<Server> server, SessionOptions options);
 
-  void handle_one(const json::value& message, const StreamPtr& out);
+  void handle_one(std::variant<jsonrpc::Message, jsonrpc::Invalid> parsed, const StreamPtr& out);
   void handle_batch(const json::array& batch, const StreamPtr& out);
   void handle_request(jsonrpc::Request request, const StreamPtr& out);
   void handle_notification(const jsonrpc::Notification& n);
@@ -99,7 +102,8 @@ class Session : public std::enable_shared_from_this<Session> {
   SessionOptions options_;
   mutable std::mutex mutex_;
   State state_ = State::awaiting_initialize;
-  ClientInfo client_;
+  // Shared with each call in flight: a copy per request was three allocations.
+  std::shared_ptr<const ClientInfo> client_ = std::make_shared<const ClientInfo>();
   std::optional<LogLevel> log_level_;
   std::set<std::string> subscriptions_;
   StreamPtr notifications_;

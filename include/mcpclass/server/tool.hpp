@@ -18,7 +18,9 @@ struct ToolResult {
   std::optional<json::value> structured_content;
   bool is_error = false;
 
-  json::object to_json() const;
+  json::object to_json() const&;
+  /// The same, moving the content out instead of copying it.
+  json::object to_json() &&;
   /// One text block; the common case.
   static ToolResult text(std::string text, bool is_error = false);
   /// A failure the model should see (isError:true), not a protocol error.

@@ -282,7 +282,7 @@ void Connection::post_mcp(const Request& req) {
   auto stream = std::make_shared<PostStream>(shared_, shared_from_this(), channel, fallback,
                                              resumable, on_close, sse_only);
   try {
-    session->handle(message, stream);
+    session->handle(std::move(*body), stream);
   } catch (const std::exception& e) {
     stream->close(jsonrpc::make_error(std::nullopt, {jsonrpc::kInternalError, e.what()}));
   }

@@ -100,7 +100,7 @@ void Connection::post_router(const Request& req, std::string_view method) {
   mode_ = Mode::waiting;
   auto stream = std::make_shared<RouterStream>(shared_from_this(), answers, on_close);
   try {
-    session->handle(message, stream);
+    session->handle(std::move(std::get<json::value>(built)), stream);
   } catch (const std::exception& e) {
     stream->close(jsonrpc::make_error(std::nullopt, {jsonrpc::kInternalError, e.what()}));
   }

@@ -4,6 +4,7 @@
 #include "learned/knn_index.hpp"
 #include "learned/knn_vote.hpp"
 #include "learned/torch_text_model.hpp"
+#include "mcpclass/classify/batching_classifier.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
@@ -207,6 +208,25 @@ class TrainedHeadClassifier final : public Classifier {
                                policy_);
   }
 
+  // One forward pass of the encoder for all texts.
+  std::vector<Classification> classify_batch(std::span<const std::string_view> texts,
+                                             const ClassifyOptions&) const override {
+    std::vector<std::vector<std::int32_t>> ids;
+    ids.reserve(texts.size());
+    for (const auto text : texts) ids.push_back(encoder_->token_ids(std::string(text)));
+    const auto vectors = encoder_->encode_tokens(ids);
+    const std::size_t d = encoder_->dimension();
+    std::vector<Classification> out;
+    out.reserve(texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const std::span<const float> row(vectors.data() + i * d, d);
+      out.push_back(make_classification(
+          texts[i], categories_,
+          reorder(head_.probabilities(row, ids[i], settings_.temperature), map_), policy_));
+    }
+    return out;
+  }
+
   json::object info() const override {
     return {{"kind", kind()},
             {"model", settings_.head},
@@ -292,8 +312,11 @@ std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
                                                     const RoutingPolicy& policy) {
   if (kind == "embedding_knn")
     return std::make_unique<EmbeddingKnnClassifier>(categories, settings, policy);
-  if (kind == "trained_head")
-    return std::make_unique<TrainedHeadClassifier>(categories, settings, policy);
+  if (kind == "trained_head") {
+    auto head = std::make_unique<TrainedHeadClassifier>(categories, settings, policy);
+    if (settings.batching.max_batch < 2) return head;
+    return std::make_unique<BatchingClassifier>(std::move(head), settings.batching);
+  }
   if (kind == "torchscript")
     return std::make_unique<TorchScriptClassifier>(categories, settings, policy);
   throw ConfigError("classifier.kind",

@@ -84,6 +84,20 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     }
     if (s.examples.empty()) detail::fail(r.path_of("examples"), "is required for embedding_knn");
   } else if (kind == "trained_head") {
+    if (const auto* b = r.get("batching")) {
+      detail::ObjectReader br(*b, r.path_of("batching"));
+      if (const auto v = br.integer("max_batch")) {
+        if (*v < 1 || *v > 1024)
+          detail::fail(br.path_of("max_batch"), "must be an integer in [1, 1024]");
+        s.batching.max_batch = static_cast<std::size_t>(*v);
+      }
+      if (const auto v = br.integer("max_wait_us")) {
+        if (*v < 0 || *v > 1'000'000)
+          detail::fail(br.path_of("max_wait_us"), "must be an integer in [0, 1000000]");
+        s.batching.max_wait = std::chrono::microseconds(*v);
+      }
+      br.finish();
+    }
     s.temperature = 0.0;
     non_empty("head", s.head);
     if (const auto t = r.number("temperature")) {
@@ -118,6 +132,9 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
   } else if (kind == "trained_head") {
     o["head"] = head;
     o["temperature"] = temperature;
+    if (batching.max_batch > 1)
+      o["batching"] = json::object{{"max_batch", batching.max_batch},
+                                   {"max_wait_us", batching.max_wait.count()}};
   } else if (kind == "torchscript") {
     o["model"] = model;
     if (!labels.empty()) o["labels"] = labels;

@@ -6,8 +6,10 @@
 
 #include <boost/json.hpp>
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mcpclass::classify {
 
@@ -32,6 +34,15 @@ class Classifier {
   /// Throws ClassifyError on internal failure; any text (including empty) is valid input.
   virtual Classification classify(std::string_view text, const ClassifyOptions& options) const = 0;
   Classification classify(std::string_view text) const { return classify(text, ClassifyOptions{}); }
+  /// Result i for texts[i]. The default classifies one by one; a classifier with a batched
+  /// forward pass (trained_head) overrides it. Throws like classify().
+  virtual std::vector<Classification> classify_batch(std::span<const std::string_view> texts,
+                                                     const ClassifyOptions& options) const {
+    std::vector<Classification> out;
+    out.reserve(texts.size());
+    for (const auto text : texts) out.push_back(classify(text, options));
+    return out;
+  }
   /// Short identifier of the implementation, e.g. "rules".
   virtual std::string kind() const = 0;
   /// Whether a result may be reused for the same text and options (server.cache). False when

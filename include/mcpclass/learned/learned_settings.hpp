@@ -4,6 +4,7 @@
 // library was built with the learned component (MCPCLASS_WITH_LEARNED).
 #pragma once
 
+#include "mcpclass/classify/batching_classifier.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 
 #include <boost/json.hpp>
@@ -47,6 +48,9 @@ struct LearnedSettings {
   std::size_t threads = 1;
   /// Native encoder arithmetic: `auto` (bf16 where the CPU is fast at it), `bf16` or `f32`.
   EncoderPrecision precision = EncoderPrecision::automatic;
+  /// trained_head: `batching {max_batch, max_wait_us}` gathers concurrent calls into one forward
+  /// pass (batching_classifier.hpp); absent or max_batch 1 = off.
+  BatchingOptions batching;
 
   /// Strict: unknown keys and bad values throw ConfigError naming `path.key`; checks that the
   /// file required by `kind` is set.

@@ -1,0 +1,62 @@
+// Dynamic micro-batching: concurrent classify() calls are gathered for at most `max_wait` or up
+// to `max_batch` texts and classified in one Classifier::classify_batch call (one encoder forward
+// pass for the learned kinds). Each caller gets its own result, or the batch's exception.
+//
+// There is no thread of its own: the first caller of a batch leads it (waits, runs the batch,
+// wakes the others), so the object has no lifetime beyond its callers'. A request that is
+// cancelled or times out is answered (or not) by the server as any other; its text still
+// finishes in the batch it joined, so the others' results never wait on it.
+//
+// Thread-safety: every const member may be called concurrently from any thread.
+#pragma once
+
+#include "mcpclass/classify/classifier.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace mcpclass::classify {
+
+struct BatchingOptions {
+  /// Texts per batch; 0 or 1 = no batching.
+  std::size_t max_batch = 0;
+  /// How long the first text of a batch waits for others.
+  std::chrono::microseconds max_wait{200};
+};
+
+class BatchingClassifier final : public Classifier {
+ public:
+  /// `inner` must not be null; options.max_batch >= 2.
+  BatchingClassifier(std::shared_ptr<const Classifier> inner, BatchingOptions options);
+
+  const CategorySet& categories() const override { return inner_->categories(); }
+  Classification classify(std::string_view text, const ClassifyOptions& options) const override;
+  using Classifier::classify;
+  std::vector<Classification> classify_batch(std::span<const std::string_view> texts,
+                                             const ClassifyOptions& options) const override {
+    return inner_->classify_batch(texts, options);
+  }
+  std::string kind() const override { return inner_->kind(); }
+  bool cacheable() const override { return inner_->cacheable(); }
+  /// The inner classifier's, plus "batching" {max_batch, max_wait_us, batches, texts}.
+  json::object info() const override;
+
+ private:
+  struct Waiter;
+  void lead(std::unique_lock<std::mutex>& lock) const;
+
+  std::shared_ptr<const Classifier> inner_;
+  BatchingOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable wake_;
+  mutable std::vector<Waiter*> queue_;  // callers not yet in a batch, oldest first
+  mutable bool leading_ = false;        // a caller is gathering or running a batch
+  mutable std::size_t batches_ = 0;
+  mutable std::size_t texts_ = 0;
+};
+
+}  // namespace mcpclass::classify

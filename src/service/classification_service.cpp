@@ -12,9 +12,12 @@ namespace mcpclass::service {
 
 namespace {
 
-std::size_t worker_threads(std::size_t requested) {
+std::size_t worker_threads(std::size_t requested, const config::Config& config) {
   if (requested != 0) return requested;
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8);
+  // Calls of a batch wait for each other on workers: a batching classifier needs one per text.
+  const std::size_t batch =
+      config.classifier.kind == "trained_head" ? config.classifier.learned.batching.max_batch : 0;
+  return std::max(std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8), batch);
 }
 
 // server.cache in front of a classifier whose answers may be reused.
@@ -35,7 +38,7 @@ ClassificationService::ClassificationService(const config::Config& config,
           config.server.cache)),
       settings_(config.server),
       on_classified_(std::move(options.on_classified)),
-      pool_(worker_threads(options.worker_threads)) {
+      pool_(worker_threads(options.worker_threads, config)) {
   server::ServerOptions server_options;
   server_options.name = settings_.name;
   server_options.version = settings_.version;

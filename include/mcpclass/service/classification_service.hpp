@@ -31,7 +31,7 @@ namespace mcpclass::service {
 
 struct ServiceOptions {
   /// Worker threads for tool handlers that do not run inline; 0 = the hardware threads, at
-  /// least 2 and at most 8.
+  /// least 2 and at most 8, and at least a batching classifier's max_batch.
   std::size_t worker_threads = 0;
   /// Called after every successful classify_text, on the thread that ran it (see ToolOptions).
   std::function<void(const classify::Classification&)> on_classified;

@@ -202,10 +202,7 @@ class TrainedHeadClassifier final : public Classifier {
 
   Classification classify(std::string_view text, const ClassifyOptions&) const override {
     const auto ids = encoder_->token_ids(std::string(text));
-    const auto vec = encoder_->encode_tokens(std::span(&ids, 1));
-    return make_classification(text, categories_,
-                               reorder(head_.probabilities(vec, ids, settings_.temperature), map_),
-                               policy_);
+    return from_embedding(text, ids, encoder_->encode_tokens(std::span(&ids, 1)));
   }
 
   // One forward pass of the encoder for all texts.
@@ -218,12 +215,8 @@ class TrainedHeadClassifier final : public Classifier {
     const std::size_t d = encoder_->dimension();
     std::vector<Classification> out;
     out.reserve(texts.size());
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      const std::span<const float> row(vectors.data() + i * d, d);
-      out.push_back(make_classification(
-          texts[i], categories_,
-          reorder(head_.probabilities(row, ids[i], settings_.temperature), map_), policy_));
-    }
+    for (std::size_t i = 0; i < texts.size(); ++i)
+      out.push_back(from_embedding(texts[i], ids[i], std::span(vectors.data() + i * d, d)));
     return out;
   }
 
@@ -238,6 +231,14 @@ class TrainedHeadClassifier final : public Classifier {
   }
 
  private:
+  // The head on one text's embedding and token ids.
+  Classification from_embedding(std::string_view text, std::span<const std::int32_t> ids,
+                                std::span<const float> embedding) const {
+    return make_classification(
+        text, categories_,
+        reorder(head_.probabilities(embedding, ids, settings_.temperature), map_), policy_);
+  }
+
   CategorySet categories_;
   LearnedSettings settings_;
   RoutingPolicy policy_;

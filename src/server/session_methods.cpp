@@ -122,10 +122,11 @@ void Session::on_tools_call(const std::shared_ptr<InFlight>& call) {
                      .to_json());
     return;
   }
-  run_async(call, tool->tool.run_inline, [tool](InFlight& ctx) {
-    const json::value* a = ctx.params_object().if_contains("arguments");
+  // A view into the call's own request, which outlives the job.
+  const json::object* given_object = given ? &given->get_object() : nullptr;
+  run_async(call, tool->tool.run_inline, [tool, given_object](InFlight& ctx) {
     const json::object none;
-    const json::object& args = a && a->is_object() ? a->get_object() : none;
+    const json::object& args = given_object ? *given_object : none;
     // Returned, not assigned: assigning would copy a result built in its own storage.
     const auto run = [&]() -> ToolResult {
       try {

@@ -104,8 +104,10 @@ std::size_t KeywordMatcher::add(std::string_view keyword) {
   if (k.words.empty()) fail("", "keyword must not be empty");
   if (k.words.size() > kMaxWords)
     fail("", "a keyword may have at most " + std::to_string(kMaxWords) + " words");
-  if (k.prefix && k.words.size() == 1 && k.words[0].size() > kMaxPrefix)
-    fail("", "a prefix keyword may have at most " + std::to_string(kMaxPrefix) + " characters");
+  // The limit is on the word the '*' extends, whatever words come before it.
+  if (k.prefix && k.words.back().size() > kMaxPrefix)
+    fail("",
+         "the word a '*' extends may have at most " + std::to_string(kMaxPrefix) + " characters");
 
   const std::size_t id = keywords_.size();
   const std::string& last = k.words.back();

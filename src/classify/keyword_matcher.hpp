@@ -84,7 +84,7 @@ class KeywordMatcher {
     std::size_t mask_ = 0;
   };
 
-  // Single-word prefixes longer than this are refused, bounding the per-word lookups (and
+  // Prefixes ('*' words) longer than this are refused, bounding the per-word lookups (and
   // fitting prefix_lengths_); real keywords are far shorter.
   static constexpr std::size_t kMaxPrefix = 48;
 

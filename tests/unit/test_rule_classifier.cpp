@@ -181,6 +181,18 @@ TEST_CASE("rule classifier: multi-word and prefix keywords, matched in one pass 
   too_long.rules["math"] = {{sixteen + " q"}, {}, 1.0, 2.0};
   CHECK_THROWS_WITH_AS(RuleClassifier(small_set(), too_long), doctest::Contains("at most 16 words"),
                        ConfigError);
+  // A '*' word over 48 characters is refused, also after other words (found by fuzz_config).
+  const std::string long_word(88, 'x');
+  for (const auto& keyword : {long_word + "*", "roman " + long_word + "*"}) {
+    RuleSet long_prefix;
+    long_prefix.rules["math"] = {{keyword}, {}, 1.0, 2.0};
+    CHECK_THROWS_WITH_AS(RuleClassifier(small_set(), long_prefix),
+                         doctest::Contains("may have at most 48 characters"), ConfigError);
+  }
+  RuleSet longest_prefix;
+  longest_prefix.rules["math"] = {{"roman " + std::string(48, 'x') + "*"}, {}, 1.0, 2.0};
+  CHECK(RuleClassifier(small_set(), longest_prefix).scores("Roman " + std::string(50, 'X')) ==
+        std::vector<double>{1.0, 0.0, 0.0});
 }
 
 TEST_CASE("rule classifier: thousands of keywords (past the matcher's inline bitmap)") {

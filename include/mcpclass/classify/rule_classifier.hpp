@@ -30,7 +30,8 @@ struct CategoryRules {
   /// Matched as whole words, ASCII case-insensitively. A word is a run of letters, digits, '_',
   /// '+', '#' or non-ASCII bytes; any other characters separate words, in the text and in the
   /// keyword alike ("object-oriented" matches "object oriented"). A trailing `*` lets the last
-  /// word match any word it begins ("integra*" finds "integrals").
+  /// word match any word it begins ("integra*" finds "integrals"). Limits: 16 words per keyword,
+  /// 48 characters in a `*` word.
   std::vector<std::string> keywords;
   /// RE2 syntax, case-insensitive, unanchored. Patterns that can match the empty string, or that
   /// match any single character, are rejected: they would make the category a catch-all.

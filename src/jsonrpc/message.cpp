@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <boost/json/monotonic_resource.hpp>
 #include <cmath>
 
 namespace mcpclass::jsonrpc {
@@ -55,7 +57,12 @@ std::variant<json::value, Error> parse_json(std::string_view text, const ParseLi
   json::parse_options opts;
   opts.max_depth = limits.max_depth;
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec, {}, opts);
+  // The tree in one block that goes with its last part: a tools/call was eight allocations.
+  constexpr std::size_t kMaxFirstBlock = 64 * 1024;
+  json::value v = json::parse(text, ec,
+                              json::make_shared_resource<json::monotonic_resource>(
+                                  std::min(text.size() * 2 + 256, kMaxFirstBlock)),
+                              opts);
   if (ec) {
     if (ec == json::error::too_deep) {
       return Error{kParseError,

@@ -103,7 +103,7 @@ Session::~Session() {
 }
 
 void Session::close() {
-  std::map<std::string, std::shared_ptr<InFlight>> calls;
+  std::map<jsonrpc::Id, std::shared_ptr<InFlight>> calls;
   std::map<std::string, std::shared_ptr<PendingClientRequest>> waiting;
   {
     std::lock_guard lock(mutex_);
@@ -247,7 +247,7 @@ void Session::handle_notification(const jsonrpc::Notification& n) {
     std::shared_ptr<InFlight> call;
     {
       std::lock_guard lock(mutex_);
-      auto it = in_flight_.find(jsonrpc::id_key(*id));
+      auto it = in_flight_.find(*id);
       if (it == in_flight_.end() || it->second->method() == "initialize") return;
       call = it->second;
       in_flight_.erase(it);
@@ -347,8 +347,7 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
       }
       client = client_;
     }
-    const std::string key = jsonrpc::id_key(id);
-    if (in_flight_.contains(key)) {
+    if (in_flight_.contains(id)) {
       return out->close(jsonrpc::make_error(
           id,
           {kInvalidRequest, "Invalid Request: this id is already used by a request in flight"}));
@@ -361,7 +360,7 @@ void Session::handle_request(jsonrpc::Request request, const StreamPtr& out) {
     }
     call = std::make_shared<InFlight>(weak_from_this(), std::move(request), out, std::move(client),
                                       stateless);
-    in_flight_.emplace(key, call);
+    in_flight_.emplace(call->id(), call);
   }
 
   try {
@@ -402,7 +401,7 @@ void Session::finish_error(const std::shared_ptr<InFlight>& call, jsonrpc::Error
 
 void Session::release(const std::shared_ptr<InFlight>& call) {
   std::lock_guard lock(mutex_);
-  auto it = in_flight_.find(jsonrpc::id_key(call->id()));
+  auto it = in_flight_.find(call->id());
   if (it != in_flight_.end() && it->second == call) in_flight_.erase(it);
 }
 

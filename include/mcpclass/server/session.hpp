@@ -107,7 +107,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<LogLevel> log_level_;
   std::set<std::string> subscriptions_;
   StreamPtr notifications_;
-  std::map<std::string, std::shared_ptr<InFlight>> in_flight_;
+  std::map<jsonrpc::Id, std::shared_ptr<InFlight>> in_flight_;  // by id: no key string per call
   std::map<std::string, std::shared_ptr<PendingClientRequest>> awaiting_client_;
   std::int64_t next_request_id_ = 1;
 };

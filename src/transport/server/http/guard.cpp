@@ -2,17 +2,20 @@
 #include "transport/server/http/guard.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 
 namespace mcpclass::transport {
 
 namespace {
 
+// ASCII only, as HTTP's tokens are; std::tolower is a call per byte that consults the locale.
+char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
+           return ascii_lower(x) == ascii_lower(y);
          });
 }
 
@@ -114,9 +117,10 @@ bool accepts(std::string_view accept, std::string_view type) {
 }
 
 bool lists_event_stream(std::string_view accept) {
-  std::string lower(accept);
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find("text/event-stream") != std::string::npos;
+  constexpr std::string_view kType = "text/event-stream";
+  for (std::size_t i = 0; i + kType.size() <= accept.size(); ++i)
+    if (iequals(accept.substr(i, kType.size()), kType)) return true;
+  return false;
 }
 
 }  // namespace mcpclass::transport

@@ -3,14 +3,16 @@
 // connection*.cpp) that answers every request with fixed bytes, so `mcpclass ÷ bare Beast` is
 // the cost of MCP work and `bare Beast ÷ nginx` the cost of Beast and Asio on this box.
 // Mirrored: the acceptor (reuse_address, max_listen_connections), accepting onto a strand, 2 I/O
-// threads on one io_context, TCP_NODELAY, beast::tcp_stream with the same read/idle/write
-// timeouts, a fresh request_parser<string_body> per request with the same limits, header then
-// body, and the answer written as one buffer (header serialized from a response<empty_body>, then
-// the body), keep-alive as the request asks.
+// threads with an io_context each (connections handed out in turn), TCP_NODELAY,
+// beast::tcp_stream with the same read/idle/write timeouts, a fresh request_parser<string_body>
+// per request with the same limits, header then body, and the answer written as one buffer (the
+// head written directly, as mcpclass's Connection::respond does, then the body), keep-alive as
+// the request asks.
 // Not mirrored: TLS, sessions, auth, metrics, the JSON-RPC engine: what mcpclass adds.
 // Usage: bare_beast --body-file FILE [--port N] [--threads N]; prints
 // "bare beast listening on http://127.0.0.1:PORT" on stderr once it accepts.
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
@@ -19,6 +21,7 @@
 #include <boost/beast/http.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -28,7 +31,6 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -80,15 +82,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const auto req = parser_->release();
     keep_alive_ = req.keep_alive();
     // Built per answer as mcpclass's Connection::respond builds it, not cached: the same work.
-    http::response<http::empty_body> res{http::status::ok, 11};
-    res.set(http::field::server, "mcpclass");
-    res.set(http::field::content_type, "application/json");
-    res.keep_alive(keep_alive_);
-    res.content_length(body_.size());
-    std::ostringstream os;
-    os << res.base();
-    out_ = os.str();
-    out_ += body_;
+    std::string out;
+    out.reserve(160 + body_.size());
+    char digits[20];
+    out.append("HTTP/1.1 ");
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, 200).ptr);
+    out.append(" ").append(http::obsolete_reason(http::status::ok));
+    out.append("\r\nServer: mcpclass\r\nContent-Type: application/json\r\n");
+    if (!keep_alive_) out.append("Connection: close\r\n");
+    out.append("Content-Length: ");
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, body_.size()).ptr);
+    out.append("\r\n\r\n");
+    out += body_;
+    out_ = std::move(out);
     stream_.expires_after(kWriteTimeout);
     net::async_write(stream_, net::buffer(out_),
                      beast::bind_front_handler(&Connection::on_write, shared_from_this()));
@@ -116,8 +122,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 class Listener {
  public:
-  Listener(net::io_context& ioc, const tcp::endpoint& endpoint, std::string body)
-      : ioc_(ioc), acceptor_(ioc), body_(std::move(body)) {
+  Listener(std::vector<std::unique_ptr<net::io_context>>& contexts, const tcp::endpoint& endpoint,
+           std::string body)
+      : contexts_(contexts), acceptor_(*contexts.front()), body_(std::move(body)) {
     acceptor_.open(endpoint.protocol());
     acceptor_.set_option(net::socket_base::reuse_address(true));
     acceptor_.bind(endpoint);
@@ -127,7 +134,8 @@ class Listener {
   unsigned short port() const { return acceptor_.local_endpoint().port(); }
 
   void accept() {
-    acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket s) {
+    auto& target = *contexts_[next_++ % contexts_.size()];
+    acceptor_.async_accept(net::make_strand(target), [this](beast::error_code ec, tcp::socket s) {
       if (ec == net::error::operation_aborted) return;
       if (!ec) {
         // Like mcpclass: without it a response split across writes waits for a delayed ACK.
@@ -140,7 +148,8 @@ class Listener {
   }
 
  private:
-  net::io_context& ioc_;
+  std::vector<std::unique_ptr<net::io_context>>& contexts_;
+  std::size_t next_ = 0;
   tcp::acceptor acceptor_;
   const std::string body_;
 };
@@ -176,13 +185,20 @@ int main(int argc, char** argv) {
   }
   std::string body{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 
-  net::io_context ioc;
-  Listener listener(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), port), std::move(body));
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  for (std::size_t i = 0; i < threads; ++i)
+    contexts.push_back(std::make_unique<net::io_context>(1));
+  Listener listener(contexts, tcp::endpoint(net::ip::make_address("127.0.0.1"), port),
+                    std::move(body));
   listener.accept();
   std::fprintf(stderr, "bare beast listening on http://127.0.0.1:%u\n",
                static_cast<unsigned>(listener.port()));
   std::vector<std::thread> pool;
-  for (std::size_t i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
-  ioc.run();  // until SIGTERM/SIGKILL ends the process (bench/lib/procs.Server.stop)
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work;
+  for (std::size_t i = 1; i < threads; ++i) {
+    work.emplace_back(contexts[i]->get_executor());
+    pool.emplace_back([&ioc = *contexts[i]] { ioc.run(); });
+  }
+  contexts.front()->run();  // until SIGTERM/SIGKILL ends the process (bench/lib/procs.Server.stop)
   for (auto& t : pool) t.join();
 }

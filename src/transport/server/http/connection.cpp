@@ -7,6 +7,8 @@
 #include "transport/server/http/rpc_message.hpp"
 
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <fmt/format.h>
 
@@ -39,6 +41,12 @@ void Connection::start() {
       self->do_read();
     });
   });
+}
+
+bool Connection::on_own_strand() const {
+  const auto executor = io_->executor();
+  const auto* strand = executor.target<net::strand<net::io_context::executor_type>>();
+  return strand && strand->running_in_this_thread();
 }
 
 void Connection::do_read() {

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -65,6 +66,14 @@ class RequestGuard {
 
 class AppResponse;
 
+/// A POST's SSE channel and the priming event its stream starts with ("" when not resumable).
+struct OpenedChannel {
+  std::shared_ptr<SseChannel> channel;
+  std::string priming;
+};
+/// Opens the channel of a POST's stream, from any thread, when the stream needs it.
+using ChannelOpener = std::function<OpenedChannel()>;
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Clock = std::chrono::steady_clock;
@@ -93,12 +102,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// the channel keeps what follows for a GET with Last-Event-ID (SEP-1699).
   void end_stream_for_reconnect(std::uint64_t exchange);
 
-  /// A sink that hands the channel's frames to this exchange on the strand.
-  SseChannel::Sink make_sink();
+  /// A sink that hands the channel's frames to exchange `exchange` on the strand (any thread).
+  SseChannel::Sink make_sink(std::uint64_t exchange);
+  SseChannel::Sink make_sink() { return make_sink(exchange_); }
+  /// The channel a POST's stream opened (attached as `token`): its frames are this exchange's.
+  void adopt_channel(std::uint64_t exchange, std::shared_ptr<SseChannel> channel,
+                     std::uint64_t token, std::string priming);
 
   template <class F>
   void post_to_self(F&& f) {
     shared_->gate->post(io_->executor(), std::forward<F>(f));
+  }
+  /// Runs `f` now when the caller already is on this connection's strand (a tool that ran inline
+  /// finishing its call), else posts it: the post would wake the other I/O thread for nothing.
+  /// Only for callers that hold no lock the connection's code could take again.
+  template <class F>
+  void run_on_self(F&& f) {
+    if (on_own_strand()) return std::forward<F>(f)();
+    post_to_self(std::forward<F>(f));
   }
 
   std::uint64_t exchange() const { return exchange_; }
@@ -108,6 +129,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::shared_ptr<void> io_owner_;
 
   enum class Mode { reading, waiting, streaming, writing, closed };
+
+  bool on_own_strand() const;
 
   // --- Reading and closing (http_connection.cpp) ---
   void do_read();

@@ -33,22 +33,27 @@ bool names_version_in_meta(const json::object* message) {
 
 // The engine's view of one POST /mcp: events go to the POST's SSE channel (the connection switches
 // to SSE on the first one), the final message is the JSON body or the stream's last event.
+// The channel is opened with the first event (or close_for_reconnect) when the client also takes
+// JSON: most calls send none, and a channel per call was a third of the locks a call took.
 // `resumable`: the SSE stream starts with a priming event id, so it may be closed early and
 // resumed by the client (close_for_reconnect).
 class PostStream final : public server::Stream {
  public:
-  // `sse_only`: the client does not accept JSON, so even a lone answer goes out as an SSE event.
+  // `channel`: opened already (the client takes only SSE), or nullptr to open one on the first
+  // event when `opener` is set (the client takes SSE and the message asks for an answer).
   PostStream(std::shared_ptr<HttpShared> shared, std::shared_ptr<Connection> connection,
-             std::shared_ptr<SseChannel> channel, std::shared_ptr<SseChannel> fallback,
-             bool resumable, std::function<void(bool error)> on_close, bool sse_only)
+             std::shared_ptr<SseChannel> channel, ChannelOpener opener,
+             std::shared_ptr<SseChannel> fallback, bool resumable,
+             std::function<void(bool error)> on_close)
       : shared_(std::move(shared)),
         connection_(connection),
         exchange_(connection->exchange()),
         channel_(std::move(channel)),
+        opener_(std::move(opener)),
         fallback_(std::move(fallback)),
-        resumable_(resumable && channel_ != nullptr),
+        resumable_(resumable && (channel_ || opener_)),
         on_close_(std::move(on_close)),
-        started_(sse_only && channel_ != nullptr) {
+        started_(channel_ != nullptr) {
     shared_->hold_stream();
   }
   ~PostStream() override { release(); }
@@ -58,7 +63,7 @@ class PostStream final : public server::Stream {
     {
       std::lock_guard lock(mutex_);
       if (closed_) return;
-      if (channel_) started_ = true;
+      if (open_channel()) started_ = true;
       target = channel_ ? channel_ : fallback_;
     }
     if (target) target->append(message);
@@ -68,7 +73,7 @@ class PostStream final : public server::Stream {
     std::shared_ptr<Connection> connection;
     {
       std::lock_guard lock(mutex_);
-      if (closed_ || !resumable_) return false;
+      if (closed_ || !resumable_ || !open_channel()) return false;
       started_ = true;  // from now on everything, the result included, goes through the channel
       connection = connection_;
     }
@@ -95,14 +100,13 @@ class PostStream final : public server::Stream {
       release();
       return;
     }
-    if (channel_) channel_->finish();
     std::shared_ptr<Connection> connection;
     {
       std::lock_guard lock(mutex_);
       connection = std::move(connection_);
     }
     if (connection) {
-      connection->post_to_self(
+      connection->run_on_self(
           [connection, exchange = exchange_, final_message = std::move(final_message)]() mutable {
             connection->on_final(exchange, std::move(final_message));
           });
@@ -112,6 +116,22 @@ class PostStream final : public server::Stream {
   }
 
  private:
+  // mutex_ held. The channel, opened now if it can be; the connection learns of it before any
+  // of its frames (both are posted to its strand, in this order).
+  bool open_channel() {
+    if (channel_) return true;
+    if (!opener_ || !connection_) return false;
+    auto opened = opener_();
+    opener_ = nullptr;
+    const std::uint64_t token =
+        opened.channel->attach(connection_->make_sink(exchange_), std::nullopt);
+    connection_->post_to_self([connection = connection_, exchange = exchange_, opened, token] {
+      connection->adopt_channel(exchange, opened.channel, token, opened.priming);
+    });
+    channel_ = std::move(opened.channel);
+    return true;
+  }
+
   void release() {
     if (!released_.exchange(true)) shared_->release_stream();
   }
@@ -121,6 +141,7 @@ class PostStream final : public server::Stream {
   std::shared_ptr<Connection> connection_;
   const std::uint64_t exchange_;
   std::shared_ptr<SseChannel> channel_;
+  ChannelOpener opener_;
   std::shared_ptr<SseChannel> fallback_;
   const bool resumable_;
   std::function<void(bool)> on_close_;
@@ -219,7 +240,7 @@ void Connection::post_mcp(const Request& req) {
 
   auto metrics = shared_->metrics;
   std::shared_ptr<server::Session> session;
-  std::shared_ptr<SseChannel> channel;
+  std::shared_ptr<HttpSession> session_entry;  // nullptr when self-contained
   std::shared_ptr<SseChannel> fallback;
   std::function<void(bool)> on_close;
 
@@ -235,7 +256,6 @@ void Connection::post_mcp(const Request& req) {
     session = shared_->server->create_session(options);
     shared_->sessions->add_transient(session);
     guard_.emplace(*shared_, nullptr);
-    if (sse_ok && answers) channel = std::make_shared<SseChannel>("s", false, 1);
     on_close = [metrics, answers, method_name, sessions = shared_->sessions,
                 weak = std::weak_ptr<server::Session>(session)](bool error) {
       if (answers) metrics->record_rpc(method_name, error);
@@ -263,24 +283,39 @@ void Connection::post_mcp(const Request& req) {
     session = entry->session;
     if (!guard_) guard_.emplace(*shared_, entry);
     priming_allowed_ = initialize ? false : session->protocol_version() >= protocol::k2025_11_25;
-    if (sse_ok && answers) channel = entry->open_channel(shared_->options.event_store_size);
+    session_entry = entry;
     fallback = entry->standalone;
     on_close = [metrics, answers, method_name](bool error) {
       if (answers) metrics->record_rpc(method_name, error);
     };
   }
 
-  channel_ = channel;
-  if (channel) {
-    // Before the engine runs: the priming event's id must precede every event of the stream.
-    priming_ = channel->resumable() ? channel->priming_frame(shared_->options.sse_retry_ms) : "";
-    sink_token_ = channel->attach(make_sink(), std::nullopt);
-  }
   mode_ = Mode::waiting;
   awaiting_answer_ = answers;
-  const bool resumable = channel && channel->resumable() && priming_allowed_;
-  auto stream = std::make_shared<PostStream>(shared_, shared_from_this(), channel, fallback,
-                                             resumable, on_close, sse_only);
+  // A stream of this POST: its channel, with the priming event that must precede its events.
+  ChannelOpener opener;
+  if (sse_ok && answers) {
+    const unsigned retry_ms = shared_->options.sse_retry_ms;
+    const std::size_t store = shared_->options.event_store_size;
+    opener = [entry = session_entry, retry_ms, store] {
+      OpenedChannel opened;
+      opened.channel =
+          entry ? entry->open_channel(store) : std::make_shared<SseChannel>("s", false, 1);
+      if (opened.channel->resumable()) opened.priming = opened.channel->priming_frame(retry_ms);
+      return opened;
+    };
+  }
+  std::shared_ptr<SseChannel> channel;
+  if (sse_only && opener) {
+    // Only SSE will do: opened now, on the strand, before the engine runs.
+    OpenedChannel opened = std::exchange(opener, nullptr)();
+    channel = opened.channel;
+    adopt_channel(exchange_, channel, channel->attach(make_sink(exchange_), std::nullopt),
+                  std::move(opened.priming));
+  }
+  const bool resumable = !self_contained && priming_allowed_;
+  auto stream = std::make_shared<PostStream>(shared_, shared_from_this(), channel,
+                                             std::move(opener), fallback, resumable, on_close);
   try {
     session->handle(std::move(*body), stream);
   } catch (const std::exception& e) {

@@ -34,8 +34,8 @@ class RouterStream final : public server::Stream {
     if (closed_.exchange(true)) return;
     if (on_close_) on_close_(is_error_message(final_message));
     if (auto connection = std::move(connection_)) {
-      connection->post_to_self([connection, exchange = exchange_, request = request_,
-                                final_message = std::move(final_message)]() mutable {
+      connection->run_on_self([connection, exchange = exchange_, request = request_,
+                               final_message = std::move(final_message)]() mutable {
         connection->on_router_final(exchange, std::move(final_message), request);
       });
     }

@@ -54,11 +54,19 @@ void Connection::end_stream_for_reconnect(std::uint64_t exchange) {
   enqueue("0\r\n\r\n", true);
 }
 
-SseChannel::Sink Connection::make_sink() {
+void Connection::adopt_channel(std::uint64_t exchange, std::shared_ptr<SseChannel> channel,
+                               std::uint64_t token, std::string priming) {
+  if (exchange != exchange_ || mode_ != Mode::waiting) return channel->detach(token);
+  channel_ = std::move(channel);
+  sink_token_ = token;
+  priming_ = std::move(priming);
+}
+
+SseChannel::Sink Connection::make_sink(std::uint64_t exchange) {
   // Strong: between writes nothing else keeps the connection alive. The channel drops the sink
   // when it finishes or the connection detaches it.
-  return [self = shared_from_this(), gate = shared_->gate, executor = io_->executor(),
-          exchange = exchange_](std::string frame, bool end) {
+  return [self = shared_from_this(), gate = shared_->gate, executor = io_->executor(), exchange](
+             std::string frame, bool end) {
     gate->post(executor, [self, exchange, frame = std::move(frame), end]() mutable {
       self->on_frame(exchange, std::move(frame), end);
     });

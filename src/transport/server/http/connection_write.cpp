@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
+#include <charconv>
 
 namespace mcpclass::transport {
 
@@ -20,15 +20,30 @@ std::string chunk(std::string_view data) {
 
 void Connection::respond(http::status status, std::string body, std::string_view content_type,
                          Headers headers) {
-  http::response<http::empty_body> res{status, 11};
-  res.set(http::field::server, "mcpclass");
-  if (!body.empty()) res.set(http::field::content_type, content_type);
-  for (auto& [name, value] : headers) res.set(name, value);
-  res.keep_alive(keep_alive_ && !shared_->stopping);
-  res.content_length(body.size());
-  std::ostringstream os;
-  os << res.base();
-  std::string bytes = os.str();
+  // The head written directly (as Beast would write it): a beast::http::response and an
+  // ostringstream cost a dozen allocations per answer.
+  std::string bytes;
+  bytes.reserve(160 + body.size());
+  const auto append_number = [&bytes](std::size_t n) {
+    char digits[20];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    bytes.append(digits, end);
+  };
+  bytes.append("HTTP/1.1 ");
+  append_number(static_cast<unsigned>(status));
+  bytes.append(" ").append(http::obsolete_reason(status)).append("\r\nServer: mcpclass\r\n");
+  if (!body.empty()) bytes.append("Content-Type: ").append(content_type).append("\r\n");
+  for (const auto& [name, value] : headers) {
+    // Framing is this function's to write (a mounted app may pass its upstream's).
+    if (beast::iequals(name, "content-length") || beast::iequals(name, "transfer-encoding") ||
+        beast::iequals(name, "connection"))
+      continue;
+    bytes.append(name).append(": ").append(value).append("\r\n");
+  }
+  if (!keep_alive_ || shared_->stopping) bytes.append("Connection: close\r\n");
+  bytes.append("Content-Length: ");
+  append_number(body.size());
+  bytes.append("\r\n\r\n");
   bytes += body;
   status_ = static_cast<unsigned>(status);
   mode_ = Mode::writing;

@@ -184,9 +184,9 @@ void Connection::disconnect() {
   mode_ = Mode::closed;
   if (heartbeat_) heartbeat_->cancel();
   release_exchange();
-  // A write in progress still reads queue_.front(): keep that buffer until on_write.
+  // A write in progress still reads queue_'s first items: keep those buffers until on_write.
   if (writing_ && !queue_.empty()) {
-    queue_.erase(std::next(queue_.begin()), queue_.end());
+    queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(writing_count_), queue_.end());
   } else {
     queue_.clear();
   }

@@ -181,6 +181,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void replay_gone();  ///< 410: a resumption whose events were dropped
   void bound_unacknowledged();
   void start_sse(bool priming);
+  void queue_frame(std::uint64_t exchange, std::string frame, bool end);  ///< on_frame's work
   void watch_disconnect();
   void schedule_heartbeat();
 
@@ -227,6 +228,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool admitted_before_stop_ = false;  // its headers arrived before the drain began
   bool keep_alive_ = true;
   bool writing_ = false;
+  bool hold_writes_ = false;       // queueing the parts of one answer: written together after
+  std::size_t writing_count_ = 0;  // queue_'s first items, in the write in progress
+  std::vector<boost::asio::const_buffer> write_buffers_;
   std::deque<Out> queue_;
   std::size_t queued_bytes_ = 0;
 

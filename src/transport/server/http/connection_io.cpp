@@ -49,8 +49,8 @@ class StreamIo final : public ConnectionIo {
   void read_some(net::mutable_buffer buffer, Handler done) override {
     stream_.async_read_some(buffer, std::move(done));
   }
-  void write(net::const_buffer buffer, Handler done) override {
-    net::async_write(stream_, buffer, std::move(done));
+  void write(const std::vector<net::const_buffer>& buffers, Handler done) override {
+    net::async_write(stream_, buffers, std::move(done));
   }
 
   void expires_after(std::chrono::steady_clock::duration timeout) override {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace boost::asio::ssl {
 class context;
@@ -38,7 +39,8 @@ class ConnectionIo {
   virtual void read_header(boost::beast::flat_buffer& buffer, Parser& parser, Handler done) = 0;
   virtual void read(boost::beast::flat_buffer& buffer, Parser& parser, Handler done) = 0;
   virtual void read_some(boost::asio::mutable_buffer buffer, Handler done) = 0;
-  virtual void write(boost::asio::const_buffer buffer, Handler done) = 0;
+  /// Writes all of `buffers` (which must stay valid until `done`).
+  virtual void write(const std::vector<boost::asio::const_buffer>& buffers, Handler done) = 0;
 
   /// Deadline of the operations started from now on (the socket is closed when it passes).
   virtual void expires_after(std::chrono::steady_clock::duration timeout) = 0;

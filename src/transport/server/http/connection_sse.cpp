@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <sstream>
 
 namespace mcpclass::transport {
 
@@ -24,6 +23,14 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 
 void Connection::on_frame(std::uint64_t exchange, std::string frame, bool end) {
+  // The head, the priming event, the frame and the last chunk leave in one write.
+  hold_writes_ = true;
+  queue_frame(exchange, std::move(frame), end);
+  hold_writes_ = false;
+  if (!writing_ && !queue_.empty()) write_next();
+}
+
+void Connection::queue_frame(std::uint64_t exchange, std::string frame, bool end) {
   if (exchange != exchange_) return;
   if (mode_ == Mode::waiting) {
     if (frame.empty()) return;  // a stream that ends before its first event stays JSON
@@ -146,18 +153,16 @@ bool Connection::open_stream_slot() {
 
 // Writes the SSE response head (and the priming event of resumable streams).
 void Connection::start_sse(bool priming) {
-  http::response<http::empty_body> res{http::status::ok, 11};
-  res.set(http::field::server, "mcpclass");
-  res.set(http::field::content_type, "text/event-stream");
-  res.set(http::field::cache_control, "no-cache");
-  if (init_entry_) res.set(kSessionHeader, init_entry_->id);
-  res.keep_alive(keep_alive_);
-  res.chunked(true);
-  std::ostringstream os;
-  os << res.base();
+  // Written directly, like respond()'s head.
+  std::string head =
+      "HTTP/1.1 200 OK\r\nServer: mcpclass\r\nContent-Type: text/event-stream\r\n"
+      "Cache-Control: no-cache\r\n";
+  if (init_entry_) head.append(kSessionHeader).append(": ").append(init_entry_->id).append("\r\n");
+  if (!keep_alive_) head.append("Connection: close\r\n");
+  head.append("Transfer-Encoding: chunked\r\n\r\n");
   status_ = 200;
   mode_ = Mode::streaming;
-  enqueue(os.str(), false);
+  enqueue(std::move(head), false);
   if (priming && !priming_.empty()) enqueue(chunk(priming_), false);
 }
 

@@ -2,8 +2,7 @@
 // one write at a time, each buffer kept alive until its write completes.
 #include "transport/server/http/connection.hpp"
 
-#include <fmt/format.h>
-
+#include <algorithm>
 #include <charconv>
 
 namespace mcpclass::transport {
@@ -13,8 +12,11 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 
 std::string chunk(std::string_view data) {
-  std::string out = fmt::format("{:x}\r\n", data.size());
-  out.append(data).append("\r\n");
+  char size[16];
+  const auto end = std::to_chars(size, size + sizeof size, data.size(), 16).ptr;
+  std::string out;
+  out.reserve(static_cast<std::size_t>(end - size) + data.size() + 4);
+  out.append(size, end).append("\r\n").append(data).append("\r\n");
   return out;
 }
 
@@ -58,7 +60,7 @@ void Connection::enqueue(std::string bytes, bool last) {
                                   std::chrono::duration<double>(Clock::now() - start_).count());
   }
   queue_.push_back({std::move(bytes), last});
-  if (!writing_) write_next();
+  if (!writing_ && !hold_writes_) write_next();
 }
 
 void Connection::write_next() {
@@ -69,23 +71,33 @@ void Connection::write_next() {
     return;
   }
   writing_ = true;
+  // Everything queued goes in one write: an SSE answer's head, events and last chunk are one
+  // send, not one each.
+  constexpr std::size_t kMaxGather = 64;
+  writing_count_ = std::min(queue_.size(), kMaxGather);
+  write_buffers_.clear();
+  for (std::size_t i = 0; i < writing_count_; ++i)
+    write_buffers_.push_back(net::buffer(queue_[i].bytes));
   // Each write, streams included, must make progress within write_timeout: a peer that stopped
   // reading (or vanished) cannot pin a stream, its buffers and its session.
   io_->expires_after(shared_->options.write_timeout);
-  io_->write(net::buffer(queue_.front().bytes),
-             beast::bind_front_handler(&Connection::on_write, shared_from_this()));
+  io_->write(write_buffers_, beast::bind_front_handler(&Connection::on_write, shared_from_this()));
 }
 
 void Connection::on_write(beast::error_code ec, std::size_t n) {
   if (ec || mode_ == Mode::closed) {
-    // The buffer this write used is released only now that the write is over.
+    // The buffers this write used are released only now that the write is over.
     writing_ = false;
+    writing_count_ = 0;
     queue_.clear();
     return disconnect();
   }
   queued_bytes_ = queued_bytes_ > n ? queued_bytes_ - n : 0;
-  const bool last = queue_.front().last;
-  queue_.pop_front();
+  bool last = false;
+  for (; writing_count_ > 0; --writing_count_) {
+    last = last || queue_.front().last;
+    queue_.pop_front();
+  }
   if (last) {
     writing_ = false;
     return on_response_complete();

@@ -47,12 +47,12 @@ SseChannel::~SseChannel() {
   if (budget_) budget_->release(store_bytes_);
 }
 
-void SseChannel::push(std::string event, std::string_view data) {
+void SseChannel::push(std::string event, std::string_view data, bool end) {
   // Caller holds mutex_.
   const std::uint64_t seq = next_seq_++;
   std::string frame =
       sse_frame(resumable_ ? id_ + "-" + std::to_string(seq) : std::string(), event, data);
-  if (sink_) sink_(frame, false);
+  if (sink_) sink_(frame, end);
   if (!resumable_) return;
   // A frame over the stream's budget is sent, never kept. Past a budget the oldest events go
   // first; a client resuming before them is told (attach() answers kForgotten).
@@ -91,12 +91,14 @@ void SseChannel::append_raw(std::string_view event, std::string_view data) {
 void SseChannel::finish(std::optional<boost::json::value> final_message) {
   std::lock_guard lock(mutex_);
   if (finished_) return;
-  if (final_message) push("message", boost::json::serialize(*final_message));
-  finished_ = true;
-  if (sink_) {
+  // The last event and the end reach the sink together: one hand-over, not two.
+  if (final_message) {
+    push("message", boost::json::serialize(*final_message), true);
+  } else if (sink_) {
     sink_(std::string(), true);
-    sink_ = nullptr;
   }
+  finished_ = true;
+  sink_ = nullptr;
 }
 
 std::uint64_t SseChannel::attach(Sink sink, std::optional<std::uint64_t> after_seq) {

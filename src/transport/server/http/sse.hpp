@@ -96,7 +96,8 @@ class SseChannel {
   bool attached() const;
 
  private:
-  void push(std::string event, std::string_view data);
+  /// Stores and sends one event; `end`: the sink is told in the same call that it was the last.
+  void push(std::string event, std::string_view data, bool end = false);
 
   const std::string id_;
   const bool resumable_;

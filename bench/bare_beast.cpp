@@ -3,7 +3,7 @@
 // connection*.cpp) that answers every request with fixed bytes, so `mcpclass ÷ bare Beast` is
 // the cost of MCP work and `bare Beast ÷ nginx` the cost of Beast and Asio on this box.
 // Mirrored: the acceptor (reuse_address, max_listen_connections), accepting onto a strand, 2 I/O
-// threads with an io_context each (connections handed out in turn), TCP_NODELAY,
+// threads on one io_context, TCP_NODELAY,
 // beast::tcp_stream with the same read/idle/write timeouts, a fresh request_parser<string_body>
 // per request with the same limits, header then body, and the answer written as one buffer (the
 // head written directly, as mcpclass's Connection::respond does, then the body), keep-alive as
@@ -12,7 +12,6 @@
 // Usage: bare_beast --body-file FILE [--port N] [--threads N]; prints
 // "bare beast listening on http://127.0.0.1:PORT" on stderr once it accepts.
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
@@ -122,9 +121,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 class Listener {
  public:
-  Listener(std::vector<std::unique_ptr<net::io_context>>& contexts, const tcp::endpoint& endpoint,
-           std::string body)
-      : contexts_(contexts), acceptor_(*contexts.front()), body_(std::move(body)) {
+  Listener(net::io_context& ioc, const tcp::endpoint& endpoint, std::string body)
+      : ioc_(ioc), acceptor_(ioc), body_(std::move(body)) {
     acceptor_.open(endpoint.protocol());
     acceptor_.set_option(net::socket_base::reuse_address(true));
     acceptor_.bind(endpoint);
@@ -134,8 +132,7 @@ class Listener {
   unsigned short port() const { return acceptor_.local_endpoint().port(); }
 
   void accept() {
-    auto& target = *contexts_[next_++ % contexts_.size()];
-    acceptor_.async_accept(net::make_strand(target), [this](beast::error_code ec, tcp::socket s) {
+    acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket s) {
       if (ec == net::error::operation_aborted) return;
       if (!ec) {
         // Like mcpclass: without it a response split across writes waits for a delayed ACK.
@@ -148,8 +145,7 @@ class Listener {
   }
 
  private:
-  std::vector<std::unique_ptr<net::io_context>>& contexts_;
-  std::size_t next_ = 0;
+  net::io_context& ioc_;
   tcp::acceptor acceptor_;
   const std::string body_;
 };
@@ -185,20 +181,13 @@ int main(int argc, char** argv) {
   }
   std::string body{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 
-  std::vector<std::unique_ptr<net::io_context>> contexts;
-  for (std::size_t i = 0; i < threads; ++i)
-    contexts.push_back(std::make_unique<net::io_context>(1));
-  Listener listener(contexts, tcp::endpoint(net::ip::make_address("127.0.0.1"), port),
-                    std::move(body));
+  net::io_context ioc;
+  Listener listener(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), port), std::move(body));
   listener.accept();
   std::fprintf(stderr, "bare beast listening on http://127.0.0.1:%u\n",
                static_cast<unsigned>(listener.port()));
   std::vector<std::thread> pool;
-  std::vector<net::executor_work_guard<net::io_context::executor_type>> work;
-  for (std::size_t i = 1; i < threads; ++i) {
-    work.emplace_back(contexts[i]->get_executor());
-    pool.emplace_back([&ioc = *contexts[i]] { ioc.run(); });
-  }
-  contexts.front()->run();  // until SIGTERM/SIGKILL ends the process (bench/lib/procs.Server.stop)
+  for (std::size_t i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();  // until SIGTERM/SIGKILL ends the process (bench/lib/procs.Server.stop)
   for (auto& t : pool) t.join();
 }

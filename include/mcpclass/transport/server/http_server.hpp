@@ -91,7 +91,6 @@ struct HttpServerOptions {
   /// Prepended to every session ID this server mints: behind a load balancer, names the instance
   /// that holds the session (nginx `map $http_mcp_session_id`; docs/deploy.md).
   std::string session_id_prefix;
-  /// I/O threads, each running its own io_context; connections are spread over them in turn.
   std::size_t io_threads = 2;
   /// An SSE comment is written to an idle GET stream this often (0 = never), so a peer that is
   /// gone is found by write_timeout.

@@ -1,5 +1,4 @@
-// HttpServer: the listener, the I/O threads (an io_context each), the idle-session sweep and the
-// shutdown sequence.
+// HttpServer: the listener, the I/O threads, the idle-session sweep and the shutdown sequence.
 #include "mcpclass/transport/server/http_server.hpp"
 
 #include "net/tls_context.hpp"
@@ -68,7 +67,6 @@ void refuse_connection(tcp::socket socket, bool tls) {
 // keep the context alive, so their sockets are destroyed while its services still exist.
 class OwnedIoContext : public net::io_context {
  public:
-  OwnedIoContext() : net::io_context(1) {}  // run by one thread
   void destroy_handlers() { shutdown(); }
 };
 
@@ -78,11 +76,8 @@ struct HttpServer::Impl {
                                             std::move(health))) {}
 
   void accept() {
-    // Connections go round the I/O contexts; each context has one thread, so a connection's
-    // handlers and the engine's answers to it never wait on a lock another I/O thread holds.
-    const auto& target = contexts[next_context++ % contexts.size()];
-    acceptor.async_accept(net::make_strand(*target),
-                          [this, target](boost::system::error_code ec, tcp::socket socket) {
+    acceptor.async_accept(net::make_strand(ioc),
+                          [this](boost::system::error_code ec, tcp::socket socket) {
                             if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
                             if (ec) {
                               // Out of descriptors or similar: back off briefly instead of
@@ -96,7 +91,7 @@ struct HttpServer::Impl {
                             if (shared->connections.load() >= shared->max_connections) {
                               refuse_connection(std::move(socket), shared->tls != nullptr);
                             } else {
-                              serve_connection(std::move(socket), shared, target);
+                              serve_connection(std::move(socket), shared, ioc_owner);
                             }
                             accept();
                           });
@@ -114,19 +109,10 @@ struct HttpServer::Impl {
     });
   }
 
-  static std::vector<std::shared_ptr<OwnedIoContext>> make_contexts(std::size_t n) {
-    std::vector<std::shared_ptr<OwnedIoContext>> out;
-    for (std::size_t i = 0; i < std::max<std::size_t>(1, n); ++i)
-      out.push_back(std::make_shared<OwnedIoContext>());
-    return out;
-  }
-
   std::shared_ptr<HttpShared> shared;
-  // One per I/O thread (options.io_threads); the first also runs the acceptor and the timers.
-  std::vector<std::shared_ptr<OwnedIoContext>> contexts = make_contexts(shared->options.io_threads);
-  std::size_t next_context = 0;
-  net::io_context& ioc = *contexts.front();
-  std::vector<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::shared_ptr<OwnedIoContext> ioc_owner = std::make_shared<OwnedIoContext>();
+  net::io_context& ioc = *ioc_owner;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   tcp::acceptor acceptor{ioc};
   net::steady_timer retry{ioc};
   net::steady_timer sweeper{ioc};
@@ -180,10 +166,11 @@ void HttpServer::start() {
   s.port = s.acceptor.local_endpoint().port();
   s.started = true;
 
-  for (const auto& context : s.contexts) s.work.emplace_back(context->get_executor());
+  s.work.emplace(s.ioc.get_executor());
   s.accept();
   s.sweep();
-  for (const auto& context : s.contexts) s.threads.emplace_back([&ioc = *context] { ioc.run(); });
+  const std::size_t n = std::max<std::size_t>(1, options.io_threads);
+  for (std::size_t i = 0; i < n; ++i) s.threads.emplace_back([&ioc = s.ioc] { ioc.run(); });
 }
 
 unsigned short HttpServer::port() const {
@@ -215,14 +202,14 @@ void HttpServer::stop() {
   shared.wait_drained(std::chrono::milliseconds(500));
   shared.wait_streams_released(shared.options.shutdown_timeout);
   shared.gate->shut();
-  s.work.clear();
-  for (const auto& context : s.contexts) context->stop();
+  s.work.reset();
+  s.ioc.stop();
   for (auto& t : s.threads) {
     if (t.joinable()) t.join();
   }
   s.threads.clear();
-  // Pending handlers own connections that own their context: destroying them breaks the cycle.
-  for (const auto& context : s.contexts) context->destroy_handlers();
+  // Pending handlers own connections that own the context: destroying them breaks the cycle.
+  s.ioc_owner->destroy_handlers();
 }
 
 }  // namespace mcpclass::transport

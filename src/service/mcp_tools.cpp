@@ -45,15 +45,17 @@ json::object categories_output_schema() {
 server::ToolHandler timed(server::ToolHandler handler, std::shared_ptr<ToolMetrics> metrics,
                           std::string tool, std::string kind) {
   if (!metrics) return handler;
-  return [handler = std::move(handler), metrics = std::move(metrics), tool = std::move(tool),
-          kind = std::move(kind)](const json::object& args, server::RequestContext& ctx) {
+  // The series is looked up once, here: a call only adds to its counters.
+  ToolMetrics::Series& series = metrics->series(tool, kind);
+  return [handler = std::move(handler), metrics = std::move(metrics), &series](
+             const json::object& args, server::RequestContext& ctx) {
     const auto start = std::chrono::steady_clock::now();
     try {
       server::ToolResult result = handler(args, ctx);
-      metrics->record(tool, kind, std::chrono::steady_clock::now() - start, result.is_error);
+      ToolMetrics::record(series, std::chrono::steady_clock::now() - start, result.is_error);
       return result;
     } catch (...) {
-      metrics->record(tool, kind, std::chrono::steady_clock::now() - start, true);
+      ToolMetrics::record(series, std::chrono::steady_clock::now() - start, true);
       throw;
     }
   };

@@ -6,32 +6,36 @@
 
 namespace mcpclass::service {
 
-void ToolMetrics::record(const std::string& tool, const std::string& kind,
-                         std::chrono::steady_clock::duration elapsed, bool error) {
+ToolMetrics::Series& ToolMetrics::series(const std::string& tool, const std::string& kind) {
   const auto key = std::make_pair(tool, kind);
-  Series* series = nullptr;
   {
     std::shared_lock lock(mutex_);
-    if (const auto it = series_.find(key); it != series_.end()) series = it->second.get();
+    if (const auto it = series_.find(key); it != series_.end()) return *it->second;
   }
-  if (series == nullptr) {
-    std::unique_lock lock(mutex_);
-    auto& slot = series_[key];
-    if (!slot) slot = std::make_unique<Series>();
-    series = slot.get();
-  }
+  std::unique_lock lock(mutex_);
+  auto& slot = series_[key];
+  if (!slot) slot = std::make_unique<Series>();
+  return *slot;
+}
+
+void ToolMetrics::record(Series& series, std::chrono::steady_clock::duration elapsed, bool error) {
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
   const double seconds = static_cast<double>(ns) / 1e9;
   // Cumulative buckets are summed when printed; each call lands in its first bucket only.
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) {
-      series->buckets[i].fetch_add(1, std::memory_order_relaxed);
+      series.buckets[i].fetch_add(1, std::memory_order_relaxed);
       break;
     }
   }
-  series->count.fetch_add(1, std::memory_order_relaxed);
-  series->sum_ns.fetch_add(static_cast<std::uint64_t>(ns < 0 ? 0 : ns), std::memory_order_relaxed);
-  if (error) series->errors.fetch_add(1, std::memory_order_relaxed);
+  series.count.fetch_add(1, std::memory_order_relaxed);
+  series.sum_ns.fetch_add(static_cast<std::uint64_t>(ns < 0 ? 0 : ns), std::memory_order_relaxed);
+  if (error) series.errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ToolMetrics::record(const std::string& tool, const std::string& kind,
+                         std::chrono::steady_clock::duration elapsed, bool error) {
+  record(series(tool, kind), elapsed, error);
 }
 
 std::string ToolMetrics::prometheus() const {

@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <thread>
+
 namespace mcpclass::transport {
 
 namespace {
@@ -17,14 +20,19 @@ constexpr auto label = [](std::string_view v) { return prometheus_label(v); };
 
 }  // namespace
 
+HttpMetrics::Shard& HttpMetrics::shard() {
+  return shards_[std::hash<std::thread::id>{}(std::this_thread::get_id()) % kShards];
+}
+
 void HttpMetrics::record_http(std::string_view route, unsigned status, double seconds) {
-  std::lock_guard lock(mutex_);
-  ++http_[{std::string(route), status}];
+  Shard& s = shard();
+  std::lock_guard lock(s.mutex);
+  ++s.http[{std::string(route), status}];
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-    if (seconds <= kBuckets[i]) ++bucket_counts_[i];
+    if (seconds <= kBuckets[i]) ++s.bucket_counts[i];
   }
-  ++duration_count_;
-  duration_sum_ += seconds;
+  ++s.duration_count;
+  s.duration_sum += seconds;
 }
 
 std::string_view HttpMetrics::method_label(std::string_view method) noexcept {
@@ -33,30 +41,42 @@ std::string_view HttpMetrics::method_label(std::string_view method) noexcept {
 
 void HttpMetrics::record_rpc(std::string_view method, bool error) {
   const std::string key(method_label(method));
-  std::lock_guard lock(mutex_);
-  auto& [calls, errors] = rpc_[key];
+  Shard& s = shard();
+  std::lock_guard lock(s.mutex);
+  auto& [calls, errors] = s.rpc[key];
   ++calls;
   if (error) ++errors;
 }
 
 std::string HttpMetrics::render(const Gauges& gauges) const {
-  std::lock_guard lock(mutex_);
+  Shard total;
+  for (const Shard& s : shards_) {
+    std::lock_guard lock(s.mutex);
+    for (const auto& [key, n] : s.http) total.http[key] += n;
+    for (const auto& [method, counts] : s.rpc) {
+      total.rpc[method].first += counts.first;
+      total.rpc[method].second += counts.second;
+    }
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) total.bucket_counts[i] += s.bucket_counts[i];
+    total.duration_count += s.duration_count;
+    total.duration_sum += s.duration_sum;
+  }
   std::string out;
   out += "# HELP mcpclass_http_requests_total HTTP requests served, by route and status.\n";
   out += "# TYPE mcpclass_http_requests_total counter\n";
-  for (const auto& [key, n] : http_) {
+  for (const auto& [key, n] : total.http) {
     out += fmt::format("mcpclass_http_requests_total{{route=\"{}\",code=\"{}\"}} {}\n",
                        label(key.first), key.second, n);
   }
   out += "# HELP mcpclass_rpc_requests_total JSON-RPC requests, by method.\n";
   out += "# TYPE mcpclass_rpc_requests_total counter\n";
-  for (const auto& [method, counts] : rpc_) {
+  for (const auto& [method, counts] : total.rpc) {
     out += fmt::format("mcpclass_rpc_requests_total{{method=\"{}\"}} {}\n", label(method),
                        counts.first);
   }
   out += "# HELP mcpclass_rpc_errors_total JSON-RPC requests answered with an error.\n";
   out += "# TYPE mcpclass_rpc_errors_total counter\n";
-  for (const auto& [method, counts] : rpc_) {
+  for (const auto& [method, counts] : total.rpc) {
     out += fmt::format("mcpclass_rpc_errors_total{{method=\"{}\"}} {}\n", label(method),
                        counts.second);
   }
@@ -64,12 +84,12 @@ std::string HttpMetrics::render(const Gauges& gauges) const {
   out += "# TYPE mcpclass_http_request_duration_seconds histogram\n";
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
     out += fmt::format("mcpclass_http_request_duration_seconds_bucket{{le=\"{}\"}} {}\n",
-                       kBuckets[i], bucket_counts_[i]);
+                       kBuckets[i], total.bucket_counts[i]);
   }
   out += fmt::format("mcpclass_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}\n",
-                     duration_count_);
-  out += fmt::format("mcpclass_http_request_duration_seconds_sum {}\n", duration_sum_);
-  out += fmt::format("mcpclass_http_request_duration_seconds_count {}\n", duration_count_);
+                     total.duration_count);
+  out += fmt::format("mcpclass_http_request_duration_seconds_sum {}\n", total.duration_sum);
+  out += fmt::format("mcpclass_http_request_duration_seconds_count {}\n", total.duration_count);
   out += "# HELP mcpclass_http_connections Open HTTP connections.\n";
   out += "# TYPE mcpclass_http_connections gauge\n";
   out += fmt::format("mcpclass_http_connections {}\n", gauges.connections);

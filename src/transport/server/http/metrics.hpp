@@ -35,12 +35,19 @@ class HttpMetrics {
  private:
   static constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                                       0.05,   0.1,   0.25,   0.5,   1.0,  5.0};
-  mutable std::mutex mutex_;
-  std::map<std::pair<std::string, unsigned>, std::uint64_t> http_;
-  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> rpc_;  // method → calls, errors
-  std::array<std::uint64_t, kBuckets.size()> bucket_counts_{};
-  std::uint64_t duration_count_ = 0;
-  double duration_sum_ = 0;
+  // Counters are kept in shards chosen by thread, summed when rendered: the I/O threads count
+  // every request without sharing a lock or a cache line.
+  struct alignas(64) Shard {
+    mutable std::mutex mutex;
+    std::map<std::pair<std::string, unsigned>, std::uint64_t> http;
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> rpc;  // method → calls, errors
+    std::array<std::uint64_t, kBuckets.size()> bucket_counts{};
+    std::uint64_t duration_count = 0;
+    double duration_sum = 0;
+  };
+  static constexpr std::size_t kShards = 8;
+  Shard& shard();
+  std::array<Shard, kShards> shards_;
 };
 
 }  // namespace mcpclass::transport

@@ -116,6 +116,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Runs `f` now when the caller already is on this connection's strand (a tool that ran inline
   /// finishing its call), else posts it: the post would wake the other I/O thread for nothing.
   /// Only for callers that hold no lock the connection's code could take again.
+  /// Whether the caller runs on this connection's strand (any thread may ask).
+  bool on_own_strand() const;
   template <class F>
   void run_on_self(F&& f) {
     if (on_own_strand()) return std::forward<F>(f)();
@@ -129,8 +131,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const std::shared_ptr<void> io_owner_;
 
   enum class Mode { reading, waiting, streaming, writing, closed };
-
-  bool on_own_strand() const;
 
   // --- Reading and closing (http_connection.cpp) ---
   void do_read();

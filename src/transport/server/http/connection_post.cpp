@@ -65,6 +65,7 @@ class PostStream final : public server::Stream {
       if (closed_) return;
       if (open_channel()) started_ = true;
       target = channel_ ? channel_ : fallback_;
+      posted_ = posted_ || target == channel_;
     }
     if (target) target->append(message);
   }
@@ -75,6 +76,7 @@ class PostStream final : public server::Stream {
       std::lock_guard lock(mutex_);
       if (closed_ || !resumable_ || !open_channel()) return false;
       started_ = true;  // from now on everything, the result included, goes through the channel
+      posted_ = true;
       connection = connection_;
     }
     connection->post_to_self(
@@ -92,10 +94,20 @@ class PostStream final : public server::Stream {
     }
     if (on_close_) on_close_(is_error_message(final_message));
     if (started) {
-      channel_->finish(std::move(final_message));
+      std::shared_ptr<Connection> connection;
+      bool posted = false;
       {
         std::lock_guard lock(mutex_);
-        connection_.reset();
+        connection = std::move(connection_);
+        posted = posted_;
+      }
+      // An inline tool's answer on a stream that carried nothing yet: written now, on the
+      // strand, instead of through the channel's sink and a post (which wakes the other I/O
+      // thread). With events before it, those are still on their way: the answer follows them.
+      if (connection && !posted && connection->on_own_strand()) {
+        connection->on_frame(exchange_, channel_->finish_to_caller(std::move(final_message)), true);
+      } else {
+        channel_->finish(std::move(final_message));
       }
       release();
       return;
@@ -147,6 +159,7 @@ class PostStream final : public server::Stream {
   std::function<void(bool)> on_close_;
   std::mutex mutex_;
   bool started_ = false;
+  bool posted_ = false;  // an event (or the reconnect's end) went to the connection by a post
   bool closed_ = false;
   std::atomic<bool> released_{false};
 };

@@ -47,18 +47,19 @@ SseChannel::~SseChannel() {
   if (budget_) budget_->release(store_bytes_);
 }
 
-void SseChannel::push(std::string event, std::string_view data, bool end) {
+std::string SseChannel::push(std::string event, std::string_view data, bool end, bool to_caller) {
   // Caller holds mutex_.
   const std::uint64_t seq = next_seq_++;
   std::string frame =
       sse_frame(resumable_ ? id_ + "-" + std::to_string(seq) : std::string(), event, data);
   if (sink_) sink_(frame, end);
-  if (!resumable_) return;
+  if (!resumable_) return to_caller ? std::move(frame) : std::string();
+  std::string out = to_caller ? frame : std::string();
   // A frame over the stream's budget is sent, never kept. Past a budget the oldest events go
   // first; a client resuming before them is told (attach() answers kForgotten).
   if (budget_ && frame.size() > budget_->per_stream) {
     forgotten_through_ = seq;
-    return;
+    return out;
   }
   store_bytes_ += frame.size();
   if (budget_) budget_->charge(frame.size());
@@ -74,6 +75,7 @@ void SseChannel::push(std::string event, std::string_view data, bool end) {
     forgotten_through_ = store_.front().first;
     store_.pop_front();
   }
+  return out;
 }
 
 void SseChannel::append(const boost::json::value& message) {
@@ -99,6 +101,16 @@ void SseChannel::finish(std::optional<boost::json::value> final_message) {
   }
   finished_ = true;
   sink_ = nullptr;
+}
+
+std::string SseChannel::finish_to_caller(std::optional<boost::json::value> final_message) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return {};
+  sink_ = nullptr;
+  sink_token_ = 0;
+  finished_ = true;
+  if (!final_message) return {};
+  return push("message", boost::json::serialize(*final_message), true, true);
 }
 
 std::uint64_t SseChannel::attach(Sink sink, std::optional<std::uint64_t> after_seq) {

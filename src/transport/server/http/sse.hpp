@@ -77,6 +77,10 @@ class SseChannel {
   void append_raw(std::string_view event, std::string_view data);
   /// The last event (if any), then the end of the stream. Idempotent.
   void finish(std::optional<boost::json::value> final_message = std::nullopt);
+  /// finish(), except that the sink is dropped and the last frame (the final message's event, or
+  /// "" without one) is returned to the caller to write: the caller is the sink's own connection,
+  /// already on its strand, with nothing of this channel still on its way there.
+  std::string finish_to_caller(std::optional<boost::json::value> final_message);
 
   /// attach()'s answer when events after `after_seq` were forgotten (past a budget): the replay
   /// would have a gap, so nothing is attached.
@@ -97,7 +101,9 @@ class SseChannel {
 
  private:
   /// Stores and sends one event; `end`: the sink is told in the same call that it was the last.
-  void push(std::string event, std::string_view data, bool end = false);
+  /// `to_caller`: the frame is returned too (and not handed to the sink, which the caller dropped).
+  std::string push(std::string event, std::string_view data, bool end = false,
+                   bool to_caller = false);
 
   const std::string id_;
   const bool resumable_;

@@ -57,12 +57,14 @@ std::variant<json::value, Error> parse_json(std::string_view text, const ParseLi
   json::parse_options opts;
   opts.max_depth = limits.max_depth;
   boost::system::error_code ec;
-  // The tree in one block that goes with its last part: a tools/call was eight allocations.
-  constexpr std::size_t kMaxFirstBlock = 64 * 1024;
-  json::value v = json::parse(text, ec,
-                              json::make_shared_resource<json::monotonic_resource>(
-                                  std::min(text.size() * 2 + 256, kMaxFirstBlock)),
-                              opts);
+  // A small message's tree in one block that goes with its last part (a tools/call was eight
+  // allocations). A large one keeps the default resource: growing blocks would hold about twice
+  // the message until it is dropped.
+  constexpr std::size_t kMonotonicUpTo = 32 * 1024;
+  json::storage_ptr storage;
+  if (text.size() <= kMonotonicUpTo)
+    storage = json::make_shared_resource<json::monotonic_resource>(text.size() * 2 + 256);
+  json::value v = json::parse(text, ec, std::move(storage), opts);
   if (ec) {
     if (ec == json::error::too_deep) {
       return Error{kParseError,

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -237,6 +238,33 @@ TEST_CASE("http: missing session 400, unknown session 404, notifications 202") {
                  with(kJsonPost, {{"Mcp-Session-Id", sid}}));
   CHECK(r.status == 202);
   CHECK(r.body.empty());
+}
+
+TEST_CASE("http: a call cancelled on a POST that takes only SSE ends its stream, no answer") {
+  transport::HttpServerOptions options;
+  options.shutdown_timeout = std::chrono::milliseconds(300);
+  TestServer t(options);
+  const std::string sid = t.open_session();
+  const Headers sse_only = {{"Content-Type", "application/json"},
+                            {"Accept", "text/event-stream"},
+                            {"Mcp-Session-Id", sid}};
+  auto answer = std::async(std::launch::async, [&] {
+    return post(t.port, "/mcp", request(2, "tools/call", {{"name", "block"}}), sse_only);
+  });
+  REQUIRE(t.wait_blocked(1));
+  CHECK(post(t.port, "/mcp",
+             json::object{{"jsonrpc", "2.0"},
+                          {"method", "notifications/cancelled"},
+                          {"params", {{"requestId", 2}}}},
+             with(kJsonPost, {{"Mcp-Session-Id", sid}}))
+            .status == 202);
+  const bool ended = answer.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  if (!ended) t.http->stop();  // closes the connection: the test fails instead of hanging
+  REQUIRE(ended);
+  const Reply r = answer.get();
+  CHECK(r.status == 200);
+  CHECK(r.header("content-type") == "text/event-stream");
+  CHECK(sse_messages(r.body).empty());  // a cancelled request gets no response
 }
 
 TEST_CASE("http: a tool that reports progress answers with an SSE stream, replayable") {

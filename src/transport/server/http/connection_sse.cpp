@@ -33,7 +33,10 @@ void Connection::on_frame(std::uint64_t exchange, std::string frame, bool end) {
 void Connection::queue_frame(std::uint64_t exchange, std::string frame, bool end) {
   if (exchange != exchange_) return;
   if (mode_ == Mode::waiting) {
-    if (frame.empty()) return;  // a stream that ends before its first event stays JSON
+    // An end with nothing before it (a cancelled call on a POST that takes only SSE, or a stream
+    // a GET took over by resuming it) still ends this POST's stream: its client would wait for
+    // ever. (A POST that also takes JSON has no channel before its first event.)
+    if (frame.empty() && !end) return;
     start_sse(priming_allowed_);
   }
   if (mode_ != Mode::streaming) return;

@@ -113,11 +113,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void post_to_self(F&& f) {
     shared_->gate->post(io_->executor(), std::forward<F>(f));
   }
+  /// Whether the caller runs on this connection's strand (any thread may ask).
+  bool on_own_strand() const;
   /// Runs `f` now when the caller already is on this connection's strand (a tool that ran inline
   /// finishing its call), else posts it: the post would wake the other I/O thread for nothing.
   /// Only for callers that hold no lock the connection's code could take again.
-  /// Whether the caller runs on this connection's strand (any thread may ask).
-  bool on_own_strand() const;
   template <class F>
   void run_on_self(F&& f) {
     if (on_own_strand()) return std::forward<F>(f)();
@@ -206,6 +206,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   // --- Writing (http_connection_write.cpp) ---
+  /// A response head in three steps: the status line, Server and Content-Type (unless empty),
+  /// with room for `reserve` more bytes; then fields (framing ones dropped); then Connection:
+  /// close unless `keep_alive`, and Content-Length, or chunked without one.
+  static std::string begin_head(unsigned status, std::string_view content_type,
+                                std::size_t reserve = 0);
+  static void append_fields(std::string& out, const Headers& headers);
+  static void end_head(std::string& out, bool keep_alive,
+                       std::optional<std::size_t> content_length);
   void respond(boost::beast::http::status status, std::string body,
                std::string_view content_type = "application/json", Headers headers = {});
   void enqueue(std::string bytes, bool last);

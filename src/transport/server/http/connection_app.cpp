@@ -7,8 +7,6 @@
 
 #include <boost/beast/http.hpp>
 
-#include <sstream>
-
 namespace mcpclass::transport {
 
 namespace beast = boost::beast;
@@ -61,16 +59,12 @@ void Connection::app_respond(std::uint64_t exchange, unsigned status, Headers he
 
 void Connection::app_begin(std::uint64_t exchange, unsigned status, Headers headers) {
   if (exchange != exchange_ || mode_ == Mode::closed || !app_response_) return;
-  http::response<http::empty_body> res{static_cast<http::status>(status), 11};
-  res.set(http::field::server, "mcpclass");
-  for (auto& [name, value] : headers) res.set(name, value);
-  res.keep_alive(keep_alive_ && !shared_->stopping);
-  res.chunked(true);
-  std::ostringstream os;
-  os << res.base();
+  std::string head = begin_head(status, {});
+  append_fields(head, headers);
+  end_head(head, keep_alive_ && !shared_->stopping, std::nullopt);
   status_ = status;
   mode_ = Mode::streaming;
-  enqueue(os.str(), false);
+  enqueue(std::move(head), false);
 }
 
 void Connection::app_write(std::uint64_t exchange, std::string data) {

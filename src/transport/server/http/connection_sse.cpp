@@ -156,13 +156,10 @@ bool Connection::open_stream_slot() {
 
 // Writes the SSE response head (and the priming event of resumable streams).
 void Connection::start_sse(bool priming) {
-  // Written directly, like respond()'s head.
-  std::string head =
-      "HTTP/1.1 200 OK\r\nServer: mcpclass\r\nContent-Type: text/event-stream\r\n"
-      "Cache-Control: no-cache\r\n";
+  std::string head = begin_head(200, "text/event-stream");
+  head.append("Cache-Control: no-cache\r\n");
   if (init_entry_) head.append(kSessionHeader).append(": ").append(init_entry_->id).append("\r\n");
-  if (!keep_alive_) head.append("Connection: close\r\n");
-  head.append("Transfer-Encoding: chunked\r\n\r\n");
+  end_head(head, keep_alive_, std::nullopt);
   status_ = 200;
   mode_ = Mode::streaming;
   enqueue(std::move(head), false);

@@ -11,41 +11,66 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
+namespace {
+
+void append_number(std::string& out, std::size_t n, int base = 10) {
+  char digits[20];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, n, base).ptr);
+}
+
+}  // namespace
+
 std::string chunk(std::string_view data) {
-  char size[16];
-  const auto end = std::to_chars(size, size + sizeof size, data.size(), 16).ptr;
   std::string out;
-  out.reserve(static_cast<std::size_t>(end - size) + data.size() + 4);
-  out.append(size, end).append("\r\n").append(data).append("\r\n");
+  out.reserve(data.size() + 24);
+  append_number(out, data.size(), 16);
+  out.append("\r\n").append(data).append("\r\n");
   return out;
+}
+
+// Heads are written directly (as Beast would write them): a beast::http::response and an
+// ostringstream cost a dozen allocations per answer.
+std::string Connection::begin_head(unsigned status, std::string_view content_type,
+                                   std::size_t reserve) {
+  std::string out;
+  out.reserve(160 + reserve);
+  out.append("HTTP/1.1 ");
+  append_number(out, status);
+  out.append(" ")
+      .append(http::obsolete_reason(static_cast<http::status>(status)))
+      .append("\r\nServer: mcpclass\r\n");
+  if (!content_type.empty()) out.append("Content-Type: ").append(content_type).append("\r\n");
+  return out;
+}
+
+void Connection::append_fields(std::string& out, const Headers& headers) {
+  for (const auto& [name, value] : headers) {
+    // Framing is end_head()'s to write (a mounted app may pass its upstream's).
+    if (beast::iequals(name, "content-length") || beast::iequals(name, "transfer-encoding") ||
+        beast::iequals(name, "connection"))
+      continue;
+    out.append(name).append(": ").append(value).append("\r\n");
+  }
+}
+
+void Connection::end_head(std::string& out, bool keep_alive,
+                          std::optional<std::size_t> content_length) {
+  if (!keep_alive) out.append("Connection: close\r\n");
+  if (content_length) {
+    out.append("Content-Length: ");
+    append_number(out, *content_length);
+    out.append("\r\n\r\n");
+  } else {
+    out.append("Transfer-Encoding: chunked\r\n\r\n");
+  }
 }
 
 void Connection::respond(http::status status, std::string body, std::string_view content_type,
                          Headers headers) {
-  // The head written directly (as Beast would write it): a beast::http::response and an
-  // ostringstream cost a dozen allocations per answer.
-  std::string bytes;
-  bytes.reserve(160 + body.size());
-  const auto append_number = [&bytes](std::size_t n) {
-    char digits[20];
-    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-    bytes.append(digits, end);
-  };
-  bytes.append("HTTP/1.1 ");
-  append_number(static_cast<unsigned>(status));
-  bytes.append(" ").append(http::obsolete_reason(status)).append("\r\nServer: mcpclass\r\n");
-  if (!body.empty()) bytes.append("Content-Type: ").append(content_type).append("\r\n");
-  for (const auto& [name, value] : headers) {
-    // Framing is this function's to write (a mounted app may pass its upstream's).
-    if (beast::iequals(name, "content-length") || beast::iequals(name, "transfer-encoding") ||
-        beast::iequals(name, "connection"))
-      continue;
-    bytes.append(name).append(": ").append(value).append("\r\n");
-  }
-  if (!keep_alive_ || shared_->stopping) bytes.append("Connection: close\r\n");
-  bytes.append("Content-Length: ");
-  append_number(body.size());
-  bytes.append("\r\n\r\n");
+  std::string bytes = begin_head(static_cast<unsigned>(status),
+                                 body.empty() ? std::string_view() : content_type, body.size());
+  append_fields(bytes, headers);
+  end_head(bytes, keep_alive_ && !shared_->stopping, body.size());
   bytes += body;
   status_ = static_cast<unsigned>(status);
   mode_ = Mode::writing;

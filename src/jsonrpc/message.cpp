@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <boost/json/monotonic_resource.hpp>
 #include <cmath>
 

@@ -33,11 +33,6 @@ void ToolMetrics::record(Series& series, std::chrono::steady_clock::duration ela
   if (error) series.errors.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ToolMetrics::record(const std::string& tool, const std::string& kind,
-                         std::chrono::steady_clock::duration elapsed, bool error) {
-  record(series(tool, kind), elapsed, error);
-}
-
 std::string ToolMetrics::prometheus() const {
   std::string out =
       "# HELP mcpclass_tool_duration_seconds Time a classification tool took, by tool and "

@@ -30,9 +30,6 @@ class ToolMetrics {
   /// One call that took `elapsed` on `series`; `error`: it failed. Lock-free: a caller that
   /// records often looks its series up once.
   static void record(Series& series, std::chrono::steady_clock::duration elapsed, bool error);
-  /// The same for `tool` on a `kind` classifier, looked up under a shared lock.
-  void record(const std::string& tool, const std::string& kind,
-              std::chrono::steady_clock::duration elapsed, bool error);
   /// `mcpclass_tool_duration_seconds{tool,classifier}` (histogram) and
   /// `mcpclass_tool_errors_total{tool,classifier}`.
   std::string prometheus() const;

@@ -10,6 +10,7 @@
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/transport/server/http_app.hpp"
 #include "mcpclass/transport/server/jwt_auth.hpp"
+#include "mcpclass/util/descriptor_budget.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -73,6 +74,10 @@ struct HttpServerOptions {
   /// Connections open at once; one more is answered 503 and closed. 0 = the process's
   /// descriptor limit (RLIMIT_NOFILE) less 64, so accept() never runs out of descriptors.
   std::size_t max_connections = 0;
+  /// When set, open connections also count against this budget, which `app` draws on for its
+  /// own sockets (the routing proxy's upstream connections): a connection is refused like one
+  /// over max_connections once the budget is spent.
+  std::shared_ptr<util::DescriptorBudget> descriptors;
   /// Sessions alive at once; at the limit the least recently used idle session is evicted, or the
   /// initialize is refused with 503.
   std::size_t max_sessions = 1024;

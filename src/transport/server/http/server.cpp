@@ -5,7 +5,6 @@
 #include "transport/server/http/shared.hpp"
 #include "transport/server/jwt/validator.hpp"
 
-#include <sys/resource.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,6 +13,7 @@
 #include <boost/asio/write.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -27,12 +27,7 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 std::size_t resolve_max_connections(std::size_t configured) {
-  if (configured > 0) return configured;
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 65'536;
-  constexpr rlim_t kReserve = 64;  // log files, models, a remote classifier's sockets
-  return static_cast<std::size_t>(
-      std::max<rlim_t>(16, limit.rlim_cur - std::min(limit.rlim_cur, kReserve)));
+  return configured > 0 ? configured : util::socket_descriptor_limit();
 }
 
 namespace {
@@ -88,13 +83,20 @@ struct HttpServer::Impl {
                               });
                               return;
                             }
-                            if (shared->connections.load() >= shared->max_connections) {
+                            if (full()) {
                               refuse_connection(std::move(socket), shared->tls != nullptr);
                             } else {
                               serve_connection(std::move(socket), shared, ioc_owner);
                             }
                             accept();
                           });
+  }
+
+  // One more connection would pass max_connections, or the descriptors shared with the app.
+  bool full() const {
+    const auto& budget = shared->options.descriptors;
+    return shared->connections.load() >= shared->max_connections ||
+           (budget && budget->in_use() >= budget->limit());
   }
 
   void sweep() {
@@ -165,6 +167,9 @@ void HttpServer::start() {
   if (ec) fail("listen on");
   s.port = s.acceptor.local_endpoint().port();
   s.started = true;
+  if (options.descriptors)
+    options.descriptors->track(
+        std::shared_ptr<const std::atomic<std::size_t>>(s.shared, &s.shared->connections));
 
   s.work.emplace(s.ioc.get_executor());
   s.accept();

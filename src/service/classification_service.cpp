@@ -62,18 +62,22 @@ void ClassificationService::publish(const std::shared_ptr<const classify::Classi
   prompt_names_ = std::move(names);
 }
 
-ReloadResult ClassificationService::reload(const std::function<config::Config()>& load) {
+ReloadResult ClassificationService::reload(const std::function<config::Config()>& load,
+                                           const ReloadStage& stage) {
   std::lock_guard lock(reload_mutex_);
   std::shared_ptr<const classify::Classifier> next;
+  std::function<void()> swap_stage;
   try {
     const config::Config config = load();
     next = with_cache(std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
                       settings_.cache);
+    if (stage) swap_stage = stage(config, next);
   } catch (const std::exception& e) {
     reload_failures_.fetch_add(1);
     return {.ok = false, .generation = generation_.load(), .error = e.what()};
   }
   const auto previous = classifier_.exchange(next);
+  if (swap_stage) swap_stage();
   publish(next);
   const bool categories_changed =
       categories_document(previous->categories()) != categories_document(next->categories());

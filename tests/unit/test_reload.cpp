@@ -170,3 +170,29 @@ TEST_CASE("reload: a call in flight finishes on the classifier it started with")
   gate->open();
   CHECK(in_flight.get().at("model") == "model-a");
 }
+
+TEST_CASE("reload: a front end's stage is swapped in with the classifier, or refuses the reload") {
+  service::ClassificationService service(config::parse_config(document("model-a")));
+  auto session = service.server()->create_session();
+  initialize(*session);
+  std::string staged;  // what the stage built, then swapped in
+  std::string swapped;
+  auto stage = [&](const config::Config& next,
+                   const std::shared_ptr<const classify::Classifier>& classifier) {
+    if (next.categories.find("broken") != nullptr) throw config::ConfigError("route", "refused");
+    staged = classifier->classify("zebra").model;
+    return std::function<void()>([&] { swapped = staged; });
+  };
+  const auto ok = service.reload([] { return config::parse_config(document("model-b")); }, stage);
+  CHECK(ok.ok);
+  CHECK(swapped == "model-b");
+  const auto refused =
+      service.reload([] { return config::parse_config(document("model-c", "broken")); }, stage);
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error.find("route: refused") != std::string::npos);
+  CHECK(swapped == "model-b");  // built, never swapped in
+  CHECK(call(*session, "zebra").at("model") == "model-b");
+  CHECK(service.generation() == 2);
+  CHECK(service.prometheus().find("mcpclass_config_reload_failures_total 1\n") !=
+        std::string::npos);
+}

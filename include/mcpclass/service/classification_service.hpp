@@ -37,6 +37,12 @@ struct ServiceOptions {
   std::function<void(const classify::Classification&)> on_classified;
 };
 
+/// A front end's part of a reload: builds what it serves from the new configuration and its
+/// classifier, throwing to refuse the reload, and returns what swaps it in (called as the new
+/// classifier is swapped in; may be empty).
+using ReloadStage = std::function<std::function<void()>(
+    const config::Config& config, const std::shared_ptr<const classify::Classifier>& classifier)>;
+
 /// What reload() did.
 struct ReloadResult {
   bool ok = false;
@@ -72,10 +78,12 @@ class ClassificationService {
   /// empty result cache) and swaps it in: calls in flight finish on the old classifier, later ones
   /// get the new one. Sessions are told what changed: `tools/list_changed` and
   /// `prompts/list_changed` when the categories change the definitions, `resources/updated` to
-  /// subscribers of the categories resource. Sections other than `categories`, `classifier` and
-  /// `routing` need a restart and are ignored. Never throws: a configuration that fails to load
-  /// or build is refused, counted, and the current classifier keeps serving.
-  ReloadResult reload(const std::function<config::Config()>& load);
+  /// subscribers of the categories resource. `stage` builds what a front end serves from the
+  /// same configuration (the routing proxy's `route` section), swapped in with the classifier.
+  /// Other sections than `categories`, `classifier`, `routing` and those `stage` applies need a
+  /// restart and are ignored. Never throws: a configuration that fails to load or build (or
+  /// that `stage` refuses) is refused, counted, and the current generation keeps serving.
+  ReloadResult reload(const std::function<config::Config()>& load, const ReloadStage& stage = {});
   std::uint64_t generation() const noexcept { return generation_.load(); }
 
   /// Prometheus text: the configuration generation and reload failures, the tools' latency

@@ -164,6 +164,28 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
       {.on_classified = [counters](const classify::Classification& c) { counters->count(c); }});
   const auto& server = service.server();
 
+  // Before the reload triggers, which apply a new `route` section to it. Its upstream sockets and
+  // the server's connections share the process's descriptors.
+  std::shared_ptr<route::RouteProxy> route_proxy;  // stopped after `http`
+  std::shared_ptr<util::DescriptorBudget> descriptors;
+  if (options.route && want_http) {
+    descriptors = std::make_shared<util::DescriptorBudget>();
+    route_proxy = std::make_shared<route::RouteProxy>(
+        *config.route, route::RouteProxyOptions{.classifier = service.classifier(),
+                                                .max_text_length = config.server.max_text_length,
+                                                .descriptors = descriptors});
+  }
+  service::ReloadStage route_stage;
+  if (route_proxy) {
+    route_stage = [&route_proxy](
+                      const config::Config& next,
+                      const std::shared_ptr<const classify::Classifier>& next_classifier) {
+      if (!next.route)
+        throw config::ConfigError("route", "mcpclass route needs its `route` section");
+      return route_proxy->prepare(*next.route, next_classifier);
+    };
+  }
+
   // Reloads come from SIGHUP (the signal thread) and the watcher (its thread); the service runs
   // one at a time. Both are ready before the transports say "serving", so no change is missed.
   std::function<void(const char*)> reload;
@@ -174,11 +196,13 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
       return;
     }
     std::vector<std::string> files;
-    const auto result = service.reload([&] {
-      config::Config next = load_config(options.config_path);
-      files = watched_files(options.config_path, next);
-      return next;
-    });
+    const auto result = service.reload(
+        [&] {
+          config::Config next = load_config(options.config_path);
+          files = watched_files(options.config_path, next);
+          return next;
+        },
+        route_stage);
     if (!result.ok) {
       fmt::print(stderr, "mcpclass: {}: reload refused, generation {} keeps serving: {}\n", why,
                  result.generation, result.error);
@@ -204,7 +228,6 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   int running = 0;
   auto stdio_counters = std::make_shared<transport::StdioCounters>();
   std::unique_ptr<transport::HttpServer> http;
-  std::shared_ptr<route::RouteProxy> route_proxy;  // stopped after `http`
   if (want_http) {
     transport::HttpServerOptions http_options = service.http_options();
     if (!options.http.empty())
@@ -213,13 +236,8 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     http_options.stateless = options.stateless;
     if (!options.tls_cert.empty()) http_options.tls_cert_file = options.tls_cert;
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
-    if (options.route) {
-      route_proxy = std::make_shared<route::RouteProxy>(
-          *config.route,
-          route::RouteProxyOptions{.classifier = [&service] { return service.classifier(); },
-                                   .max_text_length = config.server.max_text_length});
-      http_options.app = route_proxy;
-    }
+    http_options.app = route_proxy;
+    http_options.descriptors = descriptors;
     http_options.extra_metrics = [counters, &service, stdio_counters, want_stdio,
                                   proxy = route_proxy.get()] {
       return counters->prometheus() + service.prometheus() +

@@ -1,6 +1,12 @@
 #include "route/chat_request.hpp"
 
+#include "classify/json_reader.hpp"
+
+#include <fmt/format.h>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+
+#include <variant>
 
 namespace mcpclass::route {
 
@@ -40,7 +46,133 @@ const json::value& content_of(const json::value& message) {
   return c ? *c : empty;
 }
 
+FieldError field_error(std::string param, std::string_view problem) {
+  std::string message = fmt::format("Invalid '{}': {}", param, problem);
+  return {.param = std::move(param), .message = std::move(message)};
+}
+
+FieldError wrong_kind(std::string param, std::string_view expected, const json::value& got) {
+  return field_error(std::move(param),
+                     fmt::format("must be {}, got {}", expected, classify::detail::type_name(got)));
+}
+
+// `object.key` must be a string: that string, or the problem.
+std::variant<std::string_view, FieldError> string_member(const json::object& object,
+                                                         std::string_view key,
+                                                         const std::string& path) {
+  const std::string at = fmt::format("{}.{}", path, key);
+  const auto* value = object.if_contains(key);
+  if (value == nullptr) return field_error(at, "is required");
+  if (!value->is_string()) return wrong_kind(at, "a string", *value);
+  return std::string_view(value->get_string());
+}
+
+std::optional<FieldError> check_part(const json::value& part, const std::string& path) {
+  const auto* p = part.if_object();
+  if (p == nullptr) return wrong_kind(path, "an object (a content part)", part);
+  const auto type = string_member(*p, "type", path);
+  if (const auto* e = std::get_if<FieldError>(&type)) return *e;
+  if (std::get<std::string_view>(type) != "text") return {};
+  const auto text = string_member(*p, "text", path);
+  if (const auto* e = std::get_if<FieldError>(&text)) return *e;
+  return {};
+}
+
+std::optional<FieldError> check_message(const json::value& message, const std::string& path) {
+  const auto* m = message.if_object();
+  if (m == nullptr) return wrong_kind(path, "an object", message);
+  const auto role = string_member(*m, "role", path);
+  if (const auto* e = std::get_if<FieldError>(&role)) return *e;
+  const bool assistant = std::get<std::string_view>(role) == "assistant";
+  const auto* content = m->if_contains("content");
+  const std::string at = path + ".content";
+  if (content == nullptr)
+    return assistant ? std::nullopt : std::optional(field_error(at, "is required"));
+  if (content->is_string() || (assistant && content->is_null())) return {};
+  const auto* parts = content->if_array();
+  if (parts == nullptr) return wrong_kind(at, "a string or an array of content parts", *content);
+  for (std::size_t i = 0; i < parts->size(); ++i)
+    if (auto e = check_part((*parts)[i], fmt::format("{}[{}]", at, i))) return e;
+  return {};
+}
+
+// --- A scanner over JSON text that already parsed (so it is well formed) ---
+
+std::size_t skip_space(std::string_view s, std::size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  return i;
+}
+
+// `i` at a string's opening quote: the index after its closing quote.
+std::size_t string_end(std::string_view s, std::size_t i) {
+  for (++i; i < s.size() && s[i] != '"'; ++i)
+    if (s[i] == '\\') ++i;
+  return std::min(i + 1, s.size());
+}
+
+// `i` at a value's first byte: the index after its last one.
+std::size_t value_end(std::string_view s, std::size_t i) {
+  if (i >= s.size()) return s.size();
+  if (s[i] == '"') return string_end(s, i);
+  if (s[i] != '{' && s[i] != '[') {
+    while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
+           s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+      ++i;
+    return i;
+  }
+  std::size_t depth = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '"') {
+      i = string_end(s, i);
+      continue;
+    }
+    ++i;
+    if (c == '{' || c == '[') ++depth;
+    if ((c == '}' || c == ']') && --depth == 0) break;
+  }
+  return i;
+}
+
+// A member name as the parser read it (escapes such as "mod\u0065l" decoded).
+std::string key_of(std::string_view token) {
+  if (token.find('\\') == std::string_view::npos)
+    return std::string(token.substr(1, token.size() - 2));
+  return std::string(json::parse(token).as_string());
+}
+
 }  // namespace
+
+std::optional<FieldError> check_messages(const json::array& messages) {
+  for (std::size_t i = 0; i < messages.size(); ++i)
+    if (auto e = check_message(messages[i], fmt::format("messages[{}]", i))) return e;
+  return {};
+}
+
+std::string replace_model(std::string_view raw, std::string_view model) {
+  const std::string value = json::serialize(json::value(model));
+  std::string out;
+  std::size_t copied = 0;
+  std::size_t i = skip_space(raw, 0);
+  if (i >= raw.size() || raw[i] != '{') return std::string(raw);
+  i = skip_space(raw, i + 1);
+  while (i < raw.size() && raw[i] == '"') {
+    const std::size_t key_end = string_end(raw, i);
+    const bool is_model = key_of(raw.substr(i, key_end - i)) == "model";
+    i = skip_space(raw, key_end);
+    if (i >= raw.size() || raw[i] != ':') break;
+    const std::size_t start = skip_space(raw, i + 1);
+    const std::size_t end = value_end(raw, start);
+    if (is_model) {
+      out.append(raw.substr(copied, start - copied)).append(value);
+      copied = end;
+    }
+    i = skip_space(raw, end);
+    if (i < raw.size() && raw[i] == ',') i = skip_space(raw, i + 1);
+  }
+  out.append(raw.substr(copied));
+  return out;
+}
 
 std::string prompt_text(const json::object& request, config::RouteText mode) {
   const auto* messages = request.if_contains("messages");
@@ -100,10 +232,12 @@ void apply_system_prompt(json::object& request, const std::string& prompt,
   list.insert(list.begin(), json::object{{"role", "system"}, {"content", prompt}});
 }
 
-std::string openai_error(std::string_view message, std::string_view type, std::string_view code) {
+std::string openai_error(std::string_view message, std::string_view type, std::string_view code,
+                         std::string_view param) {
+  json::value p = nullptr;
+  if (!param.empty()) p = param;
   return json::serialize(json::object{
-      {"error",
-       json::object{{"message", message}, {"type", type}, {"param", nullptr}, {"code", code}}}});
+      {"error", json::object{{"message", message}, {"type", type}, {"param", p}, {"code", code}}}});
 }
 
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {

@@ -4,8 +4,10 @@
 
 #include "mcpclass/config/route_settings.hpp"
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,8 +25,26 @@ void write_reasoning(boost::json::object& request, const config::RouteUpstream& 
 void apply_system_prompt(boost::json::object& request, const std::string& prompt,
                          config::SystemPromptMode mode);
 
-/// OpenAI's error body: {"error": {"message", "type", "param": null, "code"}}.
-std::string openai_error(std::string_view message, std::string_view type, std::string_view code);
+/// A request field OpenAI's API would refuse: `param` names it the way OpenAI does
+/// ("messages[1].content"), `message` says what is wrong (and names `param` too).
+struct FieldError {
+  std::string param;
+  std::string message;
+};
+
+/// The first problem with the messages a routed request is classified from and forwarded with:
+/// each must be an object with a string `role`, and a `content` that is a string or an array of
+/// content parts (objects with a string `type`; "text" parts with a string `text`). Only an
+/// assistant message may omit `content` or send null (its tool calls carry the answer).
+std::optional<FieldError> check_messages(const boost::json::array& messages);
+
+/// `raw`, a JSON object that parsed, with the value of its top-level "model" member (each of them)
+/// replaced by the JSON string `model`; every other byte as it was.
+std::string replace_model(std::string_view raw, std::string_view model);
+
+/// OpenAI's error body: {"error": {"message", "type", "param", "code"}}; an empty `param` is null.
+std::string openai_error(std::string_view message, std::string_view type, std::string_view code,
+                         std::string_view param = {});
 
 /// `text` cut to at most `max_bytes`, never inside a UTF-8 sequence.
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);

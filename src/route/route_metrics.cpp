@@ -58,6 +58,11 @@ void RouteMetrics::upstream_error(std::string_view model, std::string_view reaso
   ++errors_[{std::string(model), std::string(reason)}];
 }
 
+void RouteMetrics::refused(std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  ++refused_[std::string(reason)];
+}
+
 std::string RouteMetrics::prometheus() const {
   auto histogram = [](std::string& out, std::string_view name, std::string_view labels,
                       const Histogram& h, const std::array<double, 16>& bounds) {
@@ -98,6 +103,11 @@ std::string RouteMetrics::prometheus() const {
   for (const auto& [key, n] : errors_)
     out += fmt::format("mcpclass_route_upstream_errors_total{{model=\"{}\",reason=\"{}\"}} {}\n",
                        label(key.first), label(key.second), n);
+  out +=
+      "# HELP mcpclass_route_refused_total Requests answered 503 before any upstream was tried.\n"
+      "# TYPE mcpclass_route_refused_total counter\n";
+  for (const auto& [reason, n] : refused_)
+    out += fmt::format("mcpclass_route_refused_total{{reason=\"{}\"}} {}\n", label(reason), n);
   return out;
 }
 

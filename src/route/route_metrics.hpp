@@ -20,6 +20,8 @@ class RouteMetrics {
   void upstream(std::string_view model, double seconds);
   void first_byte(std::string_view model, double seconds);
   void upstream_error(std::string_view model, std::string_view reason);
+  /// A request answered 503 before any upstream was tried (`reason`: "descriptors").
+  void refused(std::string_view reason);
   std::string prometheus() const;
 
  private:
@@ -33,6 +35,7 @@ class RouteMetrics {
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> requests_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> errors_;
+  std::map<std::string, std::uint64_t, std::less<>> refused_;
   Histogram decision_;
   std::map<std::string, Histogram, std::less<>> upstream_;
   std::map<std::string, Histogram, std::less<>> first_byte_;

@@ -3,13 +3,12 @@
 // its upstream, its fallbacks if the upstream cannot be reached, and streams the answer back.
 #include "mcpclass/route/route_proxy.hpp"
 
-#include "mcpclass/classify/errors.hpp"
 #include "mcpclass/jsonrpc/message.hpp"
-#include "mcpclass/service/http_options.hpp"
 #include "mcpclass/util/executor.hpp"
 #include "net/http_client.hpp"
 #include "route/chat_request.hpp"
 #include "route/route_metrics.hpp"
+#include "route/route_table.hpp"
 
 #include <fmt/format.h>
 #include <boost/beast/core/string.hpp>
@@ -23,6 +22,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 namespace mcpclass::route {
 
@@ -54,18 +54,16 @@ bool passes_through(std::string_view name) {
 }
 
 void error_response(HttpAppResponse& response, unsigned status, std::string_view message,
-                    std::string_view type, std::string_view code, HttpHeaders headers = {}) {
+                    std::string_view type, std::string_view code, HttpHeaders headers = {},
+                    std::string_view param = {}) {
   headers.emplace_back("Content-Type", kJson);
-  response.respond(status, std::move(headers), openai_error(message, type, code));
+  response.respond(status, std::move(headers), openai_error(message, type, code, param));
 }
 
-struct Upstream {
-  std::string name;
-  config::RouteUpstream settings;
-  td::HttpUrl url;  // <base_url>/chat/completions
-  std::string api_key;
-  /// Upstream I/O threads, each with its own keep-alive pool; requests take turns.
-  std::vector<std::unique_ptr<td::HttpEngine>> engines;
+// What one request is routed with: the classifier and the upstreams of one configuration.
+struct Generation {
+  std::shared_ptr<const classify::Classifier> classifier;
+  std::shared_ptr<const RouteTable> table;
 };
 
 // A JSON answer up to this size is sent whole, with Content-Length, in one write (as nginx's
@@ -78,6 +76,7 @@ constexpr std::size_t kBufferedAnswerBytes = 1024 * 1024;
 // upstream engines' threads, cancellation on the client connection's strand: `mutex` orders them.
 struct Forward {
   std::shared_ptr<HttpAppResponse> response;
+  std::shared_ptr<const Generation> generation;
   Clock::time_point received = Clock::now();
   bool routed = false;
   json::object request;  // routed: the client's request with the category's system prompt
@@ -88,6 +87,7 @@ struct Forward {
 
   std::mutex mutex;
   std::set<std::string> tried;
+  Lane* lane = nullptr;  // holds a descriptor for the exchange running on it
   td::HttpEngine* engine = nullptr;
   td::HttpEngine::ExchangeId id = 0;
   bool cancelled = false;
@@ -103,26 +103,44 @@ struct Forward {
 };
 
 struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
-  Impl(config::RouteSettings s, RouteProxyOptions o)
-      : settings(std::move(s)), options(std::move(o)), pool(options.worker_threads) {}
+  explicit Impl(RouteProxyOptions o) : options(std::move(o)), pool(options.worker_threads) {}
 
-  config::RouteSettings settings;
   RouteProxyOptions options;
-  std::map<std::string, Upstream, std::less<>> upstreams;
+  std::atomic<std::shared_ptr<const Generation>> current;
   RouteMetrics metrics;
   util::ThreadPool pool;
   std::mutex live_mutex;
   std::set<std::shared_ptr<Forward>> live;
   bool stopped = false;
-  std::atomic<std::size_t> turn{0};
+  // Tables a reload replaced, until no request holds them: destroying one stops its engines,
+  // which must not happen on an engine's thread (where a request's last reference may go).
+  std::mutex retired_mutex;
+  std::vector<std::shared_ptr<const RouteTable>> retired;
+  std::atomic<bool> any_retired{false};  // spares every request the mutex
 
-  bool routed_name(std::string_view model) const {
-    for (const auto& name : settings.routed_models)
-      if (name == model) return true;
-    return false;
+  void retire(std::shared_ptr<const RouteTable> table) {
+    std::lock_guard lock(retired_mutex);
+    retired.push_back(std::move(table));
+    any_retired = true;
+  }
+
+  // Destroys the retired tables no request holds any more (outside the lock: it joins threads).
+  void reap() {
+    if (!any_retired.load()) return;
+    std::vector<std::shared_ptr<const RouteTable>> unused;
+    {
+      std::lock_guard lock(retired_mutex);
+      auto held = std::partition(retired.begin(), retired.end(),
+                                 [](const auto& t) { return t.use_count() > 1; });
+      unused.assign(std::make_move_iterator(held), std::make_move_iterator(retired.end()));
+      retired.erase(held, retired.end());
+      any_retired = !retired.empty();
+    }
   }
 
   void models(HttpAppResponse& response) const {
+    const auto generation = current.load();  // held: a reload may retire its table meanwhile
+    const auto& settings = generation->table->settings();
     json::array data;
     auto add = [&](const std::string& id) {
       data.push_back(
@@ -156,36 +174,51 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                             "invalid_request");
     const std::string model = model_value ? std::string(model_value->get_string()) : "auto";
 
-    const bool routed = routed_name(model);
-    if (!routed && !upstreams.contains(model)) {
+    auto generation = current.load();
+    const auto& table = *generation->table;
+    const bool routed = table.routed(model);
+    const auto* named = table.find(model);
+    if (!routed && named == nullptr) {
       return error_response(
           *response, 404,
           fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
           "invalid_request_error", "model_not_found");
     }
+    // Checked where routing reads them; a passed-through request is the upstream's to judge.
+    if (routed) {
+      if (auto e = check_messages(messages->get_array()))
+        return error_response(*response, 400, e->message, "invalid_request_error",
+                              "invalid_request", {}, e->param);
+    }
     auto fwd = std::make_shared<Forward>();
     fwd->response = response;
+    fwd->generation = std::move(generation);
     fwd->accept = std::string(request.header("accept"));
     watch_cancel(fwd);
     if (!routed) {
-      fwd->raw = std::move(request.body);
+      const auto& upstream_model = named->settings.upstream_model;
+      fwd->raw = upstream_model.empty() || upstream_model == model
+                     ? std::move(request.body)
+                     : replace_model(request.body, upstream_model);
       metrics.routed("passthrough", model);
       return start(fwd, model);
     }
     fwd->routed = true;
     fwd->request = std::move(object);
-    auto classifier = options.classifier();
-    auto decide = [self = shared_from_this(), fwd, classifier] { self->decide(fwd, *classifier); };
+    const auto& classifier = *fwd->generation->classifier;
+    auto decide = [self = shared_from_this(), fwd] { self->decide(fwd); };
     // Rules answer in microseconds: a hop to a worker would cost more than it spares.
-    if (classifier->kind() == "rules") return decide();
+    if (classifier.kind() == "rules") return decide();
     pool.post(std::move(decide));
   }
 
-  void decide(const std::shared_ptr<Forward>& fwd, const classify::Classifier& classifier) {
+  void decide(const std::shared_ptr<Forward>& fwd) {
+    const auto& classifier = *fwd->generation->classifier;
+    const auto& table = *fwd->generation->table;
     const auto t0 = Clock::now();
     classify::Classification c;
     try {
-      const std::string text = prompt_text(fwd->request, settings.text);
+      const std::string text = prompt_text(fwd->request, table.settings().text);
       c = classifier.classify(utf8_prefix(text, options.max_text_length));
     } catch (const std::exception& e) {
       error_response(*fwd->response, 500, fmt::format("Classification failed: {}", e.what()),
@@ -194,14 +227,14 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     }
     const auto* category = classifier.categories().find(c.category);
     apply_system_prompt(fwd->request, category ? category->system_prompt : std::string(),
-                        settings.system_prompt);
+                        table.settings().system_prompt);
     fwd->use_reasoning = c.use_reasoning;
     fwd->decision_headers = {{"x-mcpclass-category", c.category},
                              {"x-mcpclass-reasoning", c.use_reasoning ? "true" : "false"},
                              {"x-mcpclass-confidence", fmt::format("{:.6f}", c.confidence)}};
     metrics.decision(std::chrono::duration<double>(Clock::now() - t0).count());
-    if (!upstreams.contains(c.model)) {
-      // A reload may bring categories whose models this proxy was not started with.
+    if (table.find(c.model) == nullptr) {
+      // The configuration checks this when it loads; a classifier may still name any model.
       error_response(*fwd->response, 500,
                      fmt::format("No upstream for model '{}' (route.models)", c.model),
                      "server_error", "no_upstream", fwd->decision_headers);
@@ -241,7 +274,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void start(const std::shared_ptr<Forward>& fwd, const std::string& name) {
-    auto& u = upstreams.find(name)->second;
+    const auto& u = *fwd->generation->table->find(name);
     td::HttpRequest req;
     req.method = "POST";
     req.target = u.url.target;
@@ -303,16 +336,35 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       done(fwd);
       return;
     }
+    auto& lane = fwd->generation->table->next_lane(u);
+    if (!lane.take()) return refuse(fwd, name);
     try {
-      auto& engine = *u.engines[turn.fetch_add(1, std::memory_order_relaxed) % u.engines.size()];
-      fwd->engine = &engine;
-      fwd->id = engine.start(u.url, std::move(req), std::move(cb));
+      fwd->lane = &lane;
+      fwd->engine = &lane.engine();
+      fwd->id = fwd->engine->start(u.url, std::move(req), std::move(cb));
     } catch (const std::exception& e) {  // the proxy is stopping
+      lane.give_back(false);
+      fwd->lane = nullptr;
       fwd->engine = nullptr;
       error_response(*fwd->response, 503, fmt::format("Service unavailable: {}", e.what()),
                      "server_error", "shutting_down");
       done(fwd);
     }
+  }
+
+  // No descriptor for an upstream socket: connecting would fail like a dead upstream (and
+  // starve the server's own connections), so the client is asked to come back instead.
+  void refuse(const std::shared_ptr<Forward>& fwd, const std::string& name) {
+    metrics.refused("descriptors");
+    const auto& budget = *options.descriptors;
+    HttpHeaders headers = fwd->decision_headers;
+    headers.emplace_back("Retry-After", "1");
+    error_response(*fwd->response, 503,
+                   fmt::format("Too many connections: no descriptor left for a connection to "
+                               "upstream '{}' ({} of {} in use); retry later",
+                               name, budget.in_use(), budget.limit()),
+                   "server_error", "too_many_connections", std::move(headers));
+    done(fwd);
   }
 
   void ended(const std::shared_ptr<Forward>& fwd, const std::string& name,
@@ -323,6 +375,8 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       sent = fwd->sent;
       headed = fwd->headed;
       cancelled = fwd->cancelled || error == "cancelled";
+      fwd->lane->give_back(error.empty());
+      fwd->lane = nullptr;
       fwd->engine = nullptr;
       fwd->sent = fwd->headed = false;
       if (!error.empty()) {
@@ -352,7 +406,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     }
     const bool timeout = error.find("timeout") != std::string::npos;
     metrics.upstream_error(name, !sent ? "connect" : timeout ? "timeout" : "broken");
-    const auto& u = upstreams.find(name)->second;
+    const auto& u = *fwd->generation->table->find(name);
     const auto& fallback = u.settings.fallback;
     // A passed-through request named its model: it is not silently served by another.
     if (!sent && !fallback.empty() && fwd->routed) {
@@ -376,26 +430,27 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
 };
 
 RouteProxy::RouteProxy(config::RouteSettings settings, RouteProxyOptions options)
-    : impl_(std::make_shared<Impl>(std::move(settings), std::move(options))) {
+    : impl_(std::make_shared<Impl>(std::move(options))) {
   if (!impl_->options.classifier) throw std::invalid_argument("RouteProxy: no classifier");
-  for (const auto& [name, s] : impl_->settings.models) {
-    const std::string path = "route.models." + name;
-    Upstream u;
-    u.name = name;
-    u.settings = s;
-    u.api_key = service::resolve_env_reference(s.api_key, path + ".api_key");
-    try {
-      u.url = td::parse_http_url(s.base_url + std::string(kChatPath.substr(3)));
-      for (std::size_t i = 0; i < std::max<std::size_t>(1, impl_->settings.upstream_threads); ++i) {
-        auto& engine = u.engines.emplace_back(std::make_unique<td::HttpEngine>(
-            s.connect_timeout, s.ca_file, SIZE_MAX, impl_->settings.keep_alive_connections));
-        if (u.url.tls) engine->prepare_tls();
-      }
-    } catch (const std::exception& e) {
-      throw classify::ConfigError(path, e.what());
-    }
-    impl_->upstreams.emplace(name, std::move(u));
-  }
+  impl_->current.store(std::make_shared<const Generation>(Generation{
+      impl_->options.classifier,
+      std::make_shared<const RouteTable>(std::move(settings), impl_->options.descriptors)}));
+}
+
+std::function<void()> RouteProxy::prepare(config::RouteSettings settings,
+                                          std::shared_ptr<const classify::Classifier> classifier) {
+  if (!classifier) throw std::invalid_argument("RouteProxy::prepare: no classifier");
+  auto table = impl_->current.load()->table;
+  // Unchanged upstreams keep their connections; any change builds them all anew.
+  if (table->settings().to_json() != settings.to_json())
+    table = std::make_shared<const RouteTable>(std::move(settings), impl_->options.descriptors);
+  auto next = std::make_shared<const Generation>(Generation{std::move(classifier), table});
+  return [impl = impl_, next = std::move(next)] {
+    auto previous = impl->current.exchange(next);
+    if (previous->table != next->table) impl->retire(previous->table);
+    previous.reset();  // so that an idle proxy closes the old pools now
+    impl->reap();
+  };
 }
 
 RouteProxy::~RouteProxy() {
@@ -408,6 +463,7 @@ bool RouteProxy::handles(std::string_view path) const {
 
 void RouteProxy::handle(HttpAppRequest request, std::shared_ptr<HttpAppResponse> response) {
   auto& impl = *impl_;
+  impl.reap();
   if (request.path == kModelsPath) {
     if (request.method != "GET")
       return error_response(*response, 405, "GET /v1/models", "invalid_request_error",
@@ -459,8 +515,11 @@ void RouteProxy::stop() {
   }
   cancel_all();
   impl_->pool.stop();
-  for (auto& [name, u] : impl_->upstreams)
-    for (auto& engine : u.engines) engine->stop();
+  impl_->current.load()->table->stop();
+  {
+    std::lock_guard lock(impl_->retired_mutex);
+    for (const auto& table : impl_->retired) table->stop();
+  }
   std::lock_guard lock(impl_->live_mutex);
   impl_->live.clear();
 }

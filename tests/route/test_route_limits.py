@@ -6,9 +6,11 @@ format, before the upstream is tried: never a 502, never an upstream error, neve
 
 import json
 import os
+import re
 import resource
 import sys
 import threading
+import time
 
 from fake_upstream import FakeUpstream
 
@@ -17,6 +19,12 @@ from test_route import Route, ask, models_yaml, upstream  # noqa: E402,F401
 
 NOFILE = 200   # the server resolves max_connections (and the budget) to 200 - 64 = 136
 CLIENTS = 130  # more routed requests than descriptors for a client and an upstream socket each
+
+
+def connections(route):
+    _, text = route.get("/metrics")
+    m = re.search(r"^mcpclass_http_connections (\d+)$", text.decode(), re.M)
+    return int(m.group(1)) - 1  # less the connection asking
 
 
 def low_nofile():
@@ -29,13 +37,13 @@ def test_descriptor_budget_refuses_with_503_not_502(tmp_path, upstream):
         "m-openai": f'{{base_url: "{upstream.url}", reasoning: openai, fallback: m-spare}}',
         "m-spare": f'{{base_url: "{spare.url}"}}'}), preexec_fn=low_nofile)
     results, errors = [], []
-    ready = threading.Barrier(CLIENTS)
+    go = threading.Event()
 
     def one():
         try:
             c = r.conn(timeout=60)
             c.connect()
-            ready.wait(timeout=60)
+            go.wait(timeout=60)
             c.request("POST", "/v1/chat/completions",
                       body=json.dumps(ask("integral", fake={"head_delay": 4})),
                       headers={"Content-Type": "application/json"})
@@ -49,6 +57,12 @@ def test_descriptor_budget_refuses_with_503_not_502(tmp_path, upstream):
     try:
         for t in threads:
             t.start()
+        # Every client connection is held by the server (so the budget is what is left for the
+        # upstream sockets) before the requests go.
+        deadline = time.monotonic() + 60
+        while connections(r) < CLIENTS and time.monotonic() < deadline:
+            time.sleep(0.05)
+        go.set()
         for t in threads:
             t.join()
         assert errors == []

@@ -7,6 +7,7 @@
 #include "mcpclass/util/executor.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -605,4 +606,64 @@ TEST_CASE("http limits: resuming past the replay budget gets 410, an unknown str
   // A stream this session never had: not 404, which would tell the client its session is gone.
   CHECK(client.resume("999-0").first == 400);
   CHECK(client.resume("garbage").first == 400);
+}
+
+namespace {
+
+// A chunked tools/call of echo("chunked") to /mcp/tools/call: `extension` after the first chunk's
+// size, `trailer` (lines ending in CRLF) after the last chunk.
+std::string chunked_echo(unsigned short port, const std::string& extension,
+                         const std::string& trailer) {
+  const std::string body = R"({"name":"echo","arguments":{"text":"chunked"}})";
+  const std::string half = body.substr(0, body.size() / 2);
+  const std::string rest = body.substr(body.size() / 2);
+  auto hex = [](std::size_t n) { return fmt::format("{:x}", n); };
+  return "POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+         hex(half.size()) + extension + "\r\n" + half + "\r\n" + hex(rest.size()) + "\r\n" + rest +
+         "\r\n0\r\n" + trailer + "\r\n";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "http limits: a chunk-size line or trailer section over max_header_bytes gets 400, chunked "
+    "bodies within it are served") {
+  for (const std::size_t limit : {std::size_t{1024}, std::size_t{16 * 1024}}) {
+    CAPTURE(limit);
+    LimitServer t(5s, 5s, limit);
+    const std::string fits_extension = ";x=" + std::string(limit / 2, 'a');
+    const std::string fits_trailer = "X-Trailer: " + std::string(limit / 2, 'b') + "\r\n";
+    {
+      net::io_context ioc;
+      tcp::socket socket(ioc);
+      socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+      net::write(socket, net::buffer(chunked_echo(t.port, fits_extension, fits_trailer)));
+      beast::flat_buffer buffer;
+      const auto [status, body] = read_response(socket, buffer);
+      CHECK(status == 200);
+      CHECK(json::parse(body).at("content").at(0).at("text") == "chunked");
+    }
+    const std::string expected = fmt::format(
+        "Bad Request: a chunk-size line (with its extensions) or the trailer section exceeds {} "
+        "bytes",
+        limit);
+    std::string many_fields;
+    while (many_fields.size() <= limit) many_fields += "X-T: v\r\n";
+    for (const auto& request :
+         {chunked_echo(t.port, ";x=" + std::string(limit, 'a'), ""),
+          chunked_echo(t.port, "", "X-Trailer: " + std::string(limit, 'b') + "\r\n"),
+          chunked_echo(t.port, "", many_fields)}) {
+      net::io_context ioc;
+      tcp::socket socket(ioc);
+      socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+      net::write(socket, net::buffer(request));
+      beast::flat_buffer buffer;
+      const auto [status, body] = read_response(socket, buffer);
+      CHECK(status == 400);
+      CHECK(json::parse(body).at("error").at("message") == expected.c_str());
+      CHECK(drain_until_closed(socket, 3s).find("<still open>") == std::string::npos);
+    }
+    check_next_request_is_answered(t.port, "after-400");
+  }
 }

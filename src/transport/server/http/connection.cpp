@@ -10,6 +10,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace mcpclass::transport {
@@ -23,6 +25,9 @@ Connection::Connection(std::shared_ptr<void> io_owner, std::unique_ptr<Connectio
                        std::shared_ptr<HttpShared> shared, boost::asio::ip::address peer)
     : io_owner_(std::move(io_owner)), io_(std::move(io)), shared_(std::move(shared)), peer_(peer) {
   ++shared_->connections;
+  // Beast's parser keeps a chunk-size line and a trailer section in this buffer until they end:
+  // unbounded, an endless chunk extension grew it by a gigabyte in seconds (issue 28).
+  buffer_.max_size(shared_->options.max_header_bytes);
 }
 
 Connection::~Connection() {
@@ -88,6 +93,10 @@ void Connection::on_read(beast::error_code ec, std::size_t) {
   release_reading();
 }
 
+net::mutable_buffer Connection::read_room(std::size_t n) {
+  return buffer_.prepare(std::min(n, buffer_.max_size() - buffer_.size()));
+}
+
 void Connection::release_reading() {
   if (!reading_counted_) return;
   reading_counted_ = false;
@@ -114,6 +123,14 @@ void Connection::on_read_error(beast::error_code ec) {
   if (ec == http::error::header_limit) {
     return respond(http::status::request_header_fields_too_large,
                    rpc_error_body(jsonrpc::kInvalidRequest, "Request Header Fields Too Large"));
+  }
+  if (ec == http::error::buffer_overflow) {
+    return respond(
+        http::status::bad_request,
+        rpc_error_body(jsonrpc::kInvalidRequest,
+                       fmt::format("Bad Request: a chunk-size line (with its extensions) "
+                                   "or the trailer section exceeds {} bytes",
+                                   shared_->options.max_header_bytes)));
   }
   if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
       ec == net::error::connection_reset || ec == net::error::operation_aborted ||
@@ -170,13 +187,11 @@ void Connection::graceful_close() {
 }
 
 void Connection::drain() {
-  io_->read_some(buffer_.prepare(4096),
-                 [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                   if (ec) return self->io_->close();
-                   self->buffer_.commit(n);
-                   self->buffer_.clear();
-                   self->drain();
-                 });
+  buffer_.clear();
+  io_->read_some(read_room(4096), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    if (ec) return self->io_->close();
+    self->drain();
+  });
 }
 
 void Connection::disconnect() {

@@ -137,6 +137,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_header(boost::beast::error_code ec, std::size_t);
   void on_read(boost::beast::error_code ec, std::size_t);
   void release_reading();
+  /// Room in the read buffer for one read of up to `n` bytes: less (or none) as the buffer nears
+  /// its bound, max_header_bytes, which caps what a peer can make it hold (a header block, a
+  /// chunk-size line with its extensions, a trailer section, pipelined bytes).
+  boost::asio::mutable_buffer read_room(std::size_t n);
   void on_read_error(boost::beast::error_code ec);
   void on_response_complete();
   void next_request();

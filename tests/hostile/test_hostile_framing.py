@@ -3,6 +3,9 @@
 - a chunked body whose chunk-size line never ends (an endless chunk extension), or whose trailer
   section never ends: 400 once the read buffer (max_header_bytes) is full, and RSS grows by less
   than 32 MiB, where it used to grow by a gigabyte;
+- 100 connections each declaring a 4 MiB body without a token and stalling one byte short: each
+  is refused (401) at its header, before its body is read, and RSS grows by less than 32 MiB
+  (it used to hold every body: +400 MiB until read_timeout).
 """
 import os
 import select
@@ -91,4 +94,54 @@ def test_endless_chunk_framing_is_cut_at_the_buffer_bound(tmp_path, variant, pre
         assert b"Connection: close" in answer, answer[:300]
         assert procs.http_request(server.port, "GET", "/health")[0] == 200
     finally:
+        server.stop()
+
+
+def declared_upload(port, extra=""):
+    return (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Length: {4 * MIB}\r\n\r\n").encode()
+
+
+@pytest.mark.parametrize("extra,status", [
+    ("", 401),
+    ("Authorization: Bearer wrong\r\n", 401),
+    (f"Authorization: Bearer {TOKEN}\r\nOrigin: http://evil.example\r\n", 403),
+])
+def test_a_refused_request_is_answered_before_its_body(tmp_path, extra, status):
+    server = token_server(tmp_path)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=20) as s:
+            s.sendall(declared_upload(server.port, extra))  # and no byte of the body
+            answer = read_answer(s)
+        assert status_of(answer) == status, answer[:300]
+        assert b"Connection: close" in answer, answer[:300]
+    finally:
+        server.stop()
+
+
+def test_bodies_without_a_token_are_not_read(tmp_path):
+    server = token_server(tmp_path)
+    socks = []
+    try:
+        before = procs.rss_kib(server.pid)
+        sampler = procs.RssSampler(server.pid)
+        body = b"[" * (4 * MIB - 1)  # one byte short: the server would wait for the last one
+        for _ in range(100):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+            socks.append(s)
+            try:
+                s.sendall(declared_upload(server.port) + body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # refused and closed while the body was on its way
+        deadline = time.monotonic() + 20
+        answers = [read_answer(s, deadline) for s in socks]
+        grown_mib = (sampler.stop().peak - before) / 1024
+        print(f"100 stalled 4 MiB uploads without a token: RSS +{grown_mib:.1f} MiB")
+        assert grown_mib < 32, f"RSS grew {grown_mib:.0f} MiB over 100 unauthorized uploads"
+        assert [status_of(a) for a in answers] == [401] * 100, answers[0][:300]
+        assert server.alive()
+    finally:
+        for s in socks:
+            s.close()
         server.stop()

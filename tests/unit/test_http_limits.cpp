@@ -1,6 +1,7 @@
 // Slow clients against the HTTP transport with small configured timeouts: a client that dribbles
 // its headers (or body) byte by byte slower than the read timeout is cut, and the server answers
 // the next request correctly. Also header blocks over max_header_bytes (431).
+#include "jwt_test_keys.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/tool.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
@@ -19,6 +20,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -666,4 +669,83 @@ TEST_CASE(
     }
     check_next_request_is_answered(t.port, "after-400");
   }
+}
+
+namespace {
+
+// The head of the answer to `request`, sent without a byte of the body it declares; "" when
+// the server closes first (it waited for the body until read_timeout).
+http::response<http::string_body> answer_to_head(tcp::socket& socket, const std::string& head) {
+  net::write(socket, net::buffer(head));
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  boost::system::error_code ec;
+  http::read(socket, buffer, res, ec);
+  REQUIRE_FALSE(ec);
+  return res;
+}
+
+std::string declared_upload(unsigned short port, const std::string& extra_headers) {
+  return "POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n" + extra_headers +
+         "\r\n";
+}
+
+}  // namespace
+
+TEST_CASE("http limits: a request refused on its header is answered before its body, then closed") {
+  const auto dir = std::filesystem::temp_directory_path() / "mcpclass-admission";
+  std::filesystem::create_directories(dir);
+  const test::TestKey key = test::TestKey::ec("admission-1");
+  std::ofstream(dir / "jwks.json") << test::jwks_of(key);
+
+  // read_timeout is short: a server that waits for the body closes without an answer.
+  auto options = timeouts(2s, 5s, 16 * 1024);
+  options.bearer_tokens = {"static-secret"};
+  options.jwt.resource = "http://127.0.0.1/mcp";
+  options.jwt.issuer = "https://auth.example";
+  options.jwt.jwks_file = (dir / "jwks.json").string();
+  LimitServer t(options);
+  const std::string expired =
+      test::sign_token(key, {{"iss", "https://auth.example"},
+                             {"aud", "http://127.0.0.1/mcp"},
+                             {"exp", test::epoch_seconds(-std::chrono::seconds(3600))}});
+
+  struct Case {
+    std::string headers;
+    unsigned status;
+    std::string message;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"", 401, "Unauthorized: a bearer token is required"},
+                         {"Authorization: Bearer " + expired + "\r\n", 401,
+                          "Unauthorized: the token has expired"},
+                         {"Authorization: Bearer static-secret\r\nOrigin: http://evil.example\r\n",
+                          403, "Forbidden: Origin not allowed"}}) {
+    CAPTURE(c.headers);
+    net::io_context ioc;
+    tcp::socket socket(ioc);
+    socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+    const auto res = answer_to_head(socket, declared_upload(t.port, c.headers));
+    CHECK(res.result_int() == c.status);
+    CHECK(json::parse(res.body()).at("error").at("message") == c.message.c_str());
+    CHECK_FALSE(res.keep_alive());
+    CHECK(drain_until_closed(socket, 3s).find("<still open>") == std::string::npos);
+  }
+
+  // Without a body pending, a refused request keeps its connection, as before.
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+  const auto refused = answer_to_head(
+      socket, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(t.port) + "\r\n\r\n");
+  CHECK(refused.result_int() == 401);
+  CHECK(refused.keep_alive());
+  net::write(socket,
+             net::buffer(echo_request(t.port, "after", "Authorization: Bearer static-secret\r\n")));
+  beast::flat_buffer buffer;
+  const auto [status, body] = read_response(socket, buffer);
+  CHECK(status == 200);
+  CHECK(json::parse(body).at("content").at(0).at("text") == "after");
+  std::filesystem::remove_all(dir);
 }

@@ -40,6 +40,8 @@ struct HttpServerOptions {
   std::vector<std::string> allowed_origins;
   /// When set, every endpoint needs `Authorization: Bearer <one of them>` (compared in constant
   /// time), except that GET /health without it answers only `{"status":"ok"}` (for probes).
+  /// The token (like Host and Origin) is checked when the header arrives: a refused request's
+  /// body is never read, and its connection is closed.
   std::vector<std::string> bearer_tokens;
   /// JWT access tokens (OAuth 2.1 resource server, MCP Authorization), on when jwt.enabled().
   /// Like bearer_tokens, every endpoint but the probes and the protected resource metadata then

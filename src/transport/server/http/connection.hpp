@@ -150,6 +150,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void disconnect();
 
   // --- Routing (http_connection_dispatch.cpp) ---
+  /// When the header arrives, before the body is read: true when the request may go on;
+  /// otherwise it was answered (503 draining, 404, 403 Host/Origin, 401/403/503 as authorize()).
+  bool admit(const Request& req);
+  /// Once the body is in: serves the admitted request.
   void handle(Request req);
   void method_not_allowed(std::string allow);
   /// `detailed`: the caller passed the token guard, so the body names the classifier and load.
@@ -236,8 +240,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Mode mode_ = Mode::reading;
   bool first_request_ = true;
-  bool reading_counted_ = false;       // this request holds a drain count while it is read
-  bool admitted_before_stop_ = false;  // its headers arrived before the drain began
+  bool reading_counted_ = false;  // this request holds a drain count while it is read
   bool keep_alive_ = true;
   bool writing_ = false;
   bool hold_writes_ = false;       // queueing the parts of one answer: written together after

@@ -147,10 +147,7 @@ void Connection::on_read_error(beast::error_code ec) {
 void Connection::on_response_complete() {
   release_exchange();
   // The read that watched for the client leaving must end before the next request is read.
-  if (watching_) {
-    resume_reading_ = true;
-    return io_->cancel();
-  }
+  if (watching_) return stop_watching();
   next_request();
 }
 
@@ -201,6 +198,7 @@ void Connection::disconnect() {
   if (mode_ == Mode::closed) return;
   mode_ = Mode::closed;
   if (heartbeat_) heartbeat_->cancel();
+  if (parked_) parked_->cancel();
   release_exchange();
   // A write in progress still reads queue_'s first items: keep those buffers until on_write.
   if (writing_ && !queue_.empty()) {

@@ -202,8 +202,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // --- Mounted application (http_connection_app.cpp) ---
   void serve_app(Request& req, std::string_view path);
-  /// While the app works: a read that notices the client leaving (and keeps a pipelined request).
+  /// While the app works: a read that notices the client leaving and keeps what a pipelined
+  /// request sends, up to the read buffer's bound; then park_reading().
   void watch_app_client();
+  /// The read buffer is full of a pipelined request: reads stop (TCP holds the rest) until the
+  /// answer is written, and a timer that never expires keeps the connection alive meanwhile.
+  void park_reading();
+  /// Ends the watch (read or park) when the answer is written; the next request is read after.
+  void stop_watching();
 
  public:
   // Called on the strand by AppResponse (through the gate), for exchange `exchange` only.
@@ -271,6 +277,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<AppResponse> app_response_;
   bool watching_ = false;        // a read that only looks for the client's disconnect is pending
   bool resume_reading_ = false;  // ...and the exchange ended: read the next request after it
+  /// Pending instead of that read once the read buffer is full (park_reading()).
+  std::optional<boost::asio::steady_timer> parked_;
 };
 
 }  // namespace mcpclass::transport

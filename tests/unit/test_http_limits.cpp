@@ -1,12 +1,14 @@
 // Slow clients against the HTTP transport with small configured timeouts: a client that dribbles
 // its headers (or body) byte by byte slower than the read timeout is cut, and the server answers
 // the next request correctly. Also header blocks over max_header_bytes (431).
+#include "jwt_test_keys.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/server/tool.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/executor.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,6 +20,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -605,4 +609,143 @@ TEST_CASE("http limits: resuming past the replay budget gets 410, an unknown str
   // A stream this session never had: not 404, which would tell the client its session is gone.
   CHECK(client.resume("999-0").first == 400);
   CHECK(client.resume("garbage").first == 400);
+}
+
+namespace {
+
+// A chunked tools/call of echo("chunked") to /mcp/tools/call: `extension` after the first chunk's
+// size, `trailer` (lines ending in CRLF) after the last chunk.
+std::string chunked_echo(unsigned short port, const std::string& extension,
+                         const std::string& trailer) {
+  const std::string body = R"({"name":"echo","arguments":{"text":"chunked"}})";
+  const std::string half = body.substr(0, body.size() / 2);
+  const std::string rest = body.substr(body.size() / 2);
+  auto hex = [](std::size_t n) { return fmt::format("{:x}", n); };
+  return "POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+         hex(half.size()) + extension + "\r\n" + half + "\r\n" + hex(rest.size()) + "\r\n" + rest +
+         "\r\n0\r\n" + trailer + "\r\n";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "http limits: a chunk-size line or trailer section over max_header_bytes gets 400, chunked "
+    "bodies within it are served") {
+  for (const std::size_t limit : {std::size_t{1024}, std::size_t{16 * 1024}}) {
+    CAPTURE(limit);
+    LimitServer t(5s, 5s, limit);
+    const std::string fits_extension = ";x=" + std::string(limit / 2, 'a');
+    const std::string fits_trailer = "X-Trailer: " + std::string(limit / 2, 'b') + "\r\n";
+    {
+      net::io_context ioc;
+      tcp::socket socket(ioc);
+      socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+      net::write(socket, net::buffer(chunked_echo(t.port, fits_extension, fits_trailer)));
+      beast::flat_buffer buffer;
+      const auto [status, body] = read_response(socket, buffer);
+      CHECK(status == 200);
+      CHECK(json::parse(body).at("content").at(0).at("text") == "chunked");
+    }
+    const std::string expected = fmt::format(
+        "Bad Request: a chunk-size line (with its extensions) or the trailer section exceeds {} "
+        "bytes",
+        limit);
+    std::string many_fields;
+    while (many_fields.size() <= limit) many_fields += "X-T: v\r\n";
+    for (const auto& request :
+         {chunked_echo(t.port, ";x=" + std::string(limit, 'a'), ""),
+          chunked_echo(t.port, "", "X-Trailer: " + std::string(limit, 'b') + "\r\n"),
+          chunked_echo(t.port, "", many_fields)}) {
+      net::io_context ioc;
+      tcp::socket socket(ioc);
+      socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+      net::write(socket, net::buffer(request));
+      beast::flat_buffer buffer;
+      const auto [status, body] = read_response(socket, buffer);
+      CHECK(status == 400);
+      CHECK(json::parse(body).at("error").at("message") == expected.c_str());
+      CHECK(drain_until_closed(socket, 3s).find("<still open>") == std::string::npos);
+    }
+    check_next_request_is_answered(t.port, "after-400");
+  }
+}
+
+namespace {
+
+// The head of the answer to `request`, sent without a byte of the body it declares; "" when
+// the server closes first (it waited for the body until read_timeout).
+http::response<http::string_body> answer_to_head(tcp::socket& socket, const std::string& head) {
+  net::write(socket, net::buffer(head));
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  boost::system::error_code ec;
+  http::read(socket, buffer, res, ec);
+  REQUIRE_FALSE(ec);
+  return res;
+}
+
+std::string declared_upload(unsigned short port, const std::string& extra_headers) {
+  return "POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+         "\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n" + extra_headers +
+         "\r\n";
+}
+
+}  // namespace
+
+TEST_CASE("http limits: a request refused on its header is answered before its body, then closed") {
+  const auto dir = std::filesystem::temp_directory_path() / "mcpclass-admission";
+  std::filesystem::create_directories(dir);
+  const test::TestKey key = test::TestKey::ec("admission-1");
+  std::ofstream(dir / "jwks.json") << test::jwks_of(key);
+
+  // read_timeout is short: a server that waits for the body closes without an answer.
+  auto options = timeouts(2s, 5s, 16 * 1024);
+  options.bearer_tokens = {"static-secret"};
+  options.jwt.resource = "http://127.0.0.1/mcp";
+  options.jwt.issuer = "https://auth.example";
+  options.jwt.jwks_file = (dir / "jwks.json").string();
+  LimitServer t(options);
+  const std::string expired =
+      test::sign_token(key, {{"iss", "https://auth.example"},
+                             {"aud", "http://127.0.0.1/mcp"},
+                             {"exp", test::epoch_seconds(-std::chrono::seconds(3600))}});
+
+  struct Case {
+    std::string headers;
+    unsigned status;
+    std::string message;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"", 401, "Unauthorized: a bearer token is required"},
+                         {"Authorization: Bearer " + expired + "\r\n", 401,
+                          "Unauthorized: the token has expired"},
+                         {"Authorization: Bearer static-secret\r\nOrigin: http://evil.example\r\n",
+                          403, "Forbidden: Origin not allowed"}}) {
+    CAPTURE(c.headers);
+    net::io_context ioc;
+    tcp::socket socket(ioc);
+    socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+    const auto res = answer_to_head(socket, declared_upload(t.port, c.headers));
+    CHECK(res.result_int() == c.status);
+    CHECK(json::parse(res.body()).at("error").at("message") == c.message.c_str());
+    CHECK_FALSE(res.keep_alive());
+    CHECK(drain_until_closed(socket, 3s).find("<still open>") == std::string::npos);
+  }
+
+  // Without a body pending, a refused request keeps its connection, as before.
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+  const auto refused = answer_to_head(
+      socket, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(t.port) + "\r\n\r\n");
+  CHECK(refused.result_int() == 401);
+  CHECK(refused.keep_alive());
+  net::write(socket,
+             net::buffer(echo_request(t.port, "after", "Authorization: Bearer static-secret\r\n")));
+  beast::flat_buffer buffer;
+  const auto [status, body] = read_response(socket, buffer);
+  CHECK(status == 200);
+  CHECK(json::parse(body).at("content").at(0).at("text") == "after");
+  std::filesystem::remove_all(dir);
 }

@@ -41,6 +41,8 @@ struct HttpServerOptions {
   std::vector<std::string> allowed_origins;
   /// When set, every endpoint needs `Authorization: Bearer <one of them>` (compared in constant
   /// time), except that GET /health without it answers only `{"status":"ok"}` (for probes).
+  /// The token (like Host and Origin) is checked when the header arrives: a refused request's
+  /// body is never read, and its connection is closed.
   std::vector<std::string> bearer_tokens;
   /// JWT access tokens (OAuth 2.1 resource server, MCP Authorization), on when jwt.enabled().
   /// Like bearer_tokens, every endpoint but the probes and the protected resource metadata then
@@ -59,7 +61,10 @@ struct HttpServerOptions {
   std::string tls_key_file;
 
   std::size_t max_body_bytes = 4 * 1024 * 1024;  ///< Larger bodies get 413.
-  std::size_t max_header_bytes = 16 * 1024;      ///< Larger headers get 431.
+  /// Larger headers get 431. Also the bound of a connection's read buffer: a chunk-size line
+  /// (with its extensions) or a trailer section that does not fit gets 400, and a pipelined
+  /// request waits in TCP beyond it.
+  std::size_t max_header_bytes = 16 * 1024;
   /// Time to receive one request (headers and body) once it started; slow clients are cut.
   std::chrono::milliseconds read_timeout{30'000};
   /// How long a keep-alive connection may sit idle between requests.

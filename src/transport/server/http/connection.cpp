@@ -10,6 +10,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace mcpclass::transport {
@@ -23,6 +25,9 @@ Connection::Connection(std::shared_ptr<void> io_owner, std::unique_ptr<Connectio
                        std::shared_ptr<HttpShared> shared, boost::asio::ip::address peer)
     : io_owner_(std::move(io_owner)), io_(std::move(io)), shared_(std::move(shared)), peer_(peer) {
   ++shared_->connections;
+  // Beast's parser keeps a chunk-size line and a trailer section in this buffer until they end:
+  // unbounded, an endless chunk extension grew it by a gigabyte in seconds (issue 28).
+  buffer_.max_size(shared_->options.max_header_bytes);
 }
 
 Connection::~Connection() {
@@ -67,9 +72,14 @@ void Connection::on_header(beast::error_code ec, std::size_t) {
   // still arriving waits for it and answers it instead of resetting the connection.
   shared_->begin_request();
   reading_counted_ = true;
-  admitted_before_stop_ = !shared_->stopping;
   first_request_ = false;
   start_ = Clock::now();
+  ++exchange_;
+  route_ = "other";
+  // A request refused before its body arrived ends its connection: the body is never read
+  // (issue 28: 100 unauthenticated 4 MiB bodies held 400 MiB until read_timeout).
+  keep_alive_ = parser_->get().keep_alive() && parser_->is_done();
+  if (!admit(parser_->get())) return release_reading();
   io_->expires_after(shared_->options.read_timeout);
   io_->read(buffer_, *parser_, beast::bind_front_handler(&Connection::on_read, shared_from_this()));
 }
@@ -80,12 +90,14 @@ void Connection::on_read(beast::error_code ec, std::size_t) {
     return on_read_error(ec);
   }
   io_->expires_never();
-  ++exchange_;
-  route_ = "other";
   handle(parser_->release());
   // After handle(): a request it keeps running holds its own count, so the drain never sees
   // zero in between.
   release_reading();
+}
+
+net::mutable_buffer Connection::read_room(std::size_t n) {
+  return buffer_.prepare(std::min(n, buffer_.max_size() - buffer_.size()));
 }
 
 void Connection::release_reading() {
@@ -115,6 +127,14 @@ void Connection::on_read_error(beast::error_code ec) {
     return respond(http::status::request_header_fields_too_large,
                    rpc_error_body(jsonrpc::kInvalidRequest, "Request Header Fields Too Large"));
   }
+  if (ec == http::error::buffer_overflow) {
+    return respond(
+        http::status::bad_request,
+        rpc_error_body(jsonrpc::kInvalidRequest,
+                       fmt::format("Bad Request: a chunk-size line (with its extensions) "
+                                   "or the trailer section exceeds {} bytes",
+                                   shared_->options.max_header_bytes)));
+  }
   if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
       ec == net::error::connection_reset || ec == net::error::operation_aborted ||
       ec == http::error::partial_message) {
@@ -127,10 +147,7 @@ void Connection::on_read_error(beast::error_code ec) {
 void Connection::on_response_complete() {
   release_exchange();
   // The read that watched for the client leaving must end before the next request is read.
-  if (watching_) {
-    resume_reading_ = true;
-    return io_->cancel();
-  }
+  if (watching_) return stop_watching();
   next_request();
 }
 
@@ -170,19 +187,18 @@ void Connection::graceful_close() {
 }
 
 void Connection::drain() {
-  io_->read_some(buffer_.prepare(4096),
-                 [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                   if (ec) return self->io_->close();
-                   self->buffer_.commit(n);
-                   self->buffer_.clear();
-                   self->drain();
-                 });
+  buffer_.clear();
+  io_->read_some(read_room(4096), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    if (ec) return self->io_->close();
+    self->drain();
+  });
 }
 
 void Connection::disconnect() {
   if (mode_ == Mode::closed) return;
   mode_ = Mode::closed;
   if (heartbeat_) heartbeat_->cancel();
+  if (parked_) parked_->cancel();
   release_exchange();
   // A write in progress still reads queue_'s first items: keep those buffers until on_write.
   if (writing_ && !queue_.empty()) {

@@ -137,6 +137,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_header(boost::beast::error_code ec, std::size_t);
   void on_read(boost::beast::error_code ec, std::size_t);
   void release_reading();
+  /// Room in the read buffer for one read of up to `n` bytes: less (or none) as the buffer nears
+  /// its bound, max_header_bytes, which caps what a peer can make it hold (a header block, a
+  /// chunk-size line with its extensions, a trailer section, pipelined bytes).
+  boost::asio::mutable_buffer read_room(std::size_t n);
   void on_read_error(boost::beast::error_code ec);
   void on_response_complete();
   void next_request();
@@ -146,6 +150,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void disconnect();
 
   // --- Routing (http_connection_dispatch.cpp) ---
+  /// When the header arrives, before the body is read: true when the request may go on;
+  /// otherwise it was answered (503 draining, 404, 403 Host/Origin, 401/403/503 as authorize()).
+  bool admit(const Request& req);
+  /// Once the body is in: serves the admitted request.
   void handle(Request req);
   void method_not_allowed(std::string allow);
   /// `detailed`: the caller passed the token guard, so the body names the classifier and load.
@@ -194,8 +202,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // --- Mounted application (http_connection_app.cpp) ---
   void serve_app(Request& req, std::string_view path);
-  /// While the app works: a read that notices the client leaving (and keeps a pipelined request).
+  /// While the app works: a read that notices the client leaving and keeps what a pipelined
+  /// request sends, up to the read buffer's bound; then park_reading().
   void watch_app_client();
+  /// The read buffer is full of a pipelined request: reads stop (TCP holds the rest) until the
+  /// answer is written, and a timer that never expires keeps the connection alive meanwhile.
+  void park_reading();
+  /// Ends the watch (read or park) when the answer is written; the next request is read after.
+  void stop_watching();
 
  public:
   // Called on the strand by AppResponse (through the gate), for exchange `exchange` only.
@@ -232,8 +246,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Mode mode_ = Mode::reading;
   bool first_request_ = true;
-  bool reading_counted_ = false;       // this request holds a drain count while it is read
-  bool admitted_before_stop_ = false;  // its headers arrived before the drain began
+  bool reading_counted_ = false;  // this request holds a drain count while it is read
   bool keep_alive_ = true;
   bool writing_ = false;
   bool hold_writes_ = false;       // queueing the parts of one answer: written together after
@@ -264,6 +277,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<AppResponse> app_response_;
   bool watching_ = false;        // a read that only looks for the client's disconnect is pending
   bool resume_reading_ = false;  // ...and the exchange ended: read the next request after it
+  /// Pending instead of that read once the read buffer is full (park_reading()).
+  std::optional<boost::asio::steady_timer> parked_;
 };
 
 }  // namespace mcpclass::transport

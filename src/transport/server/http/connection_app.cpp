@@ -1,6 +1,6 @@
 // The mounted application (HttpServerOptions::app): hands it the request, then writes what its
 // AppResponse sends, whole or as chunks, while a read watches for the client leaving (which
-// cancels the app's work).
+// cancels the app's work) and keeps what a pipelined request sends for after the answer.
 #include "mcpclass/transport/server/http_app.hpp"
 #include "transport/server/http/app_response.hpp"
 #include "transport/server/http/connection.hpp"
@@ -9,6 +9,7 @@
 
 namespace mcpclass::transport {
 
+namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
@@ -32,17 +33,38 @@ void Connection::serve_app(Request& req, std::string_view path) {
 void Connection::watch_app_client() {
   watching_ = true;
   io_->expires_never();
-  io_->read_some(buffer_.prepare(4096),
-                 [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                   self->watching_ = false;
-                   // Bytes are the client's next (pipelined) request: kept for do_read.
-                   self->buffer_.commit(n);
-                   if (self->resume_reading_) {
-                     self->resume_reading_ = false;
-                     return self->next_request();
-                   }
-                   if (ec) return self->disconnect();
-                 });
+  const auto room = read_room(4096);
+  if (room.size() == 0) return park_reading();
+  io_->read_some(room, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    self->watching_ = false;
+    // Bytes are the client's next (pipelined) request: kept for do_read.
+    self->buffer_.commit(n);
+    if (self->resume_reading_) {
+      self->resume_reading_ = false;
+      return self->next_request();
+    }
+    if (ec) return self->disconnect();
+    // This pending read is what holds the connection while the app works: without it the
+    // connection was destroyed, cancelling the app's answer to the first request (issue 28).
+    self->watch_app_client();
+  });
+}
+
+void Connection::park_reading() {
+  if (!parked_) parked_.emplace(io_->executor());
+  parked_->expires_at(net::steady_timer::time_point::max());
+  parked_->async_wait([self = shared_from_this()](beast::error_code) {
+    self->watching_ = false;
+    if (!self->resume_reading_) return;  // disconnect() cancelled it
+    self->resume_reading_ = false;
+    self->next_request();
+  });
+}
+
+void Connection::stop_watching() {
+  resume_reading_ = true;
+  io_->cancel();
+  if (parked_) parked_->cancel();
 }
 
 void Connection::app_respond(std::uint64_t exchange, unsigned status, Headers headers,

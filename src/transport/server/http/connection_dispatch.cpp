@@ -1,8 +1,10 @@
-// Request dispatch: the drain check, path routing, the Host/Origin guards (every route) and the
-// token guard, and the two endpoints that need no engine (GET /health, GET /metrics).
+// Request dispatch: admission when the header arrives (the drain check, unknown paths, the
+// Host/Origin guards and the token guard, all before the body is read), path routing once the
+// body is in, and the two endpoints that need no engine (GET /health, GET /metrics).
 #include "transport/server/http/connection.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
+#include "mcpclass/transport/server/http_app.hpp"
 #include "transport/server/http/guard.hpp"
 #include "transport/server/http/rpc_message.hpp"
 
@@ -13,68 +15,96 @@ namespace mcpclass::transport {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 
-void Connection::handle(Request req) {
-  keep_alive_ = req.keep_alive();
-  const std::string_view target = req.target();
-  const std::string_view path = target.substr(0, target.find('?'));
-  const std::string_view query =
-      target.find('?') == std::string_view::npos ? "" : target.substr(target.find('?') + 1);
-  const auto verb = req.method();
+namespace {
 
-  if (shared_->stopping && !admitted_before_stop_) {
+// Where a request goes, from its target alone.
+struct Target {
+  std::string_view path;
+  std::string_view query;
+  bool mcp = false;     // /mcp or a router dialect under /mcp/
+  bool legacy = false;  // GET /sse, POST /messages
+  bool probe = false;   // /health/live, /health/ready
+  bool app = false;     // the mounted application's
+};
+
+Target target_of(std::string_view target, const HttpApp* app) {
+  Target t;
+  const auto question = target.find('?');
+  t.path = target.substr(0, question);
+  t.query = question == std::string_view::npos ? "" : target.substr(question + 1);
+  t.mcp = t.path == "/mcp" || t.path.starts_with("/mcp/");
+  t.legacy = t.path == "/sse" || t.path == "/messages";
+  t.probe = t.path == "/health/live" || t.path == "/health/ready";
+  t.app = app && !t.mcp && !t.legacy && app->handles(t.path);
+  return t;
+}
+
+}  // namespace
+
+bool Connection::admit(const Request& req) {
+  if (shared_->stopping) {
     keep_alive_ = false;
-    return respond(http::status::service_unavailable,
-                   rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: shutting down"));
+    respond(http::status::service_unavailable,
+            rpc_error_body(jsonrpc::kInternalError, "Service Unavailable: shutting down"));
+    return false;
   }
-  const bool mcp = path == "/mcp" || path.starts_with("/mcp/");
-  const bool legacy = path == "/sse" || path == "/messages";
-  const bool probe = path == "/health/live" || path == "/health/ready";
-  const auto& app = shared_->options.app;
-  const bool app_path = app && !mcp && !legacy && app->handles(path);
-  if (app_path) {
-    route_ = app->metrics_label();
-  } else if (path == "/health" || path == "/metrics" || probe) {
-    route_ = probe ? "health" : path.substr(1);
-  } else if (mcp) {
+  const auto& options = shared_->options;
+  const Target t = target_of(req.target(), options.app.get());
+  const std::string_view path = t.path;
+  if (t.app) {
+    route_ = options.app->metrics_label();
+  } else if (path == "/health" || path == "/metrics" || t.probe) {
+    route_ = t.probe ? "health" : path.substr(1);
+  } else if (t.mcp) {
     route_ = path == "/mcp" ? "mcp" : "router";
-  } else if (legacy) {
+  } else if (t.legacy) {
     route_ = "sse";
   } else if (!path.starts_with("/.well-known/")) {
-    return respond(http::status::not_found, R"({"error":"not found"})");
+    respond(http::status::not_found, R"({"error":"not found"})");
+    return false;
   }
 
   // DNS rebinding: only local (or configured) Host and Origin values reach the server.
-  const auto& options = shared_->options;
   const bool any_host = options.allowed_hosts.empty() && shared_->auth_on();
   if (!any_host && !host_allowed(req[http::field::host], options.allowed_hosts)) {
-    return respond(http::status::forbidden,
-                   rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Host not allowed"));
+    respond(http::status::forbidden,
+            rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Host not allowed"));
+    return false;
   }
-  if (!origin_allowed(req[http::field::origin], shared_->options.allowed_origins)) {
-    return respond(http::status::forbidden,
-                   rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed"));
+  if (!origin_allowed(req[http::field::origin], options.allowed_origins)) {
+    respond(http::status::forbidden,
+            rpc_error_body(jsonrpc::kInvalidRequest, "Forbidden: Origin not allowed"));
+    return false;
   }
-  // Where a client learns how to get a token: open to all.
+  // Open to all: where a client learns how to get a token, and the probes. A liveness probe
+  // carries no token: without one /health says only that the server is up.
+  if (path.starts_with("/.well-known/") || t.probe || path == "/health") return true;
+  return authorize(req);
+}
+
+void Connection::handle(Request req) {
+  keep_alive_ = req.keep_alive();
+  const Target t = target_of(req.target(), shared_->options.app.get());
+  const std::string_view path = t.path;
+  const auto verb = req.method();
+
   if (path.starts_with("/.well-known/")) {
     if (protected_resource_metadata(path, verb)) return;
     return respond(http::status::not_found, R"({"error":"not found"})");
   }
-  // Probes carry no token and need no more than the status.
-  if (probe) {
+  if (t.probe) {
     if (verb != http::verb::get) return method_not_allowed("GET");
     if (path == "/health/live") return respond(http::status::ok, R"({"status":"ok"})");
     if (shared_->draining)
       return respond(http::status::service_unavailable, R"({"status":"draining"})");
     return respond(http::status::ok, R"({"status":"ready"})");
   }
-  // A liveness probe carries no token: without one /health says only that the server is up.
   if (path == "/health") {
     if (verb != http::verb::get) return method_not_allowed("GET");
     return health(!shared_->auth_on() || authorized_quietly(req));
   }
-  if (!authorize(req)) return;
 
-  if (app_path) return serve_app(req, path);
+  if (t.app) return serve_app(req, path);
   if (path == "/metrics") {
     if (verb != http::verb::get) return method_not_allowed("GET");
     return metrics();
@@ -86,7 +116,7 @@ void Connection::handle(Request req) {
     if (verb == http::verb::delete_) return delete_mcp(req);
     return method_not_allowed("GET, POST, DELETE");
   }
-  if (mcp) {
+  if (t.mcp) {
     if (verb != http::verb::post) return method_not_allowed("POST");
     return post_router(req, path.substr(5));
   }
@@ -95,7 +125,7 @@ void Connection::handle(Request req) {
     return get_legacy();
   }
   if (verb != http::verb::post) return method_not_allowed("POST");
-  post_legacy(req, query);
+  post_legacy(req, t.query);
 }
 
 void Connection::method_not_allowed(std::string allow) {

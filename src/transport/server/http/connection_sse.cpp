@@ -180,13 +180,13 @@ void Connection::bound_unacknowledged() {
 // in flight, so this leaves a write's write_timeout alone.)
 void Connection::watch_disconnect() {
   io_->expires_never();
-  io_->read_some(buffer_.prepare(1024),
-                 [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                   if (ec) return self->disconnect();
-                   self->buffer_.commit(n);
-                   self->buffer_.clear();
-                   self->watch_disconnect();
-                 });
+  // A GET stream ends its connection: what the client sends meanwhile (or pipelined before it)
+  // is dropped.
+  buffer_.clear();
+  io_->read_some(read_room(1024), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    if (ec) return self->disconnect();
+    self->watch_disconnect();
+  });
 }
 
 // An idle GET stream gets an SSE comment now and then: proxies keep it open, and a peer that

@@ -3,7 +3,7 @@
 
 - 300 POSTs, each naming a distinct unknown method of almost 4 MiB (half of them asking for SSE
   answers only): the server's RSS stays bounded and /metrics stays small;
-- 20 SSE-only POSTs with such methods: RSS grows less than 16 MiB, the replay store stays small;
+- 20 SSE-only POSTs with such methods: RSS grows less than 32 MiB, the replay store stays small;
 - a YAML alias bomb of under 1 KiB given to `mcpclass list -c`: a ConfigError at once;
 - 5,000 slow uploads, each declaring 4 MiB and sending 4 KiB: RSS grows with what arrived, not
   with what was declared; /health answers at once; read_timeout then cuts every one;
@@ -90,7 +90,10 @@ def test_sse_only_unknown_methods_do_not_fill_the_replay_store(tmp_path):
         for i in range(2, 22):
             post_unknown(conn, sid, i, size, sse_only=True)
         grown_mib = (procs.rss_kib(server.pid) - before) / 1024
-        assert grown_mib < 16, f"RSS grew {grown_mib:.0f} MiB over 20 SSE-only unknown methods"
+        # A store that kept the bodies grows 80 MiB (20 x 4 MiB). Under 32, not 16: glibc keeps
+        # one more 16 MiB heap block now and then (16.03 MiB measured on a build without the
+        # defect, 0.03 on most runs), which failed a CI run.
+        assert grown_mib < 32, f"RSS grew {grown_mib:.0f} MiB over 20 SSE-only unknown methods"
         assert procs.metric(server.port, "mcpclass_sse_replay_bytes") < 64 * 1024
     finally:
         server.stop()

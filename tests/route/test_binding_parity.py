@@ -7,7 +7,7 @@ identical.
 The Python router is the reference. The Go router is skipped without `go`; `mcpclass route` is
 skipped while MCPCLASS_BIN has no `route` subcommand.
 
-Environment: MCPCLASS_BIN (default /work/main/build/mcpclass), MCPCLASS_LIBRARY (the built
+Environment: MCPCLASS_BIN (default build/mcpclass of this checkout), MCPCLASS_LIBRARY (the built
 libmcpclass.so; default next to MCPCLASS_BIN in capi/), the Go settings of the binding test
 (PKG_CONFIG_PATH, GOFLAGS, GOCACHE, ...) when run from ctest.
 """
@@ -31,7 +31,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 from fake_upstream import FakeUpstream  # noqa: E402
 
-BIN = os.environ.get("MCPCLASS_BIN", "/work/main/build/mcpclass")
+BIN = os.environ.get("MCPCLASS_BIN") or str(ROOT / "build" / "mcpclass")
 LIBRARY = os.environ.get("MCPCLASS_LIBRARY") or str(
     pathlib.Path(BIN).resolve().parent / "capi" / "libmcpclass.so")
 PROMPTS = [json.loads(line)["prompt"] for line in (HERE / "prompts.jsonl").read_text().splitlines()

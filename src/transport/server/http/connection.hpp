@@ -1,7 +1,7 @@
 // Internal: one HTTP/1.1 connection of the server. It reads requests, routes them (Streamable
 // HTTP, legacy SSE, router dialects, health, metrics), and writes JSON responses or SSE streams.
-// Its members are defined by job in http_connection_*.cpp: reading and closing (this header's
-// .cpp), dispatch, Streamable HTTP POST, SSE GET streams, legacy /sse, router dialect, writing.
+// Its members are defined by job in connection_*.cpp: reading and closing (connection.cpp),
+// dispatch, tokens, Streamable HTTP POST, SSE GET, legacy /sse, router dialect, mounted app, write.
 // The stream underneath (plain TCP or TLS) is a ConnectionIo: this code is the same for both.
 // Thread-safety: everything a connection does runs on its strand; engine threads reach it by
 // posting through the PostGate (post_to_self, make_sink).
@@ -132,7 +132,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   enum class Mode { reading, waiting, streaming, writing, closed };
 
-  // --- Reading and closing (http_connection.cpp) ---
+  // --- Reading and closing (connection.cpp) ---
   void do_read();
   void on_header(boost::beast::error_code ec, std::size_t);
   void on_read(boost::beast::error_code ec, std::size_t);
@@ -149,7 +149,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void drain();
   void disconnect();
 
-  // --- Routing (http_connection_dispatch.cpp) ---
+  // --- Routing (connection_dispatch.cpp) ---
   /// When the header arrives, before the body is read: true when the request may go on;
   /// otherwise it was answered (503 draining, 404, 403 Host/Origin, 401/403/503 as authorize()).
   bool admit(const Request& req);
@@ -160,7 +160,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void health(bool detailed);
   void metrics();
 
-  // --- Access tokens (http_connection_auth.cpp) ---
+  // --- Access tokens (connection_auth.cpp) ---
   /// Checks the Authorization header: true when the request may go on (no auth configured, a
   /// static token, or a valid JWT with the default scopes, whose scopes it then remembers).
   /// Otherwise responds 401 (403 for missing default scopes, 503 when the signing keys cannot be
@@ -174,7 +174,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// GET /.well-known/oauth-protected-resource[/<resource path>]: true when it answered.
   bool protected_resource_metadata(std::string_view path, boost::beast::http::verb verb);
 
-  // --- Streamable HTTP on /mcp (http_connection_post.cpp) ---
+  // --- Streamable HTTP on /mcp (connection_post.cpp) ---
   std::optional<boost::json::value> read_rpc_body(const Request& req);
   /// The session named by Mcp-Session-Id, acquired (busy: the caller ends it), or nullptr after
   /// answering 400 (no id) or 404 (unknown id).
@@ -183,7 +183,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void post_mcp(const Request& req);
   void delete_mcp(const Request& req);
 
-  // --- SSE GET streams (http_connection_sse.cpp) ---
+  // --- SSE GET streams (connection_sse.cpp) ---
   void get_mcp(const Request& req);
   bool open_stream_slot();
   void replay_gone();  ///< 410: a resumption whose events were dropped
@@ -193,14 +193,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void watch_disconnect();
   void schedule_heartbeat();
 
-  // --- Legacy HTTP+SSE (http_connection_legacy.cpp) ---
+  // --- Legacy HTTP+SSE (connection_legacy.cpp) ---
   void get_legacy();
   void post_legacy(const Request& req, std::string_view query);
 
-  // --- Router dialect (http_connection_router.cpp) ---
+  // --- Router dialect (connection_router.cpp) ---
   void post_router(const Request& req, std::string_view method);
 
-  // --- Mounted application (http_connection_app.cpp) ---
+  // --- Mounted application (connection_app.cpp) ---
   void serve_app(Request& req, std::string_view path);
   /// While the app works: a read that notices the client leaving and keeps what a pipelined
   /// request sends, up to the read buffer's bound; then park_reading().
@@ -219,7 +219,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void app_end(std::uint64_t exchange, bool complete);
 
  private:
-  // --- Writing (http_connection_write.cpp) ---
+  // --- Writing (connection_write.cpp) ---
   /// A response head in three steps: the status line, Server and Content-Type (unless empty),
   /// with room for `reserve` more bytes; then fields (framing ones dropped); then Connection:
   /// close unless `keep_alive`, and Content-Length, or chunked without one.

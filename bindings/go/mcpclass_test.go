@@ -498,7 +498,7 @@ func TestServerHTTP(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"categories":5`) {
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"categories":["math","science","technology","history","general"]`) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 	req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/mcp", port), strings.NewReader(

@@ -164,8 +164,9 @@ func (s *Server) Call(request []byte) ([]byte, error) {
 	return []byte(C.GoString(out)), nil
 }
 
-// StartHTTP serves Streamable HTTP (POST /mcp, /health, /metrics, ...). host "" and port -1 take
-// the config's server.http values; port 0 picks a free port. Returns the bound port.
+// StartHTTP serves Streamable HTTP (POST /mcp, /health, /metrics, ...), with the /health and
+// /metrics of `mcpclass serve` (mcpc_server_start_http). host "" and port -1 take the config's
+// server.http values; port 0 picks a free port. Returns the bound port.
 func (s *Server) StartHTTP(host string, port int) (int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -6,7 +6,7 @@
 #include "mcpclass/server/session.hpp"
 #include "mcpclass/server/stream.hpp"
 #include "mcpclass/service/classification_service.hpp"
-#include "mcpclass/transport/server/http_server.hpp"
+#include "mcpclass/service/http_front.hpp"
 #include "mcpclass/transport/server/stdio.hpp"
 
 #include <boost/json.hpp>
@@ -371,12 +371,8 @@ int mcpc_server_start_http(mcpc_server* server, const char* host, int port, int*
     transport::HttpServerOptions options = server->service->http_options();
     if (host != nullptr) options.host = host;
     if (port >= 0) options.port = static_cast<unsigned short>(port);
-    auto health = [service = server->service.get()] {
-      json::object o = service->health();
-      o["categories"] = service->classifier()->categories().size();
-      return o;
-    };
-    auto http = std::make_unique<transport::HttpServer>(server->server, options, health);
+    auto http =
+        service::make_http_front(*server->service, {.http = std::move(options), .stdio = nullptr});
     try {
       http->start();
     } catch (const std::bad_alloc&) {

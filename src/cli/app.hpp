@@ -45,8 +45,6 @@ int run_list(const config::Config& config);
 /// Prints the effective configuration (defaults filled in) as one JSON document.
 int run_config(const config::Config& config);
 int run_serve(const config::Config& config, const ServeOptions& options);
-/// Heap gauges (Prometheus text) for GET /metrics; empty where the C library cannot tell.
-std::string heap_metrics();
 /// Makes large blocks go back to the system when freed (glibc); called once by `serve`.
 void bound_heap_retention();
 

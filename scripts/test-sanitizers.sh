@@ -5,8 +5,9 @@
 # only rebuilds what changed. Usage: scripts/test-sanitizers.sh [--tsan] [doctest arguments...]
 #   --tsan: ThreadSanitizer instead, into ./build-tsan, running the concurrent tests (HTTP server
 #   and its limits, sessions, the clients and the remote classifier) unless doctest arguments
-#   choose others, with cmake/tsan.supp (one false positive of the uninstrumented libstdc++:
-#   the reference count of an exception_ptr shared between two threads).
+#   choose others, with cmake/tsan.supp (false positives of reference counts inside the
+#   uninstrumented libstdc++ and libboost_json: exception_ptr, runtime_error's message, a parsed
+#   message's monotonic_resource). `ctest --preset tsan` uses the same file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SANITIZE=address,undefined

@@ -20,7 +20,7 @@ bool is_space(char c) {
 
 std::string normalize_for_cache(std::string_view text) {
   std::string out;
-  out.reserve(text.size());
+  out.reserve(text.size() + 1);  // + the options byte the cache appends, without a reallocation
   bool pending_space = false;
   for (const char c : text) {
     if (is_space(c)) {
@@ -40,17 +40,37 @@ struct CachedClassifier::Shard {
     std::string key;
     Classification result;
     Clock::time_point stored;
+    std::size_t bytes = 0;  // entry_bytes(), kept so that removal subtracts what was added
   };
+  using Lru = std::list<Entry>;
   std::mutex mutex;
-  std::list<Entry> lru;                                                    // most recent first
-  std::unordered_map<std::string_view, std::list<Entry>::iterator> index;  // views into lru keys
+  Lru lru;                                                    // most recent first
+  std::unordered_map<std::string_view, Lru::iterator> index;  // views into lru keys
+  std::size_t bytes = 0;                                      // sum of the entries' bytes
+
+  // What an entry costs: its list and index nodes and the heap blocks of its key and result.
+  static std::size_t entry_bytes(const std::string& key, const Classification& r) {
+    constexpr std::size_t kNodes = 2 * sizeof(void*) + sizeof(Entry) + 2 * sizeof(void*) +
+                                   sizeof(std::string_view) + sizeof(Lru::iterator);
+    std::size_t heap = key.capacity() + r.category.capacity() + r.model.capacity() +
+                       r.probabilities.capacity() * sizeof(double);
+    for (const auto& top : r.decision.top_categories) heap += top.name.capacity();
+    return kNodes + heap;
+  }
+
+  void erase(std::unordered_map<std::string_view, Lru::iterator>::iterator it) {
+    bytes -= it->second->bytes;
+    lru.erase(it->second);
+    index.erase(it);
+  }
 };
 
 CachedClassifier::CachedClassifier(std::shared_ptr<const Classifier> inner, CacheOptions options)
     : inner_(std::move(inner)),
       options_(options),
       shards_(std::make_unique<Shard[]>(kShards)),
-      per_shard_(std::max<std::size_t>(1, (options.entries + kShards - 1) / kShards)) {}
+      per_shard_(std::max<std::size_t>(1, (options.entries + kShards - 1) / kShards)),
+      bytes_per_shard_(options.max_bytes / kShards) {}
 
 CachedClassifier::~CachedClassifier() = default;
 
@@ -71,23 +91,22 @@ Classification CachedClassifier::classify(std::string_view text,
         ++hits_;
         return it->second->result;
       }
-      shard.lru.erase(it->second);
-      shard.index.erase(it);
+      shard.erase(it);
     }
   }
   ++misses_;
   // Outside the lock: inference may be slow. Two callers may both miss; the second store wins.
   Classification result = inner_->classify(normalized, options);
+  const std::size_t bytes = Shard::entry_bytes(key, result);
+  if (bytes > bytes_per_shard_) return result;  // would evict the whole shard and still not fit
   std::lock_guard lock(shard.mutex);
-  if (auto it = shard.index.find(key); it != shard.index.end()) {
-    shard.lru.erase(it->second);
-    shard.index.erase(it);
-  }
-  shard.lru.push_front({std::move(key), result, now});
+  if (auto it = shard.index.find(key); it != shard.index.end()) shard.erase(it);
+  shard.lru.push_front({std::move(key), result, now, bytes});
   shard.index.emplace(shard.lru.front().key, shard.lru.begin());
-  while (shard.lru.size() > per_shard_) {
-    shard.index.erase(shard.lru.back().key);
-    shard.lru.pop_back();
+  shard.bytes += bytes;
+  while (shard.lru.size() > per_shard_ || shard.bytes > bytes_per_shard_) {
+    shard.erase(shard.index.find(shard.lru.back().key));
+    ++evictions_;
   }
   return result;
 }
@@ -101,12 +120,24 @@ std::size_t CachedClassifier::size() const {
   return n;
 }
 
+std::size_t CachedClassifier::bytes() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < kShards; ++i) {
+    std::lock_guard lock(shards_[i].mutex);
+    n += shards_[i].bytes;
+  }
+  return n;
+}
+
 json::object CachedClassifier::info() const {
   json::object out = inner_->info();
   out["cache"] = json::object{{"entries", options_.entries},
+                              {"max_bytes", options_.max_bytes},
                               {"size", size()},
+                              {"bytes", bytes()},
                               {"hits", hits_.load()},
-                              {"misses", misses_.load()}};
+                              {"misses", misses_.load()},
+                              {"evictions", evictions_.load()}};
   return out;
 }
 

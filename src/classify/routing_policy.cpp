@@ -231,12 +231,20 @@ Classification make_classification(std::string_view text, const CategorySet& cat
                                 " probabilities for " + std::to_string(categories.size()) +
                                 " categories");
   double sum = 0.0;
+  double max = 0.0;
   for (const double p : probabilities) {
     if (!std::isfinite(p) || p < 0.0)
       throw InvalidClassification("classifier returned a negative or non-finite probability");
     sum += p;
+    max = std::max(max, p);
   }
-  if (!(sum > 0.0)) throw InvalidClassification("classifier returned an all-zero distribution");
+  if (!(max > 0.0)) throw InvalidClassification("classifier returned an all-zero distribution");
+  if (!std::isfinite(sum)) {
+    // Finite scores whose sum overflows (a host's n * DBL_MAX) would all divide to 0: scaled by
+    // the maximum first, each lies in [0, 1] and the sum in [1, n].
+    sum = 0.0;
+    for (auto& p : probabilities) sum += (p /= max);
+  }
   for (auto& p : probabilities) p /= sum;
 
   Classification c;

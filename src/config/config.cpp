@@ -241,6 +241,7 @@ ServerSettings parse_server(const json::value& v) {
   if (const auto* cache = r.get("cache")) {
     cd::ObjectReader c(*cache, r.path_of("cache"));
     s.cache.entries = count(c, "entries", 0, 100'000'000).value_or(0);
+    s.cache.max_bytes = count(c, "max_bytes", 1).value_or(s.cache.max_bytes);
     s.cache.ttl = c.seconds("ttl", true).value_or(std::chrono::milliseconds(0));
     c.finish();
   }
@@ -299,6 +300,7 @@ json::object server_to_json(const ServerSettings& s) {
                    {"http", http_to_json(s.http)}};
   if (s.cache.entries > 0)
     out["cache"] = json::object{{"entries", s.cache.entries},
+                                {"max_bytes", s.cache.max_bytes},
                                 {"ttl", static_cast<double>(s.cache.ttl.count()) / 1000}};
   out["reload"] = json::object{{"watch", s.reload_watch},
                                {"debounce", static_cast<double>(s.reload_debounce.count()) / 1000}};

@@ -24,8 +24,9 @@ bool is_safetensors_path(const std::string& path) {
   return path.ends_with(".safetensors");
 }
 
-// Categories, temperatures and encoder id from `path.json`; true when it has a lexical part.
-bool read_head_manifest(const std::string& path, HeadModel& head) {
+// Categories, temperatures, encoder id and the head file's checksum (empty when the manifest
+// has none) from `path.json`; true when it has a lexical part.
+bool read_head_manifest(const std::string& path, HeadModel& head, std::string& checksum) {
   std::ifstream in(path + ".json", std::ios::binary);
   if (!in) throw ClassifyError("cannot open '" + path + ".json'");
   boost::system::error_code ec;
@@ -37,6 +38,7 @@ bool read_head_manifest(const std::string& path, HeadModel& head) {
     for (const auto& c : m.at("categories").as_array()) head.categories.emplace_back(c.as_string());
     head.temperature = m.at("temperature").to_number<double>();
     head.encoder_id = std::string(m.at("encoder_id").as_string());
+    if (const auto* c = m.if_contains("checksum")) checksum = std::string(c->as_string());
     if (const auto* l = m.if_contains("lexical")) {
       const auto& o = l->as_object();
       lexical = true;
@@ -117,7 +119,14 @@ std::map<std::string, SafeTensor> head_tensors(const HeadModel& head) {
 
 HeadModel load_head(const std::string& path) {
   HeadModel head;
-  const bool lexical = read_head_manifest(path, head);
+  std::string checksum;
+  const bool lexical = read_head_manifest(path, head, checksum);
+  // The head and its manifest are two files, each renamed into place: a training cut short
+  // between the renames (disk full) or two trainings at once can pair one's head with the
+  // other's manifest. Manifests before the checksum was recorded load unchecked.
+  if (!checksum.empty() && file_checksum(path) != checksum)
+    throw ClassifyError("head '" + path + "' does not match its manifest '" + path +
+                        ".json' (checksum): an interrupted or concurrent training; train it again");
   const auto params = looks_like_safetensors(path) ? read_safetensors(path).tensors
                                                    : torch_plugin().read_torchscript_head(path);
   read_head_tensors(params, lexical, path, head);
@@ -125,10 +134,13 @@ HeadModel load_head(const std::string& path) {
 }
 
 void save_head(const HeadModel& head, const std::string& path, const json::object& report) {
-  if (is_safetensors_path(path))
-    write_safetensors(path, {{{"format", "mcpclass-head"}}, head_tensors(head)});
-  else
+  std::string checksum;
+  if (is_safetensors_path(path)) {
+    checksum = write_safetensors(path, {{{"format", "mcpclass-head"}}, head_tensors(head)});
+  } else {
     torch_plugin().write_torchscript_head(head, path);
+    checksum = file_checksum(path);
+  }
   const auto& lex = head.lexical;
   json::array cats;
   for (const auto& c : head.categories) cats.emplace_back(c);
@@ -137,6 +149,7 @@ void save_head(const HeadModel& head, const std::string& path, const json::objec
                         {"encoder_id", head.encoder_id},
                         {"temperature", head.temperature},
                         {"hidden", head.layers.size() > 1 ? head.layers.front().out : 0},
+                        {"checksum", checksum},
                         {"report", report}};
   if (!lex.empty())
     manifest["lexical"] = {{"mix", lex.mix},

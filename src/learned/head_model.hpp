@@ -56,13 +56,15 @@ struct HeadModel {
 };
 
 /// Reads the head `path` and its manifest `path + ".json"`. A safetensors file is read here; any
-/// other is taken for a TorchScript module and read by the libtorch plugin. Throws ClassifyError.
+/// other is taken for a TorchScript module and read by the libtorch plugin. Throws ClassifyError,
+/// also for a head whose checksum is not the one its manifest recorded (the pair of files of two
+/// trainings, or of one cut short between its two writes).
 HeadModel load_head(const std::string& path);
 
-/// Writes `head` as `path` and its manifest `path + ".json"` with `report` added, both
-/// atomically. The parameters are w0, b0, … ([out, in], [out]) and, with a lexical part, lex_w,
-/// lex_b, lex_idf: as a safetensors file when `path` ends with `.safetensors`, else as a
-/// TorchScript module (forward(e) = dense logits) written by the libtorch plugin. Throws
+/// Writes `head` as `path` and its manifest `path + ".json"` (with the head file's checksum) with
+/// `report` added, both atomically. The parameters are w0, b0, … ([out, in], [out]) and, with a
+/// lexical part, lex_w, lex_b, lex_idf: as a safetensors file when `path` ends with `.safetensors`,
+/// else as a TorchScript module (forward(e) = dense logits) written by the libtorch plugin. Throws
 /// ClassifyError.
 void save_head(const HeadModel& head, const std::string& path, const boost::json::object& report);
 

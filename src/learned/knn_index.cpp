@@ -129,7 +129,7 @@ void KnnIndex::save(const std::string& path) const {
   std::error_code ec;
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_path(path);
   // Until the renames, nothing of the previous index is touched: any failure leaves it whole.
   try {
     impl_->graph->saveIndex(tmp);
@@ -158,7 +158,7 @@ void KnnIndex::save(const std::string& path) const {
   // Both files are written before either replaces its predecessor. Graph first: a crash between
   // the two renames leaves a manifest whose checksum no longer matches, which load() reports as
   // stale and the caller rebuilds.
-  const std::string manifest_tmp = path + ".json.tmp." + std::to_string(::getpid());
+  const std::string manifest_tmp = temporary_path(path + ".json");
   try {
     write_file_atomically(manifest_tmp, json::serialize(manifest));
   } catch (const ClassifyError& e) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 namespace mcpclass::classify {
 
@@ -173,12 +174,19 @@ std::string file_checksum(const std::string& path) {
   return hex(h);
 }
 
+std::string temporary_path(const std::string& path) {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  char suffix[17];
+  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
+  return path + ".tmp." + std::to_string(::getpid()) + "." + suffix;
+}
+
 void write_file_atomically(const std::string& path, std::string_view data) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_path(path);
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) throw ClassifyError("cannot write '" + tmp + "'");
   const bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size() &&

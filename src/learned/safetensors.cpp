@@ -141,7 +141,7 @@ SafeTensors read_safetensors(const std::string& path) {
   return out;
 }
 
-void write_safetensors(const std::string& path, const SafeTensors& file) {
+std::string write_safetensors(const std::string& path, const SafeTensors& file) {
   json::object header;
   if (!file.metadata.empty()) {
     json::object meta;
@@ -171,6 +171,7 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
   for (const auto& [name, t] : file.tensors)
     out.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
   write_file_atomically(path, out);
+  return text_checksum(out);
 }
 
 }  // namespace mcpclass::classify::detail

@@ -34,7 +34,8 @@ bool looks_like_safetensors(const std::string& path);
 /// the problem for a missing, truncated or malformed file.
 SafeTensors read_safetensors(const std::string& path);
 
-/// Writes every tensor as F32, atomically (write_file_atomically). Throws ClassifyError.
-void write_safetensors(const std::string& path, const SafeTensors& file);
+/// Writes every tensor as F32, atomically (write_file_atomically), and returns the checksum of
+/// the bytes written (text_checksum, equal to file_checksum of the file). Throws ClassifyError.
+std::string write_safetensors(const std::string& path, const SafeTensors& file);
 
 }  // namespace mcpclass::classify::detail

@@ -123,8 +123,15 @@ std::string ClassificationService::prometheus() const {
              "cache).\n"
              "# TYPE mcpclass_cache_misses_total counter\nmcpclass_cache_misses_total {}\n"
              "# HELP mcpclass_cache_entries Results in server.cache.\n"
-             "# TYPE mcpclass_cache_entries gauge\nmcpclass_cache_entries {}\n",
-             cached->hits(), cached->misses(), cached->size());
+             "# TYPE mcpclass_cache_entries gauge\nmcpclass_cache_entries {}\n"
+             "# HELP mcpclass_cache_bytes Bytes of the keys and results in server.cache (at most "
+             "its max_bytes).\n"
+             "# TYPE mcpclass_cache_bytes gauge\nmcpclass_cache_bytes {}\n"
+             "# HELP mcpclass_cache_evictions_total Results dropped from server.cache to make "
+             "room (by entries or max_bytes).\n"
+             "# TYPE mcpclass_cache_evictions_total counter\nmcpclass_cache_evictions_total {}\n",
+             cached->hits(), cached->misses(), cached->size(), cached->bytes(),
+             cached->evictions());
 }
 
 void ClassificationService::stop() {

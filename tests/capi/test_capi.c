@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -422,7 +423,8 @@ static void test_entropy_and_decision(void) {
 static atomic_int g_classifier_destroyed;
 
 /* Puts all weight on category 0 when the text mentions "zero", else on the last one; fails on
- * "fail" (with a message), "quiet" (without one) and "negative" (an invalid distribution). */
+ * "fail" (with a message), "quiet" (without one) and "negative" (an invalid distribution); gives
+ * every category DBL_MAX on "huge". */
 static int host_classify(void* user_data, const char* text, size_t text_len, double* probabilities,
                          size_t num_categories, char* error_message, size_t error_message_size) {
   CHECK(user_data == (void*)&g_classifier_destroyed);
@@ -435,6 +437,10 @@ static int host_classify(void* user_data, const char* text, size_t text_len, dou
   if (strstr(text, "quiet") != NULL) return 7;
   if (strstr(text, "negative") != NULL) {
     probabilities[0] = -1.0;
+    return 0;
+  }
+  if (strstr(text, "huge") != NULL) { /* finite and non-negative, but the sum overflows */
+    for (size_t i = 0; i < num_categories; ++i) probabilities[i] = DBL_MAX;
     return 0;
   }
   if (strstr(text, "zero") != NULL) {
@@ -481,6 +487,16 @@ static void test_host_classifier(void) {
   RESET(err);
   CHECK_STATUS(mcpc_classify(c, "negative", MCPC_NTS, &r, &err), MCPC_ERR_CLASSIFY, err);
   RESET(err);
+  /* Scores whose sum overflows still make a distribution: uniform here, summing to 1. */
+  CHECK_STATUS(mcpc_classify(c, "huge", MCPC_NTS, &r, &err), MCPC_OK, err);
+  if (r != NULL) {
+    CHECK(r->class_index == 0 && fabs(r->confidence - 0.2) < 1e-12);
+    for (size_t i = 0; i < r->num_probabilities; ++i)
+      CHECK(fabs(r->probabilities[i] - 0.2) < 1e-12);
+    CHECK(fabs(r->entropy - log2(5.0)) < 1e-9);
+    check_result(r, 5);
+  }
+  mcpc_result_free(r);
   const char* texts[] = {"zero", "fail now"};
   mcpc_batch* batch = NULL;
   CHECK_STATUS(mcpc_classify_batch(c, texts, NULL, 2, &batch, &err), MCPC_ERR_CLASSIFY, err);

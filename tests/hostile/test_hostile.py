@@ -29,10 +29,11 @@ BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(ROOT, "build", "mcpclass")
 MIB = 1024 * 1024
 
 
-def rules_server(tmp_path, http_settings=None):
+def rules_server(tmp_path, http_settings=None, server_settings=None):
     document = json.loads(subprocess.run([BIN, "config"], check=True, capture_output=True,
                                          text=True).stdout)
     document["classifier"]["kind"] = "rules"
+    document.setdefault("server", {}).update(server_settings or {})
     if http_settings:
         document.setdefault("server", {}).setdefault("http", {}).update(http_settings)
     cfg = tmp_path / "rules.json"

@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -36,6 +37,7 @@ class JwtAuthorizationServer {
   }
   ~JwtAuthorizationServer() {
     stop_ = true;
+    release_jwks();
     boost::system::error_code ec;
     boost::asio::ip::tcp::socket wake(ioc_);
     wake.connect({boost::asio::ip::make_address("127.0.0.1"), port_}, ec);
@@ -57,6 +59,20 @@ class JwtAuthorizationServer {
   }
   int issued() const { return issued_; }
   int jwks_fetches() const { return jwks_fetches_; }
+  /// GET /jwks answered (fetches less the one held, if any).
+  int jwks_answers() const { return jwks_answers_; }
+  /// From now on a GET /jwks is counted, then held (and with it this server) until release().
+  void hold_jwks() {
+    std::lock_guard lock(mutex_);
+    hold_ = true;
+  }
+  void release_jwks() {
+    {
+      std::lock_guard lock(mutex_);
+      hold_ = false;
+    }
+    released_.notify_all();
+  }
   /// The scopes of the last token issued.
   std::string last_scope() const {
     std::lock_guard lock(mutex_);
@@ -148,7 +164,9 @@ class JwtAuthorizationServer {
     }
     if (req.method() == boost::beast::http::verb::get && target == "/jwks") {
       ++jwks_fetches_;
-      std::lock_guard lock(mutex_);
+      std::unique_lock lock(mutex_);
+      released_.wait(lock, [this] { return !hold_ || stop_; });
+      ++jwks_answers_;
       json::array list;
       for (const auto& k : keys_) list.emplace_back(k.jwk());
       return reply(200, json::object{{"keys", std::move(list)}});
@@ -188,7 +206,10 @@ class JwtAuthorizationServer {
   std::atomic<bool> stop_{false};
   std::atomic<int> issued_{0};
   std::atomic<int> jwks_fetches_{0};
+  std::atomic<int> jwks_answers_{0};
   mutable std::mutex mutex_;
+  std::condition_variable released_;
+  bool hold_ = false;
   std::vector<TestKey> keys_;
   std::string last_scope_;
   std::thread thread_;

@@ -75,6 +75,33 @@ TEST_CASE("cache: at most `entries` results, least recently used go first, ttl e
   CHECK(expiring.misses() == 2);
 }
 
+TEST_CASE("cache: at most `max_bytes` of keys and results, evictions counted") {
+  auto inner = std::make_shared<Counting>();
+  // 16 shards of 64 KiB: each holds one 40 KB text (10,000 four-byte code points), never two.
+  classify::CachedClassifier cached(inner, {.entries = 5000, .max_bytes = 16 * 64 * 1024});
+  std::string big;
+  for (int i = 0; i < 10'000; ++i) big += "\xF0\x9F\x98\x80";  // U+1F600
+  for (int i = 0; i < 200; ++i) {
+    cached.classify(std::to_string(i) + big);
+    CHECK(cached.bytes() <= 16 * 64 * 1024);
+  }
+  CHECK(cached.size() <= 16);
+  CHECK(cached.bytes() >= cached.size() * 40'000);
+  CHECK(cached.evictions() == 200 - cached.size());
+  const auto cache = cached.info().at("cache");
+  CHECK(cache.at("max_bytes") == 16 * 64 * 1024);
+  CHECK(cache.at("evictions") == 200 - cached.size());
+  // Small results still fill the entries; a result larger than a shard's share is not kept.
+  for (int i = 0; i < 100; ++i) cached.classify("question " + std::to_string(i));
+  CHECK(cached.size() > 16);
+  classify::CachedClassifier tiny(inner, {.entries = 100, .max_bytes = 16 * 1024});
+  tiny.classify(big);
+  tiny.classify(big);
+  CHECK(tiny.size() == 0);
+  CHECK(tiny.misses() == 2);
+  CHECK(tiny.evictions() == 0);
+}
+
 TEST_CASE("cache: concurrent callers agree with the classifier") {
   auto inner = std::make_shared<Counting>();
   classify::CachedClassifier cached(inner, {.entries = 64, .ttl = 0ms});
@@ -98,14 +125,20 @@ TEST_CASE("cache: concurrent callers agree with the classifier") {
 TEST_CASE("cache: server.cache wraps the service's classifier and reports in /metrics text") {
   auto cfg = config::parse_config("server:\n  cache: {entries: 1000, ttl: 60}\n");
   CHECK(cfg.server.cache.entries == 1000);
+  CHECK(cfg.server.cache.max_bytes == 16 * 1024 * 1024);
+  CHECK(config::parse_config("server:\n  cache: {entries: 10, max_bytes: 4096}\n")
+            .server.cache.max_bytes == 4096);
   CHECK(cfg.server.cache.ttl == 60s);
   CHECK(config::parse_config(boost::json::serialize(cfg.to_json())).to_json() == cfg.to_json());
   service::ClassificationService with(cfg);
   with.classifier()->classify("a");
   with.classifier()->classify("a");
   CHECK(with.prometheus().find("mcpclass_cache_hits_total 1\n") != std::string::npos);
+  CHECK(with.prometheus().find("mcpclass_cache_evictions_total 0\n") != std::string::npos);
   service::ClassificationService without(config::default_config());
   CHECK(without.prometheus().find("mcpclass_cache") == std::string::npos);
   CHECK_THROWS_WITH(config::parse_config("server:\n  cache: {entries: -1}\n"),
                     "server.cache.entries: must be within [0, 100000000]");
+  CHECK_THROWS_WITH(config::parse_config("server:\n  cache: {entries: 10, max_bytes: 0}\n"),
+                    "server.cache.max_bytes: must be an integer >= 1");
 }

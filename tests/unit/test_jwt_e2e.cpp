@@ -75,10 +75,12 @@ struct Answer {
   int status = 0;
   std::string www_authenticate;
   std::string body;
+  std::string retry_after;
+  std::string error;  ///< the client's, when there is no answer (5 s at most)
 };
 
-Answer send(const std::string& url, const std::string& method, const std::string& token,
-            const std::string& body = "") {
+Answer request(const std::string& url, const std::string& method, const std::string& token,
+               const std::string& body = "") {
   transport::detail::HttpEngine engine(std::chrono::seconds(5), "");
   transport::detail::HttpRequest req;
   req.method = method;
@@ -93,8 +95,27 @@ Answer send(const std::string& url, const std::string& method, const std::string
   }
   auto r = engine.perform(parsed, std::move(req));
   engine.stop();
-  REQUIRE(r.error.empty());
-  return {r.head.status, r.head.header("www-authenticate"), r.body};
+  return {r.head.status, r.head.header("www-authenticate"), r.body, r.head.header("retry-after"),
+          r.error};
+}
+
+Answer send(const std::string& url, const std::string& method, const std::string& token,
+            const std::string& body = "") {
+  auto answer = request(url, method, token, body);
+  REQUIRE(answer.error.empty());
+  return answer;
+}
+
+/// send(), repeated while the answer is the 503 of a kid whose keys are being fetched.
+Answer send_once_fetched(const std::string& url, const std::string& method,
+                         const std::string& token, const std::string& body = "") {
+  for (int i = 0; i < 400; ++i) {
+    auto answer = send(url, method, token, body);
+    if (answer.status != 503 || answer.retry_after != "1") return answer;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  FAIL("the signing keys were still being fetched after 10 s");
+  return {};
 }
 
 const char* kCall =
@@ -255,21 +276,59 @@ TEST_CASE("jwt e2e: unknown kids refetch the keys at most once per interval, rot
   // Made-up kids: one refetch per interval (1 s here), however many tokens.
   for (int i = 0; i < 5; ++i) {
     const auto fake = test::TestKey::ec("fake-" + std::to_string(i));
-    CHECK(send(server.url("/mcp/tools/call"), "POST", test::sign_token(fake, claims(server, as)),
-               call)
+    CHECK(send_once_fetched(server.url("/mcp/tools/call"), "POST",
+                            test::sign_token(fake, claims(server, as)), call)
               .status == 401);
   }
   CHECK(as.jwks_fetches() <= 2);
   // The authorization server rotates its key: once the interval has passed, the new kid is
   // fetched and accepted; the old key still verifies.
+  // The first request with the new kid starts the refetch and is answered at once (503,
+  // Retry-After: 1); its retry finds the key.
   as.rotate(test::TestKey::rsa("new"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  CHECK(send(server.url("/mcp/tools/call"), "POST",
-             test::sign_token(as.signing_key(), claims(server, as)), call)
+  CHECK(send_once_fetched(server.url("/mcp/tools/call"), "POST",
+                          test::sign_token(as.signing_key(), claims(server, as)), call)
             .status == 200);
   CHECK(send(server.url("/mcp/tools/call"), "POST", test::sign_token(old_key, claims(server, as)),
              call)
             .status == 200);
+}
+
+TEST_CASE("jwt e2e: a JWKS refetch holds no I/O thread: other connections are answered meanwhile") {
+  test::JwtAuthorizationServer as(test::TestKey::ec("k"));
+  // One I/O thread, and a JWKS host slower than the requests below wait (5 s): a fetch on the
+  // I/O thread would hold every connection until the host answers.
+  ProtectedServer server(as, "        jwks_timeout: 60\n    io_threads: 1\n");
+  const std::string call = R"({"name":"list_categories"})";
+  const auto good = test::sign_token(as.signing_key(), claims(server, as));
+  CHECK(send(server.url("/mcp/tools/call"), "POST", good, call).status == 200);
+  CHECK(as.jwks_fetches() == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // jwks_refetch_interval: 1
+  as.hold_jwks();
+  const auto unknown = test::sign_token(test::TestKey::ec("unknown"), claims(server, as));
+  Answer first;
+  std::thread refetching(
+      [&] { first = request(server.url("/mcp/tools/call"), "POST", unknown, call); });
+  for (int i = 0; i < 1000 && as.jwks_fetches() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(as.jwks_fetches() == 2);  // the refetch reached the host, which holds it
+  // Meanwhile, on other connections: the probe, and a token whose key is known.
+  const auto health = request(server.url("/health"), "GET", "");
+  CHECK(health.error.empty());
+  CHECK(health.status == 200);
+  const auto known = request(server.url("/mcp/tools/call"), "POST", good, call);
+  CHECK(known.error.empty());
+  CHECK(known.status == 200);
+  CHECK(as.jwks_answers() == 1);  // both answered while the host still held the refetch
+  as.release_jwks();
+  refetching.join();
+  // The unknown kid's request was answered at once, not after the fetch.
+  CHECK(first.status == 503);
+  CHECK(first.retry_after == "1");
+  CHECK(first.body.find("being fetched again") != std::string::npos);
+  // Once the fetch ended, the kid is still unknown: 401.
+  CHECK(send_once_fetched(server.url("/mcp/tools/call"), "POST", unknown, call).status == 401);
 }
 
 TEST_CASE("jwt e2e: static bearer tokens and JWTs together, and unreachable keys") {

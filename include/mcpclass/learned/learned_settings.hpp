@@ -74,6 +74,10 @@ std::string file_checksum(const std::string& path);
 /// FNV-1a 64-bit of a string, 16 hex digits.
 std::string text_checksum(std::string_view data);
 
+/// A name for a temporary file beside `path`: `<path>.tmp.<pid>.<random>`. Random too, because
+/// two containers writing one volume can share a pid and would share the file.
+std::string temporary_path(const std::string& path);
+
 /// Writes `data` to `path` atomically: a temporary file in the same directory, flushed and
 /// fsync'ed, then renamed over `path`; creates parent directories. A crash leaves either the
 /// old or the new file, never a torn one. Throws ClassifyError.

@@ -75,11 +75,13 @@ bool Connection::authorize(const Request& req) {
       granted_scopes_ = shared_->jwt->validate(token);
       return scopes_allow(json::value());  // the default scopes, for every endpoint
     } catch (const jwt::TokenError& e) {
-      if (e.kind() == jwt::TokenError::Kind::keys_unavailable) {
+      if (e.kind() != jwt::TokenError::Kind::invalid) {
+        // keys_pending: a fetch is under way (at most jwks_timeout), so soon is worth a retry.
+        const bool pending = e.kind() == jwt::TokenError::Kind::keys_pending;
         respond(http::status::service_unavailable,
                 rpc_error_body(jsonrpc::kInternalError,
                                std::string("Service Unavailable: ") + e.what()),
-                "application/json", {{"Retry-After", "30"}});
+                "application/json", {{"Retry-After", pending ? "1" : "30"}});
         return false;
       }
       problem = e.what();

@@ -1,7 +1,6 @@
 // The JWK Set from a file or a URL, with the fetch rate limit.
 #include "transport/server/jwt/key_source.hpp"
 
-#include "net/http_client.hpp"
 #include "transport/server/jwt/token.hpp"
 
 #include <fstream>
@@ -37,22 +36,26 @@ KeySource::KeySource(const JwtAuthOptions& options) : options_(options) {
     keys_ = std::make_shared<const KeySet>(read_file(options_));
     return;
   }
-  detail::HttpUrl url;
   try {
-    url = detail::parse_http_url(options_.jwks_url);
+    url_ = detail::parse_http_url(options_.jwks_url);
   } catch (const std::exception& e) {
     throw std::runtime_error("JWT: jwks_url: " + std::string(e.what()));
   }
   // Keys fetched in the clear could be swapped on the way: only to this machine.
-  if (!url.tls && !detail::is_loopback_host(url.host))
+  if (!url_.tls && !detail::is_loopback_host(url_.host))
     throw std::runtime_error("JWT: jwks_url must be https:// (http:// only to a loopback host)");
   engine_ = std::make_unique<detail::HttpEngine>(options_.jwks_timeout, options_.jwks_ca_file,
                                                  options_.max_jwks_bytes);
-  if (url.tls) engine_->prepare_tls();
+  if (url_.tls) engine_->prepare_tls();
+  // The first fetch, waited for here (the server's start, not an I/O thread): the first
+  // requests find the keys. The exchange's own deadline (jwks_timeout) ends the wait.
+  std::unique_lock lock(mutex_);
+  refetch_if_due(lock, false);
+  fetch_done_.wait(lock, [this] { return !fetching_; });
 }
 
 KeySource::~KeySource() {
-  if (engine_) engine_->stop();
+  if (engine_) engine_->stop();  // a fetch under way ends ("cancelled") before this returns
 }
 
 std::size_t KeySource::fetches() const {
@@ -60,71 +63,87 @@ std::size_t KeySource::fetches() const {
   return fetches_;
 }
 
-std::shared_ptr<const KeySet> KeySource::refresh_if_due(bool unknown_kid) {
-  auto due = [&](Clock::time_point now) {
-    if (!attempted_) return true;
-    if (now - attempted_at_ < options_.jwks_refetch_interval) return false;
-    return unknown_kid || !keys_ || now - fetched_at_ >= options_.jwks_max_age;
+void KeySource::refetch_if_due(std::unique_lock<std::mutex>& lock, bool unknown_kid) {
+  const auto now = Clock::now();
+  if (!engine_ || fetching_) return;
+  if (attempted_ && (now - attempted_at_ < options_.jwks_refetch_interval ||
+                     (!unknown_kid && keys_ && now - fetched_at_ < options_.jwks_max_age)))
+    return;
+  attempted_ = true;
+  attempted_at_ = now;
+  fetching_ = true;
+  ++fetches_;
+  lock.unlock();  // the engine may end the exchange at once, on its thread, in fetched()
+  detail::HttpRequest req;
+  req.method = "GET";
+  req.target = url_.target;
+  req.headers.emplace_back("Accept", "application/json");
+  req.timeout = options_.jwks_timeout;
+  auto status = std::make_shared<int>(0);
+  auto body = std::make_shared<std::string>();
+  detail::ExchangeCallbacks callbacks;
+  callbacks.on_head = [status](const detail::HttpHead& head) { *status = head.status; };
+  callbacks.on_data = [body](std::string_view data) { body->append(data); };
+  callbacks.on_end = [this, status, body](const std::string& error) {
+    fetched(*status, *body, error);
   };
-  {
-    std::lock_guard lock(mutex_);
-    if (!engine_ || !due(Clock::now())) return keys_;
-  }
-  std::lock_guard fetching(fetch_mutex_);
-  {
-    std::lock_guard lock(mutex_);
-    if (!due(Clock::now())) return keys_;  // another thread fetched meanwhile
-    attempted_ = true;
-    attempted_at_ = Clock::now();
-    ++fetches_;
-  }
-  std::string error;
-  std::shared_ptr<const KeySet> fetched;
   try {
-    detail::HttpRequest req;
-    req.method = "GET";
-    const auto url = detail::parse_http_url(options_.jwks_url);
-    req.target = url.target;
-    req.headers.emplace_back("Accept", "application/json");
-    req.timeout = options_.jwks_timeout;
-    auto result = engine_->perform(url, std::move(req));
-    if (!result.error.empty())
-      error = result.error;
-    else if (result.head.status != 200)
-      error = "HTTP " + std::to_string(result.head.status);
-    else
-      fetched = std::make_shared<const KeySet>(parse_jwks(result.body, options_.max_jwks_keys));
-  } catch (const std::exception& e) {
-    error = e.what();
+    engine_->start(url_, std::move(req), std::move(callbacks));
+  } catch (const std::exception& e) {  // the engine is stopping
+    fetched(0, "", e.what());
   }
-  std::lock_guard lock(mutex_);
-  if (fetched) {
-    keys_ = std::move(fetched);
-    fetched_at_ = attempted_at_;
-    last_error_.clear();
-  } else {
-    last_error_ = error;  // the old keys, if any, stay in use
+  lock.lock();
+}
+
+void KeySource::fetched(int status, const std::string& body, const std::string& error) {
+  std::string problem = error;
+  std::shared_ptr<const KeySet> set;
+  if (problem.empty() && status != 200) problem = "HTTP " + std::to_string(status);
+  if (problem.empty()) {
+    try {
+      set = std::make_shared<const KeySet>(parse_jwks(body, options_.max_jwks_keys));
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
   }
-  return keys_;
+  {
+    std::lock_guard lock(mutex_);
+    if (set) {
+      keys_ = std::move(set);
+      fetched_at_ = attempted_at_;
+      last_error_.clear();
+    } else {
+      last_error_ = problem;  // the old keys, if any, stay in use
+    }
+    fetching_ = false;
+  }
+  fetch_done_.notify_all();
 }
 
 std::shared_ptr<const Jwk> KeySource::find(std::string_view kid) {
-  auto lookup = [&](const std::shared_ptr<const KeySet>& set) -> std::shared_ptr<const Jwk> {
-    if (!set) return nullptr;
-    const auto it = set->find(kid);
+  std::unique_lock lock(mutex_);
+  auto lookup = [&]() -> std::shared_ptr<const Jwk> {
+    if (!keys_) return nullptr;
+    const auto it = keys_->find(kid);
     // Aliasing: the key lives as long as its set.
-    return it == set->end() ? nullptr : std::shared_ptr<const Jwk>(set, &it->second);
+    return it == keys_->end() ? nullptr : std::shared_ptr<const Jwk>(keys_, &it->second);
   };
-  auto set = refresh_if_due(false);
-  if (auto key = lookup(set)) return key;
-  set = refresh_if_due(true);
-  if (!set) {
-    std::lock_guard lock(mutex_);
+  if (auto key = lookup()) {
+    refetch_if_due(lock, false);  // an old set is renewed in the background
+    return key;
+  }
+  refetch_if_due(lock, true);
+  if (auto key = lookup()) return key;  // a fetch that ended at once
+  if (fetching_)
+    throw TokenError(TokenError::Kind::keys_pending,
+                     keys_ ? "the token's kid is not among the authorization server's signing "
+                             "keys known now; they are being fetched again"
+                           : "the authorization server's signing keys are being fetched");
+  if (!keys_)
     throw TokenError(TokenError::Kind::keys_unavailable,
                      "the authorization server's signing keys could not be fetched: " +
                          last_error_.substr(0, 200));
-  }
-  return lookup(set);
+  return nullptr;
 }
 
 }  // namespace mcpclass::transport::jwt

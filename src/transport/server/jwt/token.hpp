@@ -20,8 +20,9 @@ namespace mcpclass::transport::jwt {
 class TokenError : public std::runtime_error {
  public:
   enum class Kind {
-    invalid,          ///< 401 invalid_token
-    keys_unavailable  ///< the signing keys could not be fetched: 503
+    invalid,           ///< 401 invalid_token
+    keys_unavailable,  ///< the signing keys could not be fetched: 503
+    keys_pending       ///< the kid may be among keys being fetched now: 503, retry soon
   };
   TokenError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   Kind kind() const { return kind_; }
@@ -43,7 +44,7 @@ struct VerifiedToken {
 };
 
 /// The key for a kid and algorithm, or nullptr when there is none (the caller may refetch).
-/// Throws TokenError(keys_unavailable) when no keys can be had at all.
+/// Throws TokenError(keys_unavailable or keys_pending) when the keys cannot be had now.
 using KeyLookup = std::function<std::shared_ptr<const Jwk>(std::string_view kid)>;
 
 /// Verifies `token` (the bearer token, without "Bearer "). Throws TokenError(invalid) naming the

@@ -4,10 +4,11 @@
 // family's published tokenizer.json. Vocabularies are small (trained on a few hundred lines) so
 // the files stay small; special tokens take the first ids (the real files' ids differ).
 //
-//   node make_fixtures.mjs            # writes fixtures/*.json
+//   node make_fixtures.mjs [NAME...]   # writes fixtures/NAME.json (default: all)
 //
 // The default trainer of each model is used (the Node binding exposes no trainer options). The
 // trainers break frequency ties in hash order, so a rerun writes equivalent, not identical, files.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,7 +74,10 @@ function template(single, specials) {
   };
 }
 
+const only = process.argv.slice(2);
+
 function write(name, doc) {
+  if (only.length > 0 && !only.includes(name)) return;
   // The reference must load what we wrote: round-trip through it.
   tk.Tokenizer.fromString(JSON.stringify(doc));
   fs.writeFileSync(path.join(out, `${name}.json`), JSON.stringify(doc));
@@ -179,4 +183,91 @@ for (const [name, lowercase] of [['bert-uncased', true], ['bert-cased', false]])
   };
   doc.decoder = { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true };
   write('llama3', doc);
+}
+
+// --- xlm-roberta-base: Precompiled normalizer (sentencepiece's charsmap), WhitespaceSplit then
+// Metaspace, Unigram with <unk> at id 3, <s> $A </s>. XLM-R's real charsmap is sentencepiece's
+// nmt_nfkc (237 KB); this fixture's is compiled by sentencepiece's own builder (spm_train, Debian
+// package `sentencepiece`) from the same kind of rules on a subset of the code points, so the file
+// stays small: NFKC of the compatibility blocks, compositions of decomposed Latin letters, and
+// nmt's whitespace rules.
+{
+  const charsmap = precompiledCharsmap();
+  const doc = train(tk.Unigram.empty(), tk.precompiled(Array.from(charsmap)),
+    tk.sequencePreTokenizer([tk.whitespaceSplitPreTokenizer(), tk.metaspacePreTokenizer('▁', 'always', true)]), 250);
+  const specials = ['<s>', '<pad>', '</s>', '<unk>'];
+  doc.model.vocab = [...specials.map((s) => [s, 0.0]), ...doc.model.vocab.filter(([p]) => !specials.includes(p)), ['<mask>', 0.0]];
+  doc.model.unk_id = 3;
+  doc.model.byte_fallback = false;
+  doc.added_tokens = [...specials.map((s, i) => added(s, i)), added('<mask>', doc.model.vocab.length - 1, { lstrip: true })];
+  doc.normalizer = { type: 'Precompiled', precompiled_charsmap: Buffer.from(charsmap).toString('base64') };
+  doc.pre_tokenizer = {
+    type: 'Sequence',
+    pretokenizers: [
+      { type: 'WhitespaceSplit' },
+      { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true },
+    ],
+  };
+  doc.post_processor = template(['<s>', '$A', '</s>'], [['<s>', 0], ['</s>', 2]]);
+  doc.decoder = { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true };
+  write('xlmr', doc);
+}
+
+// The charsmap sentencepiece compiles from a rule TSV ("src code points<TAB>dst code points").
+function precompiledCharsmap() {
+  const hex = (s) => Array.from(s).map((c) => c.codePointAt(0).toString(16).toUpperCase()).join(' ');
+  const rules = new Map();
+  const ranges = [[0xa0, 0x24f], [0x2b0, 0x2ff], [0x1e00, 0x1eff], [0x2000, 0x206f], [0x2070, 0x218f],
+    [0x2460, 0x24ff], [0x3000, 0x30ff], [0x3200, 0x33ff], [0xf900, 0xfaff], [0xfb00, 0xfb4f],
+    [0xfe30, 0xfe6f], [0xff00, 0xffef], [0x1d400, 0x1d4ff], [0x1f100, 0x1f1ff]];
+  for (const [a, b] of ranges) {
+    for (let cp = a; cp <= b; cp++) {
+      const s = String.fromCodePoint(cp);
+      const n = s.normalize('NFKC');
+      if (n !== s && n.length > 0) rules.set(hex(s), hex(n));
+      // Decomposed spellings compose, as in nmt_nfkc.
+      const d = s.normalize('NFD');
+      if (d !== s && Array.from(d).length > 1) rules.set(hex(d), hex(n));
+    }
+  }
+  for (const cp of [0x09, 0x0a, 0x0c, 0x0d, 0x1680, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x2028, 0x2029, 0xfeff, 0xfffd])
+    rules.set(hex(String.fromCodePoint(cp)), '20');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpclass-charsmap-'));
+  const tsv = path.join(dir, 'rules.tsv');
+  fs.writeFileSync(tsv, [...rules].map(([s, d]) => `${s}\t${d}`).join('\n') + '\n');
+  const text = path.join(dir, 'text.txt');
+  fs.writeFileSync(text, 'the quick brown fox jumps over the lazy dog\nabcdefghijklmnopqrstuvwxyz\n');
+  const run = spawnSync('spm_train', [`--input=${text}`, `--model_prefix=${dir}/m`, '--model_type=char',
+    '--vocab_size=30', '--hard_vocab_limit=false', '--minloglevel=2', `--normalization_rule_tsv=${tsv}`]);
+  if (run.status !== 0) throw new Error(`spm_train failed (apt-get install sentencepiece): ${run.stderr}`);
+  const model = fs.readFileSync(`${dir}/m.model`);
+  fs.rmSync(dir, { recursive: true });
+  // ModelProto.normalizer_spec (3) → NormalizerSpec.precompiled_charsmap (2).
+  return protoField(protoField(model, 3), 2);
+}
+
+function protoField(buf, want) {
+  let i = 0;
+  const varint = () => {
+    let r = 0, s = 0;
+    for (;;) {
+      const b = buf[i++];
+      r += (b & 0x7f) * 2 ** s;
+      s += 7;
+      if (!(b & 0x80)) return r;
+    }
+  };
+  while (i < buf.length) {
+    const key = varint();
+    const wire = key % 8;
+    if (wire === 0) varint();
+    else if (wire === 1) i += 8;
+    else if (wire === 5) i += 4;
+    else if (wire === 2) {
+      const n = varint();
+      if (Math.floor(key / 8) === want) return buf.subarray(i, i + n);
+      i += n;
+    } else throw new Error(`unexpected protobuf wire type ${wire}`);
+  }
+  throw new Error(`protobuf field ${want} missing`);
 }

@@ -47,8 +47,13 @@ class NormalizedText {
   template <class F>
   void map(F f) {
     std::vector<CharChange> out;
-    for (char32_t c : chars()) out.push_back({f(c), 0});
-    transform(out, 0);
+    bool changed = false;
+    for (char32_t c : chars()) {
+      const char32_t m = f(c);
+      changed |= m != c;
+      out.push_back({m, 0});
+    }
+    if (changed) transform(out, 0);
   }
   /// Keeps the characters `keep` accepts; a removed character is folded into the previous kept.
   template <class F>
@@ -56,10 +61,12 @@ class NormalizedText {
     std::vector<CharChange> out;
     int removed = 0;
     std::size_t removed_start = 0;
-    bool have_last = false;
+    bool have_last = false, any_removed = false;
     char32_t last = 0;
     for (char32_t c : chars()) {
-      if (keep(c)) {
+      const bool kept = keep(c);
+      any_removed |= !kept;
+      if (kept) {
         if (have_last)
           out.push_back({last, -removed});
         else
@@ -71,6 +78,7 @@ class NormalizedText {
         ++removed;
       }
     }
+    if (!any_removed) return;
     if (have_last) out.push_back({last, -removed});
     transform(out, removed_start);
   }

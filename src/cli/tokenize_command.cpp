@@ -126,7 +126,10 @@ int TokenizeCommand::run() {
         return kUsageError;
       }
       boost::system::error_code ec;
-      const auto v = boost::json::parse(line, ec);
+      // Invalid UTF-8 inside a string reaches the tokenizer, which names it on that line.
+      boost::json::parse_options parse_options;
+      parse_options.allow_invalid_utf8 = true;
+      const auto v = boost::json::parse(line, ec, {}, parse_options);
       if (ec || !v.is_string()) {
         fmt::print(stderr, "mcpclass tokenize: stdin line {} is not a JSON string\n", n);
         return kUsageError;

@@ -30,11 +30,18 @@ bool bool_field_or(const boost::json::object& o, const char* key, bool fallback)
   return v->get_bool();
 }
 
+std::int64_t integer_or_minus_one(const boost::json::value& v) {
+  if (v.is_int64()) return v.get_int64();
+  if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+    return static_cast<std::int64_t>(v.get_uint64());
+  return -1;
+}
+
 std::int64_t int_field_or(const boost::json::object& o, const char* key, std::int64_t fallback) {
   const auto* v = o.if_contains(key);
   if (v == nullptr || v->is_null()) return fallback;
+  if (const std::int64_t n = integer_or_minus_one(*v); n >= 0) return n;
   if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
   throw ClassifyError(std::string("field '") + key + "' must be an integer");
 }
 

@@ -13,6 +13,8 @@ const boost::json::object& as_object(const boost::json::value& v, const std::str
 std::string string_field(const boost::json::object& o, const char* key, const std::string& what);
 std::string string_field_or(const boost::json::object& o, const char* key, std::string fallback);
 bool bool_field_or(const boost::json::object& o, const char* key, bool fallback);
+/// The integer `v` holds (int64 or uint64 up to INT64_MAX), or -1 when it holds none.
+std::int64_t integer_or_minus_one(const boost::json::value& v);
 std::int64_t int_field_or(const boost::json::object& o, const char* key, std::int64_t fallback);
 const boost::json::array& array_field(const boost::json::object& o, const char* key,
                                       const std::string& what);

@@ -13,9 +13,10 @@ Vocab read_vocab(const boost::json::object& o, const std::string& what) {
   Vocab vocab;
   vocab.reserve(v->get_object().size());
   for (const auto& [k, id] : v->get_object()) {
-    if (!id.is_int64() || id.get_int64() < 0 || id.get_int64() > INT32_MAX)
+    const std::int64_t n = integer_or_minus_one(id);
+    if (n < 0 || n > INT32_MAX)
       throw ClassifyError(what + ": the id of '" + std::string(k) + "' is not a valid id");
-    vocab.emplace(std::string(k), static_cast<std::int32_t>(id.get_int64()));
+    vocab.emplace(std::string(k), static_cast<std::int32_t>(n));
   }
   return vocab;
 }

@@ -145,9 +145,10 @@ class Sequence final : public PostProcessor {
 // ["[CLS]", 101]
 SpecialToken token_pair(const boost::json::object& o, const char* key, const std::string& what) {
   const auto& a = array_field(o, key, what);
-  if (a.size() != 2 || !a[0].is_string() || !a[1].is_int64())
+  const std::int64_t id = a.size() == 2 ? integer_or_minus_one(a[1]) : -1;
+  if (id < 0 || id > INT32_MAX || !a[0].is_string())
     throw ClassifyError(what + ": '" + key + "' must be [token, id]");
-  return {{static_cast<std::int32_t>(a[1].get_int64())}, {std::string(a[0].get_string())}};
+  return {{static_cast<std::int32_t>(id)}, {std::string(a[0].get_string())}};
 }
 
 std::vector<TemplatePart> template_parts(const boost::json::object& o) {
@@ -172,9 +173,11 @@ std::vector<TemplatePart> template_parts(const boost::json::object& o) {
       throw ClassifyError(what + ": special token '" + name + "' is not in special_tokens");
     const auto& d = as_object(*def, what + " special token");
     SpecialToken st;
-    for (const auto& id : array_field(d, "ids", what)) {
-      if (!id.is_int64()) throw ClassifyError(what + ": ids of '" + name + "' must be integers");
-      st.ids.push_back(static_cast<std::int32_t>(id.get_int64()));
+    for (const auto& value : array_field(d, "ids", what)) {
+      const std::int64_t id = integer_or_minus_one(value);
+      if (id < 0 || id > INT32_MAX)
+        throw ClassifyError(what + ": ids of '" + name + "' must be valid ids");
+      st.ids.push_back(static_cast<std::int32_t>(id));
     }
     for (const auto& t : array_field(d, "tokens", what)) {
       if (!t.is_string()) throw ClassifyError(what + ": tokens of '" + name + "' must be strings");

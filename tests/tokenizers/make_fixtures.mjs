@@ -271,3 +271,84 @@ function protoField(buf, want) {
   }
   throw new Error(`protobuf field ${want} missing`);
 }
+
+// --- Components no family above uses, each against the reference too: WordLevel with NMT, NFKC,
+// Lowercase, Strip, Punctuation, Digits; WordLevel with NFD, StripAccents, a regex Replace,
+// Prepend, Whitespace, CharDelimiterSplit and Split in every behaviour (and invert); BPE with a
+// continuing-subword prefix and an end-of-word suffix behind NFKD and Metaspace (prepend "first").
+{
+  const doc = train(tk.WordLevel.empty(), tk.sequenceNormalizer([tk.nfkcNormalizer(), tk.lowercase()]),
+    tk.sequencePreTokenizer([tk.whitespaceSplitPreTokenizer(), tk.punctuationPreTokenizer(), tk.digitsPreTokenizer(true)]), 300);
+  const specials = ['[UNK]', '[CLS]', '[SEP]'];
+  doc.model.vocab = withSpecials(doc.model.vocab, specials);
+  doc.model.unk_token = '[UNK]';
+  doc.added_tokens = specials.map((s, i) => added(s, i));
+  doc.normalizer = { type: 'Sequence', normalizers: [{ type: 'Nmt' }, { type: 'NFKC' }, { type: 'Lowercase' }, { type: 'Strip', strip_left: true, strip_right: true }] };
+  doc.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, { type: 'Punctuation', behavior: 'Contiguous' }, { type: 'Digits', individual_digits: true }] };
+  doc.post_processor = { type: 'BertProcessing', sep: ['[SEP]', 2], cls: ['[CLS]', 1] };
+  write('misc-wordlevel-a', doc);
+}
+{
+  const doc = train(tk.WordLevel.empty(), tk.sequenceNormalizer([tk.nfdNormalizer(), tk.stripAccentsNormalizer()]),
+    tk.whitespacePreTokenizer(), 300);
+  doc.model.vocab = withSpecials(doc.model.vocab, ['<unk>']);
+  doc.model.unk_token = '<unk>';
+  doc.added_tokens = [added('<unk>', 0), added('stop word', doc.model.vocab.length ?? Object.keys(doc.model.vocab).length, { normalized: true, special: false, rstrip: true })];
+  doc.model.vocab['stop word'] = Object.keys(doc.model.vocab).length;
+  doc.added_tokens[1].id = doc.model.vocab['stop word'];
+  doc.normalizer = { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'StripAccents' }, { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' }, { type: 'Prepend', prepend: '>' }] };
+  doc.pre_tokenizer = {
+    type: 'Sequence',
+    pretokenizers: [
+      { type: 'Whitespace' },
+      { type: 'CharDelimiterSplit', delimiter: '-' },
+      { type: 'Split', pattern: { String: "'" }, behavior: 'MergedWithPrevious', invert: false },
+      { type: 'Split', pattern: { Regex: '\\d+' }, behavior: 'MergedWithNext', invert: false },
+      { type: 'Split', pattern: { Regex: '[aeiou]' }, behavior: 'Contiguous', invert: true },
+      { type: 'Split', pattern: { String: 'x' }, behavior: 'Removed', invert: false },
+      { type: 'Digits', individual_digits: false },
+    ],
+  };
+  doc.post_processor = null;
+  write('misc-wordlevel-b', doc);
+}
+{
+  // A hand-made BPE: each frequent word is merged left to right, "##" on continuing pieces and
+  // "</w>" on the last one, so vocabulary and merges are consistent.
+  const words = new Map();
+  for (const line of fs.readFileSync(corpus(200), 'utf8').split('\n'))
+    for (const w of line.normalize('NFKD').toLowerCase().split(/\s+/).filter(Boolean)) words.set('▁' + w, (words.get('▁' + w) ?? 0) + 1);
+  const vocab = { '<unk>': 0 };
+  const merges = [];
+  const add = (t) => { if (!(t in vocab)) vocab[t] = Object.keys(vocab).length; };
+  for (const w of words.keys()) {
+    const cs = Array.from(w);
+    cs.forEach((c, i) => add((i ? '##' : '') + c + (i === cs.length - 1 ? '</w>' : '')));
+  }
+  const seen = new Set();
+  for (const [w] of [...words].sort((a, b) => b[1] - a[1]).slice(0, 300)) {
+    const cs = Array.from(w);
+    let left = cs[0];
+    for (let i = 1; i < cs.length; i++) {
+      const right = '##' + cs[i] + (i === cs.length - 1 ? '</w>' : '');
+      const merged = left + right.slice(2);
+      const key = `${left} ${right}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        add(merged);
+        merges.push([left, right]);
+      }
+      left = merged;
+    }
+  }
+  const doc = {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [added('<unk>', 0)],
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'NFKD' }, { type: 'Lowercase' }] },
+    pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: true },
+    post_processor: null,
+    decoder: null,
+    model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: '##', end_of_word_suffix: '</w>', fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges },
+  };
+  write('misc-bpe-affixes', doc);
+}

@@ -36,8 +36,12 @@ void lowercase(NormalizedText& t) {
   if (changed) t.transform(out, 0);
 }
 
-void strip_accents(NormalizedText& t) {
+// BertNormalizer strips nonspacing marks only; the StripAccents normalizer every mark.
+void strip_nonspacing_marks(NormalizedText& t) {
   t.filter([](char32_t c) { return !is_mark_nonspacing(c); });
+}
+void strip_combining_marks(NormalizedText& t) {
+  t.filter([](char32_t c) { return !is_combining_mark(c); });
 }
 
 class BertNormalizer final : public Normalizer {
@@ -66,7 +70,7 @@ class BertNormalizer final : public Normalizer {
     }
     if (strip_) {
       unicode_normalize(t, UnicodeForm::nfd);
-      strip_accents(t);
+      strip_nonspacing_marks(t);
     }
     if (lower_) lowercase(t);
   }
@@ -91,7 +95,7 @@ class Lowercase final : public Normalizer {
 
 class StripAccents final : public Normalizer {
  public:
-  void normalize(NormalizedText& t) const override { strip_accents(t); }
+  void normalize(NormalizedText& t) const override { strip_combining_marks(t); }
 };
 
 class Strip final : public Normalizer {
@@ -227,7 +231,7 @@ std::unique_ptr<Normalizer> make_normalizer(const boost::json::value& block) {
     return std::make_unique<Replace>(pattern, is_regex, string_field(o, "content", what));
   }
   if (type == "Prepend") return std::make_unique<Prepend>(string_field(o, "prepend", what));
-  if (type == "NMT") return std::make_unique<Nmt>();
+  if (type == "Nmt") return std::make_unique<Nmt>();
   if (type == "Precompiled")
     return std::make_unique<Precompiled>(string_field_or(o, "precompiled_charsmap", ""));
   if (type == "Sequence") {

@@ -70,7 +70,11 @@ class ByteLevel final : public PreTokenizer {
 
 class Whitespace final : public PreTokenizer {
  public:
-  Whitespace() : regex_(R"(\w+|[^\w\s]+)") {}
+  // The reference's `\w+|[^\w\s]+` with Rust regex's \w: Alphabetic, marks, decimal digits,
+  // connector punctuation and joiners (PCRE2's \w lacks the marks).
+  Whitespace()
+      : regex_(R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+)"
+               R"(|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\s]+)") {}
   void pre_tokenize(std::vector<Piece>& pieces) const override {
     split_pieces(pieces, [&](std::size_t, NormalizedText&& t) {
       return split_text(t, regex_matches(regex_, t.text(), true), SplitBehavior::removed);

@@ -30,6 +30,41 @@ ThreadState& thread_state() {
   return state;
 }
 
+// Oniguruma's \s (and \S) is exactly White_Space; PCRE2's also takes U+180E, which Unicode 6.3
+// dropped. Spell it out (inside a class, only \s: a negated set cannot nest there).
+constexpr const char* kWhiteSpace =
+    R"(\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+
+std::string onig_to_pcre2(const std::string& pattern) {
+  std::string out;
+  out.reserve(pattern.size());
+  bool in_class = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char n = pattern[++i];
+      if (n == 's')
+        out += in_class ? std::string(kWhiteSpace) : "[" + std::string(kWhiteSpace) + "]";
+      else if (n == 'S' && !in_class)
+        out += "[^" + std::string(kWhiteSpace) + "]";
+      else
+        out.append({c, n});
+      continue;
+    }
+    if (c == '[' && !in_class) {
+      in_class = true;
+      out += c;
+      // A leading ']' or '^]' is a literal member.
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];
+      continue;
+    }
+    if (c == ']' && in_class) in_class = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 struct Regex::Impl {
@@ -40,9 +75,10 @@ struct Regex::Impl {
 Regex::Regex(const std::string& pattern) : impl_(std::make_unique<Impl>()) {
   int error = 0;
   PCRE2_SIZE error_offset = 0;
-  impl_->code =
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                    PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &error, &error_offset, nullptr);
+  const std::string translated = onig_to_pcre2(pattern);
+  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
+                              PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &error, &error_offset,
+                              nullptr);
   if (impl_->code == nullptr) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof message);

@@ -127,6 +127,11 @@ bool is_mark_nonspacing(char32_t c) {
   return category(c) == UTF8PROC_CATEGORY_MN;
 }
 
+bool is_combining_mark(char32_t c) {
+  const auto k = category(c);
+  return k == UTF8PROC_CATEGORY_MN || k == UTF8PROC_CATEGORY_MC || k == UTF8PROC_CATEGORY_ME;
+}
+
 bool is_numeric(char32_t c) {
   const auto k = category(c);
   return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_NO;

@@ -31,6 +31,8 @@ bool is_punctuation_category(char32_t c);
 bool is_chinese_char(char32_t c);
 /// Nonspacing mark (Mn).
 bool is_mark_nonspacing(char32_t c);
+/// Any mark (Mn, Mc, Me): unicode-normalization's `is_combining_mark`.
+bool is_combining_mark(char32_t c);
 /// Rust `char::is_alphanumeric` (Alphabetic or Numeric: L*, Nl, Nd, No and Other_Alphabetic).
 bool is_alphanumeric(char32_t c);
 /// Rust `char::is_numeric` (Nd, Nl, No).

@@ -89,3 +89,19 @@ def test_a_bad_tokenizer_file_is_a_usage_error(tmp_path):
     out = run("--tokenizer", str(bad), "x")
     assert out.returncode == 2
     assert b"unsupported model type 'Nope'" in out.stderr
+
+
+def test_sentencepiece_model_of_use_lite_gives_its_ids():
+    # The USE-lite files come from models/fetch-use-lite.sh (instant when cached), as for the
+    # learned unit tests.
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    fetch = subprocess.run([os.path.join(root, "models", "fetch-use-lite.sh"), BIN],
+                           capture_output=True, timeout=1800)
+    if fetch.returncode != 0:
+        pytest.skip("models/fetch-use-lite.sh failed: " + fetch.stderr.decode()[-300:])
+    cache = os.environ.get("MCPCLASS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.environ["HOME"], ".cache"), "mcpclass")
+    out = run("--tokenizer", os.path.join(cache, "use-lite", "tokenizer.model"), "--json", "hello")
+    assert out.returncode == 0, out.stderr
+    # ▁hell (2002) + o (102), as tests/unit/test_tokenizer_sentencepiece.cpp knows them.
+    assert json.loads(out.stdout) == {"ids": [2002, 102]}

@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   add_http_options(route, "Serve /v1/chat/completions, /v1/models, /mcp and /health");
 
   cli::LearnedCommands learned(app);  // model convert, index, train, eval
-  cli::TokenizeCommand tokenize(app);
+  cli::TokenizeOptions tokenize_options;
+  auto* tokenize = cli::add_tokenize_command(app, tokenize_options);
 
   try {
     app.parse(argc, argv);
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
   if (*classify && remote.active()) return cli::run_remote_classify(remote, text, probabilities);
   if (*call) return cli::run_call(call_options);
   if (learned.selected()) return learned.run();
-  if (tokenize.selected()) return tokenize.run();
+  if (*tokenize) return cli::run_tokenize(tokenize_options);
   try {
     const config::Config config = cli::load_config(config_path);
     if (*classify) return cli::run_classify(config, text, probabilities);

@@ -12,48 +12,29 @@
 
 namespace mcpclass::cli {
 
-struct TokenizeCommand::Options {
-  CLI::App* command = nullptr;
-  std::string tokenizer;
-  std::vector<std::string> texts;
-  bool offsets = false;
-  bool json = false;
-  bool batch = false;
-  bool no_special = false;
-  std::size_t max_length = 0;
-  std::size_t stride = 0;
-  std::size_t max_line_bytes = 16u << 20;
-};
-
-TokenizeCommand::TokenizeCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
-  Options& o = *options_;
-  o.command = app.add_subcommand(
+CLI::App* add_tokenize_command(CLI::App& app, TokenizeOptions& o) {
+  auto* command = app.add_subcommand(
       "tokenize", "Print the token ids, tokens and offsets a tokenizer file gives texts");
-  o.command
+  command
       ->add_option("--tokenizer", o.tokenizer,
                    "tokenizer.json, BERT vocab.txt or sentencepiece .model")
       ->required()
       ->check(CLI::ExistingFile);
-  o.command->add_option("text", o.texts, "Texts to tokenize");
-  o.command->add_flag("--offsets", o.offsets, "Also print each token's byte offsets in the text");
-  o.command->add_flag("--json", o.json, "One JSON object per text");
-  o.command->add_flag("--batch", o.batch,
-                      "Read texts from stdin, one JSON string per line; write one JSON object "
-                      "per line (implies --json)");
-  o.command->add_flag("--no-special-tokens", o.no_special,
-                      "Do not add the post-processor's special tokens");
-  o.command->add_option("--max-length", o.max_length,
-                        "Truncate to this many tokens; the rest comes as overflowing windows");
-  o.command->add_option("--stride", o.stride,
-                        "Tokens each overflowing window repeats from the previous one");
-  o.command->add_option("--max-line-bytes", o.max_line_bytes,
-                        "--batch: refuse a stdin line longer than this (default 16 MiB)");
-}
-
-TokenizeCommand::~TokenizeCommand() = default;
-
-bool TokenizeCommand::selected() const {
-  return static_cast<bool>(*options_->command);
+  command->add_option("text", o.texts, "Texts to tokenize");
+  command->add_flag("--offsets", o.offsets, "Also print each token's byte offsets in the text");
+  command->add_flag("--json", o.json, "One JSON object per text");
+  command->add_flag("--batch", o.batch,
+                    "Read texts from stdin, one JSON string per line; write one JSON object "
+                    "per line (implies --json)");
+  command->add_flag("--no-special-tokens", o.no_special,
+                    "Do not add the post-processor's special tokens");
+  command->add_option("--max-length", o.max_length,
+                      "Truncate to this many tokens; the rest comes as overflowing windows");
+  command->add_option("--stride", o.stride,
+                      "Tokens each overflowing window repeats from the previous one");
+  command->add_option("--max-line-bytes", o.max_line_bytes,
+                      "--batch: refuse a stdin line longer than this (default 16 MiB)");
+  return command;
 }
 
 namespace {
@@ -100,8 +81,7 @@ void print_text(const classify::TokenizedText& t, bool offsets, const std::strin
 
 }  // namespace
 
-int TokenizeCommand::run() {
-  const Options& o = *options_;
+int run_tokenize(const TokenizeOptions& o) {
   std::unique_ptr<classify::TextTokenizer> tokenizer;
   try {
     classify::TokenizerOptions options;

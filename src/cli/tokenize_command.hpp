@@ -4,25 +4,27 @@
 
 #include <CLI/CLI.hpp>
 
-#include <memory>
+#include <cstddef>
+#include <string>
+#include <vector>
 
 namespace mcpclass::cli {
 
-class TokenizeCommand {
- public:
-  /// Registers the subcommand on `app`.
-  explicit TokenizeCommand(CLI::App& app);
-  ~TokenizeCommand();
-  TokenizeCommand(const TokenizeCommand&) = delete;
-  TokenizeCommand& operator=(const TokenizeCommand&) = delete;
-
-  bool selected() const;
-  /// Runs it; returns an ExitCode. Never throws.
-  int run();
-
- private:
-  struct Options;
-  std::unique_ptr<Options> options_;
+struct TokenizeOptions {
+  std::string tokenizer;
+  std::vector<std::string> texts;
+  bool offsets = false;
+  bool json = false;
+  bool batch = false;
+  bool no_special = false;
+  std::size_t max_length = 0;
+  std::size_t stride = 0;
+  std::size_t max_line_bytes = 16u << 20;
 };
+
+/// Registers the subcommand on `app`, parsing into `o`.
+CLI::App* add_tokenize_command(CLI::App& app, TokenizeOptions& o);
+/// Runs it; returns an ExitCode. Never throws.
+int run_tokenize(const TokenizeOptions& o);
 
 }  // namespace mcpclass::cli

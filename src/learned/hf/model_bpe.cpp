@@ -47,13 +47,12 @@ using Pieces = std::vector<std::pair<std::int32_t, std::uint32_t>>;
 constexpr std::size_t kCacheCapacity = 10000;
 constexpr std::size_t kCacheMaxWord = 256;
 
-class Bpe final : public Model {
+class Bpe final : public VocabularyModel {
  public:
   Bpe(Vocab vocab, std::unordered_map<std::uint64_t, MergeEntry> merges,
       std::optional<std::string> unk, std::string prefix, std::string suffix, bool fuse_unk,
       bool byte_fallback, bool ignore_merges)
-      : vocab_(std::move(vocab)),
-        by_id_(reverse_vocab(vocab_)),
+      : VocabularyModel(std::move(vocab)),
         merges_(std::move(merges)),
         unk_(std::move(unk)),
         prefix_(std::move(prefix)),
@@ -85,17 +84,6 @@ class Bpe final : public Model {
       std::unique_lock lock(cache_mutex_);
       if (cache_.size() < kCacheCapacity) cache_.emplace(std::string(word), std::move(pieces));
     }
-  }
-
-  std::optional<std::int32_t> token_to_id(std::string_view t) const override {
-    auto it = vocab_.find(t);
-    if (it == vocab_.end()) return std::nullopt;
-    return it->second;
-  }
-  std::string id_to_token(std::int32_t id) const override {
-    return id >= 0 && static_cast<std::size_t>(id) < by_id_.size()
-               ? by_id_[static_cast<std::size_t>(id)]
-               : "";
   }
 
  private:
@@ -211,8 +199,6 @@ class Bpe final : public Model {
     }
   }
 
-  Vocab vocab_;
-  std::vector<std::string> by_id_;
   std::unordered_map<std::uint64_t, MergeEntry> merges_;
   std::optional<std::string> unk_;
   std::optional<std::int32_t> unk_id_;

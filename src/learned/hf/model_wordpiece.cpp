@@ -10,11 +10,10 @@ namespace mcpclass::classify::hf {
 
 namespace {
 
-class WordPiece final : public Model {
+class WordPiece final : public VocabularyModel {
  public:
   WordPiece(Vocab vocab, std::string unk, std::string prefix, std::size_t max_chars)
-      : vocab_(std::move(vocab)),
-        by_id_(reverse_vocab(vocab_)),
+      : VocabularyModel(std::move(vocab)),
         unk_(std::move(unk)),
         prefix_(std::move(prefix)),
         max_chars_(max_chars) {}
@@ -50,17 +49,6 @@ class WordPiece final : public Model {
     }
   }
 
-  std::optional<std::int32_t> token_to_id(std::string_view t) const override {
-    auto it = vocab_.find(t);
-    if (it == vocab_.end()) return std::nullopt;
-    return it->second;
-  }
-  std::string id_to_token(std::int32_t id) const override {
-    return id >= 0 && static_cast<std::size_t>(id) < by_id_.size()
-               ? by_id_[static_cast<std::size_t>(id)]
-               : "";
-  }
-
  private:
   Vocab::const_iterator find_prefixed(std::string& buf, std::string_view sub) const {
     buf.resize(prefix_.size());
@@ -74,8 +62,6 @@ class WordPiece final : public Model {
     out.push_back({it->second, unk_, 0, static_cast<std::uint32_t>(word.size())});
   }
 
-  Vocab vocab_;
-  std::vector<std::string> by_id_;
   std::string unk_;
   std::string prefix_;
   std::size_t max_chars_;

@@ -30,6 +30,21 @@ std::vector<std::string> reverse_vocab(const Vocab& vocab) {
   return out;
 }
 
+VocabularyModel::VocabularyModel(Vocab vocab)
+    : vocab_(std::move(vocab)), by_id_(reverse_vocab(vocab_)) {}
+
+std::optional<std::int32_t> VocabularyModel::token_to_id(std::string_view token) const {
+  auto it = vocab_.find(token);
+  if (it == vocab_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string VocabularyModel::id_to_token(std::int32_t id) const {
+  return id >= 0 && static_cast<std::size_t>(id) < by_id_.size()
+             ? by_id_[static_cast<std::size_t>(id)]
+             : std::string();
+}
+
 std::unique_ptr<Model> make_model(const boost::json::value& block) {
   const auto& o = as_object(block, "model");
   // Files written before `type` was serialised: infer from the fields.

@@ -36,6 +36,18 @@ class Model {
   virtual std::string id_to_token(std::int32_t id) const = 0;
 };
 
+/// A model over a {token: id} vocabulary (WordPiece, BPE, WordLevel): the lookups both ways.
+class VocabularyModel : public Model {
+ public:
+  explicit VocabularyModel(Vocab vocab);
+  std::optional<std::int32_t> token_to_id(std::string_view token) const override;
+  std::string id_to_token(std::int32_t id) const override;
+
+ protected:
+  Vocab vocab_;
+  std::vector<std::string> by_id_;
+};
+
 /// Throws ClassifyError naming an unknown type or a bad field.
 std::unique_ptr<Model> make_model(const boost::json::value& block);
 

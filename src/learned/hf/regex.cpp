@@ -76,9 +76,9 @@ Regex::Regex(const std::string& pattern) : impl_(std::make_unique<Impl>()) {
   int error = 0;
   PCRE2_SIZE error_offset = 0;
   const std::string translated = onig_to_pcre2(pattern);
-  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
-                              PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &error, &error_offset,
-                              nullptr);
+  impl_->code =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
+                    PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &error, &error_offset, nullptr);
   if (impl_->code == nullptr) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof message);

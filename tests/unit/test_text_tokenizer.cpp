@@ -13,6 +13,13 @@
 
 #include <unistd.h>
 
+#ifdef MCPCLASS_WITH_LEARNED
+#include "mcpclass/learned/embedding_encoder.hpp"
+#include "test_learned_support.hpp"
+
+#include <cmath>
+#endif
+
 using namespace mcpclass::classify;
 
 namespace {
@@ -21,7 +28,7 @@ std::string fixture(const std::string& name) {
   return std::string(MCPCLASS_SOURCE_DIR) + "/tests/tokenizers/fixtures/" + name + ".json";
 }
 
-std::string temp_dir(const std::string& name) {
+std::string scratch_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("mcpclass-text-tokenizer-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -59,7 +66,7 @@ TEST_CASE("text tokenizer: invalid UTF-8 is an error naming its byte offset") {
 }
 
 TEST_CASE("text tokenizer: a bad tokenizer.json is an error naming the file and the block") {
-  const auto dir = temp_dir("bad");
+  const auto dir = scratch_dir("bad");
   CHECK_THROWS_WITH_AS(open_text_tokenizer(dir + "/missing.json"),
                        doctest::Contains("not a readable file"), ClassifyError);
   CHECK_THROWS_WITH_AS(open_text_tokenizer(write(dir, "broken.json", "{\"model\": ")),
@@ -113,7 +120,7 @@ TEST_CASE("text tokenizer: a stride that leaves no room in the window is refused
 TEST_CASE(
     "text tokenizer: vocab.txt runs BERT's pipeline with the ids of the equivalent "
     "tokenizer.json") {
-  const auto dir = temp_dir("vocab");
+  const auto dir = scratch_dir("vocab");
   const auto doc = fixture_json("bert-uncased");
   std::vector<std::string> by_id(doc.at("model").at("vocab").as_object().size());
   for (const auto& [token, id] : doc.at("model").at("vocab").as_object())
@@ -157,3 +164,26 @@ TEST_CASE("text tokenizer: concurrent encodes give the sequential results") {
   for (auto& t : threads) t.join();
   CHECK(mismatches == std::vector<int>(4, 0));
 }
+
+#ifdef MCPCLASS_WITH_LEARNED
+TEST_CASE("text tokenizer: an encoder takes a tokenizer.json where it took a sentencepiece model") {
+  EncoderOptions o;
+  o.encoder_path = learned_test::model_dir() + "/use-lite.safetensors";
+  o.tokenizer_path = fixture("bert-uncased");  // ids below USE-lite's 8000 rows
+  o.max_tokens = 16;
+  const auto encoder = load_sentence_encoder(o);
+  const auto tok = open_text_tokenizer(fixture("bert-uncased"));
+  CHECK(encoder->piece_count() == tok->vocab_size());
+  const std::string text =
+      "What is the integral of x^2 from 0 to 3? Héllo [MASK] 中文 and more words";
+  auto expected = tok->encode(text).ids;
+  REQUIRE(expected.size() > 16);
+  expected.resize(16);
+  CHECK(encoder->token_ids(text) == expected);
+  const auto v = encoder->encode(std::vector<std::string>{text});
+  REQUIRE(v.size() == encoder->dimension());
+  double norm = 0;
+  for (float x : v) norm += static_cast<double>(x) * x;
+  CHECK(std::abs(norm - 1.0) < 1e-4);
+}
+#endif

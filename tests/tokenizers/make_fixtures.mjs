@@ -112,6 +112,10 @@ for (const [name, lowercase] of [['bert-uncased', true], ['bert-cased', false]])
   doc.post_processor = { type: 'RobertaProcessing', sep: ['</s>', 2], cls: ['<s>', 0], trim_offsets: true, add_prefix_space: false };
   doc.decoder = { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true };
   write('roberta', doc);
+  // GPT-2 / BART style: a space put in front of the text, kept out of the first offsets.
+  doc.pre_tokenizer = { ...doc.pre_tokenizer, add_prefix_space: true };
+  doc.post_processor = { ...doc.post_processor, add_prefix_space: true };
+  write('roberta-prefix-space', doc);
 }
 
 // --- ModernBERT-base: the OLMo / GPT-NeoX byte-level BPE (NFC normalizer, ByteLevel), [CLS] $A

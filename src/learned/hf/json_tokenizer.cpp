@@ -116,7 +116,7 @@ TokenizedText JsonTokenizer::encode(std::string_view text, bool add_special_toke
         add_special_tokens && post_processor_ ? post_processor_->added_tokens() : 0;
     truncate(e, max_length_ - added, stride_, side_);
   }
-  if (post_processor_) post_processor_->process(e, add_special_tokens);
+  if (post_processor_) post_processor_->process(e, text, add_special_tokens);
   return e;
 }
 

@@ -11,8 +11,15 @@ namespace mcpclass::classify::hf {
 
 namespace {
 
+bool continuation(std::string_view text, std::uint32_t at) {
+  return at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80;
+}
+
 // The reference's process_offsets: offsets leave out the spaces at a byte-level token's ends.
-void trim_offsets(TokenizedText& e, bool add_prefix_space) {
+// The reference moves them by characters of the text (its Node and Python bindings trim offsets
+// already counted in characters), so a trimmed NBSP or ideographic space moves them by all its
+// bytes.
+void trim_offsets(TokenizedText& e, std::string_view text, bool add_prefix_space) {
   auto is_space = [](char32_t c) { return c == kByteLevelSpace || is_white_space(c); };
   for (std::size_t i = 0; i < e.tokens.size(); ++i) {
     const std::string& tok = e.tokens[i];
@@ -24,22 +31,28 @@ void trim_offsets(TokenizedText& e, bool add_prefix_space) {
       cs.push_back(decode_utf8(tok, p, len));
       p += len;
     }
-    // Counted in original bytes: "Ġ" stands for one space byte, a real space for its UTF-8 length.
-    auto bytes = [](char32_t c) {
-      return c == kByteLevelSpace ? std::uint32_t{1} : static_cast<std::uint32_t>(utf8_length(c));
-    };
-    std::size_t lead_chars = 0, trail_chars = 0;
-    std::uint32_t lead = 0, trail = 0;
-    while (lead_chars < cs.size() && is_space(cs[lead_chars])) lead += bytes(cs[lead_chars++]);
-    while (trail_chars < cs.size() && is_space(cs[cs.size() - 1 - trail_chars]))
-      trail += bytes(cs[cs.size() - 1 - trail_chars++]);
+    std::size_t lead = 0, trail = 0;
+    while (lead < cs.size() && is_space(cs[lead])) ++lead;
+    while (trail < cs.size() && is_space(cs[cs.size() - 1 - trail])) ++trail;
     if (lead > 0) {
-      if ((i == 0 || b == 0) && add_prefix_space && lead_chars == 1) lead = 0;
-      b = std::min<std::uint32_t>(b + lead, en);
+      if ((i == 0 || b == 0) && add_prefix_space && lead == 1) lead = 0;
+      std::uint32_t at = b;
+      for (std::size_t k = 0; k < lead && at < en; ++k) do
+          ++at;
+        while (continuation(text, at));
+      b = std::min(at, en);
     }
-    if (trail > 0 && en >= trail) en = std::max<std::uint32_t>(en - trail, b);
+    if (trail > 0) {
+      // Only when the end is at least `trail` characters into the text.
+      std::uint32_t at = en;
+      std::size_t k = 0;
+      for (; k < trail && at > 0; ++k) do
+          --at;
+        while (at > 0 && continuation(text, at));
+      if (k == trail) en = std::max(at, b);
+    }
   }
-  for (auto& o : e.overflowing) trim_offsets(o, add_prefix_space);
+  for (auto& o : e.overflowing) trim_offsets(o, text, add_prefix_space);
 }
 
 struct SpecialToken {
@@ -90,7 +103,7 @@ class Template final : public PostProcessor {
  public:
   explicit Template(std::vector<TemplatePart> parts) : parts_(std::move(parts)) {}
   std::size_t added_tokens() const override { return count_added(parts_); }
-  void process(TokenizedText& e, bool add_special_tokens) const override {
+  void process(TokenizedText& e, std::string_view, bool add_special_tokens) const override {
     if (add_special_tokens) apply_template(e, parts_);
   }
 
@@ -103,8 +116,8 @@ class Roberta final : public PostProcessor {
   Roberta(std::vector<TemplatePart> parts, bool trim, bool add_prefix_space)
       : parts_(std::move(parts)), trim_(trim), add_prefix_space_(add_prefix_space) {}
   std::size_t added_tokens() const override { return count_added(parts_); }
-  void process(TokenizedText& e, bool add_special_tokens) const override {
-    if (trim_) trim_offsets(e, add_prefix_space_);
+  void process(TokenizedText& e, std::string_view text, bool add_special_tokens) const override {
+    if (trim_) trim_offsets(e, text, add_prefix_space_);
     if (add_special_tokens) apply_template(e, parts_);
   }
 
@@ -118,8 +131,8 @@ class ByteLevelProcessor final : public PostProcessor {
   ByteLevelProcessor(bool trim, bool add_prefix_space)
       : trim_(trim), add_prefix_space_(add_prefix_space) {}
   std::size_t added_tokens() const override { return 0; }
-  void process(TokenizedText& e, bool) const override {
-    if (trim_) trim_offsets(e, add_prefix_space_);
+  void process(TokenizedText& e, std::string_view text, bool) const override {
+    if (trim_) trim_offsets(e, text, add_prefix_space_);
   }
 
  private:
@@ -134,8 +147,8 @@ class Sequence final : public PostProcessor {
     for (const auto& p : parts_) n += p->added_tokens();
     return n;
   }
-  void process(TokenizedText& e, bool add_special_tokens) const override {
-    for (const auto& p : parts_) p->process(e, add_special_tokens);
+  void process(TokenizedText& e, std::string_view text, bool add_special_tokens) const override {
+    for (const auto& p : parts_) p->process(e, text, add_special_tokens);
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <boost/json/fwd.hpp>
 
 #include <memory>
+#include <string_view>
 
 namespace mcpclass::classify::hf {
 
@@ -16,8 +17,8 @@ class PostProcessor {
   virtual ~PostProcessor() = default;
   /// Tokens process() adds to a single sequence (truncation leaves room for them).
   virtual std::size_t added_tokens() const = 0;
-  /// Processes `e` and its overflowing windows.
-  virtual void process(TokenizedText& e, bool add_special_tokens) const = 0;
+  /// Processes `e` and its overflowing windows; `text` is what was encoded (offsets index it).
+  virtual void process(TokenizedText& e, std::string_view text, bool add_special_tokens) const = 0;
 };
 
 /// Null for a JSON null. Throws ClassifyError naming an unknown type or a bad field.

@@ -2,9 +2,9 @@
 
 #include "learned/length_batches.hpp"
 #include "learned/safetensors.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/learned/text_tokenizer.hpp"
 
 #include <malloc.h>
 #include <omp.h>

@@ -1,13 +1,13 @@
 // libtorch translation unit: running TorchScript text models (the encoder contract of
-// embedding_encoder.hpp) behind a sentencepiece tokenizer.
+// embedding_encoder.hpp) behind any text tokenizer (text_tokenizer.hpp).
 #include "learned/blas_threads.hpp"
 #include "learned/length_batches.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
 #include "learned/torch_plugin/plugin_impl.hpp"
 #include "learned/torch_plugin/torch_files.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/learned/text_tokenizer.hpp"
 
 #include <ATen/Parallel.h>
 #include <torch/script.h>

@@ -15,12 +15,15 @@
 #               alone (onnx.json); needs the libtorch build, python3-torch and python3-onnx
 #   profile     where a request's CPU goes over HTTP: mcpclass against bare Beast, per shared object
 #               and symbol, with perf (bench/profile_http.py, profile.json)
+#   tokenizers  tokenizer.json encoding per text, mcpclass vs the reference Hugging Face tokenizers
+#               on one thread (bench/tokenizers.mjs, tokenizers.json and tokenizers.md)
 # Builds a Release keyword-only mcpclass into ./build-bench (once, then incrementally); the
 # libtorch figures use ./build (scripts/build.sh) when it was configured with libtorch.
 # Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (2), MCPCLASS_BENCH_ROUNDS of the HTTP
 # runs (5; medians count), MCPCLASS_BENCH_CONNS (1,50,500),
 # MCPCLASS_BENCH_STDIO_SECONDS (3), MCPCLASS_BENCH_ITERATIONS (20000), MCPCLASS_BENCH_SPAWN_RUNS
-# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile),
+# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile,
+# tokenizers),
 # MCPCLASS_BENCH_ONNX_THREADS (1: intra-op threads of both encoders in the onnx section),
 # MCPCLASS_BENCH_TORCH_BUILD_DIR (./build; empty = skip), MCPCLASS_BENCH_OUT (bench/results).
 set -euo pipefail
@@ -65,7 +68,7 @@ else
 fi
 
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
-ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile}"
+ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile,tokenizers}"
 # route: what `mcpclass route` adds over calling the upstream, against nginx proxy_pass
 # (bench/route_proxy.py); the learned row needs the libtorch build's CLI and models/setup.sh.
 if [[ ",$ONLY," == *,route,* ]]; then
@@ -101,7 +104,15 @@ if [[ ",$ONLY," == *,profile,* ]]; then
     --bare-beast "$BUILD/bench/bare_beast" --json "$OUT/profile.json" \
     --seconds "${MCPCLASS_BENCH_SECONDS:-5}" >&2
 fi
-SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/,profile,/,/g; s/^,//; s/,$//')"
+# tokenizers: the reference's batch encode with RAYON_NUM_THREADS=1 against mcpclass (issue 30).
+if [[ ",$ONLY," == *,tokenizers,* ]]; then
+  cmake --build "$BUILD" --parallel "$JOBS" --target bench_tokenizer >&2
+  [ -f "$ROOT/tests/tokenizers/node_modules/tokenizers/package.json" ] ||
+    (cd "$ROOT/tests/tokenizers" && npm ci --no-audit --no-fund --loglevel=error >&2)
+  PATH="$("$ROOT/scripts/node-for-tests.sh"):$PATH" RAYON_NUM_THREADS=1 MCPCLASS_BENCH_OUT="$OUT" \
+    node "$ROOT/bench/tokenizers.mjs" "$BUILD" >&2
+fi
+SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/,profile,/,/g; s/,tokenizers,/,/g; s/^,//; s/,$//')"
 if [ -z "$SUITE_ONLY" ]; then
   # Only the separate sections ran: carry their JSON into the existing report.
   [ -f "$OUT/report.json" ] && /usr/bin/python3 "$ROOT/bench/report.py" "$OUT"

@@ -1,6 +1,7 @@
 // mcpclass: classify text, list categories, serve the classifier over MCP.
 #include "cli/app.hpp"
 #include "cli/learned_commands.hpp"
+#include "cli/tokenize_command.hpp"
 #include "mcpclass/version.hpp"
 
 #include <fmt/format.h>
@@ -88,6 +89,8 @@ int main(int argc, char** argv) {
   add_http_options(route, "Serve /v1/chat/completions, /v1/models, /mcp and /health");
 
   cli::LearnedCommands learned(app);  // model convert, index, train, eval
+  cli::TokenizeOptions tokenize_options;
+  auto* tokenize = cli::add_tokenize_command(app, tokenize_options);
 
   try {
     app.parse(argc, argv);
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
   if (*classify && remote.active()) return cli::run_remote_classify(remote, text, probabilities);
   if (*call) return cli::run_call(call_options);
   if (learned.selected()) return learned.run();
+  if (*tokenize) return cli::run_tokenize(tokenize_options);
   try {
     const config::Config config = cli::load_config(config_path);
     if (*classify) return cli::run_classify(config, text, probabilities);

@@ -2,9 +2,9 @@
 
 #include "learned/length_batches.hpp"
 #include "learned/safetensors.hpp"
-#include "learned/tokenizer_sentencepiece.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/learned/text_tokenizer.hpp"
 
 #include <malloc.h>
 #include <omp.h>
@@ -118,7 +118,7 @@ class NativeUseLite final : public SentenceEncoder {
     bf16_ = options.precision == EncoderPrecision::bf16 ||
             (options.precision == EncoderPrecision::automatic &&
              (isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx));
-    tokenizer_ = std::make_unique<SentencePieceTokenizer>(options.tokenizer_path);
+    tokenizer_ = open_text_tokenizer(options.tokenizer_path);
     load_weights(options.encoder_path);
 #ifdef __GLIBC__
     // Reading the file raised glibc's mmap threshold, so its freed buffers would stay resident.
@@ -135,11 +135,11 @@ class NativeUseLite final : public SentenceEncoder {
     return model_id_;
   }
   std::size_t piece_count() const override {
-    return tokenizer_->piece_count();
+    return tokenizer_->vocab_size();
   }
 
   std::vector<std::int32_t> token_ids(const std::string& text) const override {
-    auto ids = tokenizer_->encode(text);
+    auto ids = tokenizer_->encode(text).ids;
     if (ids.size() > options_.max_tokens) ids.resize(options_.max_tokens);
     return ids;
   }
@@ -491,7 +491,7 @@ class NativeUseLite final : public SentenceEncoder {
   EncoderOptions options_;
   dnnl::engine engine_;
   bool bf16_ = false;
-  std::unique_ptr<SentencePieceTokenizer> tokenizer_;
+  std::unique_ptr<TextTokenizer> tokenizer_;
   std::string model_id_;
   std::vector<float> embeddings_, signal_, hidden_w_, hidden_b_;
   float eps_ = 1e-6f;

@@ -1,4 +1,5 @@
-// Sentence encoders: text → fixed-size, L2-normalised vectors, behind a sentencepiece tokenizer.
+// Sentence encoders: text → fixed-size, L2-normalised vectors, behind a tokenizer (sentencepiece
+// `.model`, Hugging Face `tokenizer.json` or BERT `vocab.txt`: text_tokenizer.hpp).
 // Two implementations, chosen by the encoder file: USE-lite weights as safetensors (written by
 // `mcpclass model convert`) run natively on oneDNN without libtorch; anything else is loaded as
 // a TorchScript module by libtorch. Available with MCPCLASS_WITH_LEARNED.
@@ -25,7 +26,7 @@ enum class EncoderPrecision { automatic, bf16, f32 };
 
 struct EncoderOptions {
   std::string encoder_path;    ///< USE-lite safetensors or TorchScript file.
-  std::string tokenizer_path;  ///< sentencepiece `.model`.
+  std::string tokenizer_path;  ///< sentencepiece `.model`, tokenizer.json or vocab.txt.
   std::size_t max_tokens = 128;
   std::size_t batch_size = 32;
   /// Intra-op threads, applied on the calling thread for each call; also the thread count of

@@ -1,13 +1,13 @@
 // libtorch translation unit: running TorchScript text models (the encoder contract of
-// embedding_encoder.hpp) behind a sentencepiece tokenizer.
+// embedding_encoder.hpp) behind any text tokenizer (text_tokenizer.hpp).
 #include "learned/blas_threads.hpp"
 #include "learned/length_batches.hpp"
-#include "learned/tokenizer_sentencepiece.hpp"
 #include "learned/torch_plugin/plugin_impl.hpp"
 #include "learned/torch_plugin/torch_files.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/learned/text_tokenizer.hpp"
 
 #include <ATen/Parallel.h>
 #include <torch/script.h>
@@ -36,7 +36,7 @@ class TorchTextModel final : public SentenceEncoder {
       : options_(options), normalize_(normalize) {
     if (options_.max_tokens == 0 || options_.batch_size == 0)
       throw ClassifyError("max_tokens and batch_size must be positive");
-    tokenizer_ = std::make_unique<SentencePieceTokenizer>(options.tokenizer_path);
+    tokenizer_ = open_text_tokenizer(options.tokenizer_path);
     // libtorch's intra-op pool is set per call (run_batch); OpenBLAS has its own, set here.
     detail::set_blas_threads(static_cast<int>(options_.threads));
     try {
@@ -85,7 +85,7 @@ class TorchTextModel final : public SentenceEncoder {
     return encode_ids(rows, {});
   }
 
-  std::size_t piece_count() const override { return tokenizer_->piece_count(); }
+  std::size_t piece_count() const override { return tokenizer_->vocab_size(); }
 
  private:
   std::vector<float> encode_ids(const std::vector<std::vector<std::int32_t>>& ids,
@@ -101,7 +101,7 @@ class TorchTextModel final : public SentenceEncoder {
   }
 
   std::vector<std::int32_t> tokens(std::string_view text) const {
-    auto ids = tokenizer_->encode(text);
+    auto ids = tokenizer_->encode(text).ids;
     if (ids.size() > options_.max_tokens) ids.resize(options_.max_tokens);
     return ids;
   }
@@ -143,7 +143,7 @@ class TorchTextModel final : public SentenceEncoder {
 
   EncoderOptions options_;
   bool normalize_;
-  std::unique_ptr<SentencePieceTokenizer> tokenizer_;
+  std::unique_ptr<TextTokenizer> tokenizer_;
   torch::jit::Module module_;
   std::size_t dimension_ = 0;
   std::string model_id_;

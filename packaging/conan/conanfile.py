@@ -43,6 +43,8 @@ class McpclassConan(ConanFile):
         self.requires("fmt/9.1.0")
         self.requires("yaml-cpp/0.7.0")
         self.requires("re2/20230301")
+        self.requires("pcre2/10.42")  # tokenizer.json regexes (src/learned/hf)
+        self.requires("utf8proc/2.8.0")  # tokenizer.json normalizers
         self.requires("valijson/1.0")
         if self.options.with_learned:
             self.requires("onednn/3.1")
@@ -53,7 +55,7 @@ class McpclassConan(ConanFile):
             self.requires("doctest/2.4.9")
 
     def build_requirements(self):
-        self.tool_requires("pkgconf/2.0.3")  # CMake: pkg_check_modules (re2, sentencepiece)
+        self.tool_requires("pkgconf/2.0.3")  # CMake: pkg_check_modules (re2, pcre2, utf8proc, sentencepiece)
 
     def validate(self):
         from conan.tools.build import check_min_cppstd
@@ -67,7 +69,7 @@ class McpclassConan(ConanFile):
         tc.variables["MCPCLASS_CCACHE"] = False
         tc.generate()
         CMakeDeps(self).generate()
-        PkgConfigDeps(self).generate()  # pkg_check_modules: re2, sentencepiece
+        PkgConfigDeps(self).generate()  # pkg_check_modules: re2, pcre2, utf8proc, sentencepiece
 
     def build(self):
         cmake = CMake(self)

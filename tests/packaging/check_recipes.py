@@ -39,6 +39,8 @@ PACKAGES = {
     "CLI11": (["cli11"], "cli11", None),
     "valijson": (["valijson"], "valijson", None),
     "re2": (["re2"], "re2", None),
+    "libpcre2-8": (["pcre2"], "pcre2", None),
+    "libutf8proc": (["utf8proc"], "utf8proc", None),
     "doctest": (["doctest"], "doctest", "tests"),
     "Torch": (["libtorch"], "libtorch", "learned"),
     "sentencepiece": (["sentencepiece"], "sentencepiece", "learned"),

@@ -1,5 +1,7 @@
-// A hostile HTTP peer against the client side: a body or an SSE line that never ends. The client
-// stops reading at max_message_bytes with a clear error instead of buffering what it is sent.
+// A hostile HTTP peer against the client side: a body, an SSE line, a chunk-size line or a
+// trailer section that never ends. The client stops reading at max_message_bytes (bodies) or
+// max_header_bytes (everything Beast buffers whole) with a clear error instead of buffering
+// what it is sent.
 #include "net/http_client.hpp"
 #include "net/sse_parser.hpp"
 
@@ -62,7 +64,7 @@ HttpRequest get() {
 }  // namespace
 
 TEST_CASE("client limits: a JSON body that never ends fails at max_message_bytes") {
-  std::string error;
+  HttpError error;
   std::size_t sent = 0;
   {
     EndlessPeer peer(
@@ -74,29 +76,60 @@ TEST_CASE("client limits: a JSON body that never ends fails at max_message_bytes
     CHECK(result.body.size() <= (1u << 20) + 16384);
     sent = peer.sent();
   }
-  CHECK(error == "response body larger than 1048576 bytes (max_message_bytes)");
+  CHECK(error.kind == HttpFailure::too_large);
+  CHECK(error.message == "response body larger than 1048576 bytes (max_message_bytes)");
   CHECK(sent < kPeerCap);
 }
 
 TEST_CASE("client limits: an SSE line that never ends fails at max_message_bytes") {
-  std::string error;
+  HttpError error;
   std::size_t sent = 0;
   {
     EndlessPeer peer(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: ");
     HttpEngine engine(std::chrono::seconds(5), "");
     SseParser parser(1 << 20);
-    std::promise<std::string> ended;
+    std::promise<HttpError> ended;
     ExchangeCallbacks cb;
     cb.on_data = [&](std::string_view d) { parser.feed(d, [](SseEvent) {}); };
-    cb.on_end = [&](const std::string& e) { ended.set_value(e); };
+    cb.on_end = [&](const HttpError& e) { ended.set_value(e); };
     engine.start(parse_http_url(peer.url()), get(), std::move(cb));
     error = ended.get_future().get();
     engine.stop();
     sent = peer.sent();
   }
-  CHECK(error == "SSE event larger than 1048576 bytes (max_message_bytes)");
+  CHECK(error.kind == HttpFailure::too_large);
+  CHECK(error.message == "SSE event larger than 1048576 bytes (max_message_bytes)");
   CHECK(sent < kPeerCap);
+}
+
+// Beast keeps a chunk-size line (with its extensions) and the trailer section buffered until
+// they end: only the read buffer's bound stops them.
+TEST_CASE(
+    "client limits: a chunk extension or a trailer that never ends fails at max_header_bytes") {
+  const char* heads[] = {
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+      "Connection: close\r\n\r\n1;x=",
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+      "Connection: close\r\n\r\n2\r\n{}\r\n0\r\nx-trailer: ",
+  };
+  for (const char* head : heads) {
+    CAPTURE(head);
+    HttpEngine::Result result;
+    std::size_t sent = 0;
+    {
+      EndlessPeer peer(head);
+      HttpEngine engine(std::chrono::seconds(5), "", 1 << 20, 0, 8192);
+      result = engine.perform(parse_http_url(peer.url()), get());
+      engine.stop();
+      sent = peer.sent();
+    }
+    CHECK(result.error.kind == HttpFailure::too_large);
+    CHECK(result.error.message ==
+          "response broken: response header, chunk-size line or trailer section larger than 8192 "
+          "bytes (max_header_bytes)");
+    CHECK(sent < kPeerCap);
+  }
 }
 
 TEST_CASE("client limits: the SSE parser bounds an event's data, not only its lines") {

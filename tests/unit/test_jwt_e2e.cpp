@@ -93,7 +93,7 @@ Answer send(const std::string& url, const std::string& method, const std::string
   }
   auto r = engine.perform(parsed, std::move(req));
   engine.stop();
-  REQUIRE(r.error.empty());
+  REQUIRE(!r.error);
   return {r.head.status, r.head.header("www-authenticate"), r.body};
 }
 

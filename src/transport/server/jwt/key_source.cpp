@@ -88,8 +88,8 @@ std::shared_ptr<const KeySet> KeySource::refresh_if_due(bool unknown_kid) {
     req.headers.emplace_back("Accept", "application/json");
     req.timeout = options_.jwks_timeout;
     auto result = engine_->perform(url, std::move(req));
-    if (!result.error.empty())
-      error = result.error;
+    if (result.error)
+      error = result.error.message;
     else if (result.head.status != 200)
       error = "HTTP " + std::to_string(result.head.status);
     else

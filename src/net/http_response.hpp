@@ -102,9 +102,19 @@ boost::asio::awaitable<bool> read_response(Stream& stream, boost::beast::flat_bu
     parser->body_limit(boost::none);
     parser->header_limit(static_cast<std::uint32_t>(
         std::min<std::size_t>(limits.header_bytes - header_bytes, UINT32_MAX)));
-    auto [hec, hn] = co_await http::async_read_header(stream, buffer, *parser, tuple);
-    if (hec) throw fail(hec, "no response");
-    header_bytes += hn;
+    // async_read_header, counting: Beast parses complete header lines as they arrive and
+    // applies header_limit only to what is still unparsed, so lines that come a few at a time
+    // would pass any limit.
+    while (!parser->is_header_done()) {
+      auto [hec, hn] = co_await http::async_read_some(stream, buffer, *parser, tuple);
+      if (hec) throw fail(hec, "no response");
+      header_bytes += hn;
+      if (header_bytes > limits.header_bytes)
+        throw ExchangeFailure(HttpFailure::too_large,
+                              fmt::format("no response: header block larger than {} bytes "
+                                          "(max_header_bytes)",
+                                          limits.header_bytes));
+    }
     status = static_cast<int>(parser->get().result_int());
     if (status == 101)
       throw ExchangeFailure(HttpFailure::protocol,

@@ -63,6 +63,8 @@ def route_for(tmp_path):
 
 
 ENDLESS = {
+    # Header fields that never end, each line complete (Beast parses them as they come).
+    "header-fields": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", b"x-a: b\r\n"),
     # Transfer-Encoding: chunked, then a chunk-size line whose extension never ends.
     "chunk-extension": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                         b"Transfer-Encoding: chunked\r\n\r\n1;x=", b"x"),

@@ -11,18 +11,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "route"))
-from raw_upstream import RawUpstream, send_endless  # noqa: E402
+from raw_upstream import ENDLESS, RawUpstream, send_endless  # noqa: E402
 
 BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(ROOT, "build", "mcpclass")
-
-ENDLESS = {
-    # Header fields that never end, each line complete (Beast parses them as they come).
-    "header-fields": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", b"x-a: b\r\n"),
-    "chunk-extension": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                        b"Transfer-Encoding: chunked\r\n\r\n1;x=", b"x"),
-    "trailer": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n0\r\n", b"x-trailer-field: value\r\n"),
-}
 
 
 def call_peak_rss_kib(url):

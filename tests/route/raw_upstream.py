@@ -6,6 +6,7 @@ framing, interim responses, endless chunk lines, a hang, a close).
     up.url                             # http://127.0.0.1:<port>/v1
     up.requests()                      # [(connection number, head bytes, body bytes)]
     up.stop()
+    ENDLESS                            # answers that never end, for send_endless()
 """
 
 import itertools
@@ -13,6 +14,19 @@ import socket
 import threading
 
 MIB = 1024 * 1024
+
+# Answers that never end, as (head, filler repeated after it): what the client engine must stop
+# at max_header_bytes (the route and `mcpclass call` tests).
+ENDLESS = {
+    # Header fields that never end, each line complete (Beast parses them as they come).
+    "header-fields": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", b"x-a: b\r\n"),
+    # Transfer-Encoding: chunked, then a chunk-size line whose extension never ends.
+    "chunk-extension": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                        b"Transfer-Encoding: chunked\r\n\r\n1;x=", b"x"),
+    # An empty chunked body whose trailer section never ends.
+    "trailer": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n0\r\n", b"x-trailer-field: value\r\n"),
+}
 
 
 def send_endless(sock, head, filler=b"x", cap=256 * MIB):

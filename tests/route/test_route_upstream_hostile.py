@@ -11,7 +11,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from raw_upstream import RawUpstream, send_endless  # noqa: E402
+from raw_upstream import ENDLESS, RawUpstream, send_endless  # noqa: E402
 from test_route import Route, ask, models_yaml  # noqa: E402
 
 
@@ -61,17 +61,6 @@ def route_for(tmp_path):
     for r in routes:
         assert r.stop() == 0
 
-
-ENDLESS = {
-    # Header fields that never end, each line complete (Beast parses them as they come).
-    "header-fields": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", b"x-a: b\r\n"),
-    # Transfer-Encoding: chunked, then a chunk-size line whose extension never ends.
-    "chunk-extension": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                        b"Transfer-Encoding: chunked\r\n\r\n1;x=", b"x"),
-    # An empty chunked body whose trailer section never ends.
-    "trailer": (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                b"Transfer-Encoding: chunked\r\n\r\n0\r\n", b"x-trailer-field: value\r\n"),
-}
 
 
 @pytest.mark.parametrize("kind", sorted(ENDLESS))

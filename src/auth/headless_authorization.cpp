@@ -22,9 +22,9 @@ std::string headless_authorization(const std::string& authorization_url,
   req.timeout = timeout;
   const auto r = engine.perform(url, std::move(req));
   engine.stop();
-  if (!r.error.empty())
+  if (r.error)
     throw AuthorizationError("authorization", r.head.status, "",
-                             fmt::format("GET {}: {}", url.origin(), r.error));
+                             fmt::format("GET {}: {}", url.origin(), r.error.message));
   const auto location = r.head.header("location");
   if (r.head.status / 100 != 3 || location.empty())
     throw AuthorizationError("authorization", r.head.status, "",

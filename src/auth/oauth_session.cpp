@@ -126,8 +126,8 @@ OAuthSession::Reply OAuthSession::http(const std::string& step, const std::strin
     result->location = h.header("location");
   };
   cb.on_data = [result](std::string_view d) { result->body.append(d); };
-  cb.on_end = [error, done](const std::string& e) {
-    *error = e;
+  cb.on_end = [error, done](const transport::detail::HttpError& e) {
+    *error = e.message;
     done->set_value();
   };
   HttpEngine::ExchangeId id = 0;

@@ -2,6 +2,7 @@
 #include "net/http_client.hpp"
 
 #include "mcpclass/client/errors.hpp"
+#include "net/http_response.hpp"
 #include "net/tls_context.hpp"
 
 #include <fmt/format.h>
@@ -19,11 +20,10 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 
-#include <array>
 #include <atomic>
-#include <cctype>
 #include <condition_variable>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -88,8 +88,9 @@ HttpUrl resolve_url(const HttpUrl& base, std::string_view reference) {
 namespace {
 
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using Clock = std::chrono::steady_clock;
 
-// A kept connection failed before the answer began: the peer closed it while it was idle.
+// A kept connection failed before any byte of the request left: the peer cannot have seen it.
 struct StaleConnection : std::exception {};
 
 struct Exchange {
@@ -106,21 +107,31 @@ struct Exchange {
   }
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+// Whether an idle kept connection can carry a request: nothing may be readable on it. A peer
+// that closed it shows end of stream; any byte (a TLS close_notify, a stray answer) makes it
+// unusable too. Checked before writing, as curl and Go do, because once a request is written it
+// is never sent again.
+bool idle_connection_usable(beast::tcp_stream& stream) {
+  auto& socket = stream.socket();
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  if (ec) return false;
+  char byte = 0;
+  socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
+  beast::error_code ignored;
+  socket.non_blocking(false, ignored);
+  return ec == asio::error::would_block;
 }
 
 }  // namespace
 
 struct HttpEngine::Impl {
   Impl(std::chrono::milliseconds timeout, std::string ca, std::size_t max_body,
-       std::size_t keep_alive)
+       std::size_t keep_alive, std::size_t max_header)
       : guard(asio::make_work_guard(ioc)),
         connect_timeout(timeout),
         ca_file(std::move(ca)),
-        max_body_bytes(max_body),
+        response_limits{.header_bytes = max_header, .body_bytes = max_body},
         keep_alive_connections(keep_alive) {
     thread = std::thread([this] { ioc.run(); });
   }
@@ -129,7 +140,7 @@ struct HttpEngine::Impl {
   asio::executor_work_guard<asio::io_context::executor_type> guard;
   std::chrono::milliseconds connect_timeout;
   const std::string ca_file;
-  const std::size_t max_body_bytes;
+  const ResponseLimits response_limits;
   const std::size_t keep_alive_connections;
   std::thread thread;
 
@@ -154,7 +165,7 @@ struct HttpEngine::Impl {
   std::atomic<ExchangeId> next_id{1};
   bool stopped = false;
 
-  void finish(const std::shared_ptr<Exchange>& ex, const std::string& error) {
+  void finish(const std::shared_ptr<Exchange>& ex, const HttpError& error) {
     if (ex->callbacks.on_end) ex->callbacks.on_end(error);
     ex->callbacks = {};
     std::lock_guard lock(mutex);
@@ -174,27 +185,30 @@ struct HttpEngine::Impl {
 
   asio::awaitable<void> run(std::shared_ptr<Exchange> ex, HttpUrl url, HttpRequest req) {
     constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
-    std::string error;
+    HttpError error;
     try {
       auto exec = co_await asio::this_coro::executor;
       if (req.delay.count() > 0) {
         auto& timer = ex->timer.emplace(exec);
         timer.expires_after(req.delay);
         co_await timer.async_wait(tuple);
-        if (ex->cancelled) throw std::runtime_error("cancelled");
+        if (ex->cancelled) throw ExchangeFailure(HttpFailure::cancelled, "cancelled");
       }
-      // A kept connection may have been closed by the peer meanwhile: then the request is sent
-      // again on a new one (the peer never saw it).
+      // One deadline for the whole exchange, whatever connections it takes.
+      const std::optional<Clock::time_point> deadline =
+          req.timeout.count() > 0 ? std::optional(Clock::now() + req.timeout) : std::nullopt;
+      // A kept connection the peer closed before the request was written is replaced (the peer
+      // never saw the request); nothing else is tried again.
       for (;;) {
         const bool reused = take_idle(*ex, url);
-        if (!reused) co_await open(*ex, url);
+        if (!reused) co_await open(*ex, url, deadline);
         bool reusable = false;
         try {
-          reusable = url.tls ? co_await transfer(*ex->tls, *ex, url, req, max_body_bytes, reused)
-                             : co_await transfer(*ex->plain, *ex, url, req, max_body_bytes, reused);
+          reusable = url.tls ? co_await transfer(*ex->tls, *ex, url, req, deadline, reused)
+                             : co_await transfer(*ex->plain, *ex, url, req, deadline, reused);
         } catch (const StaleConnection&) {
           close(*ex);
-          if (ex->cancelled) throw std::runtime_error("cancelled");
+          if (ex->cancelled) throw ExchangeFailure(HttpFailure::cancelled, "cancelled");
           continue;
         }
         if (reusable && !ex->cancelled && keep_alive_connections > 0) {
@@ -204,11 +218,17 @@ struct HttpEngine::Impl {
         }
         break;
       }
-    } catch (const std::exception& e) {
-      error = e.what();
+    } catch (const ExchangeFailure& e) {
+      error = {e.kind(), e.what()};
+      close(*ex);
+    } catch (const std::length_error& e) {  // a callback's own bound (SseParser's, per event)
+      error = {HttpFailure::too_large, e.what()};
+      close(*ex);
+    } catch (const std::exception& e) {  // a callback gave up on the answer
+      error = {HttpFailure::broken, e.what()};
       close(*ex);
     }
-    if (ex->cancelled) error = "cancelled";
+    if (ex->cancelled) error = {HttpFailure::cancelled, "cancelled"};
     finish(ex, error);
   }
 
@@ -223,17 +243,21 @@ struct HttpEngine::Impl {
     return (url.tls ? "https://" : "http://") + url.host + ":" + url.port;
   }
 
+  // Takes the newest usable kept connection for `url`, closing the unusable ones on the way.
   bool take_idle(Exchange& ex, const HttpUrl& url) {
     auto it = idle.find(pool_key(url));
-    if (it == idle.end() || it->second.empty()) return false;
-    Idle conn = std::move(it->second.back());
-    it->second.pop_back();
-    if (url.tls) {
-      ex.tls.emplace(std::move(*conn.tls));
-    } else {
-      ex.plain.emplace(std::move(*conn.plain));
+    while (it != idle.end() && !it->second.empty()) {
+      Idle conn = std::move(it->second.back());
+      it->second.pop_back();
+      if (url.tls) {
+        ex.tls.emplace(std::move(*conn.tls));
+      } else {
+        ex.plain.emplace(std::move(*conn.plain));
+      }
+      if (idle_connection_usable(*ex.tcp())) return true;
+      close(ex);
     }
-    return true;
+    return false;
   }
 
   void keep_idle(Exchange& ex, const HttpUrl& url) {
@@ -258,50 +282,73 @@ struct HttpEngine::Impl {
     ex.plain.reset();
   }
 
-  // Resolves, connects and (https) handshakes, within connect_timeout.
-  asio::awaitable<void> open(Exchange& ex, const HttpUrl& url) {
+  // Resolves, connects and (https) handshakes, within connect_timeout and the exchange's deadline.
+  asio::awaitable<void> open(Exchange& ex, const HttpUrl& url,
+                             std::optional<Clock::time_point> deadline) {
     constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
     auto exec = co_await asio::this_coro::executor;
     tcp::resolver resolver(exec);
     auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, tuple);
     if (rec)
-      throw std::runtime_error(fmt::format("cannot resolve {}: {}", url.host, rec.message()));
-    if (ex.cancelled) throw std::runtime_error("cancelled");
+      throw ExchangeFailure(HttpFailure::connect,
+                            fmt::format("cannot resolve {}: {}", url.host, rec.message()));
+    if (ex.cancelled) throw ExchangeFailure(HttpFailure::cancelled, "cancelled");
     if (url.tls) {
-      auto& stream = ex.tls.emplace(exec, tls());
+      asio::ssl::context* trust = nullptr;
+      try {
+        trust = &tls();
+      } catch (const TransportError& e) {
+        throw ExchangeFailure(HttpFailure::connect, e.what());
+      }
+      auto& stream = ex.tls.emplace(exec, *trust);
       expect_peer_name(stream.native_handle(), url.host);
-      co_await connect(beast::get_lowest_layer(stream), endpoints, url);
+      co_await connect(beast::get_lowest_layer(stream), endpoints, url, deadline);
       // Still within the connect deadline.
       auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, tuple);
       if (hec)
-        throw std::runtime_error(
-            ex.cancelled ? "cancelled"
-                         : tls_handshake_failure(stream.native_handle(), hec, url.origin()));
+        throw ex.cancelled
+            ? ExchangeFailure(HttpFailure::cancelled, "cancelled")
+            : ExchangeFailure(HttpFailure::connect,
+                              tls_handshake_failure(stream.native_handle(), hec, url.origin()));
     } else {
-      co_await connect(ex.plain.emplace(exec), endpoints, url);
+      co_await connect(ex.plain.emplace(exec), endpoints, url, deadline);
     }
   }
 
   asio::awaitable<void> connect(beast::tcp_stream& stream,
-                                const tcp::resolver::results_type& endpoints,
-                                const HttpUrl& url) const {
-    stream.expires_after(connect_timeout);
+                                const tcp::resolver::results_type& endpoints, const HttpUrl& url,
+                                std::optional<Clock::time_point> deadline) const {
+    const auto connect_deadline = Clock::now() + connect_timeout;
+    stream.expires_at(deadline ? std::min(*deadline, connect_deadline) : connect_deadline);
     auto [cec, ep] = co_await stream.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
     if (cec)
-      throw std::runtime_error(
-          fmt::format("cannot connect to {}:{}: {}", url.host, url.port, cec.message()));
+      throw ExchangeFailure(HttpFailure::connect, fmt::format("cannot connect to {}:{}: {}",
+                                                              url.host, url.port, cec.message()));
   }
+
+  // read_response's view of an exchange.
+  struct Sink {
+    Exchange& ex;
+    bool cancelled() const { return ex.cancelled; }
+    void head(const HttpHead& h) const {
+      if (ex.callbacks.on_head) ex.callbacks.on_head(h);
+    }
+    void data(std::string_view d) const {
+      if (ex.callbacks.on_data) ex.callbacks.on_data(d);
+    }
+  };
 
   // Sends the request and streams the response to the callbacks; the same over TCP and TLS.
   // Returns whether the connection may carry another exchange. On a `reused` connection, a
-  // failure before any byte of the answer throws StaleConnection.
+  // write that failed before any byte left throws StaleConnection.
   template <class Stream>
-  static asio::awaitable<bool> transfer(Stream& stream, Exchange& ex, const HttpUrl& url,
-                                        const HttpRequest& req, std::size_t max_body, bool reused) {
+  asio::awaitable<bool> transfer(Stream& stream, Exchange& ex, const HttpUrl& url,
+                                 const HttpRequest& req, std::optional<Clock::time_point> deadline,
+                                 bool reused) const {
     constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
     auto& tcp_layer = beast::get_lowest_layer(stream);
-    if (req.timeout.count() > 0)
-      tcp_layer.expires_after(req.timeout);
+    if (deadline)
+      tcp_layer.expires_at(*deadline);
     else
       tcp_layer.expires_never();
 
@@ -314,54 +361,24 @@ struct HttpEngine::Impl {
       hr.prepare_payload();
     }
     auto [wec, wn] = co_await http::async_write(stream, hr, tuple);
-    if (wec && reused && !ex.cancelled) throw StaleConnection();
-    if (wec) throw std::runtime_error(fmt::format("cannot send request: {}", wec.message()));
+    if (wec && reused && wn == 0 && !ex.cancelled && wec != beast::error::timeout)
+      throw StaleConnection();
+    if (wec)
+      throw ExchangeFailure(wec == beast::error::timeout ? HttpFailure::timeout : HttpFailure::send,
+                            fmt::format("cannot send request: {}", wec.message()));
     if (ex.callbacks.on_sent && !ex.cancelled) ex.callbacks.on_sent();
 
-    beast::flat_buffer buffer;
-    http::response_parser<http::buffer_body> parser;
-    parser.body_limit(boost::none);
-    parser.header_limit(64 * 1024);
-    auto [hec, hn] = co_await http::async_read_header(stream, buffer, parser, tuple);
-    if (hec && reused && !ex.cancelled && buffer.size() == 0 && !parser.got_some())
-      throw StaleConnection();
-    if (hec) throw std::runtime_error(fmt::format("no response: {}", hec.message()));
-    HttpHead head;
-    head.status = static_cast<int>(parser.get().result_int());
-    for (const auto& field : parser.get())
-      head.headers[lower(field.name_string())] = std::string(field.value());
-    if (ex.callbacks.on_head && !ex.cancelled) ex.callbacks.on_head(head);
-
-    // An SSE stream may run for hours (its parser bounds each event); any other body is
-    // buffered by the caller, so it is bounded here, while reading.
-    const bool event_stream =
-        head.header("content-type").find("text/event-stream") != std::string::npos;
-    std::size_t body_bytes = 0;
-    std::array<char, 16384> chunk{};
-    while (!parser.is_done() && !ex.cancelled) {
-      parser.get().body().data = chunk.data();
-      parser.get().body().size = chunk.size();
-      // read_some: return with whatever arrived (SSE events are small and must not wait for
-      // the buffer to fill up).
-      auto [bec, bn] = co_await http::async_read_some(stream, buffer, parser, tuple);
-      if (bec == http::error::need_buffer) bec = {};
-      const std::size_t got = chunk.size() - parser.get().body().size;
-      body_bytes += got;
-      if (!event_stream && body_bytes > max_body)
-        throw std::runtime_error(
-            fmt::format("response body larger than {} bytes (max_message_bytes)", max_body));
-      if (got > 0 && ex.callbacks.on_data && !ex.cancelled)
-        ex.callbacks.on_data(std::string_view(chunk.data(), got));
-      if (bec) throw std::runtime_error(fmt::format("response broken: {}", bec.message()));
-    }
-    co_return parser.is_done() && parser.keep_alive() && buffer.size() == 0;
+    beast::flat_buffer buffer(response_limits.header_bytes);
+    Sink sink{ex};
+    co_return co_await read_response(stream, buffer, response_limits, sink);
   }
 };
 
 HttpEngine::HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
-                       std::size_t max_body_bytes, std::size_t keep_alive_connections)
+                       std::size_t max_body_bytes, std::size_t keep_alive_connections,
+                       std::size_t max_header_bytes)
     : impl_(std::make_shared<Impl>(connect_timeout, std::move(ca_file), max_body_bytes,
-                                   keep_alive_connections)) {}
+                                   keep_alive_connections, max_header_bytes)) {}
 
 void HttpEngine::prepare_tls() {
   impl_->tls();
@@ -404,7 +421,7 @@ HttpEngine::Result HttpEngine::perform(const HttpUrl& url, HttpRequest request) 
   ExchangeCallbacks cb;
   cb.on_head = [result](const HttpHead& h) { result->head = h; };
   cb.on_data = [result](std::string_view d) { result->body.append(d); };
-  cb.on_end = [result, done](const std::string& e) {
+  cb.on_end = [result, done](const HttpError& e) {
     result->error = e;
     done->set_value();
   };

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,11 +55,32 @@ struct HttpRequest {
 
 struct HttpHead {
   int status = 0;
-  std::map<std::string, std::string> headers;  ///< lower-case names
-  std::string header(const std::string& lower_name) const {
-    auto it = headers.find(lower_name);
-    return it == headers.end() ? std::string() : it->second;
+  /// Every field line as received, in order, names lower-cased (a name may repeat: Set-Cookie).
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// The first value of `lower_name`, or "".
+  std::string header(std::string_view lower_name) const {
+    for (const auto& [name, value] : headers)
+      if (name == lower_name) return value;
+    return {};
   }
+};
+
+/// Why an exchange failed.
+enum class HttpFailure {
+  none,
+  cancelled,  ///< cancel() or stop()
+  connect,    ///< resolving, connecting or the TLS handshake failed: the request was not sent
+  send,       ///< writing the request failed
+  timeout,    ///< HttpRequest::timeout passed
+  too_large,  ///< the peer passed a byte limit (header block, chunk line, trailer, body)
+  protocol,   ///< the answer is not valid HTTP/1.1 (or is a 101)
+  broken,     ///< the connection broke or closed before the answer ended
+};
+
+struct HttpError {
+  HttpFailure kind = HttpFailure::none;
+  std::string message;  ///< for people; empty when kind is none
+  explicit operator bool() const { return kind != HttpFailure::none; }
 };
 
 struct ExchangeCallbacks {
@@ -69,9 +89,9 @@ struct ExchangeCallbacks {
   std::function<void()> on_sent;
   std::function<void(const HttpHead& head)> on_head;
   std::function<void(std::string_view data)> on_data;
-  /// Exactly once per started exchange (unless the engine is stopped first): empty on a clean
-  /// end, else the reason ("cancelled" after cancel()).
-  std::function<void(const std::string& error)> on_end;
+  /// Exactly once per started exchange (unless the engine is stopped first): kind none on a
+  /// clean end, else the reason (kind cancelled, message "cancelled", after cancel()).
+  std::function<void(const HttpError& error)> on_end;
 };
 
 class HttpEngine {
@@ -81,11 +101,15 @@ class HttpEngine {
   /// `max_body_bytes`: a response that is not an SSE stream fails once its body passes this
   /// (a hostile peer cannot fill memory); SSE streams are bounded per event by SseParser.
   /// `keep_alive_connections`: idle connections kept per origin for later exchanges (0 = a
-  /// connection per exchange); a kept connection the peer closed meanwhile is replaced
-  /// transparently.
+  /// connection per exchange). A kept connection is checked before it carries a request: one the
+  /// peer closed meanwhile (or that has unexpected bytes) is replaced. Once a request may have
+  /// reached the peer it is never sent again, and HttpRequest::timeout covers the whole exchange.
+  /// `max_header_bytes`: the read buffer, and with it the response's header blocks (1xx
+  /// included), each chunk-size line with its extensions, and the trailer section.
   HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
              std::size_t max_body_bytes = limits::kMaxClientMessageBytes,
-             std::size_t keep_alive_connections = 0);
+             std::size_t keep_alive_connections = 0,
+             std::size_t max_header_bytes = limits::kMaxClientHeaderBytes);
   /// Calls stop().
   ~HttpEngine();
   HttpEngine(const HttpEngine&) = delete;
@@ -103,7 +127,7 @@ class HttpEngine {
   struct Result {
     HttpHead head;
     std::string body;
-    std::string error;  ///< empty on success (any status)
+    HttpError error;  ///< kind none on success (any status)
   };
   /// Runs one exchange to completion and returns it (blocking; not on the I/O thread).
   Result perform(const HttpUrl& url, HttpRequest request);

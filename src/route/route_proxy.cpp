@@ -92,11 +92,13 @@ struct Forward {
   td::HttpEngine::ExchangeId id = 0;
   bool cancelled = false;
   bool sent = false;
-  bool headed = false;
   bool first_byte = false;
   Clock::time_point sent_at;
-  // A small non-streaming answer, collected until complete (engine thread only).
+  // The upstream's status and headers (engine thread only). A small non-streaming answer is
+  // collected until complete; a streamed one begins with its first body bytes, so an answer
+  // that breaks before any (an endless chunk line, say) still gets a 502.
   bool buffered = false;
+  bool begun = false;
   unsigned status = 0;
   HttpHeaders headers;
   std::string body;
@@ -293,7 +295,6 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     cb.on_head = [self = shared_from_this(), fwd, name](const td::HttpHead& head) {
       {
         std::lock_guard lock(fwd->mutex);
-        fwd->headed = true;
         self->metrics.upstream(name,
                                std::chrono::duration<double>(Clock::now() - fwd->sent_at).count());
       }
@@ -305,15 +306,13 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       const auto length = head.header("content-length");
       const std::size_t bytes =
           !length.empty() && length.size() < 8 ? std::stoul(length) : SIZE_MAX;
+      fwd->status = static_cast<unsigned>(head.status);
+      fwd->headers = std::move(headers);
       if (head.header("content-type").find("text/event-stream") == std::string::npos &&
           bytes <= kBufferedAnswerBytes) {
         fwd->buffered = true;
-        fwd->status = static_cast<unsigned>(head.status);
-        fwd->headers = std::move(headers);
         fwd->body.reserve(bytes);
-        return;
       }
-      fwd->response->begin(static_cast<unsigned>(head.status), std::move(headers));
     };
     cb.on_data = [self = shared_from_this(), fwd, name](std::string_view data) {
       if (fwd->buffered) {
@@ -324,9 +323,10 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
         fwd->first_byte = true;
         self->metrics.first_byte(name, seconds_since(fwd->received));
       }
+      begin(*fwd);
       fwd->response->write(std::string(data));
     };
-    cb.on_end = [self = shared_from_this(), fwd, name](const std::string& error) {
+    cb.on_end = [self = shared_from_this(), fwd, name](const td::HttpError& error) {
       self->ended(fwd, name, error);
     };
 
@@ -367,33 +367,39 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     done(fwd);
   }
 
+  static void begin(Forward& fwd) {
+    if (fwd.begun) return;
+    fwd.begun = true;
+    fwd.response->begin(fwd.status, std::move(fwd.headers));
+  }
+
   void ended(const std::shared_ptr<Forward>& fwd, const std::string& name,
-             const std::string& error) {
-    bool sent = false, headed = false, cancelled = false;
+             const td::HttpError& error) {
+    bool sent = false, cancelled = false;
     {
       std::lock_guard lock(fwd->mutex);
       sent = fwd->sent;
-      headed = fwd->headed;
-      cancelled = fwd->cancelled || error == "cancelled";
-      fwd->lane->give_back(error.empty());
+      cancelled = fwd->cancelled || error.kind == td::HttpFailure::cancelled;
+      fwd->lane->give_back(!error);
       fwd->lane = nullptr;
       fwd->engine = nullptr;
-      fwd->sent = fwd->headed = false;
-      if (!error.empty()) {
+      fwd->sent = false;
+      if (error) {
         // A collected answer that broke was never sent: an error still fits.
         fwd->body.clear();
       }
     }
-    if (error.empty()) {
+    if (!error) {
       if (fwd->buffered) {
         metrics.first_byte(name, seconds_since(fwd->received));
         fwd->response->respond(fwd->status, std::move(fwd->headers), std::move(fwd->body));
       } else {
+        begin(*fwd);
         fwd->response->end();
       }
       return done(fwd);
     }
-    if (headed && !fwd->buffered) {
+    if (fwd->begun) {
       // Part of the answer went out: the client must see it truncated, not complete.
       if (!cancelled) metrics.upstream_error(name, "broken");
       fwd->response->abort();
@@ -404,7 +410,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                      "server_error", "cancelled", fwd->decision_headers);
       return done(fwd);
     }
-    const bool timeout = error.find("timeout") != std::string::npos;
+    const bool timeout = error.kind == td::HttpFailure::timeout;
     metrics.upstream_error(name, !sent ? "connect" : timeout ? "timeout" : "broken");
     const auto& u = *fwd->generation->table->find(name);
     const auto& fallback = u.settings.fallback;
@@ -422,7 +428,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     const bool gateway_timeout = sent && timeout;
     error_response(*fwd->response, gateway_timeout ? 504 : 502,
                    fmt::format("Upstream '{}' ({}) {}: {}", name, u.url.origin(),
-                               gateway_timeout ? "timed out" : "failed", error),
+                               gateway_timeout ? "timed out" : "failed", error.message),
                    "server_error", gateway_timeout ? "upstream_timeout" : "upstream_unavailable",
                    std::move(headers));
     done(fwd);

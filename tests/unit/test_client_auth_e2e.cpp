@@ -75,7 +75,7 @@ class OAuthServer {
     req.timeout = std::chrono::seconds(5);
     auto r = engine.perform(transport::detail::parse_http_url(base() + path), std::move(req));
     engine.stop();
-    REQUIRE(r.error.empty());
+    REQUIRE(!r.error);
     return r.body;
   }
   json::object stats() const { return json::parse(admin("GET", "/stats")).as_object(); }

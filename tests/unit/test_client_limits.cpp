@@ -1,13 +1,18 @@
-// A hostile HTTP peer against the client side: a body or an SSE line that never ends. The client
-// stops reading at max_message_bytes with a clear error instead of buffering what it is sent.
+// A hostile HTTP peer against the client side: a body, an SSE line, a chunk-size line or a
+// trailer section that never ends. The client stops reading at max_message_bytes (bodies) or
+// max_header_bytes (everything Beast buffers whole) with a clear error instead of buffering
+// what it is sent.
 #include "net/http_client.hpp"
+#include "net/http_response.hpp"
 #include "net/sse_parser.hpp"
 
 #include <doctest/doctest.h>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/_experimental/test/stream.hpp>
 
 #include <atomic>
 #include <future>
@@ -22,20 +27,21 @@ using namespace mcpclass::transport::detail;
 
 constexpr std::size_t kPeerCap = 256u << 20;  // the peer gives up here (the client never would)
 
-// Answers one request with `head`, then streams 'x' until the client goes away or kPeerCap.
+// Answers one request with `head`, then streams `filler` until the client goes away or kPeerCap.
 class EndlessPeer {
  public:
-  explicit EndlessPeer(std::string head)
+  explicit EndlessPeer(std::string head, std::string_view filler = "x")
       : acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0}) {
     port_ = acceptor_.local_endpoint().port();
-    thread_ = std::thread([this, head = std::move(head)] {
+    std::string block;
+    while (block.size() < (1u << 20)) block += filler;
+    thread_ = std::thread([this, head = std::move(head), block = std::move(block)] {
       tcp::socket socket(ioc_);
       acceptor_.accept(socket);
       std::string request;
       net::read_until(socket, net::dynamic_buffer(request), "\r\n\r\n");
       boost::system::error_code ec;
       net::write(socket, net::buffer(head), ec);
-      const std::string block(1 << 20, 'x');
       while (!ec && sent_ < kPeerCap) sent_ += net::write(socket, net::buffer(block), ec);
     });
   }
@@ -62,7 +68,7 @@ HttpRequest get() {
 }  // namespace
 
 TEST_CASE("client limits: a JSON body that never ends fails at max_message_bytes") {
-  std::string error;
+  HttpError error;
   std::size_t sent = 0;
   {
     EndlessPeer peer(
@@ -74,29 +80,90 @@ TEST_CASE("client limits: a JSON body that never ends fails at max_message_bytes
     CHECK(result.body.size() <= (1u << 20) + 16384);
     sent = peer.sent();
   }
-  CHECK(error == "response body larger than 1048576 bytes (max_message_bytes)");
+  CHECK(error.kind == HttpFailure::too_large);
+  CHECK(error.message == "response body larger than 1048576 bytes (max_message_bytes)");
   CHECK(sent < kPeerCap);
 }
 
 TEST_CASE("client limits: an SSE line that never ends fails at max_message_bytes") {
-  std::string error;
+  HttpError error;
   std::size_t sent = 0;
   {
     EndlessPeer peer(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: ");
     HttpEngine engine(std::chrono::seconds(5), "");
     SseParser parser(1 << 20);
-    std::promise<std::string> ended;
+    std::promise<HttpError> ended;
     ExchangeCallbacks cb;
     cb.on_data = [&](std::string_view d) { parser.feed(d, [](SseEvent) {}); };
-    cb.on_end = [&](const std::string& e) { ended.set_value(e); };
+    cb.on_end = [&](const HttpError& e) { ended.set_value(e); };
     engine.start(parse_http_url(peer.url()), get(), std::move(cb));
     error = ended.get_future().get();
     engine.stop();
     sent = peer.sent();
   }
-  CHECK(error == "SSE event larger than 1048576 bytes (max_message_bytes)");
+  CHECK(error.kind == HttpFailure::too_large);
+  CHECK(error.message == "SSE event larger than 1048576 bytes (max_message_bytes)");
   CHECK(sent < kPeerCap);
+}
+
+// Beast 1.81 parses complete header lines as they arrive and applies header_limit only to what
+// is still unparsed: a read that leaves at most 3 bytes of a line unparsed never trips it (found
+// by fuzz_http_client). read_response counts what was parsed.
+TEST_CASE("client limits: a header block parsed a few lines at a time stops at max_header_bytes") {
+  // 64-byte reads, each ending 3 bytes into a line: 83 bytes of fields passed a 64-byte limit.
+  const std::string answer =
+      "HTTP/1.1 200 OK\r\nX-First-Field: 0000000\r\nX-Second: 00000000\r\n"
+      "X-Third-Field-Is-Longer: 0000000000000\r\nX-Fourth: 0000000\r\n\r\n";
+  net::io_context ioc;
+  boost::beast::test::stream peer(ioc, answer);
+  peer.close_remote();
+  const ResponseLimits limits{.header_bytes = 64, .body_bytes = 100};
+  boost::beast::flat_buffer buffer(limits.header_bytes);
+  struct Sink {
+    int heads = 0;
+    bool cancelled() const { return false; }
+    void head(const HttpHead&) { ++heads; }
+    void data(std::string_view) {}
+  } sink;
+  std::exception_ptr error;
+  net::co_spawn(ioc, read_response(peer, buffer, limits, sink),
+                [&](std::exception_ptr e, bool) { error = e; });
+  ioc.run();
+  CHECK(sink.heads == 0);
+  REQUIRE(error);
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(error),
+                       "no response: header block larger than 64 bytes (max_header_bytes)",
+                       ExchangeFailure);
+}
+
+// Beast keeps a chunk-size line (with its extensions) and the trailer section buffered until
+// they end: only the read buffer's bound stops them.
+TEST_CASE(
+    "client limits: a chunk extension or a trailer that never ends fails at max_header_bytes") {
+  const char* heads[] = {
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+      "Connection: close\r\n\r\n1;x=",
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+      "Connection: close\r\n\r\n2\r\n{}\r\n0\r\nx-trailer: ",
+  };
+  for (const char* head : heads) {
+    CAPTURE(head);
+    HttpEngine::Result result;
+    std::size_t sent = 0;
+    {
+      EndlessPeer peer(head);
+      HttpEngine engine(std::chrono::seconds(5), "", 1 << 20, 0, 8192);
+      result = engine.perform(parse_http_url(peer.url()), get());
+      engine.stop();
+      sent = peer.sent();
+    }
+    CHECK(result.error.kind == HttpFailure::too_large);
+    CHECK(result.error.message ==
+          "response broken: response header, chunk-size line or trailer section larger than 8192 "
+          "bytes (max_header_bytes)");
+    CHECK(sent < kPeerCap);
+  }
 }
 
 TEST_CASE("client limits: the SSE parser bounds an event's data, not only its lines") {

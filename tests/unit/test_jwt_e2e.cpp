@@ -96,7 +96,7 @@ Answer request(const std::string& url, const std::string& method, const std::str
   auto r = engine.perform(parsed, std::move(req));
   engine.stop();
   return {r.head.status, r.head.header("www-authenticate"), r.body, r.head.header("retry-after"),
-          r.error};
+          r.error.message};
 }
 
 Answer send(const std::string& url, const std::string& method, const std::string& token,

@@ -14,4 +14,8 @@ inline constexpr std::size_t kMaxTextLength = 10000;
 /// event (HttpClientOptions::max_message_bytes).
 inline constexpr std::size_t kMaxClientMessageBytes = 16 * 1024 * 1024;
 
+/// Largest response header block, chunk-size line (with its extensions) or trailer section an
+/// HTTP client buffers from a peer by default (HttpClientOptions::max_header_bytes).
+inline constexpr std::size_t kMaxClientHeaderBytes = 64 * 1024;
+
 }  // namespace mcpclass::limits

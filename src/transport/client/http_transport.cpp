@@ -32,8 +32,9 @@ void HttpClientTransportBase::open_engine(client::TransportHandlers handlers) {
   url_ = parse_http_url(options_.url);
   headers_ = expanded_headers(options_);
   handlers_ = std::move(handlers);
-  auto engine = std::make_unique<HttpEngine>(options_.connect_timeout, options_.ca_file,
-                                             options_.max_message_bytes);
+  auto engine =
+      std::make_unique<HttpEngine>(options_.connect_timeout, options_.ca_file,
+                                   options_.max_message_bytes, 0, options_.max_header_bytes);
   if (url_.tls) engine->prepare_tls();  // an unusable CA file fails start(), not each request
   std::shared_ptr<client::auth::OAuthSession> oauth;
   if (options_.oauth)

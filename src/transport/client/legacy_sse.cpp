@@ -62,9 +62,10 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
     std::weak_ptr<LegacySseTransport> weak = weak_from_this();
     auto reply = std::make_shared<detail::CollectedReply>();
     detail::ExchangeCallbacks cb = detail::collect_into(reply);
-    cb.on_end = [weak, reply, id = kind.request_id](const std::string& error) {
+    cb.on_end = [weak, reply, id = kind.request_id](const detail::HttpError& failure) {
+      const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || error == "cancelled") return;
+      if (!self || failure.kind == detail::HttpFailure::cancelled) return;
       if (error.empty() && reply->status / 100 == 2) return;  // the answer comes on the SSE stream
       if (!error.empty() && id) {
         self->fail_exchange(*id, error);
@@ -108,9 +109,10 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
         }
       });
     };
-    cb.on_end = [weak, state, endpoint](const std::string& error) {
+    cb.on_end = [weak, state, endpoint](const detail::HttpError& failure) {
+      const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || error == "cancelled") return;
+      if (!self || failure.kind == detail::HttpFailure::cancelled) return;
       const std::string reason = !error.empty() ? error
                                  : state->status != 200
                                      ? fmt::format("HTTP {} on the SSE stream", state->status)

@@ -97,9 +97,10 @@ class RestTransport : public detail::HttpClientTransportBase,
     auto reply = std::make_shared<detail::CollectedReply>();
     std::weak_ptr<RestTransport> weak = weak_from_this();
     detail::ExchangeCallbacks cb = detail::collect_into(reply);
-    cb.on_end = [weak, reply, call, sent_authorization](const std::string& error) {
+    cb.on_end = [weak, reply, call, sent_authorization](const detail::HttpError& failure) {
+      const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || error == "cancelled") return;
+      if (!self || failure.kind == detail::HttpFailure::cancelled) return;
       if (error.empty() && (reply->status == 401 || reply->status == 403) &&
           self->retry_after_authorization(call, *reply, sent_authorization))
         return;

@@ -17,6 +17,8 @@ namespace {
 
 namespace json = boost::json;
 using client::TransportError;
+using detail::HttpError;
+using detail::HttpFailure;
 using detail::HttpHead;
 using detail::HttpRequest;
 
@@ -97,7 +99,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       if (!bearer.empty()) del.headers.emplace_back("Authorization", bearer);
       del.timeout = std::min(options_.io_timeout, std::chrono::milliseconds{2'000});
       auto r = engine->perform(url_, std::move(del));  // 400/404/405 are all fine
-      if (!r.error.empty()) log(fmt::format("DELETE session: {}", r.error));
+      if (r.error) log(fmt::format("DELETE session: {}", r.error.message));
     }
     engine->stop();
   }
@@ -198,8 +200,8 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
         stream->body.append(data);
       }
     };
-    cb.on_end = [weak, stream](const std::string& error) {
-      if (auto self = weak.lock()) self->request_stream_ended(stream, error);
+    cb.on_end = [weak, stream](const HttpError& failure) {
+      if (auto self = weak.lock()) self->request_stream_ended(stream, failure.message);
     };
     track(stream->key, engine_->start(url_, std::move(req), std::move(cb)));
   }
@@ -309,9 +311,10 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       if (auto self = weak.lock()) self->capture_session(head);
     };
     // Bodies are ignored: some servers answer a notification with 200 and a JSON object.
-    cb.on_end = [weak, status, what](const std::string& error) {
+    cb.on_end = [weak, status, what](const HttpError& failure) {
+      const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || error == "cancelled") return;
+      if (!self || failure.kind == HttpFailure::cancelled) return;
       if (!error.empty())
         self->log(fmt::format("{}: sending {} failed: {}", self->describe(), what, error));
       else if (*status / 100 != 2)
@@ -357,9 +360,10 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       if (state->parser.last_event_id()) self->get_last_id_ = state->parser.last_event_id();
       if (state->parser.retry_ms()) self->get_retry_ = state->parser.retry_ms();
     };
-    cb.on_end = [weak, state, failures](const std::string& error) {
+    cb.on_end = [weak, state, failures](const HttpError& failure) {
+      const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || error == "cancelled") return;
+      if (!self || failure.kind == HttpFailure::cancelled) return;
       if (state->status != 0 && (state->status != 200 || !state->sse)) {
         // 400/404/405: the server offers no GET stream. Not an error.
         self->log(fmt::format("{}: no GET stream (HTTP {})", self->describe(), state->status));

@@ -84,8 +84,8 @@ void KeySource::refetch_if_due(std::unique_lock<std::mutex>& lock, bool unknown_
   detail::ExchangeCallbacks callbacks;
   callbacks.on_head = [status](const detail::HttpHead& head) { *status = head.status; };
   callbacks.on_data = [body](std::string_view data) { body->append(data); };
-  callbacks.on_end = [this, status, body](const std::string& error) {
-    fetched(*status, *body, error);
+  callbacks.on_end = [this, status, body](const detail::HttpError& error) {
+    fetched(*status, *body, error.message);
   };
   try {
     engine_->start(url_, std::move(req), std::move(callbacks));

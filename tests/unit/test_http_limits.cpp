@@ -749,3 +749,25 @@ TEST_CASE("http limits: a request refused on its header is answered before its b
   CHECK(json::parse(body).at("content").at(0).at("text") == "after");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("http limits: an empty chunked body sent as '0 CRLF', CR, LF is answered") {
+  // Beast 1.81 asserts `n >= 5` on "0\r\n" + one byte (boostorg/beast#2861): a Debug server
+  // aborted on this request, no token needed, before src/net/boost_assert_handler.cpp passed over
+  // that one assertion. The pauses only make each piece its own read.
+  LimitServer t(5s, 5s);
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect({net::ip::make_address("127.0.0.1"), t.port});
+  socket.set_option(tcp::no_delay(true));
+  const std::string head =
+      "POST /mcp/tools/call HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(t.port) +
+      "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (const std::string& piece : {head + "0\r\n", std::string("\r"), std::string("\n")}) {
+    net::write(socket, net::buffer(piece));
+    std::this_thread::sleep_for(100ms);
+  }
+  beast::flat_buffer buffer;
+  const auto [status, body] = read_response(socket, buffer);
+  CHECK(status == 400);  // an empty body is not a JSON-RPC request
+  check_next_request_is_answered(t.port, "after-empty-chunked");
+}

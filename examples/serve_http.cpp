@@ -2,7 +2,8 @@
 // tools `classify_text` and `list_categories` (plus its prompts and categories resource), one
 // tool of the host's own beside them, on Streamable HTTP at http://HOST:PORT/mcp with GET /health
 // and GET /metrics — what `mcpclass serve --http` starts, in your program.
-//   example_serve_http CONFIG [HOST:PORT]   (default 127.0.0.1:0, 0 = any free port)
+//   example_serve_http CONFIG [HOST:PORT]   (default: the configuration's server.http host and
+//   port; port 0 = any free port)
 // Prints the bound URL on stdout once it accepts connections; SIGINT or SIGTERM stops it, exit 0.
 #include <mcpclass/config/config.hpp>
 #include <mcpclass/server/server.hpp>
@@ -11,11 +12,14 @@
 
 #include <pthread.h>
 
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace {
@@ -61,16 +65,20 @@ int main(int argc, char** argv) {
     mcpclass::service::ClassificationService service(config);
     service.server()->add_tool(word_count_tool());
 
-    // `server.http` of the configuration (limits, auth), then what the command line overrides.
+    // `server.http` of the configuration (host, port, limits, auth); the command line may
+    // override the address.
     auto http = service.http_options();
-    http.host = "127.0.0.1";
-    http.port = 0;
     if (argc == 3) {
-      const std::string address = argv[2];
+      const std::string_view address = argv[2];
       const auto colon = address.rfind(':');
-      if (colon == std::string::npos) throw std::invalid_argument("want HOST:PORT: " + address);
+      unsigned short port = 0;
+      const auto digits = colon == address.npos ? address.end() : address.begin() + colon + 1;
+      const auto [end, error] = std::from_chars(digits, address.end(), port);
+      if (digits == address.end() || error != std::errc() || end != address.end())
+        throw std::invalid_argument("want HOST:PORT with PORT in 0..65535, got '" +
+                                    std::string(address) + "'");
       http.host = address.substr(0, colon);
-      http.port = static_cast<unsigned short>(std::stoul(address.substr(colon + 1)));
+      http.port = port;
     }
     mcpclass::service::HttpFrontOptions front_options;
     front_options.http = http;

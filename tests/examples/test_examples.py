@@ -109,3 +109,11 @@ def test_serve_http_answers_mcp_health_and_stops_on_sigterm():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:65536", "127.0.0.1", "127.0.0.1:80x"])
+def test_serve_http_refuses_a_bad_address(address):
+    r = subprocess.run([example("example_serve_http"), str(CONFIG), address], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and r.stdout == ""
+    assert f"want HOST:PORT with PORT in 0..65535, got '{address}'" in r.stderr

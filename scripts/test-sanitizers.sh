@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The doctest suite (mcpclass_tests) under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer.
-# Builds the keyword-only library (no libtorch: its prebuilt binaries are not instrumented) with the
-# examples (the conformance fixture the transcript tests drive) into ./build-asan, once; a second run
-# only rebuilds what changed. Usage: scripts/test-sanitizers.sh [--tsan] [doctest arguments...]
+# Builds the keyword-only library (no libtorch: its prebuilt binaries are not instrumented) and the
+# tests (with the conformance fixture they drive, tests/conformance/fixture) into ./build-asan, once;
+# a second run only rebuilds what changed. Usage: scripts/test-sanitizers.sh [--tsan] [doctest arguments...]
 #   --tsan: ThreadSanitizer instead, into ./build-tsan, running the concurrent tests (HTTP server
 #   and its limits, sessions, the clients and the remote classifier) unless doctest arguments
 #   choose others, with cmake/tsan.supp (false positives of reference counts inside the

@@ -31,8 +31,8 @@ int translate_exception(mcpc_error** err) noexcept {
     throw;
   } catch (const Failure& e) {
     return set_error(err, e.code(), e.what());
-  } catch (const classify::RemoteError& e) {
-    const bool unavailable = e.transient() || e.failure() == classify::RemoteFailure::circuit_open;
+  } catch (const remote::RemoteError& e) {
+    const bool unavailable = e.transient() || e.failure() == remote::RemoteFailure::circuit_open;
     return set_error(err, unavailable ? MCPC_ERR_UNAVAILABLE : MCPC_ERR_CLASSIFY, e.what());
   } catch (const classify::ConfigError& e) {
     return set_error(err, MCPC_ERR_CONFIG, e.what(), e.path());

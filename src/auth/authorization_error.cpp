@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace mcpclass::client {
+namespace mcpclass::auth {
 
 namespace {
 
@@ -19,10 +19,10 @@ std::string describe(const std::string& step, int status, const std::string& err
 
 AuthorizationError::AuthorizationError(std::string step, int status, std::string error,
                                        std::string description)
-    : TransportError(describe(step, status, error, description)),
+    : client::TransportError(describe(step, status, error, description)),
       step_(std::move(step)),
       status_(status),
       error_(std::move(error)),
       description_(std::move(description)) {}
 
-}  // namespace mcpclass::client
+}  // namespace mcpclass::auth

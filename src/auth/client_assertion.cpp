@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 namespace {
 
@@ -91,4 +91,4 @@ std::string make_client_assertion(const std::string& private_key_pem, const std:
   return input + "." + base64url(sig);
 }
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 /// A compact JWS with iss = sub = `client_id`, aud = `audience`, iat, exp (five minutes) and a
 /// random jti, signed with the PEM private key: "ES256" (EC P-256) or "RS256" (RSA). Throws
@@ -12,4 +12,4 @@ namespace mcpclass::client::auth {
 std::string make_client_assertion(const std::string& private_key_pem, const std::string& algorithm,
                                   const std::string& client_id, const std::string& audience);
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

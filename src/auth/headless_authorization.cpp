@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace mcpclass::client {
+namespace mcpclass::auth {
 
 std::string headless_authorization(const std::string& authorization_url,
                                    std::chrono::milliseconds timeout, const std::string& ca_file) {
@@ -32,4 +32,4 @@ std::string headless_authorization(const std::string& authorization_url,
   return location;
 }
 
-}  // namespace mcpclass::client
+}  // namespace mcpclass::auth

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 namespace urls = boost::urls;
 
@@ -155,4 +155,4 @@ std::string query_param(std::string_view url, std::string_view name) {
   }
 }
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

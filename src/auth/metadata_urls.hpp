@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 /// The MCP server's URL as an RFC 8707 resource indicator: lower-case scheme and host, no
 /// fragment, no query.
@@ -37,4 +37,4 @@ std::string with_query(std::string_view url,
 /// The first value of query parameter `name` in a URL (empty when absent).
 std::string query_param(std::string_view url, std::string_view name);
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <future>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 namespace json = boost::json;
 using transport::detail::excerpt;
@@ -492,4 +492,4 @@ void OAuthSession::answer_challenge(int status, const std::string& www_authentic
   }
 }
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

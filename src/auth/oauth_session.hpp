@@ -21,7 +21,7 @@ namespace mcpclass::transport::detail {
 class HttpEngine;
 }
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 class OAuthSession {
  public:
@@ -101,4 +101,4 @@ class OAuthSession {
   bool stopped_ = false;
 };
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

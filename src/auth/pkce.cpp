@@ -8,7 +8,7 @@
 
 #include <vector>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 std::string base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
@@ -32,7 +32,7 @@ std::string base64url(std::string_view bytes) {
 std::string random_token(std::size_t bytes) {
   std::vector<unsigned char> buf(bytes);
   if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
-    throw ClientError("OAuth: the random number generator failed");
+    throw client::ClientError("OAuth: the random number generator failed");
   return base64url(std::string_view(reinterpret_cast<const char*>(buf.data()), buf.size()));
 }
 
@@ -42,4 +42,4 @@ std::string pkce_s256_challenge(std::string_view verifier) {
   return base64url(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 /// base64url without padding (RFC 7636 appendix A).
 std::string base64url(std::string_view bytes);
@@ -16,4 +16,4 @@ std::string random_token(std::size_t bytes = 32);
 /// The S256 code challenge of a code verifier: base64url(SHA-256(verifier)).
 std::string pkce_s256_challenge(std::string_view verifier);
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 namespace json = boost::json;
 using util::string_or_empty;
@@ -66,4 +66,4 @@ void check_issuer_metadata(const std::string& issuer, const json::object& metada
   }
 }
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 /// A token endpoint's successful answer (RFC 6749 section 5.1).
 struct TokenAnswer {
@@ -32,4 +32,4 @@ TokenAnswer parse_token_answer(std::string_view body, const std::string& step);
 void check_issuer_metadata(const std::string& issuer, const boost::json::object& metadata,
                            bool guessed, bool trusted);
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 namespace {
 
@@ -89,4 +89,4 @@ BearerChallenge parse_www_authenticate(std::string_view header) {
   return out;
 }
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

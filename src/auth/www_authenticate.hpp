@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 
 struct BearerChallenge {
   bool bearer = false;  ///< a Bearer challenge was present
@@ -22,4 +22,4 @@ bool equals_ignoring_case(std::string_view a, std::string_view b);
 /// ignored, malformed parameters end the parse (what was read so far is kept).
 BearerChallenge parse_www_authenticate(std::string_view header);
 
-}  // namespace mcpclass::client::auth
+}  // namespace mcpclass::auth

@@ -62,8 +62,8 @@ CLI::Validator protocol_check() {
 }
 
 // What --remote/--remote-cmd and `call` share.
-classify::RemoteClassifierOptions remote_options(const RemoteCliOptions& o) {
-  classify::RemoteClassifierOptions ro;
+remote::RemoteClassifierOptions remote_options(const RemoteCliOptions& o) {
+  remote::RemoteClassifierOptions ro;
   ro.transport = o.transport;
   ro.url = o.url;
   ro.protocol = o.protocol;
@@ -81,7 +81,7 @@ classify::RemoteClassifierOptions remote_options(const RemoteCliOptions& o) {
     if (!value->empty()) auth[key] = *value;
   if (auth.empty()) return ro;
   try {
-    ro.auth = classify::RemoteAuthOptions::from_json(auth, "oauth");
+    ro.auth = remote::RemoteAuthOptions::from_json(auth, "oauth");
   } catch (const classify::ConfigError& e) {
     static const std::map<std::string, std::string> flags = {
         {"oauth.grant", "--oauth-grant"},
@@ -170,18 +170,18 @@ CLI::App* add_call_command(CLI::App& app, CallCliOptions& o) {
 
 int run_remote_classify(const RemoteCliOptions& o, const std::string& text, bool probabilities) {
   try {
-    classify::RemoteClassifierOptions ro = remote_options(o);
+    remote::RemoteClassifierOptions ro = remote_options(o);
     ro.tool = o.tool;
     ro.max_retries = o.max_retries;
-    const classify::RemoteClassifier classifier(ro);
+    const remote::RemoteClassifier classifier(ro);
     const classify::Classification c = classifier.classify(text, {probabilities});
     json::object out = classify::to_wire(c, probabilities);
     out["category"] = c.category;
     fmt::print("{}\n", json::serialize(out));
     return kOk;
-  } catch (const classify::RemoteError& e) {
+  } catch (const remote::RemoteError& e) {
     fmt::print(stderr, "mcpclass: remote classification failed ({}): {}\n",
-               classify::to_string(e.failure()), e.what());
+               remote::to_string(e.failure()), e.what());
     return kRuntimeError;
   } catch (const std::exception& e) {
     fmt::print(stderr, "mcpclass: {}\n", e.what());
@@ -194,7 +194,7 @@ int run_call(const CallCliOptions& o) {
   (o.is_command ? remote.command : remote.url) = o.target;
   std::shared_ptr<client::ClientTransport> transport;
   try {
-    transport = classify::make_remote_transport(remote_options(remote));
+    transport = remote::make_remote_transport(remote_options(remote));
   } catch (const std::exception& e) {
     fmt::print(stderr, "mcpclass: {}\n", e.what());
     return kUsageError;

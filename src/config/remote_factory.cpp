@@ -28,7 +28,7 @@ void check_remote_sections(std::string_view kind, const json::object& sections) 
   const auto* remote = sections.if_contains("remote");
   if (remote == nullptr)
     throw ConfigError("classifier.remote", "required for kind " + std::string(kind));
-  (void)classify::RemoteClassifierOptions::from_json(*remote, "classifier.remote");
+  (void)remote::RemoteClassifierOptions::from_json(*remote, "classifier.remote");
   if (const auto* c = sections.if_contains("composite")) {
     if (kind != "composite")
       throw ConfigError("classifier.composite", "only allowed with kind composite");
@@ -40,8 +40,8 @@ std::unique_ptr<classify::Classifier> make_remote_classifier(const Config& confi
                                                              const json::object& sections) {
   check_remote_sections(config.classifier.kind, sections);
   auto options =
-      classify::RemoteClassifierOptions::from_json(sections.at("remote"), "classifier.remote");
-  auto remote = std::make_unique<classify::RemoteClassifier>(std::move(options));
+      remote::RemoteClassifierOptions::from_json(sections.at("remote"), "classifier.remote");
+  auto remote = std::make_unique<remote::RemoteClassifier>(std::move(options));
   if (config.classifier.kind == "remote") return remote;
   const auto* c = sections.if_contains("composite");
   const auto composite = c ? classify::CompositeOptions::from_json(*c, "classifier.composite")

@@ -22,7 +22,7 @@ json::object take_remote_sections(json::object& classifier_section);
 void check_remote_sections(std::string_view kind, const json::object& sections);
 
 /// The remote (or composite: rules + remote) classifier. Connects to the server.
-/// Throws ConfigError or classify::RemoteError.
+/// Throws ConfigError or remote::RemoteError.
 std::unique_ptr<classify::Classifier> make_remote_classifier(const Config& config,
                                                              const json::object& sections);
 

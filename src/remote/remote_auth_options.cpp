@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace mcpclass::classify {
+namespace mcpclass::remote {
 
 namespace {
 
@@ -22,13 +22,13 @@ void one_of(const std::string& value, const std::array<const char*, N>& allowed,
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
   std::string list;
   for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  detail::fail(path, fmt::format("must be one of {} (got '{}')", list, value));
+  classify::detail::fail(path, fmt::format("must be one of {} (got '{}')", list, value));
 }
 
 }  // namespace
 
 RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::string& path) {
-  detail::ObjectReader r(v, path);
+  classify::detail::ObjectReader r(v, path);
   RemoteAuthOptions o;
   o.grant = r.string("grant").value_or(o.grant);
   one_of(o.grant, std::array{"client_credentials", "authorization_code"}, r.path_of("grant"));
@@ -46,7 +46,8 @@ RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::
   o.client_metadata_url = r.string("client_metadata_url").value_or("");
   o.redirect_uri = r.string("redirect_uri").value_or("");
   if (const auto n = r.integer("max_attempts")) {
-    if (*n < 1 || *n > 10) detail::fail(r.path_of("max_attempts"), "must be within [1, 10]");
+    if (*n < 1 || *n > 10)
+      classify::detail::fail(r.path_of("max_attempts"), "must be within [1, 10]");
     o.max_attempts = static_cast<int>(*n);
   }
   o.require_https = r.boolean("require_https").value_or(o.require_https);
@@ -54,14 +55,15 @@ RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::
       r.string_list("allowed_authorization_servers").value_or(std::vector<std::string>{});
   r.finish();
   if (!o.client_secret.empty() && !o.private_key_file.empty())
-    detail::fail(r.path_of("private_key_file"), "give either client_secret or private_key_file");
+    classify::detail::fail(r.path_of("private_key_file"),
+                           "give either client_secret or private_key_file");
   if (o.grant == "client_credentials" && o.client_id.empty())
-    detail::fail(r.path_of("client_id"), "required for the client_credentials grant");
+    classify::detail::fail(r.path_of("client_id"), "required for the client_credentials grant");
   if (o.grant == "client_credentials" && o.client_secret.empty() && o.private_key_file.empty())
-    detail::fail(r.path_of("client_secret"),
-                 "the client_credentials grant needs client_secret or private_key_file");
+    classify::detail::fail(r.path_of("client_secret"),
+                           "the client_credentials grant needs client_secret or private_key_file");
   if (o.token_endpoint_auth_method == "private_key_jwt" && o.private_key_file.empty())
-    detail::fail(r.path_of("private_key_file"), "required for private_key_jwt");
+    classify::detail::fail(r.path_of("private_key_file"), "required for private_key_jwt");
   return o;
 }
 
@@ -87,23 +89,24 @@ json::object RemoteAuthOptions::to_json() const {
   return o;
 }
 
-client::OAuthOptions RemoteAuthOptions::to_oauth(std::chrono::milliseconds timeout) const {
-  client::OAuthOptions o;
-  o.grant = grant == "authorization_code" ? client::OAuthOptions::Grant::authorization_code
-                                          : client::OAuthOptions::Grant::client_credentials;
+auth::OAuthOptions RemoteAuthOptions::to_oauth(std::chrono::milliseconds timeout) const {
+  auth::OAuthOptions o;
+  o.grant = grant == "authorization_code" ? auth::OAuthOptions::Grant::authorization_code
+                                          : auth::OAuthOptions::Grant::client_credentials;
   try {
     o.client_id = transport::expand_env(client_id);
     o.client_secret = transport::expand_env(client_secret);
   } catch (const std::exception& e) {
-    throw ConfigError("auth", e.what());
+    throw classify::ConfigError("auth", e.what());
   }
   if (!private_key_file.empty()) {
     std::ifstream in(private_key_file, std::ios::binary);
     std::ostringstream pem;
     pem << in.rdbuf();
     if (!in || pem.str().empty())
-      throw ConfigError("auth.private_key_file",
-                        fmt::format("cannot read the private key file '{}'", private_key_file));
+      throw classify::ConfigError(
+          "auth.private_key_file",
+          fmt::format("cannot read the private key file '{}'", private_key_file));
     o.private_key_pem = pem.str();
   }
   o.signing_algorithm = signing_algorithm;
@@ -118,4 +121,4 @@ client::OAuthOptions RemoteAuthOptions::to_oauth(std::chrono::milliseconds timeo
   return o;
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::remote

@@ -13,7 +13,7 @@
 #include <random>
 #include <thread>
 
-namespace mcpclass::classify {
+namespace mcpclass::remote {
 
 namespace {
 
@@ -53,9 +53,9 @@ struct RemoteClassifier::Impl {
   std::atomic<std::uint64_t> generation{0};
   std::atomic<bool> categories_dirty{false};
 
-  mutable std::mutex mutex;                                 // everything below
-  std::vector<std::shared_ptr<const CategorySet>> history;  // keeps references valid
-  std::shared_ptr<const CategorySet> current;
+  mutable std::mutex mutex;                                           // everything below
+  std::vector<std::shared_ptr<const classify::CategorySet>> history;  // keeps references valid
+  std::shared_ptr<const classify::CategorySet> current;
   std::size_t remote_count = 0;
   Clock::time_point fetched_at{};
   int consecutive_failures = 0;
@@ -100,7 +100,7 @@ struct RemoteClassifier::Impl {
     const json::object result = mapped(
         where(), [&] { return client->call_tool(options.categories_tool, json::object{}, {}); });
     std::size_t count = 0;
-    auto set = std::make_shared<const CategorySet>(
+    auto set = std::make_shared<const classify::CategorySet>(
         detail::parse_categories(detail::tool_payload(result, options.categories_tool),
                                  options.fallback_category, options.num_categories, count));
     std::lock_guard lock(mutex);
@@ -144,7 +144,7 @@ struct RemoteClassifier::Impl {
     trial_running = true;  // half-open: this call is the trial
   }
 
-  void succeeded(const Classification& c) {
+  void succeeded(const classify::Classification& c) {
     std::lock_guard lock(mutex);
     consecutive_failures = 0;
     open_until.reset();
@@ -175,14 +175,14 @@ struct RemoteClassifier::Impl {
     return std::chrono::milliseconds(static_cast<long long>(capped * jitter(rng)));
   }
 
-  Classification attempt(std::string_view text) {
+  classify::Classification attempt(std::string_view text) {
     ensure_connected();
     maybe_refresh();
     const json::object result = mapped(where(), [&] {
       return client->call_tool(tool, json::object{{"text", text}, {"with_probabilities", true}},
                                {});
     });
-    std::shared_ptr<const CategorySet> cats;
+    std::shared_ptr<const classify::CategorySet> cats;
     std::size_t count;
     {
       std::lock_guard lock(mutex);
@@ -198,7 +198,7 @@ struct RemoteClassifier::Impl {
     }
   }
 
-  Classification classify(std::string_view text) {
+  classify::Classification classify(std::string_view text) {
     check_breaker();
     {
       std::lock_guard lock(mutex);
@@ -212,7 +212,7 @@ struct RemoteClassifier::Impl {
         ++retries;
       }
       try {
-        Classification c = attempt(text);
+        classify::Classification c = attempt(text);
         succeeded(c);
         return c;
       } catch (const RemoteError& e) {
@@ -258,12 +258,13 @@ RemoteClassifier::~RemoteClassifier() {
   impl_->client->close();
 }
 
-const CategorySet& RemoteClassifier::categories() const {
+const classify::CategorySet& RemoteClassifier::categories() const {
   std::lock_guard lock(impl_->mutex);
   return *impl_->current;
 }
 
-Classification RemoteClassifier::classify(std::string_view text, const ClassifyOptions&) const {
+classify::Classification RemoteClassifier::classify(std::string_view text,
+                                                    const classify::ClassifyOptions&) const {
   return impl_->classify(text);
 }
 
@@ -296,4 +297,4 @@ void RemoteClassifier::refresh_categories() const {
   impl_->fetch_categories();
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::remote

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::remote::detail {
 
 /// The JSON object a classification tool returned: `structuredContent` when it is an object,
 /// else `content[0].text` parsed. Throws RemoteProtocolError for isError results,
@@ -17,13 +17,15 @@ json::object tool_payload(const json::object& result, std::string_view tool);
 /// The categories of a list_categories result plus, when absent, the fallback category (last).
 /// `remote_count` receives the number of categories the server named. Throws RemoteInvalidResult
 /// (and RemoteProtocolError when `expected` does not match).
-CategorySet parse_categories(const json::object& payload, const std::string& fallback,
-                             std::optional<std::size_t> expected, std::size_t& remote_count);
+classify::CategorySet parse_categories(const json::object& payload, const std::string& fallback,
+                                       std::optional<std::size_t> expected,
+                                       std::size_t& remote_count);
 
 /// Validates a classify_text payload against the first `remote_count` categories and turns it
 /// into a Classification over `categories`; applies the threshold. Throws RemoteInvalidResult.
-Classification parse_classification(const json::object& payload, const CategorySet& categories,
-                                    std::size_t remote_count, double threshold,
-                                    const std::string& fallback);
+classify::Classification parse_classification(const json::object& payload,
+                                              const classify::CategorySet& categories,
+                                              std::size_t remote_count, double threshold,
+                                              const std::string& fallback);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::remote::detail

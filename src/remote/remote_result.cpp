@@ -9,7 +9,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::remote::detail {
 
 namespace {
 
@@ -54,8 +54,9 @@ json::object tool_payload(const json::object& result, std::string_view tool) {
   return v.get_object();
 }
 
-CategorySet parse_categories(const json::object& payload, const std::string& fallback,
-                             std::optional<std::size_t> expected, std::size_t& remote_count) {
+classify::CategorySet parse_categories(const json::object& payload, const std::string& fallback,
+                                       std::optional<std::size_t> expected,
+                                       std::size_t& remote_count) {
   const auto* names = payload.if_contains("categories");
   if (names == nullptr || !names->is_array() || names->get_array().empty())
     invalid("list_categories: no non-empty 'categories' array");
@@ -65,10 +66,10 @@ CategorySet parse_categories(const json::object& payload, const std::string& fal
   };
   const json::object prompts = text_map("category_system_prompts");
   const json::object descriptions = text_map("category_descriptions");
-  std::vector<Category> categories;
+  std::vector<classify::Category> categories;
   for (const auto& n : names->get_array()) {
     if (!n.is_string()) invalid("list_categories: a category name is not a string");
-    Category c;
+    classify::Category c;
     c.name = n.get_string();
     c.description = util::string_or_empty(descriptions, c.name);
     c.system_prompt = util::string_or_empty(prompts, c.name);
@@ -78,25 +79,27 @@ CategorySet parse_categories(const json::object& payload, const std::string& fal
   if (expected && *expected != remote_count)
     throw RemoteProtocolError(fmt::format(
         "the server offers {} categories, num_categories expects {}", remote_count, *expected));
-  const bool has_fallback = std::any_of(categories.begin(), categories.end(),
-                                        [&](const Category& c) { return c.name == fallback; });
+  const bool has_fallback =
+      std::any_of(categories.begin(), categories.end(),
+                  [&](const classify::Category& c) { return c.name == fallback; });
   if (!fallback.empty() && !has_fallback) {
-    Category c;
+    classify::Category c;
     c.name = fallback;
     c.description = "Fallback for results below the confidence threshold";
     categories.push_back(std::move(c));
   }
   try {
-    return CategorySet(std::move(categories));
-  } catch (const ConfigError& e) {
+    return classify::CategorySet(std::move(categories));
+  } catch (const classify::ConfigError& e) {
     invalid(std::string("list_categories: ") + e.what());
   }
 }
 
-Classification parse_classification(const json::object& payload, const CategorySet& categories,
-                                    std::size_t remote_count, double threshold,
-                                    const std::string& fallback) {
-  for (const auto& e : router_validation_errors(payload, remote_count)) invalid(e);
+classify::Classification parse_classification(const json::object& payload,
+                                              const classify::CategorySet& categories,
+                                              std::size_t remote_count, double threshold,
+                                              const std::string& fallback) {
+  for (const auto& e : classify::router_validation_errors(payload, remote_count)) invalid(e);
   const auto* cls = payload.if_contains("class");
   const auto* confidence = payload.if_contains("confidence");
   if (cls == nullptr || confidence == nullptr) invalid("'class' and 'confidence' are required");
@@ -105,7 +108,7 @@ Classification parse_classification(const json::object& payload, const CategoryS
       class_value >= static_cast<double>(remote_count))
     invalid(fmt::format("class {} outside [0, {})", class_value, remote_count));
 
-  Classification c;
+  classify::Classification c;
   c.class_index = static_cast<std::size_t>(class_value);
   c.confidence = number(*confidence, "confidence");
   if (!std::isfinite(c.confidence) || c.confidence < 0 || c.confidence > 1)
@@ -127,20 +130,20 @@ Classification parse_classification(const json::object& payload, const CategoryS
   const double sum = std::accumulate(c.probabilities.begin(), c.probabilities.end(), 0.0);
   for (auto& p : c.probabilities) p /= sum;  // router bounds checked Σp ∈ [0.95, 1.05]
   c.probabilities.resize(categories.size(), 0.0);
-  c.entropy = shannon_entropy(c.probabilities);
+  c.entropy = classify::shannon_entropy(c.probabilities);
 
   const auto names = categories.names();
-  c.decision = make_reasoning_decision(c.probabilities, names, {}, threshold);
+  c.decision = classify::make_reasoning_decision(c.probabilities, names, {}, threshold);
   if (c.confidence < threshold && !fallback.empty()) {
     if (const auto index = categories.index_of(fallback)) c.class_index = *index;
   }
   c.category = categories[c.class_index].name;
   try {
     check_classification(c, categories);
-  } catch (const InvalidClassification& e) {
+  } catch (const classify::InvalidClassification& e) {
     invalid(e.what());
   }
   return c;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::remote::detail

@@ -24,8 +24,7 @@
 #include <string>
 #include <string_view>
 
-using namespace mcpclass::client::auth;
-using mcpclass::client::AuthorizationError;
+using namespace mcpclass::auth;
 namespace jwt = mcpclass::transport::jwt;
 
 namespace {

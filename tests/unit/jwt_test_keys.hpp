@@ -54,14 +54,14 @@ struct TestKey {
               {"kid", kid},
               {"use", "sig"},
               {"alg", "RS256"},
-              {"n", client::auth::base64url(param(OSSL_PKEY_PARAM_RSA_N))},
-              {"e", client::auth::base64url(param(OSSL_PKEY_PARAM_RSA_E))}};
+              {"n", auth::base64url(param(OSSL_PKEY_PARAM_RSA_N))},
+              {"e", auth::base64url(param(OSSL_PKEY_PARAM_RSA_E))}};
     return {{"kty", "EC"},
             {"kid", kid},
             {"use", "sig"},
             {"crv", "P-256"},
-            {"x", client::auth::base64url(param(OSSL_PKEY_PARAM_EC_PUB_X, 32))},
-            {"y", client::auth::base64url(param(OSSL_PKEY_PARAM_EC_PUB_Y, 32))}};
+            {"x", auth::base64url(param(OSSL_PKEY_PARAM_EC_PUB_X, 32))},
+            {"y", auth::base64url(param(OSSL_PKEY_PARAM_EC_PUB_Y, 32))}};
   }
 
   /// The JWS signature of `input` in JOSE form (ES256: raw r||s).
@@ -100,8 +100,8 @@ std::string jwks_of(const Keys&... keys) {
 /// header.payload, base64url-encoded.
 inline std::string jws_input(const boost::json::object& header,
                              const boost::json::object& payload) {
-  return client::auth::base64url(boost::json::serialize(header)) + "." +
-         client::auth::base64url(boost::json::serialize(payload));
+  return auth::base64url(boost::json::serialize(header)) + "." +
+         auth::base64url(boost::json::serialize(payload));
 }
 
 /// A token signed by `key` with its alg and kid (the header may be overridden by `header`).
@@ -111,7 +111,7 @@ inline std::string sign_token(const TestKey& key, const boost::json::object& pay
   if (!header.contains("kid")) header["kid"] = key.kid;
   if (!header.contains("typ")) header["typ"] = "at+jwt";
   const std::string input = jws_input(header, payload);
-  return input + "." + client::auth::base64url(key.sign(input));
+  return input + "." + auth::base64url(key.sign(input));
 }
 
 /// An HS256 token whose HMAC secret is `secret` (the key confusion attack uses public key bytes).
@@ -122,7 +122,7 @@ inline std::string hs256_token(std::string_view secret, const boost::json::objec
   unsigned len = 0;
   HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
        reinterpret_cast<const unsigned char*>(input.data()), input.size(), mac, &len);
-  return input + "." + client::auth::base64url(std::string(reinterpret_cast<char*>(mac), len));
+  return input + "." + auth::base64url(std::string(reinterpret_cast<char*>(mac), len));
 }
 
 /// Seconds since the epoch, `offset` from now.

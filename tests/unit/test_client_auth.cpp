@@ -18,7 +18,7 @@
 #include <memory>
 
 using namespace mcpclass::client;
-using namespace mcpclass::client::auth;
+using namespace mcpclass::auth;
 
 TEST_CASE("client.auth: WWW-Authenticate Bearer parameters") {
   auto c = parse_www_authenticate(

@@ -85,9 +85,8 @@ class OAuthServer {
   int port_ = 0;
 };
 
-classify::RemoteClassifierOptions rest_options(const OAuthServer& server,
-                                               const std::string& secret) {
-  return classify::RemoteClassifierOptions::from_json(
+remote::RemoteClassifierOptions rest_options(const OAuthServer& server, const std::string& secret) {
+  return remote::RemoteClassifierOptions::from_json(
       json::object{{"transport", "rest"},
                    {"url", server.base() + "/mcp"},
                    {"timeout", 5},
@@ -99,7 +98,7 @@ classify::RemoteClassifierOptions rest_options(const OAuthServer& server,
 
 TEST_CASE("client.auth e2e: a remote classifier behind OAuth (client credentials, REST)") {
   OAuthServer server;
-  classify::RemoteClassifier remote(rest_options(server, "router-secret"));
+  remote::RemoteClassifier remote(rest_options(server, "router-secret"));
   CHECK(remote.classify("what is 2 + 2", {}).category == "math");
   auto stats = server.stats();
   CHECK(stats.at("issued").as_int64() == 1);    // one token served every call so far
@@ -116,7 +115,7 @@ TEST_CASE("client.auth e2e: a remote classifier behind OAuth (client credentials
 
 TEST_CASE("client.auth e2e: an expired token is renewed before the request, without a 401") {
   OAuthServer server("router-secret", "0");  // every token is expired on arrival
-  classify::RemoteClassifier remote(rest_options(server, "router-secret"));
+  remote::RemoteClassifier remote(rest_options(server, "router-secret"));
   const auto before = server.stats();
   CHECK(before.at("rejected").as_int64() == 1);  // the first, tokenless request
   CHECK(remote.classify("what is 2 + 2", {}).category == "math");
@@ -127,7 +126,7 @@ TEST_CASE("client.auth e2e: an expired token is renewed before the request, with
 
 TEST_CASE("client.auth e2e: an absurd expires_in (1e300 s) is a long-lived token, not UB") {
   OAuthServer server("router-secret", "1e300");
-  classify::RemoteClassifier remote(rest_options(server, "router-secret"));
+  remote::RemoteClassifier remote(rest_options(server, "router-secret"));
   CHECK(remote.classify("what is 2 + 2", {}).category == "math");
   CHECK(remote.classify("and 3 + 3", {}).category == "math");
   const auto stats = server.stats();
@@ -139,58 +138,56 @@ TEST_CASE("client.auth e2e: credentials go only to the issuer the metadata was f
   for (const std::string mode : {"endpoints", "issuer"}) {
     CAPTURE(mode);
     OAuthServer server("router-secret", "3600", "malicious_oauth_server.py", mode);
-    client::OAuthOptions options;
-    options.grant = client::OAuthOptions::Grant::client_credentials;
+    auth::OAuthOptions options;
+    options.grant = auth::OAuthOptions::Grant::client_credentials;
     options.client_id = "router";
     options.client_secret = "router-secret";
-    client::auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5),
-                                       "");
+    auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5), "");
     const std::string challenge = "Bearer resource_metadata=\"" + server.base() +
                                   "/.well-known/oauth-protected-resource/mcp\"";
     CHECK_THROWS_WITH_AS(session.answer_challenge(401, challenge, ""),
                          doctest::Contains(mode == "endpoints" ? "is not on the issuer's origin"
                                                                : "names issuer "
                                                                  "'https://elsewhere.example'"),
-                         client::AuthorizationError);
+                         auth::AuthorizationError);
     CHECK(json::parse(server.admin("GET", "/canary")).at("connections") == 0);
   }
   {  // An issuer the configuration does not list is refused before anything is asked of it.
     OAuthServer server("router-secret", "3600", "malicious_oauth_server.py", "endpoints");
-    client::OAuthOptions options;
-    options.grant = client::OAuthOptions::Grant::client_credentials;
+    auth::OAuthOptions options;
+    options.grant = auth::OAuthOptions::Grant::client_credentials;
     options.client_id = "router";
     options.client_secret = "router-secret";
     options.allowed_authorization_servers = {"https://auth.example"};
-    client::auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5),
-                                       "");
+    auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5), "");
     CHECK_THROWS_WITH_AS(session.answer_challenge(401,
                                                   "Bearer resource_metadata=\"" + server.base() +
                                                       "/.well-known/oauth-protected-resource/mcp\"",
                                                   ""),
                          doctest::Contains("is not in allowed_authorization_servers"),
-                         client::AuthorizationError);
+                         auth::AuthorizationError);
     CHECK(json::parse(server.admin("GET", "/canary")).at("connections") == 0);
   }
   // An issuer the configuration lists is trusted with endpoints elsewhere: the canary is asked.
   OAuthServer server("router-secret", "3600", "malicious_oauth_server.py", "endpoints");
-  client::OAuthOptions options;
-  options.grant = client::OAuthOptions::Grant::client_credentials;
+  auth::OAuthOptions options;
+  options.grant = auth::OAuthOptions::Grant::client_credentials;
   options.client_id = "router";
   options.client_secret = "router-secret";
   options.allowed_authorization_servers = {server.base()};
-  client::auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5), "");
+  auth::OAuthSession session(options, server.base() + "/mcp", std::chrono::seconds(5), "");
   CHECK_THROWS_AS(session.answer_challenge(401,
                                            "Bearer resource_metadata=\"" + server.base() +
                                                "/.well-known/oauth-protected-resource/mcp\"",
                                            ""),
-                  client::AuthorizationError);
+                  auth::AuthorizationError);
   CHECK(json::parse(server.admin("GET", "/canary")).at("connections").as_int64() >= 1);
 }
 
 TEST_CASE("client.auth e2e: a wrong client secret fails with the server's error, not a hang") {
   OAuthServer server;
   try {
-    classify::RemoteClassifier remote(rest_options(server, "wrong"));
+    remote::RemoteClassifier remote(rest_options(server, "wrong"));
     FAIL("the classifier connected with a wrong secret");
   } catch (const std::exception& e) {
     const std::string what = e.what();
@@ -205,8 +202,8 @@ TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server
   OAuthServer server;
   transport::HttpClientOptions http;
   http.url = server.base() + "/mcp";
-  http.oauth = client::OAuthOptions{};
-  http.oauth->grant = client::OAuthOptions::Grant::client_credentials;
+  http.oauth = auth::OAuthOptions{};
+  http.oauth->grant = auth::OAuthOptions::Grant::client_credentials;
   http.oauth->client_id = "router";
   http.oauth->client_secret = "wrong";
   client::ClientOptions options;
@@ -215,7 +212,7 @@ TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server
   try {
     c.connect();
     FAIL("connected with a wrong secret");
-  } catch (const client::AuthorizationError& e) {
+  } catch (const auth::AuthorizationError& e) {
     CHECK(e.step() == "token request");
     CHECK(e.status() == 401);
     CHECK(e.error() == "invalid_client");
@@ -234,7 +231,7 @@ client::Client code_flow_client(const OAuthServer& server,
                                 std::function<std::string(const std::string&)> authorize) {
   transport::HttpClientOptions http;
   http.url = server.base() + "/mcp";
-  http.oauth = client::OAuthOptions{};
+  http.oauth = auth::OAuthOptions{};
   http.oauth->client_id = "router";
   http.oauth->client_secret = "router-secret";
   http.oauth->authorize = std::move(authorize);
@@ -250,7 +247,7 @@ TEST_CASE("client.auth e2e: authorization code through the application's callbac
   std::string seen_url;
   auto c = code_flow_client(server, [&](const std::string& url) {
     seen_url = url;
-    return client::headless_authorization(url);  // the "browser": the server approves at once
+    return auth::headless_authorization(url);  // the "browser": the server approves at once
   });
   c.connect();
   CHECK(seen_url.starts_with(server.base() + "/authorize?response_type=code&client_id=router"));
@@ -275,30 +272,30 @@ TEST_CASE("client.auth e2e: the callback's denial and a forged state fail the re
   try {
     denied.connect();
     FAIL("connected without approval");
-  } catch (const client::AuthorizationError& e) {
+  } catch (const auth::AuthorizationError& e) {
     CHECK(e.step() == "authorization");
     CHECK(e.error() == "access_denied");
     CHECK(e.description() == "no");
   }
   auto forged = code_flow_client(server, [](const std::string& url) {
-    auto redirect = client::headless_authorization(url);
+    auto redirect = auth::headless_authorization(url);
     return redirect.substr(0, redirect.find("&state=")) + "&state=forged";
   });
   CHECK_THROWS_WITH_AS(forged.connect(), doctest::Contains("invalid_state"),
-                       client::AuthorizationError);
+                       auth::AuthorizationError);
   CHECK(server.stats().at("issued").as_int64() == 0);
 }
 
 TEST_CASE("client.auth: classifier.remote.auth configuration") {
   auto error_of = [](const char* doc) {
     try {
-      classify::RemoteClassifierOptions::from_json(json::parse(doc));
+      remote::RemoteClassifierOptions::from_json(json::parse(doc));
     } catch (const classify::ConfigError& e) {
       return e.path() + ": " + e.what();
     }
     return std::string("no error");
   };
-  const auto o = classify::RemoteClassifierOptions::from_json(json::parse(R"({
+  const auto o = remote::RemoteClassifierOptions::from_json(json::parse(R"({
       "url":"https://mcp.example/mcp",
       "auth":{"client_id":"r","client_secret":"${ROUTER_SECRET}","scope":"classify",
               "max_attempts":2,"token_endpoint_auth_method":"client_secret_post"}})"));
@@ -311,14 +308,14 @@ TEST_CASE("client.auth: classifier.remote.auth configuration") {
   with_env.client_secret = "${MCPCLASS_TEST_ROUTER_SECRET}";
   const auto oauth = with_env.to_oauth(std::chrono::seconds(3));
   CHECK(oauth.client_secret == "s3");
-  CHECK(oauth.grant == client::OAuthOptions::Grant::client_credentials);
+  CHECK(oauth.grant == auth::OAuthOptions::Grant::client_credentials);
   CHECK(oauth.timeout == std::chrono::seconds(3));
   CHECK(oauth.require_https);
   with_env.require_https = false;
   CHECK_FALSE(with_env.to_oauth(std::chrono::seconds(3)).require_https);
   with_env.client_secret = "literal";
   CHECK(with_env.to_json().at("client_secret") == "***");
-  const auto listed = classify::RemoteClassifierOptions::from_json(json::parse(R"({
+  const auto listed = remote::RemoteClassifierOptions::from_json(json::parse(R"({
       "url":"https://mcp.example/mcp",
       "auth":{"client_id":"r","client_secret":"s",
               "allowed_authorization_servers":["https://auth.example"]}})"));
@@ -352,7 +349,7 @@ TEST_CASE("client.auth: classifier.remote.auth configuration") {
             .starts_with("classifier.remote.auth"));
   CHECK(error_of(R"({"url":"http://x/mcp","auth":{"grant":"authorization_code"}})") == "no error");
 
-  classify::RemoteAuthOptions missing_key;
+  remote::RemoteAuthOptions missing_key;
   missing_key.private_key_file = "/nonexistent/key.pem";
   CHECK_THROWS_WITH_AS(missing_key.to_oauth(std::chrono::seconds(1)),
                        doctest::Contains("cannot read the private key file"),

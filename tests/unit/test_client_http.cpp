@@ -139,11 +139,11 @@ TEST_CASE("remote classifier over streamable http, legacy sse and the REST diale
   for (const auto& [kind, path] : std::vector<std::pair<std::string, std::string>>{
            {"streamable-http", "/mcp"}, {"sse", "/sse"}, {"rest", "/mcp"}, {"auto", "/sse"}}) {
     CAPTURE(kind);
-    classify::RemoteClassifierOptions o;
+    remote::RemoteClassifierOptions o;
     o.transport = kind;
     o.url = f.url(path);
     o.headers = {{"X-Test", "${HOME}"}};
-    const classify::RemoteClassifier remote(o);
+    const remote::RemoteClassifier remote(o);
     CHECK(remote.tool_name() == "classify_text");
     const auto r = remote.classify(text);
     CHECK(r.confidence == doctest::Approx(l.confidence));
@@ -157,25 +157,25 @@ TEST_CASE("remote classifier: an unreachable HTTP server is RemoteUnreachable, q
     HttpFixture f;  // a port that was just in use and is now closed
     url = f.url("/mcp");
   }
-  classify::RemoteClassifierOptions o;
+  remote::RemoteClassifierOptions o;
   o.url = url;
   o.max_retries = 1;
   o.retry_backoff = 10ms;
   const auto start = std::chrono::steady_clock::now();
-  CHECK_THROWS_AS(classify::RemoteClassifier{o}, classify::RemoteUnreachable);
+  CHECK_THROWS_AS(remote::RemoteClassifier{o}, remote::RemoteUnreachable);
   CHECK(std::chrono::steady_clock::now() - start < 2s);
 }
 
 TEST_CASE("remote classifier: a URL that is not an MCP endpoint fails at once, not as transient") {
   HttpFixture f;
-  classify::RemoteClassifierOptions o;
+  remote::RemoteClassifierOptions o;
   o.url = f.url("/nothing-here");
   o.max_retries = 3;
   try {
-    classify::RemoteClassifier remote(o);
+    remote::RemoteClassifier remote(o);
     FAIL("a 404 URL was accepted");
-  } catch (const classify::RemoteError& e) {
-    CHECK(e.failure() == classify::RemoteFailure::protocol);
+  } catch (const remote::RemoteError& e) {
+    CHECK(e.failure() == remote::RemoteFailure::protocol);
     CHECK_FALSE(e.transient());
     CHECK(std::string(e.what()).find("HTTP 404") != std::string::npos);
   }

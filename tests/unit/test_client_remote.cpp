@@ -30,14 +30,14 @@ json::object text_result(const std::string& text) {
 
 classify::CategorySet three() {
   std::size_t n = 0;
-  return classify::detail::parse_categories(
+  return remote::detail::parse_categories(
       json::parse(R"({"categories":["math","science","history"]})").as_object(), "other", {}, n);
 }
 
 }  // namespace
 
 TEST_CASE("remote: tool discovery follows the reference priority") {
-  using classify::discover_classification_tool;
+  using remote::discover_classification_tool;
   const auto t = tools({{"categorize", ""}, {"classify", ""}, {"classify_text", ""}});
   CHECK(discover_classification_tool(t, "") == "classify_text");
   CHECK(discover_classification_tool(t, "categorize") == "categorize");  // configured wins
@@ -49,10 +49,10 @@ TEST_CASE("remote: tool discovery follows the reference priority") {
   try {
     discover_classification_tool(tools({{"echo", "Echoes"}, {"add", "Adds"}}), "");
     FAIL("expected RemoteProtocolError");
-  } catch (const classify::RemoteProtocolError& e) {
+  } catch (const remote::RemoteProtocolError& e) {
     CHECK(std::string(e.what()).find("echo, add") != std::string::npos);  // lists the tools
   }
-  CHECK_THROWS_AS(discover_classification_tool(t, "missing"), classify::RemoteProtocolError);
+  CHECK_THROWS_AS(discover_classification_tool(t, "missing"), remote::RemoteProtocolError);
 }
 
 TEST_CASE("remote: categories come from list_categories, fallback appended, count validated") {
@@ -62,21 +62,21 @@ TEST_CASE("remote: categories come from list_categories, fallback appended, coun
   std::size_t n = 0;
   const auto doc = json::parse(R"({"categories":["a","other"],
       "category_descriptions":{"a":"A things"},"category_system_prompts":{"a":"You are A"}})");
-  const auto own = classify::detail::parse_categories(doc.as_object(), "other", 2, n);
+  const auto own = remote::detail::parse_categories(doc.as_object(), "other", 2, n);
   CHECK(own.size() == 2);  // "other" already offered: not appended
   CHECK(own[0].description == "A things");
   CHECK(own[0].system_prompt == "You are A");
-  CHECK_THROWS_AS(classify::detail::parse_categories(doc.as_object(), "other", 5, n),
-                  classify::RemoteProtocolError);
-  CHECK_THROWS_AS(classify::detail::parse_categories(json::object{}, "other", {}, n),
-                  classify::RemoteInvalidResult);
+  CHECK_THROWS_AS(remote::detail::parse_categories(doc.as_object(), "other", 5, n),
+                  remote::RemoteProtocolError);
+  CHECK_THROWS_AS(remote::detail::parse_categories(json::object{}, "other", {}, n),
+                  remote::RemoteInvalidResult);
 }
 
 TEST_CASE("remote: every result is validated, invalid ones are errors, never passed on") {
   const auto set = three();
   auto parse = [&](const char* wire, double threshold = 0.5) {
-    return classify::detail::parse_classification(json::parse(wire).as_object(), set, 3, threshold,
-                                                  "other");
+    return remote::detail::parse_classification(json::parse(wire).as_object(), set, 3, threshold,
+                                                "other");
   };
   const auto ok = parse(
       R"({"class":1,"confidence":0.8,"model":"m","use_reasoning":true,"probabilities":[0.1,0.8,0.1]})");
@@ -89,7 +89,7 @@ TEST_CASE("remote: every result is validated, invalid ones are errors, never pas
   CHECK(sloppy.probabilities[0] == doctest::Approx(0.7 / 0.99));
   // Below the threshold: the fallback category.
   CHECK(parse(R"({"class":1,"confidence":0.4,"probabilities":[0.3,0.4,0.3]})").category == "other");
-  using classify::RemoteInvalidResult;
+  using remote::RemoteInvalidResult;
   for (const char* bad : {
            R"({"class":3,"confidence":0.8,"probabilities":[0.1,0.8,0.1]})",    // index range
            R"({"class":-1,"confidence":0.8,"probabilities":[0.1,0.8,0.1]})",   // negative
@@ -109,23 +109,23 @@ TEST_CASE("remote: every result is validated, invalid ones are errors, never pas
 }
 
 TEST_CASE("remote: tool payloads: structuredContent, text JSON, isError and {error} texts") {
-  using classify::detail::tool_payload;
+  using remote::detail::tool_payload;
   CHECK(tool_payload(text_result(R"({"class":0})"), "t").at("class").as_int64() == 0);
   json::object structured = text_result("ignored");
   structured["structuredContent"] = json::object{{"class", 2}};
   CHECK(tool_payload(structured, "t").at("class").as_int64() == 2);
   json::object failed = text_result("boom");
   failed["isError"] = true;
-  CHECK_THROWS_AS(tool_payload(failed, "t"), classify::RemoteProtocolError);
+  CHECK_THROWS_AS(tool_payload(failed, "t"), remote::RemoteProtocolError);
   CHECK_THROWS_AS(tool_payload(text_result(R"({"error":"No text provided"})"), "t"),
-                  classify::RemoteProtocolError);
-  CHECK_THROWS_AS(tool_payload(text_result("not json"), "t"), classify::RemoteInvalidResult);
+                  remote::RemoteProtocolError);
+  CHECK_THROWS_AS(tool_payload(text_result("not json"), "t"), remote::RemoteInvalidResult);
   CHECK_THROWS_AS(tool_payload(json::object{{"content", json::array{}}}, "t"),
-                  classify::RemoteInvalidResult);
+                  remote::RemoteInvalidResult);
 }
 
 TEST_CASE("remote: options from the config document, with key paths in errors") {
-  const auto o = classify::RemoteClassifierOptions::from_json(json::parse(R"({
+  const auto o = remote::RemoteClassifierOptions::from_json(json::parse(R"({
       "url":"http://127.0.0.1:8090/mcp","timeout":2.5,"max_retries":4,"num_categories":5,
       "confidence_threshold":0.7,"fallback_category":"general",
       "headers":{"Authorization":"Bearer ${MCP_API_KEY}"},
@@ -135,12 +135,12 @@ TEST_CASE("remote: options from the config document, with key paths in errors") 
   CHECK(o.num_categories == 5u);
   CHECK(o.breaker_failures == 3);
   CHECK(o.headers.at("Authorization") == "Bearer ${MCP_API_KEY}");
-  const auto s = classify::RemoteClassifierOptions::from_json(
+  const auto s = remote::RemoteClassifierOptions::from_json(
       json::parse(R"({"command":"python3 server.py --flag 'two words'"})"));
   CHECK(s.command == std::vector<std::string>{"python3", "server.py", "--flag", "two words"});
   auto error_of = [](const char* doc) {
     try {
-      classify::RemoteClassifierOptions::from_json(json::parse(doc));
+      remote::RemoteClassifierOptions::from_json(json::parse(doc));
     } catch (const classify::ConfigError& e) {
       return e.path();
     }
@@ -168,8 +168,8 @@ struct OwnServer {
   ~OwnServer() { pool.stop(); }
 };
 
-classify::RemoteClassifierOptions loopback_options() {
-  classify::RemoteClassifierOptions o;
+remote::RemoteClassifierOptions loopback_options() {
+  remote::RemoteClassifierOptions o;
   o.transport = "loopback";
   o.timeout = std::chrono::seconds(5);
   return o;
@@ -182,7 +182,7 @@ struct DownClassifier : classify::Classifier {
   classify::Classification classify(std::string_view,
                                     const classify::ClassifyOptions&) const override {
     ++calls;
-    throw classify::RemoteUnreachable("down");
+    throw remote::RemoteUnreachable("down");
   }
   std::string kind() const override { return "down"; }
   json::object info() const override { return {{"kind", "down"}}; }
@@ -195,7 +195,7 @@ struct DownClassifier : classify::Classifier {
 TEST_CASE("remote: against our own server, results equal the local classifier's") {
   OwnServer own;
   auto transport = std::make_shared<test::LoopbackTransport>(own.server);
-  classify::RemoteClassifier remote(loopback_options(), transport);
+  remote::RemoteClassifier remote(loopback_options(), transport);
   CHECK(remote.tool_name() == "classify_text");
   CHECK(remote.categories().size() == own.local->categories().size() + 1);  // + "other"
   CHECK(remote.categories()[0].system_prompt == own.local->categories()[0].system_prompt);
@@ -219,7 +219,7 @@ TEST_CASE("remote: against our own server, results equal the local classifier's"
 TEST_CASE("remote: a dropped connection is re-established on the next call") {
   OwnServer own;
   auto transport = std::make_shared<test::LoopbackTransport>(own.server);
-  classify::RemoteClassifier remote(loopback_options(), transport);
+  remote::RemoteClassifier remote(loopback_options(), transport);
   transport->close();  // the server side went away
   const auto r = remote.classify("solve the integral of x squared with calculus and algebra");
   CHECK(!r.category.empty());
@@ -229,7 +229,7 @@ TEST_CASE("remote: a dropped connection is re-established on the next call") {
 TEST_CASE("composite: local first asks the remote only below the threshold") {
   OwnServer own;
   auto transport = std::make_shared<test::LoopbackTransport>(own.server);
-  auto remote = std::make_shared<classify::RemoteClassifier>(loopback_options(), transport);
+  auto remote = std::make_shared<remote::RemoteClassifier>(loopback_options(), transport);
   classify::CompositeClassifier confident(own.local, remote,
                                           {classify::CompositeMode::local_first, 0.0});
   const int before = transport->sent;

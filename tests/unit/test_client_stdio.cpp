@@ -46,8 +46,8 @@ int children() {
   return n;
 }
 
-classify::RemoteClassifierOptions fake(const std::string& mode, int delay_ms = 5000) {
-  classify::RemoteClassifierOptions o;
+remote::RemoteClassifierOptions fake(const std::string& mode, int delay_ms = 5000) {
+  remote::RemoteClassifierOptions o;
   o.command = {"python3", kFake};
   o.env = {{"FAKE_MODE", mode}, {"FAKE_DELAY_MS", std::to_string(delay_ms)}};
   o.timeout = 3s;
@@ -126,9 +126,9 @@ TEST_CASE("stdio client: command lines split like a shell, without expansion") {
 TEST_CASE("remote over stdio: our own mcpclass serve --stdio classifies like the local one") {
   const int before = children();
   {
-    classify::RemoteClassifierOptions o;
+    remote::RemoteClassifierOptions o;
     o.command = {kMcpclass, "serve", "--stdio"};
-    const classify::RemoteClassifier remote(o);
+    const remote::RemoteClassifier remote(o);
     const auto local = config::make_classifier(config::default_config());
     const char* text = "solve the integral of x squared with calculus and algebra";
     const auto l = local->classify(text, {true});
@@ -140,7 +140,7 @@ TEST_CASE("remote over stdio: our own mcpclass serve --stdio classifies like the
 }
 
 TEST_CASE("remote over stdio: auto-discovers categorize_text and applies the threshold") {
-  const classify::RemoteClassifier remote(fake("lowconf"));
+  const remote::RemoteClassifier remote(fake("lowconf"));
   CHECK(remote.tool_name() == "categorize_text");
   CHECK(remote.categories().size() == 3);  // "other" offered by the server itself
   const auto r = remote.classify("anything");
@@ -151,8 +151,8 @@ TEST_CASE("remote over stdio: auto-discovers categorize_text and applies the thr
 TEST_CASE("remote over stdio: a malformed result is an InvalidResult, not retried") {
   for (const char* mode : {"malformed", "notjson"}) {
     CAPTURE(mode);
-    const classify::RemoteClassifier remote(fake(mode));
-    const auto elapsed = throws_after<classify::RemoteInvalidResult>([&] { remote.classify("x"); });
+    const remote::RemoteClassifier remote(fake(mode));
+    const auto elapsed = throws_after<remote::RemoteInvalidResult>([&] { remote.classify("x"); });
     CHECK(elapsed < 1s);
     CHECK(remote.info().at("retries").as_uint64() == 0);
   }
@@ -164,8 +164,8 @@ TEST_CASE("remote over stdio: a slow server times out within 10% of the timeout"
   o.max_retries = 0;
   const int before = children();
   {
-    const classify::RemoteClassifier remote(o);
-    const auto elapsed = throws_after<classify::RemoteTimeout>([&] { remote.classify("x"); });
+    const remote::RemoteClassifier remote(o);
+    const auto elapsed = throws_after<remote::RemoteTimeout>([&] { remote.classify("x"); });
     CHECK(elapsed >= 1000ms);
     CHECK(elapsed <= 1100ms);
   }
@@ -175,8 +175,8 @@ TEST_CASE("remote over stdio: a slow server times out within 10% of the timeout"
 TEST_CASE("remote over stdio: a server dying mid-call → retry → unreachable → local fallback") {
   const int before = children();
   {
-    auto remote = std::make_shared<classify::RemoteClassifier>(fake("die"));
-    const auto elapsed = throws_after<classify::RemoteUnreachable>([&] { remote->classify("x"); });
+    auto remote = std::make_shared<remote::RemoteClassifier>(fake("die"));
+    const auto elapsed = throws_after<remote::RemoteUnreachable>([&] { remote->classify("x"); });
     CHECK(elapsed < 3s);
     CHECK(remote->info().at("retries").as_uint64() == 1);
 
@@ -200,7 +200,7 @@ TEST_CASE("remote over stdio: a server killed mid-call → retry → timeout →
     so.command = o.command;
     so.env = o.env;
     auto t = std::make_shared<transport::StdioClientTransport>(so);
-    auto remote = std::make_shared<classify::RemoteClassifier>(o, t);
+    auto remote = std::make_shared<remote::RemoteClassifier>(o, t);
     const int first = t->pid();
     std::thread killer([&] {
       std::this_thread::sleep_for(200ms);
@@ -208,7 +208,7 @@ TEST_CASE("remote over stdio: a server killed mid-call → retry → timeout →
     });
     // Attempt 1: the server is killed → unreachable. Attempt 2: a restarted server that is slow
     // too → timeout. The error is the last one.
-    const auto elapsed = throws_after<classify::RemoteTimeout>([&] { remote->classify("x"); });
+    const auto elapsed = throws_after<remote::RemoteTimeout>([&] { remote->classify("x"); });
     killer.join();
     CHECK(elapsed < 2500ms);
     CHECK(t->pid() != first);  // restarted
@@ -227,38 +227,38 @@ TEST_CASE("remote over stdio: the circuit breaker opens after repeated failures"
   o.max_retries = 0;
   o.breaker_failures = 2;
   o.breaker_open = 60s;
-  const classify::RemoteClassifier remote(o);
-  CHECK_THROWS_AS(remote.classify("x"), classify::RemoteUnreachable);
-  CHECK_THROWS_AS(remote.classify("x"), classify::RemoteUnreachable);
-  const auto elapsed = throws_after<classify::RemoteCircuitOpen>([&] { remote.classify("x"); });
+  const remote::RemoteClassifier remote(o);
+  CHECK_THROWS_AS(remote.classify("x"), remote::RemoteUnreachable);
+  CHECK_THROWS_AS(remote.classify("x"), remote::RemoteUnreachable);
+  const auto elapsed = throws_after<remote::RemoteCircuitOpen>([&] { remote.classify("x"); });
   CHECK(elapsed < 50ms);  // not attempted
   CHECK(remote.info().at("circuit").as_string() == "open");
 }
 
 TEST_CASE("remote over stdio: an unreachable server fails the constructor clearly") {
-  classify::RemoteClassifierOptions o;
+  remote::RemoteClassifierOptions o;
   o.command = {"/nonexistent/server"};
   o.max_retries = 0;
-  CHECK_THROWS_AS(classify::RemoteClassifier{o}, classify::RemoteUnreachable);
+  CHECK_THROWS_AS(remote::RemoteClassifier{o}, remote::RemoteUnreachable);
 }
 
 TEST_CASE("remote over stdio: categories are cached, refreshed on list_changed and on interval") {
   // The fake adds a category ("v1", "v2", ...) on every list_categories call, so the last
   // category's name tells how many times the classifier fetched them.
-  auto last = [](const classify::RemoteClassifier& c) { return c.categories().names().back(); };
-  auto with_fallback_none = [](classify::RemoteClassifierOptions o) {
+  auto last = [](const remote::RemoteClassifier& c) { return c.categories().names().back(); };
+  auto with_fallback_none = [](remote::RemoteClassifierOptions o) {
     o.fallback_category = "other";  // already offered by the server: nothing appended
     return o;
   };
 
   SUBCASE("cached: repeated calls do not refetch") {
-    classify::RemoteClassifier c(with_fallback_none(fake("changing")));
+    remote::RemoteClassifier c(with_fallback_none(fake("changing")));
     CHECK(last(c) == "v1");
     for (int i = 0; i < 3; ++i) CHECK(c.classify("2 + 2").category == "math");
     CHECK(last(c) == "v1");
   }
   SUBCASE("notifications/tools/list_changed marks them stale; the next call refetches") {
-    classify::RemoteClassifier c(with_fallback_none(fake("changing")));
+    remote::RemoteClassifier c(with_fallback_none(fake("changing")));
     CHECK(c.classify("please notify").category == "math");
     CHECK(last(c) == "v1");  // the notification arrived with this answer
     CHECK(c.classify("2 + 2").category == "math");
@@ -269,7 +269,7 @@ TEST_CASE("remote over stdio: categories are cached, refreshed on list_changed a
   SUBCASE("refresh_interval elapsed: the next call refetches") {
     auto o = with_fallback_none(fake("changing"));
     o.refresh_interval = 50ms;
-    classify::RemoteClassifier c(o);
+    remote::RemoteClassifier c(o);
     std::this_thread::sleep_for(120ms);
     c.classify("2 + 2");
     CHECK(last(c) == "v2");
@@ -277,13 +277,13 @@ TEST_CASE("remote over stdio: categories are cached, refreshed on list_changed a
   SUBCASE("cache_categories: false refetches on every call") {
     auto o = with_fallback_none(fake("changing"));
     o.cache_categories = false;
-    classify::RemoteClassifier c(o);
+    remote::RemoteClassifier c(o);
     c.classify("2 + 2");
     c.classify("2 + 2");
     CHECK(last(c) == "v3");
   }
   SUBCASE("refresh_categories() fetches on demand; old references stay valid") {
-    classify::RemoteClassifier c(with_fallback_none(fake("changing")));
+    remote::RemoteClassifier c(with_fallback_none(fake("changing")));
     const auto& before = c.categories();
     c.refresh_categories();
     CHECK(last(c) == "v2");

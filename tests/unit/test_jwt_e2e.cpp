@@ -136,8 +136,8 @@ client::Client oauth_client(const ProtectedServer& server, const std::string& id
                             const std::string& secret) {
   transport::HttpClientOptions http;
   http.url = server.resource;
-  http.oauth = client::OAuthOptions{};
-  http.oauth->grant = client::OAuthOptions::Grant::client_credentials;
+  http.oauth = auth::OAuthOptions{};
+  http.oauth->grant = auth::OAuthOptions::Grant::client_credentials;
   http.oauth->client_id = id;
   http.oauth->client_secret = secret;
   http.oauth->require_https = false;  // 127.0.0.1

@@ -230,11 +230,11 @@ TEST_CASE("tls: the remote classifier over https with a CA file, on every HTTP t
   for (const auto& [kind, path] : std::vector<std::pair<std::string, std::string>>{
            {"streamable-http", "/mcp"}, {"sse", "/sse"}, {"rest", "/mcp"}}) {
     CAPTURE(kind);
-    classify::RemoteClassifierOptions o;
+    remote::RemoteClassifierOptions o;
     o.transport = kind;
     o.url = f.url(path);
     o.ca_file = files.ca();
-    const classify::RemoteClassifier remote(o);
+    const remote::RemoteClassifier remote(o);
     CHECK(remote.classify(text).confidence == doctest::Approx(local.confidence));
   }
 }
@@ -253,13 +253,13 @@ TEST_CASE("tls: a server the client cannot verify is a clear, distinguishable er
       CHECK(error.find("unable to get local issuer certificate") != std::string::npos);
       CHECK(error.rfind("CertificateError: ", 0) == 0);  // its own type on every transport
     }
-    classify::RemoteClassifierOptions o;
+    remote::RemoteClassifierOptions o;
     o.url = f.url("/mcp");
     o.max_retries = 3;
     try {
-      classify::RemoteClassifier{o};
+      remote::RemoteClassifier{o};
       FAIL("connected to a server it cannot verify");
-    } catch (const classify::RemoteUntrusted& e) {  // not retried: only a new CA or cert helps
+    } catch (const remote::RemoteUntrusted& e) {  // not retried: only a new CA or cert helps
       CHECK_FALSE(e.transient());
       CHECK(to_string(e.failure()) == "untrusted");
       CHECK(std::string(e.what()).find("TLS certificate verification failed") != std::string::npos);

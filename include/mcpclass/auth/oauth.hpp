@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::client {
+namespace mcpclass::auth {
 
 struct OAuthOptions {
   enum class Grant {
@@ -84,7 +84,7 @@ struct OAuthOptions {
 
 /// Authorization failed: which step (e.g. "token request"), the HTTP status (0 when none was
 /// received) and the authorization server's `error` / `error_description` when it sent them.
-class AuthorizationError : public TransportError {
+class AuthorizationError : public client::TransportError {
  public:
   AuthorizationError(std::string step, int status, std::string error, std::string description);
   const std::string& step() const noexcept { return step_; }
@@ -106,4 +106,4 @@ std::string headless_authorization(const std::string& authorization_url,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(10),
                                    const std::string& ca_file = {});
 
-}  // namespace mcpclass::client
+}  // namespace mcpclass::auth

@@ -24,7 +24,7 @@ struct TransportHandlers {
   /// A request sent earlier could not be delivered or its answer cannot come (HTTP error status,
   /// connection reset). `id` names it; nullopt for failures not tied to a request.
   std::function<void(std::optional<jsonrpc::Id> id, std::string reason)> on_failure;
-  /// Optional: a request failed with a typed error (client::AuthorizationError) that the caller
+  /// Optional: a request failed with a typed error (auth::AuthorizationError) that the caller
   /// should see as such. Transports that have one call this when it is set, else on_failure
   /// with the error's message.
   std::function<void(const jsonrpc::Id& id, std::exception_ptr error)> on_request_error;

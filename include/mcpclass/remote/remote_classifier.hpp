@@ -24,11 +24,13 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::client {
+namespace mcpclass::auth {
 struct OAuthOptions;  // mcpclass/auth/oauth.hpp
 }
 
-namespace mcpclass::classify {
+namespace mcpclass::remote {
+
+namespace json = boost::json;
 
 /// Why a remote classification failed; the exception types below carry one each.
 enum class RemoteFailure {
@@ -41,10 +43,10 @@ enum class RemoteFailure {
 };
 std::string_view to_string(RemoteFailure failure);
 
-class RemoteError : public ClassifyError {
+class RemoteError : public classify::ClassifyError {
  public:
   RemoteError(RemoteFailure failure, const std::string& message)
-      : ClassifyError(message), failure_(failure) {}
+      : classify::ClassifyError(message), failure_(failure) {}
   RemoteFailure failure() const noexcept { return failure_; }
   /// Transport failures and timeouts: the server may be fine on the next attempt.
   bool transient() const noexcept {
@@ -113,7 +115,7 @@ struct RemoteAuthOptions {
   json::object to_json() const;
   /// The transport's options: expands `${ENV}` and reads the key file. `timeout` bounds each
   /// request to the authorization server. Throws ConfigError (unreadable key file).
-  client::OAuthOptions to_oauth(std::chrono::milliseconds timeout) const;
+  auth::OAuthOptions to_oauth(std::chrono::milliseconds timeout) const;
 };
 
 struct RemoteClassifierOptions {
@@ -174,7 +176,7 @@ std::string discover_classification_tool(const json::array& tools, std::string_v
 std::shared_ptr<client::ClientTransport> make_remote_transport(
     const RemoteClassifierOptions& options);
 
-class RemoteClassifier : public Classifier {
+class RemoteClassifier : public classify::Classifier {
  public:
   /// Connects, discovers the tool and fetches the categories. Throws RemoteError or ConfigError.
   explicit RemoteClassifier(RemoteClassifierOptions options);
@@ -185,10 +187,11 @@ class RemoteClassifier : public Classifier {
 
   /// The server's categories (plus the fallback category). A reference stays valid for the
   /// classifier's lifetime even when a refresh replaces the set.
-  const CategorySet& categories() const override;
+  const classify::CategorySet& categories() const override;
   /// Throws a RemoteError subclass; never returns an unvalidated result.
-  Classification classify(std::string_view text, const ClassifyOptions& options) const override;
-  using Classifier::classify;
+  classify::Classification classify(std::string_view text,
+                                    const classify::ClassifyOptions& options) const override;
+  using classify::Classifier::classify;
   std::string kind() const override { return "remote"; }
   bool cacheable() const override { return false; }
   json::object info() const override;
@@ -202,4 +205,4 @@ class RemoteClassifier : public Classifier {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::remote

@@ -36,10 +36,10 @@ void HttpClientTransportBase::open_engine(client::TransportHandlers handlers) {
       std::make_unique<HttpEngine>(options_.connect_timeout, options_.ca_file,
                                    options_.max_message_bytes, 0, options_.max_header_bytes);
   if (url_.tls) engine->prepare_tls();  // an unusable CA file fails start(), not each request
-  std::shared_ptr<client::auth::OAuthSession> oauth;
+  std::shared_ptr<auth::OAuthSession> oauth;
   if (options_.oauth)
-    oauth = std::make_shared<client::auth::OAuthSession>(
-        *options_.oauth, options_.url, options_.connect_timeout, options_.ca_file);
+    oauth = std::make_shared<auth::OAuthSession>(*options_.oauth, options_.url,
+                                                 options_.connect_timeout, options_.ca_file);
   {
     std::lock_guard lock(oauth_mutex_);
     oauth_ = std::move(oauth);
@@ -51,7 +51,7 @@ void HttpClientTransportBase::open_engine(client::TransportHandlers handlers) {
 }
 
 std::unique_ptr<HttpEngine> HttpClientTransportBase::take_engine() {
-  std::shared_ptr<client::auth::OAuthSession> oauth;
+  std::shared_ptr<auth::OAuthSession> oauth;
   std::unique_ptr<HttpEngine> engine;
   {
     std::lock_guard lock(mutex_);
@@ -79,7 +79,7 @@ std::unique_ptr<HttpEngine> HttpClientTransportBase::take_engine() {
 }
 
 std::string HttpClientTransportBase::authorization() const {
-  std::shared_ptr<client::auth::OAuthSession> oauth;
+  std::shared_ptr<auth::OAuthSession> oauth;
   {
     std::lock_guard lock(oauth_mutex_);
     oauth = oauth_;
@@ -88,7 +88,7 @@ std::string HttpClientTransportBase::authorization() const {
 }
 
 void HttpClientTransportBase::renew_expired_token() {
-  std::shared_ptr<client::auth::OAuthSession> oauth;
+  std::shared_ptr<auth::OAuthSession> oauth;
   {
     std::lock_guard lock(oauth_mutex_);
     oauth = oauth_;
@@ -110,16 +110,16 @@ bool HttpClientTransportBase::answer_challenge(int status, const std::string& ww
                                                std::function<void()> retry,
                                                std::function<void(std::exception_ptr)> fail) {
   if (!is_open()) return false;
-  std::shared_ptr<client::auth::OAuthSession> oauth;
+  std::shared_ptr<auth::OAuthSession> oauth;
   {
     std::lock_guard lock(oauth_mutex_);
     oauth = oauth_;
   }
   if (!oauth) return false;
-  const auto challenge = client::auth::parse_www_authenticate(www_authenticate);
+  const auto challenge = auth::parse_www_authenticate(www_authenticate);
   if (status != 401 && !(status == 403 && challenge.error == "insufficient_scope")) return false;
   if (attempts >= oauth->options().max_attempts) {
-    fail(std::make_exception_ptr(client::AuthorizationError(
+    fail(std::make_exception_ptr(auth::AuthorizationError(
         "access", status, challenge.error,
         fmt::format("still refused after {} authorization attempts{}{}", attempts,
                     challenge.error_description.empty() ? "" : ": ",

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::client::auth {
+namespace mcpclass::auth {
 class OAuthSession;
 }
 
@@ -89,7 +89,7 @@ class HttpClientTransportBase : public client::ClientTransport {
   std::map<std::string, HttpEngine::ExchangeId> exchanges_;
   // Its own mutex, so that requests built while mutex_ is held can still be authorized.
   mutable std::mutex oauth_mutex_;
-  std::shared_ptr<client::auth::OAuthSession> oauth_;
+  std::shared_ptr<auth::OAuthSession> oauth_;
 
   struct Worker {
     std::thread thread;

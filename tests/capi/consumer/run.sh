@@ -6,7 +6,8 @@
 # the Python binding on the installed libmcpclass.so) also classifies with an embedding kNN
 # classifier, and the loader's trace proves the installed run-time modules (sentencepiece shim,
 # libtorch plugin) were the ones loaded; no installed library or consumer links libtorch.
-# Last, the "ways in" examples of bindings/README.md are built and run as written (readme.sh).
+# The programs of examples/ are built against the install and run by tests/examples. Last, the
+# "ways in" examples of bindings/README.md are built and run as written (readme.sh).
 set -euo pipefail
 BUILD="$1"
 SRC="$2"
@@ -127,6 +128,15 @@ cmake -S "$SRC" -B "$WORK/capi" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" -DCAPI_ON
   -DWITH_TORCH="$TORCH" >"$WORK/capi.log" || { cat "$WORK/capi.log"; exit 1; }
 cmake --build "$WORK/capi" >>"$WORK/capi.log"
 run "$WORK/capi/consumer_c"
+
+# The programs of examples/, built alone against the install as a user starts from them, and run
+# by their own tests (tests/examples: classify with the C++ API and the C ABI, serve MCP over HTTP).
+cmake -S "$ROOT/examples" -B "$WORK/examples" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" \
+  >"$WORK/examples.log" 2>&1 && cmake --build "$WORK/examples" >>"$WORK/examples.log" 2>&1 ||
+  { cat "$WORK/examples.log" >&2; exit 1; }
+MCPCLASS_EXAMPLES_DIR="$WORK/examples" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q \
+  -p no:cacheprovider "$ROOT/tests/examples/test_examples.py"
+PASSED=$((PASSED + 1))
 
 # refused NAME FIND_PACKAGE_ARGS REASON: find_package(mcpclass ARGS) must fail, saying REASON.
 refused() {

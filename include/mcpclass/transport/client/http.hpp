@@ -53,9 +53,9 @@ struct HttpClientOptions {
   /// a 401 (or a 403 insufficient_scope) starts the authorization flow and the request is sent
   /// again with the token, which replaces any configured Authorization header. Flows run on a
   /// thread of their own; close() waits for one under way (an `authorize` callback included).
-  /// A failed flow fails the request with client::AuthorizationError ("authorization failed at
+  /// A failed flow fails the request with auth::AuthorizationError ("authorization failed at
   /// <step> ...").
-  std::optional<client::OAuthOptions> oauth;
+  std::optional<auth::OAuthOptions> oauth;
 };
 
 /// Streamable HTTP (2025-03-26 and later): POST with JSON or SSE answers, Mcp-Session-Id,

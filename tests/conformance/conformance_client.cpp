@@ -27,8 +27,8 @@ std::string context_string(const json::object& context, const char* key) {
 }
 
 /// The OAuth options of an auth/* scenario.
-client::OAuthOptions oauth_for(const std::string& scenario) {
-  client::OAuthOptions oauth;
+auth::OAuthOptions oauth_for(const std::string& scenario) {
+  auth::OAuthOptions oauth;
   json::object context;
   if (const char* text = std::getenv("MCP_CONFORMANCE_CONTEXT"); text != nullptr) {
     std::error_code ec;
@@ -41,12 +41,11 @@ client::OAuthOptions oauth_for(const std::string& scenario) {
   if (auto alg = context_string(context, "signing_algorithm"); !alg.empty())
     oauth.signing_algorithm = alg;
   if (scenario.starts_with("auth/client-credentials"))
-    oauth.grant = client::OAuthOptions::Grant::client_credentials;
+    oauth.grant = auth::OAuthOptions::Grant::client_credentials;
   oauth.idp_token_endpoint = context_string(context, "idp_token_endpoint");
   oauth.idp_id_token = context_string(context, "idp_id_token");
   oauth.idp_client_id = context_string(context, "idp_client_id");
-  if (!oauth.idp_token_endpoint.empty())
-    oauth.grant = client::OAuthOptions::Grant::cross_app_access;
+  if (!oauth.idp_token_endpoint.empty()) oauth.grant = auth::OAuthOptions::Grant::cross_app_access;
   // The document the suite expects a CIMD-capable client to name (it is not fetched).
   oauth.client_metadata_url = "https://conformance-test.local/client-metadata.json";
   oauth.client_name = "mcpclass-conformance-client";

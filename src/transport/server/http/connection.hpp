@@ -66,9 +66,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Closes the connection at once; the exchange is released.
   void disconnect();
 
-  const boost::asio::ip::address& peer() const { return peer_; }
-  boost::asio::any_io_executor executor() { return io_->executor(); }
-
  private:
   // First, so destroyed last: the socket and timers below need their io_context's services.
   const std::shared_ptr<void> io_owner_;

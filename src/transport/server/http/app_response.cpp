@@ -1,8 +1,9 @@
 #include "transport/server/http/app_response.hpp"
 
-#include "transport/server/http/connection.hpp"
+#include "transport/server/http/exchange.hpp"
 
 #include <boost/beast/core/string.hpp>
+#include <boost/beast/http/status.hpp>
 
 namespace mcpclass::transport {
 
@@ -12,10 +13,29 @@ std::string_view HttpAppRequest::header(std::string_view name) const {
   return {};
 }
 
+namespace {
+
+// `complete`: with the last chunk; else the client sees a truncated body.
+void end_response(Exchange& e, bool complete) {
+  if (e.waiting()) {
+    // Ended before it began: nothing was sent, so an error still fits.
+    e.keep_alive = false;
+    return e.respond(
+        boost::beast::http::status::bad_gateway,
+        R"({"error":{"message":"the response ended before it began","type":"server_error","param":null,"code":null}})");
+  }
+  e.end_chunked(complete);
+}
+
+}  // namespace
+
 template <class F>
 void AppResponse::post(F&& f) {
-  if (auto connection = connection_.lock()) {
-    connection->post_to_self([connection, f = std::forward<F>(f)]() mutable { f(*connection); });
+  if (auto exchange = exchange_.lock()) {
+    exchange->post(
+        [exchange, connection = exchange->connection(), f = std::forward<F>(f)]() mutable {
+          if (!exchange->ended()) f(*exchange);
+        });
   }
 }
 
@@ -32,9 +52,15 @@ void AppResponse::respond(unsigned status, HttpHeaders headers, std::string body
     if (ended_ || begun_) return;
     ended_ = true;
   }
-  post([exchange = exchange_, status, headers = std::move(headers),
-        body = std::move(body)](Connection& c) mutable {
-    c.app_respond(exchange, status, std::move(headers), std::move(body));
+  post([status, headers = std::move(headers), body = std::move(body)](Exchange& e) mutable {
+    std::string content_type = "application/json";
+    std::erase_if(headers, [&](const auto& h) {
+      if (!boost::beast::iequals(h.first, "content-type")) return false;
+      content_type = h.second;
+      return true;
+    });
+    e.respond(static_cast<boost::beast::http::status>(status), std::move(body), content_type,
+              std::move(headers));
   });
 }
 
@@ -44,9 +70,7 @@ void AppResponse::begin(unsigned status, HttpHeaders headers) {
     if (ended_ || begun_) return;
     begun_ = true;
   }
-  post([exchange = exchange_, status, headers = std::move(headers)](Connection& c) mutable {
-    c.app_begin(exchange, status, std::move(headers));
-  });
+  post([status, headers = std::move(headers)](Exchange& e) { e.begin_chunked(status, headers); });
 }
 
 void AppResponse::write(std::string data) {
@@ -54,19 +78,17 @@ void AppResponse::write(std::string data) {
     std::lock_guard lock(mutex_);
     if (ended_ || !begun_ || data.empty()) return;
   }
-  post([exchange = exchange_, data = std::move(data)](Connection& c) mutable {
-    c.app_write(exchange, std::move(data));
-  });
+  post([data = std::move(data)](Exchange& e) { e.write_chunk(data); });
 }
 
 void AppResponse::end() {
   if (!finish()) return;
-  post([exchange = exchange_](Connection& c) { c.app_end(exchange, true); });
+  post([](Exchange& e) { end_response(e, true); });
 }
 
 void AppResponse::abort() {
   if (!finish()) return;
-  post([exchange = exchange_](Connection& c) { c.app_end(exchange, false); });
+  post([](Exchange& e) { end_response(e, false); });
 }
 
 void AppResponse::on_cancel(std::function<void()> f) {

@@ -1,24 +1,22 @@
-// Internal: the HttpAppResponse of one exchange of a Connection. The app calls it from any
-// thread; each call is posted to the connection's strand (through the gate), where the
-// connection checks that the exchange is still the one being served.
+// Internal: the HttpAppResponse of one Exchange of a mounted app. The app calls it from any
+// thread; each call is posted to the connection's strand (through the gate), where it is dropped
+// when the exchange already ended.
 // Thread-safety: every member may be called from any thread.
 #pragma once
 
 #include "mcpclass/transport/server/http_app.hpp"
 
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 
 namespace mcpclass::transport {
 
-class Connection;
+class Exchange;
 
 class AppResponse final : public HttpAppResponse {
  public:
-  AppResponse(std::weak_ptr<Connection> connection, std::uint64_t exchange)
-      : connection_(std::move(connection)), exchange_(exchange) {}
+  explicit AppResponse(std::weak_ptr<Exchange> exchange) : exchange_(std::move(exchange)) {}
 
   void respond(unsigned status, HttpHeaders headers, std::string body) override;
   void begin(unsigned status, HttpHeaders headers) override;
@@ -28,7 +26,7 @@ class AppResponse final : public HttpAppResponse {
   void on_cancel(std::function<void()> f) override;
 
   /// The client went away (or the connection is gone) before the response ended: runs the
-  /// on_cancel callback once. Called by the connection.
+  /// on_cancel callback once. Called when the exchange is released.
   void cancel();
 
  private:
@@ -37,8 +35,7 @@ class AppResponse final : public HttpAppResponse {
   template <class F>
   void post(F&& f);
 
-  const std::weak_ptr<Connection> connection_;
-  const std::uint64_t exchange_;
+  const std::weak_ptr<Exchange> exchange_;
   std::mutex mutex_;
   bool ended_ = false;
   bool begun_ = false;

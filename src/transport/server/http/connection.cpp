@@ -1,18 +1,13 @@
 // The connection's lifecycle: reading requests (with the read and idle timeouts and the header and
-// body limits), finishing an exchange, and closing (gracefully or at once).
+// body limits), opening and releasing the exchange of each, and closing (gracefully or at once).
 #include "transport/server/http/connection.hpp"
 
-#include "mcpclass/jsonrpc/message.hpp"
-#include "transport/server/http/app_response.hpp"
-#include "transport/server/http/rpc_message.hpp"
+#include "transport/server/http/exchange.hpp"
+#include "transport/server/http/front.hpp"
 
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <algorithm>
-
-#include <fmt/format.h>
 
 namespace mcpclass::transport {
 
@@ -31,10 +26,8 @@ Connection::Connection(std::shared_ptr<void> io_owner, std::unique_ptr<Connectio
 }
 
 Connection::~Connection() {
-  if (app_response_) app_response_->cancel();
   --shared_->connections;
-  if (stream_counted_) shared_->streams.close(peer_);
-  release_reading();
+  if (exchange_) exchange_->release();
 }
 
 void Connection::start() {
@@ -48,15 +41,8 @@ void Connection::start() {
   });
 }
 
-bool Connection::on_own_strand() const {
-  const auto executor = io_->executor();
-  const auto* strand = executor.target<net::strand<net::io_context::executor_type>>();
-  return strand && strand->running_in_this_thread();
-}
-
 void Connection::do_read() {
-  if (mode_ == Mode::closed) return;
-  mode_ = Mode::reading;
+  if (closed_) return;
   parser_.emplace();
   parser_->body_limit(shared_->options.max_body_bytes);
   parser_->header_limit(static_cast<std::uint32_t>(shared_->options.max_header_bytes));
@@ -66,85 +52,61 @@ void Connection::do_read() {
                    beast::bind_front_handler(&Connection::on_header, shared_from_this()));
 }
 
+std::shared_ptr<Exchange> Connection::open_exchange() {
+  exchange_ = std::make_shared<Exchange>(weak_from_this(), shared_, io_->executor(), peer_);
+  return exchange_;
+}
+
 void Connection::on_header(beast::error_code ec, std::size_t) {
   if (ec) return on_read_error(ec);
+  first_request_ = false;
+  auto exchange = open_exchange();
   // From its headers on, a request counts as in flight: a drain that starts while its body is
   // still arriving waits for it and answers it instead of resetting the connection.
-  shared_->begin_request();
-  reading_counted_ = true;
-  first_request_ = false;
-  start_ = Clock::now();
-  ++exchange_;
-  route_ = "other";
+  exchange->reading.emplace(*shared_, nullptr);
   // A request refused before its body arrived ends its connection: the body is never read
   // (issue 28: 100 unauthenticated 4 MiB bodies held 400 MiB until read_timeout).
-  keep_alive_ = parser_->get().keep_alive() && parser_->is_done();
-  if (!admit(parser_->get())) return release_reading();
+  exchange->keep_alive = parser_->get().keep_alive() && parser_->is_done();
+  if (!shared_->front->admit(*exchange, parser_->get())) return exchange->reading.reset();
   io_->expires_after(shared_->options.read_timeout);
   io_->read(buffer_, *parser_, beast::bind_front_handler(&Connection::on_read, shared_from_this()));
 }
 
 void Connection::on_read(beast::error_code ec, std::size_t) {
   if (ec) {
-    release_reading();
+    if (exchange_) exchange_->reading.reset();
     return on_read_error(ec);
   }
   io_->expires_never();
-  handle(parser_->release());
-  // After handle(): a request it keeps running holds its own count, so the drain never sees
+  auto exchange = exchange_;
+  shared_->front->serve(*exchange, parser_->release());
+  // After serve(): a request it keeps running holds its own count, so the drain never sees
   // zero in between.
-  release_reading();
+  exchange->reading.reset();
 }
 
 net::mutable_buffer Connection::read_room(std::size_t n) {
   return buffer_.prepare(std::min(n, buffer_.max_size() - buffer_.size()));
 }
 
-void Connection::release_reading() {
-  if (!reading_counted_) return;
-  reading_counted_ = false;
-  shared_->end_request();
-}
-
 void Connection::on_read_error(beast::error_code ec) {
-  if (mode_ == Mode::closed) return;
-  keep_alive_ = false;
-  route_ = "other";
-  if (ec == http::error::body_limit) {
-    const std::string message = fmt::format("Payload Too Large: the body exceeds {} bytes",
-                                            shared_->options.max_body_bytes);
-    if (const auto& app = shared_->options.app) {
-      const std::string_view target = parser_->get().target();
-      if (app->handles(target.substr(0, target.find('?')))) {
-        if (auto body = app->too_large_body(message); !body.empty())
-          return respond(http::status::payload_too_large, std::move(body));
-      }
-    }
-    return respond(http::status::payload_too_large,
-                   rpc_error_body(jsonrpc::kInvalidRequest, message));
-  }
-  if (ec == http::error::header_limit) {
-    return respond(http::status::request_header_fields_too_large,
-                   rpc_error_body(jsonrpc::kInvalidRequest, "Request Header Fields Too Large"));
-  }
-  if (ec == http::error::buffer_overflow) {
-    return respond(
-        http::status::bad_request,
-        rpc_error_body(jsonrpc::kInvalidRequest,
-                       fmt::format("Bad Request: a chunk-size line (with its extensions) "
-                                   "or the trailer section exceeds {} bytes",
-                                   shared_->options.max_header_bytes)));
-  }
+  if (closed_) return;
   if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
       ec == net::error::connection_reset || ec == net::error::operation_aborted ||
       ec == http::error::partial_message) {
     return disconnect();
   }
-  respond(http::status::bad_request,
-          rpc_error_body(jsonrpc::kInvalidRequest, "Bad Request: " + ec.message()));
+  auto exchange = exchange_ ? exchange_ : open_exchange();
+  exchange->keep_alive = false;
+  exchange->route = "other";
+  shared_->front->refuse_unreadable(*exchange, parser_->get(), ec);
 }
 
 void Connection::on_response_complete() {
+  after_ = !exchange_                   ? After::close
+           : exchange_->ends_connection ? After::disconnect
+           : exchange_->keep_alive      ? After::read
+                                        : After::close;
   release_exchange();
   // The read that watched for the client leaving must end before the next request is read.
   if (watching_) return stop_watching();
@@ -152,33 +114,21 @@ void Connection::on_response_complete() {
 }
 
 void Connection::next_request() {
-  if (mode_ == Mode::closed) return;
-  if (get_stream_) return disconnect();
-  if (!keep_alive_ || shared_->stopping) return graceful_close();
+  if (closed_) return;
+  if (after_ == After::disconnect) return disconnect();
+  if (after_ == After::close || shared_->stopping) return graceful_close();
   do_read();
 }
 
-// Lets go of what the finished exchange held.
 void Connection::release_exchange() {
-  if (channel_ && sink_token_ != 0) channel_->detach(sink_token_);
-  channel_.reset();
-  sink_token_ = 0;
-  init_entry_.reset();
-  if (app_response_) std::exchange(app_response_, nullptr)->cancel();
-  guard_.reset();
   queued_bytes_ = 0;
-  priming_allowed_ = false;
-  priming_.clear();
-  if (legacy_entry_) {
-    shared_->sessions->remove(legacy_entry_->id);
-    legacy_entry_.reset();
-  }
+  if (auto exchange = std::exchange(exchange_, nullptr)) exchange->release();
 }
 
 // Ends our side (FIN, after close_notify on TLS), then reads (and drops) what the client still
 // sends, so it sees our answer rather than a reset; gives up after a second.
 void Connection::graceful_close() {
-  mode_ = Mode::closed;
+  closed_ = true;
   io_->expires_after(std::chrono::seconds(1));
   io_->shutdown_send([self = shared_from_this()](beast::error_code ec) {
     if (ec) return self->io_->close();
@@ -195,9 +145,8 @@ void Connection::drain() {
 }
 
 void Connection::disconnect() {
-  if (mode_ == Mode::closed) return;
-  mode_ = Mode::closed;
-  if (heartbeat_) heartbeat_->cancel();
+  if (closed_) return;
+  closed_ = true;
   if (parked_) parked_->cancel();
   release_exchange();
   // A write in progress still reads queue_'s first items: keep those buffers until on_write.

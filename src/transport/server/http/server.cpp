@@ -2,6 +2,7 @@
 #include "mcpclass/transport/server/http_server.hpp"
 
 #include "net/tls_context.hpp"
+#include "transport/server/http/front.hpp"
 #include "transport/server/http/shared.hpp"
 #include "transport/server/jwt/validator.hpp"
 
@@ -68,7 +69,9 @@ class OwnedIoContext : public net::io_context {
 struct HttpServer::Impl {
   Impl(std::shared_ptr<server::Server> server, HttpServerOptions options, HealthCallback health)
       : shared(std::make_shared<HttpShared>(std::move(server), std::move(options),
-                                            std::move(health))) {}
+                                            std::move(health))) {
+    shared->front = make_front(*shared);
+  }
 
   void accept() {
     acceptor.async_accept(net::make_strand(ioc),

@@ -29,6 +29,8 @@ class Validator;
 
 namespace mcpclass::transport {
 
+class HttpFront;
+
 /// Posts work onto I/O executors until shut(); afterwards posting does nothing.
 class PostGate {
  public:
@@ -79,6 +81,8 @@ struct HttpShared {
   std::shared_ptr<boost::asio::ssl::context> tls;
   /// Set by start() when options.jwt is enabled: bearer tokens may be JWT access tokens.
   std::shared_ptr<const jwt::Validator> jwt;
+  /// The middleware and handler table (make_front), set before the server starts.
+  std::shared_ptr<const HttpFront> front;
   /// Any authentication configured (static tokens or JWT).
   bool auth_on() const { return !options.bearer_tokens.empty() || options.jwt.enabled(); }
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

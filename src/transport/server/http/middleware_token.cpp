@@ -1,10 +1,9 @@
-// Access tokens on a connection: the static bearer tokens, JWT access tokens with their scopes,
-// and the protected resource metadata that tells a client where to get one (MCP Authorization,
-// RFC 9728, RFC 6750 §3 challenges).
-#include "transport/server/http/connection.hpp"
-
+// Access tokens: the static bearer tokens and JWT access tokens with their scopes (MCP
+// Authorization, RFC 6750 §3 challenges), checked when the header arrives, and the scopes a
+// parsed message needs, checked by the handlers before the engine sees it.
 #include "mcpclass/jsonrpc/message.hpp"
 #include "transport/server/http/guard.hpp"
+#include "transport/server/http/middleware.hpp"
 #include "transport/server/http/rpc_message.hpp"
 #include "transport/server/jwt/validator.hpp"
 
@@ -45,18 +44,20 @@ const json::string* called_tool(const json::value& message) {
   return name && name->is_string() ? &name->get_string() : &kUnnamed;
 }
 
-}  // namespace
-
-bool Connection::authorize(const Request& req) {
-  granted_scopes_.reset();
-  const auto& options = shared_->options;
-  if (!shared_->auth_on()) return true;
+// True when the request may go on (no auth configured, a static token, or a valid JWT with the
+// default scopes, whose scopes the exchange then records). Otherwise responds 401 (403 for
+// missing default scopes, 503 when the signing keys cannot be had) and returns false.
+bool authorize(Exchange& exchange, const Request& req) {
+  exchange.granted_scopes.reset();
+  const HttpShared& shared = *exchange.shared;
+  const auto& options = shared.options;
+  if (!shared.auth_on()) return true;
   const std::string_view authorization = req[http::field::authorization];
   if (!options.bearer_tokens.empty() && bearer_matches_any(authorization, options.bearer_tokens))
     return true;
   const bool given = !authorization.empty();
-  if (!shared_->jwt) {
-    respond(
+  if (!shared.jwt) {
+    exchange.respond(
         http::status::unauthorized,
         rpc_error_body(jsonrpc::kInvalidRequest, "Unauthorized: a valid bearer token is required"),
         "application/json",
@@ -72,46 +73,61 @@ bool Connection::authorize(const Request& req) {
     problem = "the Authorization header is not a Bearer token";
   } else {
     try {
-      granted_scopes_ = shared_->jwt->validate(token);
-      return scopes_allow(json::value());  // the default scopes, for every endpoint
+      exchange.granted_scopes = shared.jwt->validate(token);
+      return scopes_allow(exchange, json::value());  // the default scopes, for every endpoint
     } catch (const jwt::TokenError& e) {
       if (e.kind() != jwt::TokenError::Kind::invalid) {
         // keys_pending: a fetch is under way (at most jwks_timeout), so soon is worth a retry.
         const bool pending = e.kind() == jwt::TokenError::Kind::keys_pending;
-        respond(http::status::service_unavailable,
-                rpc_error_body(jsonrpc::kInternalError,
-                               std::string("Service Unavailable: ") + e.what()),
-                "application/json", {{"Retry-After", pending ? "1" : "30"}});
+        exchange.respond(http::status::service_unavailable,
+                         rpc_error_body(jsonrpc::kInternalError,
+                                        std::string("Service Unavailable: ") + e.what()),
+                         "application/json", {{"Retry-After", pending ? "1" : "30"}});
         return false;
       }
       problem = e.what();
     }
   }
-  respond(http::status::unauthorized,
-          rpc_error_body(jsonrpc::kInvalidRequest, problem.empty()
-                                                       ? "Unauthorized: a bearer token is required"
-                                                       : "Unauthorized: " + problem),
-          "application/json",
-          {{"WWW-Authenticate", shared_->jwt->unauthorized_challenge(problem)}});
+  exchange.respond(http::status::unauthorized,
+                   rpc_error_body(jsonrpc::kInvalidRequest,
+                                  problem.empty() ? "Unauthorized: a bearer token is required"
+                                                  : "Unauthorized: " + problem),
+                   "application/json",
+                   {{"WWW-Authenticate", shared.jwt->unauthorized_challenge(problem)}});
   return false;
 }
 
-bool Connection::authorized_quietly(const Request& req) {
+class RequireToken final : public HttpMiddleware {
+ public:
+  bool admit(Exchange& exchange, const Request& header) override {
+    if (exchange.target && exchange.target->access == Access::open) return true;
+    return authorize(exchange, header);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<HttpMiddleware> require_token() {
+  return std::make_shared<RequireToken>();
+}
+
+bool authorized_quietly(const HttpShared& shared, const Request& req) {
   const std::string_view authorization = req[http::field::authorization];
-  if (bearer_matches_any(authorization, shared_->options.bearer_tokens)) return true;
+  if (bearer_matches_any(authorization, shared.options.bearer_tokens)) return true;
   const std::string_view token = bearer_token(authorization);
-  if (!shared_->jwt || token.empty()) return false;
+  if (!shared.jwt || token.empty()) return false;
   try {
-    shared_->jwt->validate(token);
+    shared.jwt->validate(token);
     return true;
   } catch (const jwt::TokenError&) {
     return false;
   }
 }
 
-bool Connection::scopes_allow(const json::value& message) {
-  if (!granted_scopes_ || !shared_->jwt) return true;
-  const auto& validator = *shared_->jwt;
+bool scopes_allow(Exchange& exchange, const json::value& message) {
+  const auto& jwt_validator = exchange.shared->jwt;
+  if (!exchange.granted_scopes || !jwt_validator) return true;
+  const auto& validator = *jwt_validator;
   std::vector<std::string> needed = validator.scopes_for("");
   auto add = [&](const json::value& m) {
     const json::string* tool = called_tool(m);
@@ -124,31 +140,16 @@ bool Connection::scopes_allow(const json::value& message) {
   } else {
     add(message);
   }
-  const auto lacking = jwt::Validator::missing(needed, *granted_scopes_);
+  const auto lacking = jwt::Validator::missing(needed, *exchange.granted_scopes);
   if (lacking.empty()) return true;
   std::string list;
   for (const auto& s : lacking) list += (list.empty() ? "" : " ") + s;
-  respond(http::status::forbidden,
-          rpc_error_body(jsonrpc::kInvalidRequest,
-                         "Forbidden: insufficient_scope: the token lacks the scope " + list),
-          "application/json",
-          {{"WWW-Authenticate", validator.insufficient_scope_challenge(needed)}});
+  exchange.respond(
+      http::status::forbidden,
+      rpc_error_body(jsonrpc::kInvalidRequest,
+                     "Forbidden: insufficient_scope: the token lacks the scope " + list),
+      "application/json", {{"WWW-Authenticate", validator.insufficient_scope_challenge(needed)}});
   return false;
-}
-
-bool Connection::protected_resource_metadata(std::string_view path, http::verb verb) {
-  if (!shared_->jwt) return false;
-  const std::string& own = shared_->jwt->metadata_path();
-  constexpr std::string_view kRoot = "/.well-known/oauth-protected-resource";
-  if (path != own && path != kRoot) return false;
-  route_ = "metadata";
-  if (verb != http::verb::get) {
-    method_not_allowed("GET");
-    return true;
-  }
-  respond(http::status::ok, shared_->jwt->metadata_json(), "application/json",
-          {{"Cache-Control", "max-age=3600"}});
-  return true;
 }
 
 }  // namespace mcpclass::transport

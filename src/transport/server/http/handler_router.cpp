@@ -1,6 +1,8 @@
-// The router dialects on a connection: POST /mcp/<method> served by the request's session (a known
+// The router dialects: POST /mcp/<method> served by the request's session (a known
 // Mcp-Session-Id) or a throwaway one, answered with the bare result.
-#include "transport/server/http/connection.hpp"
+#include "transport/server/http/handlers.hpp"
+#include "transport/server/http/mcp_common.hpp"
+#include "transport/server/http/middleware.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/protocol/version.hpp"
@@ -13,6 +15,8 @@
 
 namespace mcpclass::transport {
 
+class Connection;
+
 namespace http = boost::beast::http;
 namespace json = boost::json;
 
@@ -21,10 +25,9 @@ namespace {
 // The engine's view of a router-dialect request: only the final message matters.
 class RouterStream final : public server::Stream {
  public:
-  RouterStream(std::shared_ptr<Connection> connection, bool request,
-               std::function<void(bool)> on_close)
-      : connection_(connection),
-        exchange_(connection->exchange()),
+  RouterStream(std::shared_ptr<Exchange> exchange, bool request, std::function<void(bool)> on_close)
+      : connection_(exchange->connection()),
+        exchange_(std::move(exchange)),
         request_(request),
         on_close_(std::move(on_close)) {}
 
@@ -34,40 +37,40 @@ class RouterStream final : public server::Stream {
     if (closed_.exchange(true)) return;
     if (on_close_) on_close_(is_error_message(final_message));
     if (auto connection = std::move(connection_)) {
-      connection->run_on_self([connection, exchange = exchange_, request = request_,
-                               final_message = std::move(final_message)]() mutable {
-        connection->on_router_final(exchange, std::move(final_message), request);
+      exchange_->run_on_self([connection, exchange = exchange_, request = request_,
+                              final_message = std::move(final_message)]() mutable {
+        if (!exchange->waiting()) return;
+        RouterReply reply = router_reply(final_message, request);
+        exchange->respond(static_cast<http::status>(reply.status), std::move(reply.body),
+                          reply.body.empty() ? "" : "application/json");
       });
     }
   }
 
  private:
   std::shared_ptr<Connection> connection_;  // strong until close, as in PostStream
-  const std::uint64_t exchange_;
+  const std::shared_ptr<Exchange> exchange_;
   const bool request_;
   std::function<void(bool)> on_close_;
   std::atomic<bool> closed_{false};
 };
 
-}  // namespace
+class Router final : public HttpHandler {
+ public:
+  void serve(Exchange& exchange, Request& req) override;
+};
 
-void Connection::on_router_final(std::uint64_t exchange, std::optional<json::value> final_message,
-                                 bool request) {
-  if (exchange != exchange_ || mode_ != Mode::waiting) return;
-  RouterReply reply = router_reply(final_message, request);
-  respond(static_cast<http::status>(reply.status), std::move(reply.body),
-          reply.body.empty() ? "" : "application/json");
-}
-
-void Connection::post_router(const Request& req, std::string_view method) {
-  if (method.empty()) return respond(http::status::not_found, R"({"error":"not found"})");
-  auto built = router_request(method, req.body(), shared_->server->options().limits);
+void Router::serve(Exchange& exchange, Request& req) {
+  const auto& shared = exchange.shared;
+  const std::string_view method = exchange.path.substr(5);
+  if (method.empty()) return exchange.respond(http::status::not_found, R"({"error":"not found"})");
+  auto built = router_request(method, req.body(), shared->server->options().limits);
   if (auto* reply = std::get_if<RouterReply>(&built)) {
-    return respond(static_cast<http::status>(reply->status), std::move(reply->body));
+    return exchange.respond(static_cast<http::status>(reply->status), std::move(reply->body));
   }
   const json::value& message = std::get<json::value>(built);
-  if (!scopes_allow(message)) return;
-  auto metrics = shared_->metrics;
+  if (!scopes_allow(exchange, message)) return;
+  auto metrics = shared->metrics;
   const std::string method_name(HttpMetrics::method_label(method));
   const bool answers = has_request(message);
 
@@ -76,8 +79,8 @@ void Connection::post_router(const Request& req, std::string_view method) {
   std::shared_ptr<server::Session> session;
   std::function<void(bool)> on_close;
   std::shared_ptr<HttpSession> entry;
-  if (const std::string_view id = req[kSessionHeader]; !id.empty() && !shared_->options.stateless) {
-    entry = shared_->sessions->find(std::string(id));
+  if (const std::string_view id = req[kSessionHeader]; !id.empty() && !shared->options.stateless) {
+    entry = shared->sessions->find(std::string(id));
   }
   if (entry) {
     session = entry->session;
@@ -88,22 +91,23 @@ void Connection::post_router(const Request& req, std::string_view method) {
     server::SessionOptions options;
     options.require_initialize = method == "initialize";
     options.assumed_version = std::string(protocol::kFallbackVersion);
-    session = shared_->server->create_session(options);
-    shared_->sessions->add_transient(session);
-    on_close = [metrics, method_name, answers, sessions = shared_->sessions,
+    session = shared->server->create_session(options);
+    shared->sessions->add_transient(session);
+    on_close = [metrics, method_name, answers, sessions = shared->sessions,
                 weak = std::weak_ptr<server::Session>(session)](bool error) {
       if (answers) metrics->record_rpc(method_name, error);
       if (auto s = weak.lock()) sessions->remove_transient(s);
     };
   }
-  guard_.emplace(*shared_, entry);
-  mode_ = Mode::waiting;
-  auto stream = std::make_shared<RouterStream>(shared_from_this(), answers, on_close);
-  try {
-    session->handle(std::move(std::get<json::value>(built)), stream);
-  } catch (const std::exception& e) {
-    stream->close(jsonrpc::make_error(std::nullopt, {jsonrpc::kInternalError, e.what()}));
-  }
+  exchange.guard.emplace(*shared, entry);
+  auto stream = std::make_shared<RouterStream>(exchange.shared_from_this(), answers, on_close);
+  hand_over(*session, std::move(std::get<json::value>(built)), stream);
+}
+
+}  // namespace
+
+std::shared_ptr<HttpHandler> router_handler() {
+  return std::make_shared<Router>();
 }
 
 }  // namespace mcpclass::transport

@@ -1,0 +1,46 @@
+// A mounted application (HttpServerOptions::app, e.g. the routing proxy): hands it the request,
+// then writes what its AppResponse sends, whole or as chunks, while a read watches for the client
+// leaving (which cancels the app's work) and keeps what a pipelined request sends for after.
+#include "mcpclass/transport/server/http_app.hpp"
+#include "transport/server/http/app_response.hpp"
+#include "transport/server/http/handlers.hpp"
+
+namespace mcpclass::transport {
+
+namespace {
+
+class App final : public HttpHandler {
+ public:
+  explicit App(std::shared_ptr<HttpApp> app) : app_(std::move(app)) {}
+
+  void serve(Exchange& exchange, Request& req) override {
+    HttpAppRequest request;
+    request.method = std::string(req.method_string());
+    request.target = std::string(req.target());
+    request.path = std::string(exchange.path);
+    for (const auto& field : req)
+      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    request.body = std::move(req.body());
+
+    exchange.guard.emplace(*exchange.shared, nullptr);  // in flight: stop() waits for it
+    auto response = std::make_shared<AppResponse>(exchange.weak_from_this());
+    exchange.on_release([response] { response->cancel(); });
+    exchange.watch_client(true);
+    app_->handle(std::move(request), std::move(response));
+  }
+
+  std::string too_large_body(std::string_view message) const override {
+    return app_->too_large_body(message);
+  }
+
+ private:
+  const std::shared_ptr<HttpApp> app_;
+};
+
+}  // namespace
+
+std::shared_ptr<HttpHandler> app_handler(std::shared_ptr<HttpApp> app) {
+  return std::make_shared<App>(std::move(app));
+}
+
+}  // namespace mcpclass::transport

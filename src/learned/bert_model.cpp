@@ -1,5 +1,6 @@
 #include "learned/bert_model.hpp"
 
+#include "learned/attention_head.hpp"
 #include "learned/checkpoint_files.hpp"
 #include "mcpclass/classify/errors.hpp"
 
@@ -183,17 +184,8 @@ void BertSequenceModel::attention(const std::vector<float>& qkv, std::span<const
       const float* q = base + h * dh;
       const float* k = base + w + h * dh;
       const float* v = base + 2 * w + h * dh;
-      dnnl::sgemm('N', 'T', d(n), d(n), d(dh), scale, q, d(3 * w), k, d(3 * w), 0.0f, scores.data(),
-                  d(n));
-      for (std::size_t i = 0; i < n; ++i) {
-        float* row = scores.data() + i * n;
-        const float mx = *std::max_element(row, row + n);
-        float sum = 0.0f;
-        for (std::size_t j = 0; j < n; ++j) sum += (row[j] = std::exp(row[j] - mx));
-        for (std::size_t j = 0; j < n; ++j) row[j] /= sum;
-      }
-      dnnl::sgemm('N', 'N', d(n), d(dh), d(n), 1.0f, scores.data(), d(n), v, d(3 * w), 0.0f,
-                  context.data() + offset * w + h * dh, d(w));
+      attention_head(q, k, v, d(3 * w), n, dh, scale, scores.data(), d(n),
+                     context.data() + offset * w + h * dh, d(w));
     }
     offset += padded(n);
   }

@@ -123,10 +123,14 @@ TEST_CASE("transformers.reference.mixed_batch_equals_one_by_one") {
     const auto dir = transformer_test::fixture(family + "-f32");
     const BertSequenceModel model(dir);
     const auto batch = run(model, dir, 60);
-    for (std::size_t i = 0; i < batch.ids.size(); ++i) {
-      const BertInput one{batch.ids[i], {}};
-      const auto single = model.logits(std::span(&one, 1), 1);
-      for (std::size_t j = 0; j < single.size(); ++j) CHECK(single[j] == batch.logits[i * 3 + j]);
+    // Bit for bit, also when the single texts run on two threads and the batch on one.
+    for (const std::size_t threads : {1, 2}) {
+      CAPTURE(threads);
+      for (std::size_t i = 0; i < batch.ids.size(); ++i) {
+        const BertInput one{batch.ids[i], {}};
+        const auto single = model.logits(std::span(&one, 1), threads);
+        for (std::size_t j = 0; j < single.size(); ++j) CHECK(single[j] == batch.logits[i * 3 + j]);
+      }
     }
   }
 }

@@ -76,6 +76,17 @@ BertSequenceModel::BertSequenceModel(const std::string& dir) : config_(read_bert
   }
 }
 
+std::size_t BertSequenceModel::parameters() const {
+  auto dense = [](const Dense& d) { return d.weight.size() + d.bias.size(); };
+  auto norm = [](const Norm& n) { return n.weight.size() + n.bias.size(); };
+  std::size_t n = word_.size() + position_.size() + token_type_.size() + norm(embedding_norm_) +
+                  dense(pooler_) + dense(head_);
+  for (const auto& l : layers_)
+    n += dense(l.qkv) + dense(l.attention_out) + norm(l.attention_norm) + dense(l.intermediate) +
+         dense(l.output) + norm(l.output_norm);
+  return n;
+}
+
 std::size_t BertSequenceModel::rows_for(std::size_t tokens) {
   return padded(tokens);
 }

@@ -32,6 +32,9 @@ class BertSequenceModel {
 
   const BertConfig& config() const { return config_; }
 
+  /// Weights held (every tensor's elements).
+  std::size_t parameters() const;
+
   /// Activation rows a text of `tokens` tokens takes in a batch (its tokens, padded to a block).
   static std::size_t rows_for(std::size_t tokens);
 

@@ -3,11 +3,13 @@
 #include "learned/bert_model.hpp"
 #include "learned/label_map.hpp"
 #include "mcpclass/classify/errors.hpp"
+#include "mcpclass/learned/learned_classifier.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 namespace mcpclass::classify::detail {
 
@@ -94,6 +96,18 @@ class TransformerClassifier final : public Classifier {
   std::vector<std::size_t> map_;
 };
 
+// The `model.type` of a tokenizer.json (WordPiece, BPE, Unigram, WordLevel), for inspection.
+std::string tokenizer_model_type(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  boost::system::error_code ec;
+  const auto doc = json::parse(text, ec);
+  const auto* model = ec || !doc.is_object() ? nullptr : doc.as_object().if_contains("model");
+  const auto* type =
+      model != nullptr && model->is_object() ? model->as_object().if_contains("type") : nullptr;
+  return type != nullptr && type->is_string() ? std::string(type->as_string()) : "unknown";
+}
+
 }  // namespace
 
 std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categories,
@@ -103,3 +117,39 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
 }
 
 }  // namespace mcpclass::classify::detail
+
+namespace mcpclass::classify {
+
+json::object inspect_checkpoint(const std::string& dir) {
+  const detail::BertSequenceModel model(dir);
+  const auto& c = model.config();
+  const auto tokenizer_path = (std::filesystem::path(dir) / "tokenizer.json").string();
+  const auto tokenizer = open_text_tokenizer(tokenizer_path);
+  json::array labels;
+  for (const auto& l : c.labels) labels.emplace_back(l);
+  return {
+      {"architecture", c.architecture},
+      {"family", c.family == detail::BertFamily::bert ? "bert" : "roberta"},
+      {"hidden_size", c.hidden},
+      {"num_hidden_layers", c.layers},
+      {"num_attention_heads", c.heads},
+      {"intermediate_size", c.intermediate},
+      {"vocab_size", c.vocab},
+      {"max_tokens", c.max_tokens()},
+      {"parameters", model.parameters()},
+      {"labels", std::move(labels)},
+      {"tokenizer", json::object{{"file", tokenizer_path},
+                                 {"model", detail::tokenizer_model_type(tokenizer_path)},
+                                 {"vocab_size", tokenizer->vocab_size()}}},
+      {"compute", "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
+                      " post-norm encoder layers (self-attention, " +
+                      (c.activation == detail::HiddenActivation::gelu        ? "exact GELU"
+                       : c.activation == detail::HiddenActivation::gelu_tanh ? "tanh GELU"
+                                                                             : "ReLU") +
+                      "), the first token through " +
+                      (c.family == detail::BertFamily::bert ? "the pooler" : "classifier.dense") +
+                      " and tanh, then " + std::to_string(c.labels.size()) + " logits and softmax"},
+  };
+}
+
+}  // namespace mcpclass::classify

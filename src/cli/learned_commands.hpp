@@ -1,4 +1,5 @@
-// The learned-classifier subcommands of `mcpclass`: `model convert`, `index`, `train`, `eval`.
+// The learned-classifier subcommands of `mcpclass`: `model convert`, `model inspect`, `index`,
+// `train`, `eval`.
 // They read their own options and config, so main() dispatches to them before loading a config.
 #pragma once
 

@@ -18,7 +18,8 @@ std::unique_ptr<classify::Classifier> make_classifier(const Config& config) {
   throw ConfigError(
       "classifier.kind",
       "unsupported classifier kind '" + config.classifier.kind +
-          "' (supported: rules, remote, composite, embedding_knn, trained_head, torchscript)");
+          "' (supported: rules, remote, composite, embedding_knn, trained_head, torchscript, "
+          "transformer)");
 }
 
 }  // namespace mcpclass::config

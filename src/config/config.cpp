@@ -321,13 +321,24 @@ Config config_from_json(const json::value& document) {
 
   std::optional<Config> defaults;
   if (categories == nullptr) defaults.emplace(default_config());
+  auto classifier_settings = classifier ? parse_classifier(*classifier)
+                             : defaults ? defaults->classifier
+                                        : ClassifierSettings{};
+  // A checkpoint names its own labels: without a categories list, they are the categories.
+  if (categories == nullptr && classifier_settings.kind == "transformer") {
+    try {
+      defaults->categories = classify::checkpoint_categories(classifier_settings.learned.model);
+    } catch (const classify::ConfigError&) {
+      throw;
+    } catch (const classify::ClassifyError& e) {
+      throw classify::ConfigError("classifier.model", e.what());
+    }
+  }
 
   Config config{
       categories ? classify::CategorySet::from_json(*categories, "categories")
                  : defaults->categories,
-      classifier ? parse_classifier(*classifier)
-      : defaults ? defaults->classifier
-                 : ClassifierSettings{},
+      std::move(classifier_settings),
       routing ? classify::RoutingPolicy::from_json(*routing, "routing") : classify::RoutingPolicy{},
       server ? parse_server(*server) : ServerSettings{},
       std::nullopt,

@@ -1,9 +1,12 @@
-// The three learned classifier kinds over the encoder, the kNN index and the heads. No libtorch
-// headers here: inference goes through SentenceEncoder and plain-data heads.
+// The learned classifier kinds (transformer: transformer_classifier.cpp) over the encoder, the kNN
+// index and the heads. No libtorch headers here: inference goes through SentenceEncoder and
+// plain-data heads.
 #include "learned/head_model.hpp"
 #include "learned/knn_index.hpp"
 #include "learned/knn_vote.hpp"
+#include "learned/label_map.hpp"
 #include "learned/torch_text_model.hpp"
+#include "learned/transformer_classifier.hpp"
 #include "mcpclass/classify/batching_classifier.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
@@ -155,28 +158,8 @@ class EmbeddingKnnClassifier final : public Classifier {
   std::mutex persist_mutex_;  ///< Serialises add()'s log rewrite and index save.
 };
 
-// Maps model outputs (in `labels` order) onto the configured categories.
-std::vector<std::size_t> output_to_category(const CategorySet& categories,
-                                            const std::vector<std::string>& labels,
-                                            const std::string& what) {
-  if (labels.size() != categories.size())
-    throw ClassifyError(what + " has " + std::to_string(labels.size()) +
-                        " labels but the configuration has " + std::to_string(categories.size()) +
-                        " categories");
-  std::vector<std::size_t> out;
-  for (const auto& l : labels) {
-    const auto c = categories.index_of(l);
-    if (!c) throw ClassifyError(what + " label '" + l + "' is not a configured category");
-    out.push_back(*c);
-  }
-  return out;
-}
-
-std::vector<double> reorder(const std::vector<double>& p, const std::vector<std::size_t>& map) {
-  std::vector<double> out(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) out[map[i]] = p[i];
-  return out;
-}
+using detail::output_to_category;
+using detail::reorder;
 
 class TrainedHeadClassifier final : public Classifier {
  public:
@@ -320,6 +303,8 @@ std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
   }
   if (kind == "torchscript")
     return std::make_unique<TorchScriptClassifier>(categories, settings, policy);
+  if (kind == "transformer")
+    return detail::make_transformer_classifier(categories, settings, policy);
   throw ConfigError("classifier.kind",
                     "unknown learned classifier kind '" + std::string(kind) + "'");
 }

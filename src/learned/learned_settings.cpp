@@ -1,6 +1,7 @@
 #include "mcpclass/learned/learned_settings.hpp"
 
 #include "classify/json_reader.hpp"
+#include "learned/checkpoint_config.hpp"
 #include "mcpclass/classify/errors.hpp"
 
 #include <unistd.h>
@@ -40,7 +41,8 @@ std::string env(const char* name) {
 }  // namespace
 
 bool is_learned_kind(std::string_view kind) {
-  return kind == "embedding_knn" || kind == "trained_head" || kind == "torchscript";
+  return kind == "embedding_knn" || kind == "trained_head" || kind == "torchscript" ||
+         kind == "transformer";
 }
 
 LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_view kind,
@@ -111,6 +113,12 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     non_empty("model", s.model);
     non_empty("labels", s.labels);
     if (s.model.empty()) detail::fail(r.path_of("model"), "is required for torchscript");
+  } else if (kind == "transformer") {
+    non_empty("model", s.model);
+    if (s.model.empty()) detail::fail(r.path_of("model"), "is required for transformer");
+    if (s.precision == EncoderPrecision::bf16)
+      detail::fail(r.path_of("precision"),
+                   "kind transformer computes in float32 only so far (auto or f32)");
   } else {
     detail::fail(detail::member_path(path, "kind"), "unknown learned classifier kind");
   }
@@ -139,8 +147,24 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
   } else if (kind == "torchscript") {
     o["model"] = model;
     if (!labels.empty()) o["labels"] = labels;
+  } else if (kind == "transformer") {
+    o["model"] = model;
   }
   return o;
+}
+
+CategorySet checkpoint_categories(std::string_view model_dir) {
+  const auto dir = resolve_model_path(model_dir);
+  const auto labels =
+      detail::checkpoint_labels(detail::read_checkpoint_config(dir), dir + "/config.json");
+  std::vector<Category> categories;
+  for (const auto& l : labels) {
+    Category c;
+    c.name = l;
+    c.description = l;
+    categories.push_back(std::move(c));
+  }
+  return CategorySet(std::move(categories));
 }
 
 std::string learned_cache_dir() {

@@ -54,6 +54,10 @@ std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOption
   unavailable("a sentence encoder");
 }
 
+json::object inspect_checkpoint(const std::string&) {
+  unavailable("inspecting a transformer checkpoint");
+}
+
 void convert_use_lite(const std::string&, const std::string&) {
   unavailable("converting USE-lite");
 }

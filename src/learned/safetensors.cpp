@@ -33,8 +33,22 @@ std::uint64_t read_u64(const char* p) {
 
 std::size_t dtype_size(std::string_view dtype) {
   if (dtype == "F32") return 4;
-  if (dtype == "BF16") return 2;
+  if (dtype == "BF16" || dtype == "F16") return 2;
   return 0;
+}
+
+// IEEE half → float, subnormals, infinities and NaN included.
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exponent = (h >> 10) & 0x1fu;
+  std::uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent != 0)
+    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  if (mantissa == 0) return std::bit_cast<float>(sign);
+  // Subnormal: value = mantissa · 2^-24, exact in float.
+  const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+  return sign != 0 ? -magnitude : magnitude;
 }
 
 std::vector<std::int64_t> read_shape(const json::value& v, const std::string& path,
@@ -114,7 +128,7 @@ SafeTensors read_safetensors(const std::string& path) {
     const auto width = dtype_size(dtype->as_string());
     if (width == 0)
       bad(path, "tensor '" + name + "' has dtype " + std::string(dtype->as_string()) +
-                    " (F32 and BF16 are supported)");
+                    " (F32, F16 and BF16 are supported)");
     SafeTensor t;
     t.shape = read_shape(entry->contains("shape") ? entry->at("shape") : json::value(), path, name);
     const auto begin = offsets->as_array()[0].as_int64();
@@ -129,6 +143,12 @@ SafeTensors read_safetensors(const std::string& path) {
     t.values.resize(t.elements());
     if (width == 4) {
       std::memcpy(t.values.data(), raw.data(), raw.size());
+    } else if (dtype->as_string() == "F16") {
+      for (std::size_t i = 0; i < t.values.size(); ++i) {
+        std::uint16_t bits = 0;
+        std::memcpy(&bits, raw.data() + 2 * i, 2);
+        t.values[i] = half_to_float(bits);
+      }
     } else {
       for (std::size_t i = 0; i < t.values.size(); ++i) {
         std::uint32_t bits = 0;

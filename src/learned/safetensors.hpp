@@ -30,8 +30,8 @@ struct SafeTensors {
 /// True when `path` starts like a safetensors file (a plausible header length then `{`).
 bool looks_like_safetensors(const std::string& path);
 
-/// Reads F32 and BF16 tensors (BF16 widened to float). Throws ClassifyError naming `path` and
-/// the problem for a missing, truncated or malformed file.
+/// Reads F32, F16 and BF16 tensors (the 16-bit ones widened to float). Throws ClassifyError naming
+/// `path` and the problem for a missing, truncated or malformed file.
 SafeTensors read_safetensors(const std::string& path);
 
 /// Writes every tensor as F32, atomically (write_file_atomically), and returns the checksum of

@@ -1,5 +1,6 @@
 #include "learned/use_lite_native_encoder.hpp"
 
+#include "learned/attention_head.hpp"
 #include "learned/length_batches.hpp"
 #include "learned/safetensors.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -390,25 +391,14 @@ class NativeUseLite final : public SentenceEncoder {
     std::vector<float> scores(width * width);
     for (std::size_t b = 0; b < lengths.size(); ++b) {
       const std::size_t len = std::max<std::size_t>(lengths[b], 1);
-      const auto n = static_cast<dnnl::memory::dim>(len);
       const float* base = qkv.data() + b * width * 3 * d;
       for (std::size_t h = 0; h < kHeads; ++h) {
         const float* q = base + h * dh;
         const float* k = base + d + h * dh;
         const float* v = base + 2 * d + h * dh;
         // scores[len × len] = scale · Q Kᵀ over the real tokens; padded queries are not needed.
-        dnnl::sgemm('N', 'T', n, n, static_cast<dnnl::memory::dim>(dh), scale, q, ld, k, ld, 0.0f,
-                    scores.data(), w);
-        for (std::size_t i = 0; i < len; ++i) {
-          float* row = scores.data() + i * width;
-          const float mx = *std::max_element(row, row + len);
-          float sum = 0.0f;
-          for (std::size_t j = 0; j < len; ++j) sum += (row[j] = std::exp(row[j] - mx));
-          for (std::size_t j = 0; j < len; ++j) row[j] /= sum;
-        }
-        dnnl::sgemm('N', 'N', n, static_cast<dnnl::memory::dim>(dh), n, 1.0f, scores.data(), w, v,
-                    ld, 0.0f, out.data() + b * width * d + h * dh,
-                    static_cast<dnnl::memory::dim>(d));
+        attention_head(q, k, v, ld, len, dh, scale, scores.data(), w,
+                       out.data() + b * width * d + h * dh, static_cast<dnnl::memory::dim>(d));
       }
     }
     return out;

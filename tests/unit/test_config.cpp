@@ -371,7 +371,7 @@ TEST_CASE("config: files and classifier kinds") {
   CHECK_THROWS_WITH_AS(
       config::make_classifier(c),
       "classifier.kind: unsupported classifier kind 'embedding' (supported: rules, remote, "
-      "composite, embedding_knn, trained_head, torchscript)",
+      "composite, embedding_knn, trained_head, torchscript, transformer)",
       ConfigError);
 }
 

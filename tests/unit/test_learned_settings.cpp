@@ -65,6 +65,31 @@ TEST_CASE("learned settings: strict schema per kind, round trip through the conf
                        "classifier.precision: must be auto, bf16 or f32 (got 'fp8')", ConfigError);
 }
 
+TEST_CASE("learned settings: kind transformer takes a checkpoint directory and its labels") {
+  CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
+    "classifier":{"kind":"transformer"}})"),
+                       "classifier.model: is required for transformer", ConfigError);
+  CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
+    "classifier":{"kind":"transformer","model":"m","precision":"bf16"}})"),
+                       "classifier.precision: kind transformer computes in float32 only so far "
+                       "(auto or f32)",
+                       ConfigError);
+  const std::string dir = MCPCLASS_SOURCE_DIR "/tests/transformers/fixtures/bert-f32";
+  // No categories: the checkpoint's id2label, in class-id order (read without the learned
+  // component too).
+  const auto c = config::parse_config(R"({"classifier":{"kind":"transformer","model":")" + dir +
+                                      R"(","max_tokens":64}})");
+  CHECK(c.categories.names() == std::vector<std::string>{"code", "math", "chat"});
+  const auto again = config::config_from_json(c.to_json());
+  CHECK(again.classifier.learned.model == dir);
+  CHECK(again.classifier.learned.max_tokens == 64);
+  CHECK_THROWS_WITH_AS(config::parse_config(R"({"classifier":{"kind":"transformer",
+    "model":"/nonexistent/model"}})"),
+                       doctest::Contains("classifier.model: cannot read "
+                                         "'/nonexistent/model/config.json'"),
+                       ConfigError);
+}
+
 TEST_CASE("knn vote: documented formula, real distribution") {
   const std::vector<Neighbour> nb{{0, 0.9}, {1, 0.8}, {0, 0.7}};
   const double t = 0.1;
@@ -135,7 +160,8 @@ TEST_CASE("learned examples: a row's source and its own split") {
   const auto rows = read_labelled_examples(path);
   REQUIRE(rows.size() == 3);
   CHECK(rows[0].source == "banking77");
-  CHECK(rows[2].source == "mcpclass-learned-mixed");  // no `source`: the file's name without its extensions
+  CHECK(rows[2].source ==
+        "mcpclass-learned-mixed");  // no `source`: the file's name without its extensions
   CHECK(rows[0].split == "test");
   CHECK(rows[2].split.empty());
   // The file's own split wins over the hash, whatever the held-out share.

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -63,6 +64,21 @@ TEST_CASE("safetensors: BF16 tensors are widened to float") {
   write_raw(path, R"({"x":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})",
             std::string("\x80\x3F\x00\xC0", 4));
   CHECK(read_safetensors(path).tensors.at("x").values == std::vector<float>{1.0f, -2.0f});
+}
+
+TEST_CASE("safetensors: F16 tensors are widened to float, subnormals and infinity included") {
+  const auto path = temp_file("f16.safetensors");
+  // 1.0 = 0x3C00, -2.0 = 0xC000, 65504 = 0x7BFF, 2^-24 = 0x0001, -0.0 = 0x8000, inf = 0x7C00.
+  write_raw(path, R"({"x":{"dtype":"F16","shape":[6],"data_offsets":[0,12]}})",
+            std::string("\x00\x3C\x00\xC0\xFF\x7B\x01\x00\x00\x80\x00\x7C", 12));
+  const auto v = read_safetensors(path).tensors.at("x").values;
+  REQUIRE(v.size() == 6);
+  CHECK(v[0] == 1.0f);
+  CHECK(v[1] == -2.0f);
+  CHECK(v[2] == 65504.0f);
+  CHECK(v[3] == 0x1p-24f);
+  CHECK((v[4] == 0.0f && std::signbit(v[4])));
+  CHECK(std::isinf(v[5]));
 }
 
 TEST_CASE("safetensors: damaged files get errors naming the problem") {

@@ -31,6 +31,13 @@ std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
                                                     const LearnedSettings& settings,
                                                     const RoutingPolicy& policy);
 
+/// What `kind: transformer` would run for the checkpoint directory `dir` (`mcpclass model
+/// inspect`): architecture, sizes, parameters, labels, the tokenizer's model type and the
+/// arithmetic. Loads and checks everything a classifier would, so it fails as
+/// make_learned_classifier would (ClassifyError naming the file, tensor or key).
+/// Thread-safety: reads files only; may be called from any thread.
+json::object inspect_checkpoint(const std::string& dir);
+
 /// Progress of long operations: (done, total).
 using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
 

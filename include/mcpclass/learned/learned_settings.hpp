@@ -1,10 +1,11 @@
 // Settings of the learned classifier kinds (`classifier.kind` embedding_knn, trained_head,
-// torchscript) and where their model files live. Plain values and pure functions: thread-safe.
-// Parsing is always available, so a configuration is validated the same way whether or not the
-// library was built with the learned component (MCPCLASS_WITH_LEARNED).
+// torchscript, transformer) and where their model files live. Plain values and pure functions:
+// thread-safe. Parsing is always available, so a configuration is validated the same way whether or
+// not the library was built with the learned component (MCPCLASS_WITH_LEARNED).
 #pragma once
 
 #include "mcpclass/classify/batching_classifier.hpp"
+#include "mcpclass/classify/category.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 
 #include <boost/json.hpp>
@@ -39,6 +40,8 @@ struct LearnedSettings {
   /// trained_head: head file written by `mcpclass train`. Required for trained_head.
   std::string head;
   /// torchscript: sequence classifier `forward(ids, mask) -> logits[B,L]`. Required.
+  /// transformer: a Hugging Face checkpoint directory (config.json, model.safetensors or
+  /// model.safetensors.index.json, tokenizer.json). Required.
   std::string model;
   /// torchscript: label per logit, one per line; empty = the categories in class order.
   std::string labels;
@@ -60,8 +63,13 @@ struct LearnedSettings {
   json::object to_json(std::string_view kind) const;
 };
 
-/// True for "embedding_knn", "trained_head" and "torchscript".
+/// True for "embedding_knn", "trained_head", "torchscript" and "transformer".
 bool is_learned_kind(std::string_view kind);
+
+/// The categories of kind transformer when the configuration lists none: one per label of
+/// `model_dir`'s config.json id2label, in class-id order (the label is also the description).
+/// Throws ClassifyError naming the file for a missing or malformed config.
+CategorySet checkpoint_categories(std::string_view model_dir);
 
 /// `$MCPCLASS_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpclass`, else `$HOME/.cache/mcpclass`.
 std::string learned_cache_dir();

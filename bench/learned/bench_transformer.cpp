@@ -1,0 +1,42 @@
+// Latency of `kind: transformer` on one text through the public API (tokenisation, forward
+// pass, softmax, the Classification): the first timing of issue 31's native BERT family, before
+// its benchmark rows against ONNX Runtime exist. Prints one JSON line.
+// usage: bench_transformer MODEL_DIR TEXT THREADS REPEAT
+#include "mcpclass/config/config.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace mcpclass;
+using Clock = std::chrono::steady_clock;
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s MODEL_DIR TEXT THREADS REPEAT\n", argv[0]);
+    return 2;
+  }
+  const std::string text = argv[2];
+  const auto repeat = std::max<std::size_t>(1, std::stoul(argv[4]));
+  const auto config = config::config_from_json(
+      boost::json::object{{"classifier", boost::json::object{{"kind", "transformer"},
+                                                             {"model", argv[1]},
+                                                             {"threads", std::stoi(argv[3])},
+                                                             {"max_tokens", 4096}}}});
+  const auto classifier = config::make_classifier(config);
+  classifier->classify(text, {});  // warm-up
+  std::vector<double> us;
+  for (std::size_t i = 0; i < repeat; ++i) {
+    const auto start = Clock::now();
+    classifier->classify(text, {});
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::sort(us.begin(), us.end());
+  std::printf("{\"threads\": %s, \"repeat\": %zu, \"p50_us\": %.1f, \"p90_us\": %.1f}\n", argv[3],
+              repeat, us[us.size() / 2], us[us.size() * 9 / 10]);
+  return 0;
+}

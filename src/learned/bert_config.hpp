@@ -1,0 +1,38 @@
+// Internal: the config.json of a BERT-family sequence classifier (BERT, MiniLM, RoBERTa,
+// XLM-RoBERTa) as `transformers` writes it, checked before any weight is read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mcpclass::classify::detail {
+
+enum class BertFamily { bert, roberta };
+enum class HiddenActivation { gelu, gelu_tanh, relu };
+
+struct BertConfig {
+  std::string file;          ///< The config.json read, for messages.
+  std::string architecture;  ///< e.g. BertForSequenceClassification.
+  BertFamily family = BertFamily::bert;
+  std::string prefix;  ///< Tensor name prefix of the encoder: "bert" or "roberta".
+  std::size_t vocab = 0, hidden = 0, layers = 0, heads = 0, intermediate = 0;
+  std::size_t max_positions = 0, type_vocab = 0;
+  float layer_norm_eps = 1e-12f;
+  std::int64_t pad_token_id = 0;
+  HiddenActivation activation = HiddenActivation::gelu;
+  std::vector<std::string> labels;  ///< Class-id order.
+
+  /// First position id of a text: 0 for BERT, pad_token_id + 1 for RoBERTa.
+  std::size_t position_offset() const;
+  /// Tokens a text may have, special tokens included.
+  std::size_t max_tokens() const;
+};
+
+/// Reads and checks `dir/config.json`. Throws ClassifyError naming the file and the key for an
+/// unknown architecture or model_type, a missing or out-of-range size, an unsupported
+/// hidden_act, position_embedding_type or problem_type.
+BertConfig read_bert_config(const std::string& dir);
+
+}  // namespace mcpclass::classify::detail

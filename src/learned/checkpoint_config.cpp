@@ -1,0 +1,79 @@
+#include "learned/checkpoint_config.hpp"
+
+#include "mcpclass/classify/errors.hpp"
+
+#include <boost/json.hpp>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace mcpclass::classify::detail {
+
+namespace json = boost::json;
+
+namespace {
+
+// Published configs are a few kilobytes; the bound keeps a wrong path (a weights file) cheap.
+constexpr std::uintmax_t kMaxConfigBytes = 4 * 1024 * 1024;
+// More labels than any classifier has; bounds the vector a hostile num_labels would allocate.
+constexpr std::int64_t kMaxLabels = 100'000;
+
+[[noreturn]] void bad(const std::string& file, const std::string& why) {
+  throw ClassifyError("'" + file + "': " + why);
+}
+
+}  // namespace
+
+json::object read_checkpoint_config(const std::string& dir) {
+  const auto path = (std::filesystem::path(dir) / "config.json").string();
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw ClassifyError("cannot read '" + path + "' (a checkpoint directory has one)");
+  if (size > kMaxConfigBytes) bad(path, "larger than 4 MiB, not a model config");
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  boost::system::error_code jec;
+  auto doc = json::parse(text, jec);
+  if (jec || !doc.is_object()) bad(path, "not a JSON object");
+  return std::move(doc.as_object());
+}
+
+std::vector<std::string> checkpoint_labels(const json::object& config, const std::string& file) {
+  const auto* id2label = config.if_contains("id2label");
+  if (id2label == nullptr || id2label->is_null()) {
+    std::int64_t n = 2;
+    if (const auto* v = config.if_contains("num_labels")) {
+      if (!v->is_int64() || v->as_int64() < 1 || v->as_int64() > kMaxLabels)
+        bad(file, "num_labels must be an integer in [1, 100000]");
+      n = v->as_int64();
+    }
+    std::vector<std::string> out;
+    for (std::int64_t i = 0; i < n; ++i) out.push_back("LABEL_" + std::to_string(i));
+    return out;
+  }
+  if (!id2label->is_object() || id2label->as_object().empty())
+    bad(file, "id2label must be a non-empty object");
+  const auto& map = id2label->as_object();
+  if (map.size() > static_cast<std::size_t>(kMaxLabels)) bad(file, "id2label has too many labels");
+  std::vector<std::string> out(map.size());
+  std::set<std::string> seen;
+  for (const auto& [key, value] : map) {
+    std::size_t id = 0;
+    const auto [end, err] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (err != std::errc() || end != key.data() + key.size() || id >= out.size())
+      bad(file, "id2label key '" + std::string(key) + "' is not a class id in [0, " +
+                    std::to_string(out.size()) + ")");
+    const auto* label = value.if_string();
+    if (label == nullptr || label->empty())
+      bad(file, "id2label[" + std::string(key) + "] must be a non-empty string");
+    if (!out[id].empty()) bad(file, "id2label repeats class id " + std::to_string(id));
+    if (!seen.insert(std::string(*label)).second)
+      bad(file, "id2label names label '" + std::string(*label) + "' twice");
+    out[id] = std::string(*label);
+  }
+  return out;
+}
+
+}  // namespace mcpclass::classify::detail

@@ -1,0 +1,94 @@
+#include "learned/checkpoint_files.hpp"
+
+#include "mcpclass/classify/errors.hpp"
+
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace mcpclass::classify::detail {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+// An index is a few hundred bytes per tensor; this bounds a corrupt or hostile one.
+constexpr std::uintmax_t kMaxIndexBytes = 16 * 1024 * 1024;
+
+CheckpointTensors read_sharded(const fs::path& index_path) {
+  const auto index = index_path.string();
+  std::error_code ec;
+  const auto size = fs::file_size(index_path, ec);
+  if (ec || size > kMaxIndexBytes)
+    throw ClassifyError("'" + index + "' is missing or larger than 16 MiB");
+  std::ifstream in(index_path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  boost::system::error_code jec;
+  const auto doc = json::parse(text, jec);
+  const auto* map = (jec || !doc.is_object()) ? nullptr : doc.as_object().if_contains("weight_map");
+  if (map == nullptr || !map->is_object())
+    throw ClassifyError("'" + index + "' has no weight_map object");
+  std::map<std::string, std::set<std::string>> wanted;  // shard → its tensors
+  for (const auto& [name, shard] : map->as_object()) {
+    const auto* s = shard.if_string();
+    if (s == nullptr || s->empty() || fs::path(std::string(*s)).has_parent_path() || *s == "..")
+      throw ClassifyError("'" + index + "' maps tensor '" + std::string(name) +
+                          "' to no shard file in its directory");
+    wanted[std::string(*s)].insert(std::string(name));
+  }
+  CheckpointTensors out;
+  out.description = index;
+  for (const auto& [shard, names] : wanted) {
+    const auto path = (index_path.parent_path() / shard).string();
+    auto file = read_safetensors(path);
+    for (const auto& name : names) {
+      auto it = file.tensors.find(name);
+      if (it == file.tensors.end())
+        throw ClassifyError("'" + path + "' has no tensor '" + name + "' (listed in '" + index +
+                            "')");
+      out.file_of[name] = path;
+      out.tensors.tensors.emplace(name, std::move(it->second));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const SafeTensor& CheckpointTensors::require(const std::string& name,
+                                             const std::vector<std::int64_t>& shape) const {
+  const auto it = file_of.find(name);
+  const auto& file = it == file_of.end() ? description : it->second;
+  const auto& t = tensors.require(name, shape, file);
+  for (const float v : t.values)
+    if (!std::isfinite(v))
+      throw ClassifyError("'" + file + "' tensor '" + name + "' holds non-finite values");
+  return t;
+}
+
+std::vector<float> CheckpointTensors::take(const std::string& name,
+                                           const std::vector<std::int64_t>& shape) {
+  require(name, shape);
+  return std::move(tensors.tensors.at(name).values);
+}
+
+CheckpointTensors read_checkpoint_tensors(const std::string& dir) {
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  if (!fs::exists(single)) {
+    if (fs::exists(index)) return read_sharded(index);
+    throw ClassifyError("'" + dir + "' has neither model.safetensors nor " +
+                        "model.safetensors.index.json");
+  }
+  CheckpointTensors out;
+  out.description = single.string();
+  out.tensors = read_safetensors(out.description);
+  for (const auto& [name, t] : out.tensors.tensors) out.file_of[name] = out.description;
+  return out;
+}
+
+}  // namespace mcpclass::classify::detail

@@ -1,0 +1,32 @@
+// Internal: the weights of a Hugging Face checkpoint directory as published, one
+// `model.safetensors` or shards listed by `model.safetensors.index.json` (its `weight_map` names
+// the shard of every tensor), with each tensor's file kept for error messages.
+#pragma once
+
+#include "learned/safetensors.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mcpclass::classify::detail {
+
+struct CheckpointTensors {
+  SafeTensors tensors;
+  std::map<std::string, std::string> file_of;  ///< Tensor name → the file that holds it.
+  std::string description;                     ///< The file (or index) read, for messages.
+
+  /// The named tensor with exactly this shape, all values finite; throws ClassifyError naming
+  /// the tensor and its file otherwise (a NaN weight would turn every answer into NaN).
+  const SafeTensor& require(const std::string& name, const std::vector<std::int64_t>& shape) const;
+  /// require(), then moves the values out (each weight is held once while a model loads).
+  std::vector<float> take(const std::string& name, const std::vector<std::int64_t>& shape);
+};
+
+/// Reads `dir/model.safetensors`, else the shards of `dir/model.safetensors.index.json`.
+/// Throws ClassifyError naming the file for a missing, truncated or malformed file, an index
+/// that names a shard outside `dir`, or a tensor a shard lacks.
+CheckpointTensors read_checkpoint_tensors(const std::string& dir);
+
+}  // namespace mcpclass::classify::detail

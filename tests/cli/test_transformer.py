@@ -1,0 +1,73 @@
+"""`kind: transformer` through the command line: `mcpclass classify` answers with the
+checkpoint's own probabilities (the PyTorch reference of tests/transformers), and a damaged
+checkpoint is a load error naming the file and tensor, exit 1 like any model that fails to load
+(exit 2 is kept for the configuration document itself)."""
+import json
+import math
+import os
+import shutil
+import subprocess
+
+BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "mcpclass")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "transformers", "fixtures")
+
+
+def classify(tmp_path, model, text):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(
+        {"classifier": {"kind": "transformer", "model": str(model), "max_tokens": 64}}))
+    return subprocess.run([BIN, "classify", "-p", "-c", str(config), text],
+                          capture_output=True, timeout=60)
+
+
+def test_classify_answers_the_reference_probabilities(tmp_path):
+    reference = json.load(open(os.path.join(FIXTURES, "reference.json")))
+    for i in (1, 3, 16):
+        out = classify(tmp_path, os.path.join(FIXTURES, "bert-f32"), reference["texts"][i])
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        logits = reference["models"]["bert"]["logits"][i]
+        top = max(logits)
+        weights = [math.exp(v - top) for v in logits]
+        want = [w / sum(weights) for w in weights]
+        assert max(abs(a - b) for a, b in zip(result["probabilities"], want)) < 1e-4
+        assert result["category"] == reference["labels"][want.index(max(want))]
+
+
+def test_a_checkpoint_without_a_tensor_is_a_load_error_naming_it(tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(os.path.join(FIXTURES, "bert-f32"), model)
+    raw = (model / "model.safetensors").read_bytes()
+    # Rename the tensor in the header (same length, so the offsets stay right).
+    (model / "model.safetensors").write_bytes(
+        raw.replace(b'"classifier.bias"', b'"classifier.bia_"', 1))
+    out = classify(tmp_path, model, "hello")
+    assert out.returncode == 1
+    assert b"model.safetensors' has no tensor 'classifier.bias'" in out.stderr
+
+
+def test_model_inspect_describes_the_checkpoint():
+    out = subprocess.run([BIN, "model", "inspect", os.path.join(FIXTURES, "roberta-f32")],
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["architecture"] == "RobertaForSequenceClassification"
+    assert (info["hidden_size"], info["num_hidden_layers"], info["num_attention_heads"]) == (64, 2, 4)
+    # Positions start at pad_token_id + 1 = 2: two fewer tokens than max_position_embeddings.
+    assert info["max_tokens"] == 62
+    assert info["labels"] == ["code", "math", "chat"]
+    assert info["tokenizer"]["model"] == "WordPiece"
+    # Every tensor of the file, counted: what PyTorch's model.parameters() holds.
+    assert info["parameters"] == 89667
+
+
+def test_model_inspect_of_a_damaged_checkpoint_names_the_tensor(tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(os.path.join(FIXTURES, "bert-f32"), model)
+    config = json.loads((model / "config.json").read_text())
+    config["hidden_size"] = 32
+    (model / "config.json").write_text(json.dumps(config))
+    out = subprocess.run([BIN, "model", "inspect", str(model)], capture_output=True, timeout=60)
+    assert out.returncode == 1
+    assert b"tensor 'bert.embeddings.word_embeddings.weight' is 220\xc3\x9764, expected 220\xc3\x9732" in out.stderr

@@ -1,0 +1,202 @@
+// The native BERT-family sequence classifiers against the PyTorch reference of
+// tests/transformers/make_fixtures.py: float32 logits, a bfloat16 checkpoint, sharded weights,
+// batches of mixed lengths, and the classifier behind the Classification contract.
+#include "mcpclass/learned/learned_classifier.hpp"
+
+#ifdef MCPCLASS_WITH_LEARNED
+
+#include "learned/bert_model.hpp"
+#include "learned/safetensors.hpp"
+#include "mcpclass/classify/errors.hpp"
+#include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/text_tokenizer.hpp"
+#include "transformer_fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace mcpclass;
+using namespace mcpclass::classify;
+using namespace mcpclass::classify::detail;
+namespace json = boost::json;
+
+namespace {
+
+struct Run {
+  std::vector<std::vector<std::int32_t>> ids;
+  std::vector<float> logits;  ///< texts × labels
+};
+
+// Tokenises the reference texts with the fixture's tokenizer.json and runs them as one batch.
+Run run(const BertSequenceModel& model, const std::string& dir, std::size_t max_tokens) {
+  TokenizerOptions options;
+  options.max_length = max_tokens;
+  const auto tokenizer = open_text_tokenizer(dir + "/tokenizer.json", options);
+  Run r;
+  std::vector<BertInput> inputs;
+  const auto reference = transformer_test::reference();
+  for (const auto& t : reference.at("texts").as_array())
+    r.ids.push_back(tokenizer->encode(std::string(t.as_string())).ids);
+  for (const auto& ids : r.ids) inputs.push_back({ids, {}});
+  r.logits = model.logits(inputs, 1);
+  return r;
+}
+
+std::vector<std::vector<std::int32_t>> reference_ids(const json::object& m) {
+  std::vector<std::vector<std::int32_t>> out;
+  for (const auto& row : m.at("ids").as_array()) {
+    out.emplace_back();
+    for (const auto& id : row.as_array())
+      out.back().push_back(static_cast<std::int32_t>(id.as_int64()));
+  }
+  return out;
+}
+
+std::vector<float> reference_logits(const json::object& m) {
+  std::vector<float> out;
+  for (const auto& row : m.at("logits").as_array())
+    for (const auto& v : row.as_array()) out.push_back(static_cast<float>(v.to_number<double>()));
+  return out;
+}
+
+double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
+  return worst;
+}
+
+std::vector<double> softmax(std::span<const float> logits) {
+  const double mx = *std::max_element(logits.begin(), logits.end());
+  std::vector<double> p;
+  double sum = 0.0;
+  for (const float v : logits) sum += p.emplace_back(std::exp(v - mx));
+  for (auto& v : p) v /= sum;
+  return p;
+}
+
+void check_float32(const std::string& family) {
+  const auto ref = transformer_test::reference().at("models").at(family).as_object();
+  const auto dir = transformer_test::fixture(family + "-f32");
+  const BertSequenceModel model(dir);
+  const auto r = run(model, dir, static_cast<std::size_t>(ref.at("max_tokens").as_int64()));
+  CHECK(r.ids == reference_ids(ref));
+  const double gap = max_abs_difference(r.logits, reference_logits(ref));
+  MESSAGE(family << " float32: max |logit − reference| = " << gap);
+  CHECK(gap <= 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("transformers.reference.bert_f32") {
+  check_float32("bert");
+}
+
+TEST_CASE("transformers.reference.roberta_f32") {
+  check_float32("roberta");
+}
+
+TEST_CASE("transformers.reference.bert_bf16_checkpoint") {
+  const auto ref = transformer_test::reference().at("models").at("bert").as_object();
+  const auto dir = transformer_test::fixture("bert-bf16");
+  const auto r = run(BertSequenceModel(dir), dir, 64);
+  const auto want = reference_logits(ref);
+  const std::size_t labels = 3;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < want.size() / labels; ++i) {
+    const auto p = softmax(std::span(r.logits.data() + i * labels, labels));
+    const auto q = softmax(std::span(want.data() + i * labels, labels));
+    CHECK(std::max_element(p.begin(), p.end()) - p.begin() ==
+          std::max_element(q.begin(), q.end()) - q.begin());
+    for (std::size_t j = 0; j < labels; ++j) worst = std::max(worst, std::abs(p[j] - q[j]));
+  }
+  MESSAGE("bf16 checkpoint: max |p − reference p| = " << worst);
+  CHECK(worst <= 0.02);
+}
+
+TEST_CASE("transformers.reference.mixed_batch_equals_one_by_one") {
+  for (const std::string family : {"bert", "roberta"}) {
+    CAPTURE(family);
+    const auto dir = transformer_test::fixture(family + "-f32");
+    const BertSequenceModel model(dir);
+    const auto batch = run(model, dir, 60);
+    // Bit for bit, also when the single texts run on two threads and the batch on one.
+    for (const std::size_t threads : {1, 2}) {
+      CAPTURE(threads);
+      for (std::size_t i = 0; i < batch.ids.size(); ++i) {
+        const BertInput one{batch.ids[i], {}};
+        const auto single = model.logits(std::span(&one, 1), threads);
+        for (std::size_t j = 0; j < single.size(); ++j) CHECK(single[j] == batch.logits[i * 3 + j]);
+      }
+    }
+  }
+}
+
+TEST_CASE("transformers.reference.sharded_checkpoint") {
+  // The float32 fixture split into two shards and an index, as save_pretrained shards a large
+  // model: the same logits.
+  const auto dir = transformer_test::copy_of("bert-f32", "sharded");
+  const auto whole = read_safetensors(dir + "/model.safetensors");
+  std::filesystem::remove(dir + "/model.safetensors");
+  SafeTensors first, second;
+  json::object map;
+  for (const auto& [name, t] : whole.tensors) {
+    const bool early =
+        name.find("layer.1.") == std::string::npos && !name.starts_with("classifier");
+    auto& shard = early ? first : second;
+    shard.tensors[name] = t;
+    map[name] = early ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+  }
+  write_safetensors(dir + "/model-00001-of-00002.safetensors", first);
+  write_safetensors(dir + "/model-00002-of-00002.safetensors", second);
+  transformer_test::write_file(
+      dir + "/model.safetensors.index.json",
+      json::serialize(json::object{{"metadata", json::object{}}, {"weight_map", map}}));
+  const auto ref = transformer_test::reference().at("models").at("bert").as_object();
+  const auto r = run(BertSequenceModel(dir), dir, 64);
+  CHECK(max_abs_difference(r.logits, reference_logits(ref)) <= 1e-4);
+}
+
+TEST_CASE("transformers.classifier: kind transformer serves the Classification contract") {
+  const auto dir = transformer_test::fixture("bert-f32");
+  // No categories listed: they are the checkpoint's id2label, in class-id order.
+  const auto config = config::config_from_json(json::parse(
+      R"({"classifier": {"kind": "transformer", "model": ")" + dir + R"(", "max_tokens": 64}})"));
+  REQUIRE(config.categories.names() == std::vector<std::string>{"code", "math", "chat"});
+  const auto classifier = config::make_classifier(config);
+  CHECK(classifier->kind() == "transformer");
+  const auto ref = transformer_test::reference();
+  const auto logits = reference_logits(ref.at("models").at("bert").as_object());
+  const auto& texts = ref.at("texts").as_array();
+  std::vector<std::string> owned;
+  for (const auto& t : texts) owned.emplace_back(t.as_string());
+  std::vector<std::string_view> views(owned.begin(), owned.end());
+  const auto batch = classifier->classify_batch(views, {});
+  for (std::size_t i = 0; i < owned.size(); ++i) {
+    CAPTURE(owned[i]);
+    const auto one = classifier->classify(owned[i], {});
+    const auto want = softmax(std::span(logits.data() + i * 3, 3));
+    const auto best = std::max_element(want.begin(), want.end()) - want.begin();
+    CHECK(one.category == config.categories.names()[static_cast<std::size_t>(best)]);
+    CHECK(batch[i].category == one.category);
+    REQUIRE(one.probabilities.size() == 3);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(std::abs(one.probabilities[j] - want[j]) < 1e-4);
+  }
+}
+
+TEST_CASE("transformers.classifier: a label that names no configured category is an error") {
+  const auto dir = transformer_test::fixture("bert-f32");
+  const auto config = config::config_from_json(json::parse(
+      R"({"categories": [{"name": "code", "description": "c"}, {"name": "math", "description": "m"},
+          {"name": "other", "description": "o"}],
+          "classifier": {"kind": "transformer", "model": ")" +
+      dir + R"("}})"));
+  CHECK_THROWS_WITH_AS(config::make_classifier(config),
+                       doctest::Contains("label 'chat' is not a configured category"),
+                       ClassifyError);
+}
+
+#endif  // MCPCLASS_WITH_LEARNED

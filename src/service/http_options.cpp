@@ -1,6 +1,7 @@
 #include "mcpclass/service/http_options.hpp"
 
-#include <cstdlib>
+#include "util/env_reference.hpp"
+
 #include <fstream>
 
 namespace mcpclass::service {
@@ -17,7 +18,7 @@ std::string trim(std::string s) {
 }
 
 std::string resolve_token(const std::string& token) {
-  return resolve_env_reference(token, kTokensKey);
+  return util::resolve_env_reference(token, kTokensKey);
 }
 
 std::vector<std::string> read_tokens_file(const std::string& path) {
@@ -33,15 +34,6 @@ std::vector<std::string> read_tokens_file(const std::string& path) {
 }
 
 }  // namespace
-
-std::string resolve_env_reference(const std::string& value, const std::string& key) {
-  if (!value.starts_with("${") || !value.ends_with("}")) return value;
-  const std::string name = value.substr(2, value.size() - 3);
-  const char* env = std::getenv(name.c_str());
-  if (env == nullptr || *env == '\0')
-    throw config::ConfigError(key, "environment variable " + name + " is unset or empty");
-  return env;
-}
 
 transport::HttpServerOptions http_server_options(const config::HttpSettings& http) {
   transport::HttpServerOptions o;

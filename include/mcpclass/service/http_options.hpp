@@ -13,8 +13,4 @@ namespace mcpclass::service {
 /// empty, or the file cannot be read or holds no token.
 transport::HttpServerOptions http_server_options(const config::HttpSettings& http);
 
-/// `value`, or when it is "${NAME}" the environment variable NAME (secrets stay out of config
-/// files). Throws config::ConfigError naming `key` when the variable is unset or empty.
-std::string resolve_env_reference(const std::string& value, const std::string& key);
-
 }  // namespace mcpclass::service

@@ -227,6 +227,8 @@ int mcpc_classify_batch(const mcpc_classifier* classifier, const char* const* te
         fail(e.code(), prefix + e.what());
       } catch (const classify::ClassifyError& e) {
         fail(MCPC_ERR_CLASSIFY, prefix + e.what());
+      } catch (const classify::ConfigError& e) {  // no longer a ClassifyError; same status
+        fail(MCPC_ERR_CLASSIFY, prefix + e.what());
       }
     }
     *out = pack<mcpc_batch>([&](Cursor& cursor) {

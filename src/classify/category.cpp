@@ -1,6 +1,6 @@
 #include "mcpclass/classify/category.hpp"
 
-#include "classify/json_reader.hpp"
+#include "util/config_reader.hpp"
 
 #include <algorithm>
 #include <set>
@@ -15,14 +15,14 @@ json::object Category::to_json() const {
 }
 
 Category Category::from_json(const json::value& v, const std::string& path) {
-  detail::ObjectReader r(v, path);
+  util::strict::ObjectReader r(v, path);
   Category c;
-  c.name = detail::as_string(r.required("name"), r.path_of("name"));
+  c.name = util::strict::as_string(r.required("name"), r.path_of("name"));
   c.description = r.string("description").value_or("");
   c.system_prompt = r.string("system_prompt").value_or("");
   c.model = r.string("model");
   c.use_reasoning = r.boolean("use_reasoning");
-  if (c.model && c.model->empty()) detail::fail(r.path_of("model"), "must not be empty");
+  if (c.model && c.model->empty()) util::strict::fail(r.path_of("model"), "must not be empty");
   r.finish();
   return c;
 }
@@ -31,14 +31,14 @@ namespace {
 // Validation shared by the constructor and from_json so both report the same problems; `path`
 // is empty when there is no document to point into.
 void validate(const std::vector<Category>& categories, const std::string& path) {
-  if (categories.empty()) detail::fail(path, "at least one category is required");
+  if (categories.empty()) util::strict::fail(path, "at least one category is required");
   std::set<std::string_view> seen;
   for (std::size_t i = 0; i < categories.size(); ++i) {
     const auto& name = categories[i].name;
-    const auto name_path = detail::member_path(detail::index_path(path, i), "name");
-    if (name.empty()) detail::fail(name_path, "category name must not be empty");
+    const auto name_path = util::strict::member_path(util::strict::index_path(path, i), "name");
+    if (name.empty()) util::strict::fail(name_path, "category name must not be empty");
     if (!seen.insert(name).second)
-      detail::fail(name_path, "duplicate category name '" + name + "'");
+      util::strict::fail(name_path, "duplicate category name '" + name + "'");
   }
 }
 }  // namespace
@@ -72,11 +72,11 @@ json::array CategorySet::to_json() const {
 }
 
 CategorySet CategorySet::from_json(const json::value& v, const std::string& path) {
-  const auto& arr = detail::as_array(v, path);
+  const auto& arr = util::strict::as_array(v, path);
   std::vector<Category> categories;
   categories.reserve(arr.size());
   for (std::size_t i = 0; i < arr.size(); ++i)
-    categories.push_back(Category::from_json(arr[i], detail::index_path(path, i)));
+    categories.push_back(Category::from_json(arr[i], util::strict::index_path(path, i)));
   validate(categories, path);
   return CategorySet(std::move(categories));
 }

@@ -1,15 +1,15 @@
 // Local-first or remote-first classification with fallback.
 #include "mcpclass/classify/composite_classifier.hpp"
 
-#include "classify/json_reader.hpp"
 #include "mcpclass/classify/entropy.hpp"
+#include "util/config_reader.hpp"
 
 #include <stdexcept>
 
 namespace mcpclass::classify {
 
 CompositeOptions CompositeOptions::from_json(const json::value& v, const std::string& path) {
-  detail::ObjectReader r(v, path);
+  util::strict::ObjectReader r(v, path);
   CompositeOptions o;
   if (const auto mode = r.string("mode")) {
     if (*mode == "local_first")
@@ -17,10 +17,10 @@ CompositeOptions CompositeOptions::from_json(const json::value& v, const std::st
     else if (*mode == "remote_first")
       o.mode = CompositeMode::remote_first;
     else
-      detail::fail(r.path_of("mode"), "must be local_first or remote_first");
+      util::strict::fail(r.path_of("mode"), "must be local_first or remote_first");
   }
   if (const auto t = r.number("threshold")) {
-    if (!(*t >= 0 && *t <= 1)) detail::fail(r.path_of("threshold"), "must be within [0, 1]");
+    if (!(*t >= 0 && *t <= 1)) util::strict::fail(r.path_of("threshold"), "must be within [0, 1]");
     o.threshold = *t;
   }
   r.finish();
@@ -62,6 +62,9 @@ std::optional<Classification> CompositeClassifier::try_remote(
     ++answered_remote_;
     return c;
   } catch (const ClassifyError&) {
+    ++remote_failures_;
+    return std::nullopt;
+  } catch (const ConfigError&) {  // not a ClassifyError: e.g. the OAuth key file went unreadable
     ++remote_failures_;
     return std::nullopt;
   }

@@ -1,6 +1,6 @@
 #include "classify/keyword_matcher.hpp"
 
-#include "classify/json_reader.hpp"
+#include "util/config_reader.hpp"
 
 #include <algorithm>
 
@@ -92,22 +92,22 @@ std::size_t KeywordMatcher::add(std::string_view keyword) {
   const auto star = keyword.find('*');
   if (star != std::string_view::npos) {
     if (keyword.find_first_not_of(" \t\r\n", star + 1) != std::string_view::npos)
-      fail("", "'*' is only allowed at the end of a keyword");
+      util::strict::fail("", "'*' is only allowed at the end of a keyword");
     // "foo *" has no word for the '*' to extend.
     if (star == 0 || !is_word_byte(static_cast<unsigned char>(keyword[star - 1])))
-      fail("", "'*' must directly follow a word");
+      util::strict::fail("", "'*' must directly follow a word");
     k.prefix = true;
     keyword = keyword.substr(0, star);
   }
   std::string lowered;
   for (const auto w : split_words(keyword, lowered)) k.words.emplace_back(w);
-  if (k.words.empty()) fail("", "keyword must not be empty");
+  if (k.words.empty()) util::strict::fail("", "keyword must not be empty");
   if (k.words.size() > kMaxWords)
-    fail("", "a keyword may have at most " + std::to_string(kMaxWords) + " words");
+    util::strict::fail("", "a keyword may have at most " + std::to_string(kMaxWords) + " words");
   // The limit is on the word the '*' extends, whatever words come before it.
   if (k.prefix && k.words.back().size() > kMaxPrefix)
-    fail("",
-         "the word a '*' extends may have at most " + std::to_string(kMaxPrefix) + " characters");
+    util::strict::fail("", "the word a '*' extends may have at most " + std::to_string(kMaxPrefix) +
+                               " characters");
 
   const std::size_t id = keywords_.size();
   const std::string& last = k.words.back();

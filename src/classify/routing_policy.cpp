@@ -1,6 +1,6 @@
 #include "mcpclass/classify/routing_policy.hpp"
 
-#include "classify/json_reader.hpp"
+#include "util/config_reader.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -52,13 +52,13 @@ bool rules_reasoning(const RoutingPolicy& p, std::string_view text, const Catego
 }
 
 void check_unit(const std::optional<double>& v, const std::string& path) {
-  if (v && (*v < 0.0 || *v > 1.0)) detail::fail(path, "must be within [0, 1]");
+  if (v && (*v < 0.0 || *v > 1.0)) util::strict::fail(path, "must be within [0, 1]");
 }
 
 // What both confidence rules have: `enabled`, a threshold in [0, 1] named `threshold_key`, and
 // `use_reasoning`.
 template <class Rule>
-void read_confidence_rule(detail::ObjectReader& r, Rule& rule, std::string_view threshold_key,
+void read_confidence_rule(util::strict::ObjectReader& r, Rule& rule, std::string_view threshold_key,
                           double& threshold) {
   rule.enabled = r.boolean("enabled").value_or(rule.enabled);
   const auto value = r.number(threshold_key);
@@ -67,10 +67,10 @@ void read_confidence_rule(detail::ObjectReader& r, Rule& rule, std::string_view 
   rule.use_reasoning = r.boolean("use_reasoning").value_or(rule.use_reasoning);
 }
 
-std::size_t word_limit(detail::ObjectReader& r, std::string_view key, std::size_t fallback) {
+std::size_t word_limit(util::strict::ObjectReader& r, std::string_view key, std::size_t fallback) {
   const auto v = r.integer(key);
   if (!v) return fallback;
-  if (*v < 0) detail::fail(r.path_of(key), "must not be negative");
+  if (*v < 0) util::strict::fail(r.path_of(key), "must not be negative");
   return static_cast<std::size_t>(*v);
 }
 
@@ -141,7 +141,7 @@ json::object RoutingPolicy::to_json() const {
 }
 
 RoutingPolicy RoutingPolicy::from_json(const json::value& v, const std::string& path) {
-  detail::ObjectReader r(v, path);
+  util::strict::ObjectReader r(v, path);
   RoutingPolicy p;
   if (const auto s = r.string("reasoning")) {
     if (*s == "rules")
@@ -149,16 +149,17 @@ RoutingPolicy RoutingPolicy::from_json(const json::value& v, const std::string& 
     else if (*s == "entropy")
       p.reasoning = ReasoningSource::entropy;
     else
-      detail::fail(r.path_of("reasoning"), "expected \"rules\" or \"entropy\", got \"" + *s + "\"");
+      util::strict::fail(r.path_of("reasoning"),
+                         "expected \"rules\" or \"entropy\", got \"" + *s + "\"");
   }
   if (const auto s = r.string("default_model")) {
-    if (s->empty()) detail::fail(r.path_of("default_model"), "must not be empty");
+    if (s->empty()) util::strict::fail(r.path_of("default_model"), "must not be empty");
     p.default_model = *s;
   }
   p.default_use_reasoning = r.boolean("default_use_reasoning").value_or(p.default_use_reasoning);
 
   if (const auto* cq = r.get("complex_query")) {
-    detail::ObjectReader q(*cq, r.path_of("complex_query"));
+    util::strict::ObjectReader q(*cq, r.path_of("complex_query"));
     p.complex_query.enabled = q.boolean("enabled").value_or(p.complex_query.enabled);
     p.complex_query.more_than_words =
         word_limit(q, "more_than_words", p.complex_query.more_than_words);
@@ -166,7 +167,8 @@ RoutingPolicy RoutingPolicy::from_json(const json::value& v, const std::string& 
       for (std::size_t i = 0; i < markers->size(); ++i) {
         auto& m = (*markers)[i];
         if (m.empty())
-          detail::fail(detail::index_path(q.path_of("markers"), i), "must not be empty");
+          util::strict::fail(util::strict::index_path(q.path_of("markers"), i),
+                             "must not be empty");
         m = ascii_lower(m);
       }
       p.complex_query.markers = std::move(*markers);
@@ -178,12 +180,12 @@ RoutingPolicy RoutingPolicy::from_json(const json::value& v, const std::string& 
 
   if (const auto* sq = r.get("short_queries")) {
     const auto sq_path = r.path_of("short_queries");
-    const auto& arr = detail::as_array(*sq, sq_path);
+    const auto& arr = util::strict::as_array(*sq, sq_path);
     p.short_queries.clear();
     for (std::size_t i = 0; i < arr.size(); ++i) {
-      detail::ObjectReader s(arr[i], detail::index_path(sq_path, i));
+      util::strict::ObjectReader s(arr[i], util::strict::index_path(sq_path, i));
       ShortQueryRule rule;
-      rule.category = detail::as_string(s.required("category"), s.path_of("category"));
+      rule.category = util::strict::as_string(s.required("category"), s.path_of("category"));
       rule.fewer_than_words = word_limit(s, "fewer_than_words", rule.fewer_than_words);
       rule.use_reasoning = s.boolean("use_reasoning").value_or(rule.use_reasoning);
       s.finish();
@@ -192,17 +194,17 @@ RoutingPolicy RoutingPolicy::from_json(const json::value& v, const std::string& 
   }
 
   if (const auto* hc = r.get("high_confidence")) {
-    detail::ObjectReader h(*hc, r.path_of("high_confidence"));
+    util::strict::ObjectReader h(*hc, r.path_of("high_confidence"));
     read_confidence_rule(h, p.high_confidence, "above", p.high_confidence.above);
     h.finish();
   }
 
   if (const auto* lc = r.get("low_confidence")) {
-    detail::ObjectReader l(*lc, r.path_of("low_confidence"));
+    util::strict::ObjectReader l(*lc, r.path_of("low_confidence"));
     read_confidence_rule(l, p.low_confidence, "below", p.low_confidence.below);
     p.low_confidence.model = l.string("model");
     if (p.low_confidence.model && p.low_confidence.model->empty())
-      detail::fail(l.path_of("model"), "must not be empty");
+      util::strict::fail(l.path_of("model"), "must not be empty");
     l.finish();
   }
 
@@ -217,9 +219,10 @@ void RoutingPolicy::check_against(const CategorySet& categories, const std::stri
   for (std::size_t i = 0; i < short_queries.size(); ++i) {
     const auto& name = short_queries[i].category;
     if (!categories.find(name))
-      detail::fail(
-          detail::member_path(detail::index_path(detail::member_path(path, "short_queries"), i),
-                              "category"),
+      util::strict::fail(
+          util::strict::member_path(
+              util::strict::index_path(util::strict::member_path(path, "short_queries"), i),
+              "category"),
           "unknown category '" + name + "'");
   }
 }

@@ -1,7 +1,7 @@
 #include "mcpclass/classify/rule_classifier.hpp"
 
-#include "classify/json_reader.hpp"
 #include "classify/keyword_matcher.hpp"
+#include "util/config_reader.hpp"
 
 #include <re2/re2.h>
 #include <re2/set.h>
@@ -32,7 +32,8 @@ void reject_catch_all(const RE2& re, const std::string& pattern, const std::stri
   for (const std::string_view probe : {"", "a", " ", "a b", "0", "\n"}) {
     re2::StringPiece match;
     if (re.Match(probe, 0, probe.size(), RE2::UNANCHORED, &match, 1) && match.empty())
-      detail::fail(path, "pattern '" + pattern +
+      util::strict::fail(path,
+                         "pattern '" + pattern +
                              "' matches the empty string, so it would match every text; use the "
                              "fallback category for unmatched text instead");
   }
@@ -40,13 +41,13 @@ void reject_catch_all(const RE2& re, const std::string& pattern, const std::stri
   for (const std::string_view probe : {"x", "7", "#", " "})
     matches_all = matches_all && RE2::PartialMatch(probe, re);
   if (matches_all)
-    detail::fail(path, "pattern '" + pattern +
-                           "' matches any character, so it would match every text; use the "
-                           "fallback category for unmatched text instead");
+    util::strict::fail(path, "pattern '" + pattern +
+                                 "' matches any character, so it would match every text; use the "
+                                 "fallback category for unmatched text instead");
 }
 
 void check_weight(double w, const std::string& path) {
-  if (!(w > 0.0) || !std::isfinite(w)) detail::fail(path, "must be a positive number");
+  if (!(w > 0.0) || !std::isfinite(w)) util::strict::fail(path, "must be a positive number");
 }
 
 }  // namespace
@@ -68,7 +69,7 @@ json::object RuleSet::to_json() const {
 }
 
 RuleSet RuleSet::from_json(const json::value& v, const std::string& path) {
-  detail::ObjectReader r(v, path);
+  util::strict::ObjectReader r(v, path);
   RuleSet set;
   set.fallback = r.string("fallback").value_or("");
   set.temperature = r.number("temperature").value_or(set.temperature);
@@ -77,8 +78,8 @@ RuleSet RuleSet::from_json(const json::value& v, const std::string& path) {
   check_weight(set.fallback_score, r.path_of("fallback_score"));
   if (const auto* rules = r.get("rules")) {
     const auto rules_path = r.path_of("rules");
-    for (const auto& [name, value] : detail::as_object(*rules, rules_path)) {
-      detail::ObjectReader c(value, detail::member_path(rules_path, name));
+    for (const auto& [name, value] : util::strict::as_object(*rules, rules_path)) {
+      util::strict::ObjectReader c(value, util::strict::member_path(rules_path, name));
       CategoryRules cr;
       cr.keywords = c.string_list("keywords").value_or(std::vector<std::string>{});
       cr.patterns = c.string_list("patterns").value_or(std::vector<std::string>{});
@@ -117,54 +118,56 @@ struct RuleClassifier::Impl {
 
   Impl(CategorySet cats, const RuleSet& rules, RoutingPolicy p, const std::string& path)
       : categories(std::move(cats)), policy(std::move(p)) {
-    check_weight(rules.temperature, detail::member_path(path, "temperature"));
-    check_weight(rules.fallback_score, detail::member_path(path, "fallback_score"));
+    check_weight(rules.temperature, util::strict::member_path(path, "temperature"));
+    check_weight(rules.fallback_score, util::strict::member_path(path, "fallback_score"));
     temperature = rules.temperature;
     fallback_score = rules.fallback_score;
 
     const std::string fallback_name = rules.fallback.empty() ? "general" : rules.fallback;
     const auto fallback_index = categories.index_of(fallback_name);
     if (!fallback_index)
-      detail::fail(detail::member_path(path, "fallback"),
-                   rules.fallback.empty() ? "required when no category is named 'general'"
-                                          : "unknown category '" + rules.fallback + "'");
+      util::strict::fail(util::strict::member_path(path, "fallback"),
+                         rules.fallback.empty() ? "required when no category is named 'general'"
+                                                : "unknown category '" + rules.fallback + "'");
     fallback = *fallback_index;
 
-    const auto rules_path = detail::member_path(path, "rules");
+    const auto rules_path = util::strict::member_path(path, "rules");
     for (const auto& [name, cr] : rules.rules) {
       const auto index = categories.index_of(name);
-      const auto cat_path = detail::member_path(rules_path, name);
-      if (!index) detail::fail(cat_path, "unknown category '" + name + "'");
-      check_weight(cr.keyword_weight, detail::member_path(cat_path, "keyword_weight"));
-      check_weight(cr.pattern_weight, detail::member_path(cat_path, "pattern_weight"));
+      const auto cat_path = util::strict::member_path(rules_path, name);
+      if (!index) util::strict::fail(cat_path, "unknown category '" + name + "'");
+      check_weight(cr.keyword_weight, util::strict::member_path(cat_path, "keyword_weight"));
+      check_weight(cr.pattern_weight, util::strict::member_path(cat_path, "pattern_weight"));
       for (std::size_t i = 0; i < cr.keywords.size(); ++i) {
         // The key path only for an error: building it for each of hundreds of keywords was a
         // tenth of loading the default configuration.
         try {
           matcher.add(cr.keywords[i]);
         } catch (const ConfigError& e) {
-          detail::fail(detail::index_path(detail::member_path(cat_path, "keywords"), i),
-                       e.message());
+          util::strict::fail(
+              util::strict::index_path(util::strict::member_path(cat_path, "keywords"), i),
+              e.message());
         }
         keywords.push_back({*index, cr.keyword_weight});
       }
       for (std::size_t i = 0; i < cr.patterns.size(); ++i) {
-        const auto pat_path = detail::index_path(detail::member_path(cat_path, "patterns"), i);
+        const auto pat_path =
+            util::strict::index_path(util::strict::member_path(cat_path, "patterns"), i);
         const auto& re = add(*index, cr.pattern_weight, cr.patterns[i], pat_path);
         reject_catch_all(re, cr.patterns[i], pat_path);
       }
     }
     if (!patterns.empty() && !set.Compile())
-      detail::fail(rules_path, "the rules exceed the regular-expression memory budget");
+      util::strict::fail(rules_path, "the rules exceed the regular-expression memory budget");
   }
 
   const RE2& add(std::size_t category, double weight, const std::string& pattern,
                  const std::string& path) {
     auto re = std::make_unique<RE2>(pattern, regex_options(kPatternMaxMem));
-    if (!re->ok()) detail::fail(path, "invalid regular expression: " + re->error());
+    if (!re->ok()) util::strict::fail(path, "invalid regular expression: " + re->error());
     std::string error;
     if (set.Add(pattern, &error) != static_cast<int>(patterns.size()))
-      detail::fail(path, "invalid regular expression: " + error);
+      util::strict::fail(path, "invalid regular expression: " + error);
     patterns.push_back({category, weight, std::move(re)});
     return *patterns.back().regex;
   }

@@ -30,8 +30,8 @@ namespace {
 
 // HOST:PORT, [v6]:PORT or PORT.
 std::pair<std::string, unsigned short> parse_endpoint(const std::string& spec,
-                                                      const config::HttpSettings& defaults) {
-  std::string host = defaults.host;
+                                                      const std::string& default_host) {
+  std::string host = default_host;
   std::string port = spec;
   if (const auto colon = spec.rfind(':'); colon != std::string::npos) {
     host = spec.substr(0, colon);
@@ -48,6 +48,24 @@ std::pair<std::string, unsigned short> parse_endpoint(const std::string& spec,
   } catch (const std::exception&) {
     throw config::ConfigError(fmt::format("--http: '{}' is not HOST:PORT", spec));
   }
+}
+
+// The command line's additions to `server.http.auth`, made to the document so that the transport
+// reads and checks them like the file's own.
+void add_auth_options(boost::json::object& http, const ServeOptions& options) {
+  boost::json::value& section = http["auth"];
+  if (!section.is_object()) section = boost::json::object{};
+  auto& auth = section.get_object();
+  auto append = [&auth](std::string_view key, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    boost::json::value& list = auth[key];
+    if (!list.is_array()) list = boost::json::array{};
+    for (const auto& item : items) list.get_array().emplace_back(item);
+  };
+  append("allowed_hosts", options.allow_hosts);
+  append("allowed_origins", options.allow_origins);
+  if (!options.token_file.empty()) auth["bearer_tokens_file"] = options.token_file;
+  if (options.allow_unauthenticated) auth["allow_unauthenticated"] = true;
 }
 
 // The files whose change means "reload": the document and the model files its classifier reads
@@ -103,13 +121,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   ServeSignals shutdown;
   bound_heap_retention();
   config::Config config = document;
-  auto& auth = config.server.http.auth;
-  auth.allowed_hosts.insert(auth.allowed_hosts.end(), options.allow_hosts.begin(),
-                            options.allow_hosts.end());
-  auth.allowed_origins.insert(auth.allowed_origins.end(), options.allow_origins.begin(),
-                              options.allow_origins.end());
-  if (!options.token_file.empty()) auth.bearer_tokens_file = options.token_file;
-  if (options.allow_unauthenticated) auth.allow_unauthenticated = true;
+  add_auth_options(config.server.http, options);
   std::shared_ptr<const classify::Classifier> classifier = config::make_classifier(config);
   if (options.route && !config.route)
     throw config::ConfigError("route",
@@ -189,7 +201,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     transport::HttpServerOptions http_options = service.http_options();
     if (!options.http.empty())
       std::tie(http_options.host, http_options.port) =
-          parse_endpoint(options.http, config.server.http);
+          parse_endpoint(options.http, http_options.host);
     http_options.stateless = options.stateless;
     if (!options.tls_cert.empty()) http_options.tls_cert_file = options.tls_cert;
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;

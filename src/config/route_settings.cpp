@@ -1,6 +1,6 @@
 #include "mcpclass/config/route_settings.hpp"
 
-#include "classify/json_reader.hpp"
+#include "util/config_reader.hpp"
 
 #include <fmt/format.h>
 #include <boost/url/parse.hpp>
@@ -12,7 +12,7 @@
 namespace mcpclass::config {
 
 namespace json = boost::json;
-namespace cd = classify::detail;
+namespace strict = util::strict;
 
 namespace {
 
@@ -24,7 +24,7 @@ Enum parse_enum(const std::string& value, const std::array<std::pair<const char*
     if (value == name) return e;
     choices += (choices.empty() ? "" : ", ") + std::string(name);
   }
-  cd::fail(path, fmt::format("'{}' is not one of {}", value, choices));
+  strict::fail(path, fmt::format("'{}' is not one of {}", value, choices));
 }
 
 template <class Enum, std::size_t N>
@@ -54,9 +54,9 @@ std::string checked_base_url(const std::string& url, const std::string& path) {
   const auto parsed = boost::urls::parse_uri(url);
   if (!parsed || (parsed->scheme() != "http" && parsed->scheme() != "https") ||
       parsed->host().empty())
-    cd::fail(path, fmt::format("'{}' is not an http:// or https:// URL", url));
+    strict::fail(path, fmt::format("'{}' is not an http:// or https:// URL", url));
   if (parsed->has_query() || parsed->has_fragment())
-    cd::fail(path, fmt::format("'{}': a base URL has no query or fragment", url));
+    strict::fail(path, fmt::format("'{}': a base URL has no query or fragment", url));
   // "<base_url>/chat/completions": one slash between them.
   std::string out = url;
   while (out.ends_with('/')) out.pop_back();
@@ -64,9 +64,9 @@ std::string checked_base_url(const std::string& url, const std::string& path) {
 }
 
 RouteUpstream parse_upstream(const json::value& v, const std::string& path) {
-  cd::ObjectReader r(v, path);
+  strict::ObjectReader r(v, path);
   RouteUpstream u;
-  u.base_url = checked_base_url(cd::as_string(r.required("base_url"), r.path_of("base_url")),
+  u.base_url = checked_base_url(strict::as_string(r.required("base_url"), r.path_of("base_url")),
                                 r.path_of("base_url"));
   u.api_key = r.string("api_key").value_or("");
   u.upstream_model = r.string("upstream_model").value_or("");
@@ -74,7 +74,7 @@ RouteUpstream parse_upstream(const json::value& v, const std::string& path) {
   for (auto [key, field] : {std::pair{"reasoning_effort", &u.reasoning_effort},
                             std::pair{"reasoning_effort_off", &u.reasoning_effort_off}}) {
     if (auto s = r.string(key)) {
-      if (s->empty()) cd::fail(r.path_of(key), "must not be empty");
+      if (s->empty()) strict::fail(r.path_of(key), "must not be empty");
       *field = *s;
     }
   }
@@ -89,47 +89,48 @@ RouteUpstream parse_upstream(const json::value& v, const std::string& path) {
 }  // namespace
 
 RouteSettings RouteSettings::from_json(const json::value& v, const std::string& path) {
-  cd::ObjectReader r(v, path);
+  strict::ObjectReader r(v, path);
   RouteSettings s;
   if (auto t = r.string("text")) s.text = parse_enum(*t, kTexts, r.path_of("text"));
   if (auto list = r.string_list("routed_models")) {
-    if (list->empty()) cd::fail(r.path_of("routed_models"), "must name at least one model");
+    if (list->empty()) strict::fail(r.path_of("routed_models"), "must name at least one model");
     s.routed_models = std::move(*list);
   }
   if (auto m = r.string("system_prompt"))
     s.system_prompt = parse_enum(*m, kPromptModes, r.path_of("system_prompt"));
   if (auto n = r.integer("keep_alive_connections")) {
-    if (*n < 0 || *n > 4096) cd::fail(r.path_of("keep_alive_connections"), "must be in [0, 4096]");
+    if (*n < 0 || *n > 4096)
+      strict::fail(r.path_of("keep_alive_connections"), "must be in [0, 4096]");
     s.keep_alive_connections = static_cast<std::size_t>(*n);
   }
   if (auto n = r.integer("upstream_threads")) {
-    if (*n < 1 || *n > 64) cd::fail(r.path_of("upstream_threads"), "must be in [1, 64]");
+    if (*n < 1 || *n > 64) strict::fail(r.path_of("upstream_threads"), "must be in [1, 64]");
     s.upstream_threads = static_cast<std::size_t>(*n);
   }
   const std::string models_path = r.path_of("models");
   const auto* models_value = r.get("models");
   r.finish();  // a misspelt key is named before "models is missing"
-  if (models_value == nullptr) cd::fail(models_path, "required key is missing");
-  const auto& models = cd::as_object(*models_value, models_path);
-  if (models.empty()) cd::fail(models_path, "must name at least one model");
+  if (models_value == nullptr) strict::fail(models_path, "required key is missing");
+  const auto& models = strict::as_object(*models_value, models_path);
+  if (models.empty()) strict::fail(models_path, "must name at least one model");
   for (const auto& [name, upstream] : models) {
-    const std::string model_path = cd::member_path(models_path, name);
-    if (name.empty()) cd::fail(model_path, "a model name must not be empty");
+    const std::string model_path = strict::member_path(models_path, name);
+    if (name.empty()) strict::fail(model_path, "a model name must not be empty");
     s.models.emplace(std::string(name), parse_upstream(upstream, model_path));
   }
   for (const auto& [name, u] : s.models) {
     if (u.fallback.empty()) continue;
-    const std::string at = cd::member_path(cd::member_path(models_path, name), "fallback");
-    if (u.fallback == name) cd::fail(at, "a model cannot be its own fallback");
+    const std::string at = strict::member_path(strict::member_path(models_path, name), "fallback");
+    if (u.fallback == name) strict::fail(at, "a model cannot be its own fallback");
     if (!s.models.contains(u.fallback))
-      cd::fail(at, fmt::format("'{}' is not a model under {}", u.fallback, models_path));
+      strict::fail(at, fmt::format("'{}' is not a model under {}", u.fallback, models_path));
   }
   for (const auto& alias : s.routed_models) {
     if (s.models.contains(alias))
-      cd::fail(r.path_of("routed_models"),
-               fmt::format("'{}' is also a model under {}: a name is routed or passed through, "
-                           "not both",
-                           alias, models_path));
+      strict::fail(r.path_of("routed_models"),
+                   fmt::format("'{}' is also a model under {}: a name is routed or passed through, "
+                               "not both",
+                               alias, models_path));
   }
   return s;
 }
@@ -140,7 +141,7 @@ void RouteSettings::check_against(const classify::CategorySet& categories,
   auto need = [&](const std::string& model, const std::string& who) {
     if (!models.contains(model))
       throw classify::ConfigError(
-          cd::member_path(path, "models"),
+          strict::member_path(path, "models"),
           fmt::format("no upstream for model '{}' ({} chooses it)", model, who));
   };
   need(routing.default_model, "routing.default_model");

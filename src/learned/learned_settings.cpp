@@ -1,8 +1,8 @@
 #include "mcpclass/learned/learned_settings.hpp"
 
-#include "classify/json_reader.hpp"
 #include "learned/checkpoint_config.hpp"
 #include "mcpclass/classify/errors.hpp"
+#include "util/config_reader.hpp"
 
 #include <unistd.h>
 
@@ -48,18 +48,19 @@ bool is_learned_kind(std::string_view kind) {
 LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_view kind,
                                            const std::string& path) {
   const json::value document(obj);  // ObjectReader keeps a reference: no temporaries
-  detail::ObjectReader r(document, path);
+  util::strict::ObjectReader r(document, path);
   LearnedSettings s;
   auto non_empty = [&](std::string_view key, std::string& out) {
     if (auto v = r.string(key)) {
-      if (v->empty()) detail::fail(r.path_of(key), "must not be empty");
+      if (v->empty()) util::strict::fail(r.path_of(key), "must not be empty");
       out = std::move(*v);
     }
   };
   auto positive = [&](std::string_view key, std::size_t& out, std::int64_t max) {
     if (const auto v = r.integer(key)) {
       if (*v <= 0 || *v > max)
-        detail::fail(r.path_of(key), "must be an integer in [1, " + std::to_string(max) + "]");
+        util::strict::fail(r.path_of(key),
+                           "must be an integer in [1, " + std::to_string(max) + "]");
       out = static_cast<std::size_t>(*v);
     }
   };
@@ -75,28 +76,30 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     else if (*p == "f32")
       s.precision = EncoderPrecision::f32;
     else
-      detail::fail(r.path_of("precision"), "must be auto, bf16 or f32 (got '" + *p + "')");
+      util::strict::fail(r.path_of("precision"), "must be auto, bf16 or f32 (got '" + *p + "')");
   }
   if (kind == "embedding_knn") {
     non_empty("examples", s.examples);
     non_empty("index", s.index);
     positive("k", s.k, 1000);
     if (const auto t = r.number("temperature")) {
-      if (!(*t > 0.0 && *t <= 100.0)) detail::fail(r.path_of("temperature"), "must be in (0, 100]");
+      if (!(*t > 0.0 && *t <= 100.0))
+        util::strict::fail(r.path_of("temperature"), "must be in (0, 100]");
       s.temperature = *t;
     }
-    if (s.examples.empty()) detail::fail(r.path_of("examples"), "is required for embedding_knn");
+    if (s.examples.empty())
+      util::strict::fail(r.path_of("examples"), "is required for embedding_knn");
   } else if (kind == "trained_head") {
     if (const auto* b = r.get("batching")) {
-      detail::ObjectReader br(*b, r.path_of("batching"));
+      util::strict::ObjectReader br(*b, r.path_of("batching"));
       if (const auto v = br.integer("max_batch")) {
         if (*v < 1 || *v > 1024)
-          detail::fail(br.path_of("max_batch"), "must be an integer in [1, 1024]");
+          util::strict::fail(br.path_of("max_batch"), "must be an integer in [1, 1024]");
         s.batching.max_batch = static_cast<std::size_t>(*v);
       }
       if (const auto v = br.integer("max_wait_us")) {
         if (*v < 0 || *v > 1'000'000)
-          detail::fail(br.path_of("max_wait_us"), "must be an integer in [0, 1000000]");
+          util::strict::fail(br.path_of("max_wait_us"), "must be an integer in [0, 1000000]");
         s.batching.max_wait = std::chrono::microseconds(*v);
       }
       br.finish();
@@ -105,22 +108,22 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     non_empty("head", s.head);
     if (const auto t = r.number("temperature")) {
       if (!(*t >= 0.0 && *t <= 100.0))
-        detail::fail(r.path_of("temperature"), "must be in [0, 100]");
+        util::strict::fail(r.path_of("temperature"), "must be in [0, 100]");
       s.temperature = *t;
     }
-    if (s.head.empty()) detail::fail(r.path_of("head"), "is required for trained_head");
+    if (s.head.empty()) util::strict::fail(r.path_of("head"), "is required for trained_head");
   } else if (kind == "torchscript") {
     non_empty("model", s.model);
     non_empty("labels", s.labels);
-    if (s.model.empty()) detail::fail(r.path_of("model"), "is required for torchscript");
+    if (s.model.empty()) util::strict::fail(r.path_of("model"), "is required for torchscript");
   } else if (kind == "transformer") {
     non_empty("model", s.model);
-    if (s.model.empty()) detail::fail(r.path_of("model"), "is required for transformer");
+    if (s.model.empty()) util::strict::fail(r.path_of("model"), "is required for transformer");
     if (s.precision == EncoderPrecision::bf16)
-      detail::fail(r.path_of("precision"),
+      util::strict::fail(r.path_of("precision"),
                    "kind transformer computes in float32 only so far (auto or f32)");
   } else {
-    detail::fail(detail::member_path(path, "kind"), "unknown learned classifier kind");
+    util::strict::fail(util::strict::member_path(path, "kind"), "unknown learned classifier kind");
   }
   r.finish();
   return s;

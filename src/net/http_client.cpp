@@ -1,7 +1,6 @@
 // The only client TU that includes Beast: connections, requests and streamed response bodies.
 #include "net/http_client.hpp"
 
-#include "mcpclass/client/errors.hpp"
 #include "net/http_response.hpp"
 #include "net/tls_context.hpp"
 
@@ -35,7 +34,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-using client::TransportError;
 
 std::string excerpt(std::string_view body) {
   return std::string(body.substr(0, 200));
@@ -50,10 +48,11 @@ bool is_loopback_host(std::string_view host) {
 
 HttpUrl parse_http_url(std::string_view url) {
   auto parsed = boost::urls::parse_uri(url);
-  if (!parsed) throw TransportError(fmt::format("invalid URL '{}'", url));
+  if (!parsed) throw HttpClientError(HttpFailure::unusable, fmt::format("invalid URL '{}'", url));
   const auto& u = *parsed;
   if (u.scheme() != "http" && u.scheme() != "https")
-    throw TransportError(fmt::format("'{}': not an http:// or https:// URL", url));
+    throw HttpClientError(HttpFailure::unusable,
+                          fmt::format("'{}': not an http:// or https:// URL", url));
   HttpUrl out;
   out.tls = u.scheme() == "https";
   if (u.host_type() == boost::urls::host_type::ipv6) {
@@ -63,7 +62,8 @@ HttpUrl parse_http_url(std::string_view url) {
     out.host = u.host();
     out.host_header = out.host;
   }
-  if (out.host.empty()) throw TransportError(fmt::format("'{}': no host", url));
+  if (out.host.empty())
+    throw HttpClientError(HttpFailure::unusable, fmt::format("'{}': no host", url));
   out.port = u.has_port() ? std::string(u.port()) : out.tls ? "443" : "80";
   if (u.has_port()) out.host_header += ":" + out.port;
   out.target = u.encoded_path().empty() ? "/" : std::string(u.encoded_path());
@@ -153,7 +153,7 @@ struct HttpEngine::Impl {
       try {
         tls_context = make_client_tls_context(ca_file);
       } catch (const std::runtime_error& e) {
-        throw TransportError(e.what());
+        throw HttpClientError(HttpFailure::unusable, e.what());
       }
     }
     return *tls_context;
@@ -192,7 +192,7 @@ struct HttpEngine::Impl {
         auto& timer = ex->timer.emplace(exec);
         timer.expires_after(req.delay);
         co_await timer.async_wait(tuple);
-        if (ex->cancelled) throw ExchangeFailure(HttpFailure::cancelled, "cancelled");
+        if (ex->cancelled) throw HttpClientError(HttpFailure::cancelled, "cancelled");
       }
       // One deadline for the whole exchange, whatever connections it takes.
       const std::optional<Clock::time_point> deadline =
@@ -208,7 +208,7 @@ struct HttpEngine::Impl {
                              : co_await transfer(*ex->plain, *ex, url, req, deadline, reused);
         } catch (const StaleConnection&) {
           close(*ex);
-          if (ex->cancelled) throw ExchangeFailure(HttpFailure::cancelled, "cancelled");
+          if (ex->cancelled) throw HttpClientError(HttpFailure::cancelled, "cancelled");
           continue;
         }
         if (reusable && !ex->cancelled && keep_alive_connections > 0) {
@@ -218,7 +218,7 @@ struct HttpEngine::Impl {
         }
         break;
       }
-    } catch (const ExchangeFailure& e) {
+    } catch (const HttpClientError& e) {
       error = {e.kind(), e.what()};
       close(*ex);
     } catch (const std::length_error& e) {  // a callback's own bound (SseParser's, per event)
@@ -290,15 +290,15 @@ struct HttpEngine::Impl {
     tcp::resolver resolver(exec);
     auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, tuple);
     if (rec)
-      throw ExchangeFailure(HttpFailure::connect,
+      throw HttpClientError(HttpFailure::connect,
                             fmt::format("cannot resolve {}: {}", url.host, rec.message()));
-    if (ex.cancelled) throw ExchangeFailure(HttpFailure::cancelled, "cancelled");
+    if (ex.cancelled) throw HttpClientError(HttpFailure::cancelled, "cancelled");
     if (url.tls) {
       asio::ssl::context* trust = nullptr;
       try {
         trust = &tls();
-      } catch (const TransportError& e) {
-        throw ExchangeFailure(HttpFailure::connect, e.what());
+      } catch (const HttpClientError& e) {
+        throw HttpClientError(HttpFailure::connect, e.what());
       }
       auto& stream = ex.tls.emplace(exec, *trust);
       expect_peer_name(stream.native_handle(), url.host);
@@ -307,8 +307,10 @@ struct HttpEngine::Impl {
       auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, tuple);
       if (hec)
         throw ex.cancelled
-            ? ExchangeFailure(HttpFailure::cancelled, "cancelled")
-            : ExchangeFailure(HttpFailure::connect,
+            ? HttpClientError(HttpFailure::cancelled, "cancelled")
+            : HttpClientError(peer_certificate_refused(stream.native_handle())
+                                  ? HttpFailure::certificate
+                                  : HttpFailure::connect,
                               tls_handshake_failure(stream.native_handle(), hec, url.origin()));
     } else {
       co_await connect(ex.plain.emplace(exec), endpoints, url, deadline);
@@ -322,7 +324,7 @@ struct HttpEngine::Impl {
     stream.expires_at(deadline ? std::min(*deadline, connect_deadline) : connect_deadline);
     auto [cec, ep] = co_await stream.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
     if (cec)
-      throw ExchangeFailure(HttpFailure::connect, fmt::format("cannot connect to {}:{}: {}",
+      throw HttpClientError(HttpFailure::connect, fmt::format("cannot connect to {}:{}: {}",
                                                               url.host, url.port, cec.message()));
   }
 
@@ -364,7 +366,7 @@ struct HttpEngine::Impl {
     if (wec && reused && wn == 0 && !ex.cancelled && wec != beast::error::timeout)
       throw StaleConnection();
     if (wec)
-      throw ExchangeFailure(wec == beast::error::timeout ? HttpFailure::timeout : HttpFailure::send,
+      throw HttpClientError(wec == beast::error::timeout ? HttpFailure::timeout : HttpFailure::send,
                             fmt::format("cannot send request: {}", wec.message()));
     if (ex.callbacks.on_sent && !ex.cancelled) ex.callbacks.on_sent();
 
@@ -395,7 +397,7 @@ HttpEngine::ExchangeId HttpEngine::start(const HttpUrl& url, HttpRequest request
   ex->callbacks = std::move(callbacks);
   {
     std::lock_guard lock(impl_->mutex);
-    if (impl_->stopped) throw TransportError("HTTP client stopped");
+    if (impl_->stopped) throw HttpClientError(HttpFailure::cancelled, "HTTP client stopped");
     impl_->live[ex->id] = ex;
   }
   asio::co_spawn(impl_->ioc, impl_->run(ex, url, std::move(request)), asio::detached);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,7 +34,7 @@ struct HttpUrl {
 /// First 200 bytes of a body, for error messages.
 std::string excerpt(std::string_view body);
 
-/// Throws client::TransportError for malformed URLs and schemes other than http and https.
+/// Throws HttpClientError (unusable) for malformed URLs and schemes other than http and https.
 HttpUrl parse_http_url(std::string_view url);
 /// Whether `host` (an HttpUrl host: a name, or an address without brackets) is this machine:
 /// "localhost", an address in 127.0.0.0/8, or ::1. Names are not resolved, so
@@ -68,13 +69,28 @@ struct HttpHead {
 /// Why an exchange failed.
 enum class HttpFailure {
   none,
-  cancelled,  ///< cancel() or stop()
-  connect,    ///< resolving, connecting or the TLS handshake failed: the request was not sent
-  send,       ///< writing the request failed
-  timeout,    ///< HttpRequest::timeout passed
-  too_large,  ///< the peer passed a byte limit (header block, chunk line, trailer, body)
-  protocol,   ///< the answer is not valid HTTP/1.1 (or is a 101)
-  broken,     ///< the connection broke or closed before the answer ended
+  cancelled,    ///< cancel() or stop()
+  connect,      ///< resolving, connecting or the TLS handshake failed: the request was not sent
+  certificate,  ///< the https:// peer's certificate was refused: the request was not sent
+  unusable,     ///< the URL or the CA file cannot be used: nothing was sent
+  send,         ///< writing the request failed
+  timeout,      ///< HttpRequest::timeout passed
+  too_large,    ///< the peer passed a byte limit (header block, chunk line, trailer, body)
+  protocol,     ///< the answer is not valid HTTP/1.1 (or is a 101)
+  broken,       ///< the connection broke or closed before the answer ended
+};
+
+/// What the engine throws: from parse_http_url(), prepare_tls() and start() (kind unusable, or
+/// cancelled once stopped), and inside an exchange, where it ends up in on_end as an HttpError.
+/// The layers above turn the kind into their own errors (client::CertificateError, 504, ...).
+class HttpClientError : public std::runtime_error {
+ public:
+  HttpClientError(HttpFailure kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
+  HttpFailure kind() const { return kind_; }
+
+ private:
+  HttpFailure kind_;
 };
 
 struct HttpError {
@@ -116,10 +132,11 @@ class HttpEngine {
   HttpEngine& operator=(const HttpEngine&) = delete;
 
   /// Loads the TLS trust now (it is otherwise loaded by the first https:// exchange). Throws
-  /// client::TransportError naming the CA file that cannot be used.
+  /// HttpClientError (unusable) naming the CA file that cannot be used.
   void prepare_tls();
 
   using ExchangeId = std::uint64_t;
+  /// Throws HttpClientError (cancelled) once stop() was called.
   ExchangeId start(const HttpUrl& url, HttpRequest request, ExchangeCallbacks callbacks);
   /// Aborts an exchange (its on_end gets "cancelled"). Unknown ids are ignored.
   void cancel(ExchangeId id);

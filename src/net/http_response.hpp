@@ -23,22 +23,10 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace mcpclass::transport::detail {
-
-/// An exchange that failed, with its kind (thrown inside the engine, reported through on_end).
-class ExchangeFailure : public std::runtime_error {
- public:
-  ExchangeFailure(HttpFailure kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
-  HttpFailure kind() const { return kind_; }
-
- private:
-  HttpFailure kind_;
-};
 
 struct ResponseLimits {
   /// The read buffer, and all header blocks of one response together (1xx included).
@@ -83,14 +71,14 @@ inline std::string read_failure_message(const boost::beast::error_code& ec,
 ///   bool cancelled() const; void head(const HttpHead&); void data(std::string_view);
 /// Informational responses (1xx) are skipped; a 101 is a protocol error (nothing here asks for
 /// an upgrade). `buffer` is empty and its max_size() is limits.header_bytes. Returns whether the
-/// connection may carry another exchange; throws ExchangeFailure.
+/// connection may carry another exchange; throws HttpClientError.
 template <class Stream, class Sink>
 boost::asio::awaitable<bool> read_response(Stream& stream, boost::beast::flat_buffer& buffer,
                                            const ResponseLimits& limits, Sink& sink) {
   namespace http = boost::beast::http;
   constexpr auto tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
   auto fail = [&](const boost::beast::error_code& ec, std::string_view what) {
-    return ExchangeFailure(read_failure_kind(ec),
+    return HttpClientError(read_failure_kind(ec),
                            fmt::format("{}: {}", what, read_failure_message(ec, limits)));
   };
 
@@ -110,20 +98,20 @@ boost::asio::awaitable<bool> read_response(Stream& stream, boost::beast::flat_bu
       if (hec) throw fail(hec, "no response");
       header_bytes += hn;
       if (header_bytes > limits.header_bytes)
-        throw ExchangeFailure(HttpFailure::too_large,
+        throw HttpClientError(HttpFailure::too_large,
                               fmt::format("no response: header block larger than {} bytes "
                                           "(max_header_bytes)",
                                           limits.header_bytes));
     }
     status = static_cast<int>(parser->get().result_int());
     if (status == 101)
-      throw ExchangeFailure(HttpFailure::protocol,
+      throw HttpClientError(HttpFailure::protocol,
                             "the peer answered 101 Switching Protocols to a plain request");
     if (status >= 200) break;
     // 1xx: an interim answer (103 Early Hints, 100 Continue); the final one follows. Their
     // header blocks share one budget, so a stream of them cannot run forever.
     if (header_bytes >= limits.header_bytes)
-      throw ExchangeFailure(HttpFailure::too_large,
+      throw HttpClientError(HttpFailure::too_large,
                             fmt::format("informational (1xx) responses larger than {} bytes "
                                         "(max_header_bytes)",
                                         limits.header_bytes));
@@ -150,7 +138,7 @@ boost::asio::awaitable<bool> read_response(Stream& stream, boost::beast::flat_bu
     const std::size_t got = chunk.size() - parser->get().body().size;
     body_bytes += got;
     if (!event_stream && body_bytes > limits.body_bytes)
-      throw ExchangeFailure(
+      throw HttpClientError(
           HttpFailure::too_large,
           fmt::format("response body larger than {} bytes (max_message_bytes)", limits.body_bytes));
     if (got > 0 && !sink.cancelled()) sink.data(std::string_view(chunk.data(), got));

@@ -93,22 +93,18 @@ void expect_peer_name(SSL* ssl, const std::string& host) {
   X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 }
 
-namespace {
-constexpr std::string_view kCertificateRefused = "TLS certificate verification failed for ";
-}  // namespace
-
 std::string tls_handshake_failure(SSL* ssl, const boost::system::error_code& ec,
                                   const std::string& url) {
   const long verdict = SSL_get_verify_result(ssl);
   if (verdict != X509_V_OK) {
-    return fmt::format("{}{}: {}", kCertificateRefused, url,
+    return fmt::format("TLS certificate verification failed for {}: {}", url,
                        X509_verify_cert_error_string(verdict));
   }
   return fmt::format("TLS handshake with {} failed: {}", url, ec.message());
 }
 
-bool is_certificate_failure(std::string_view error) {
-  return error.find(kCertificateRefused) != std::string_view::npos;
+bool peer_certificate_refused(SSL* ssl) {
+  return SSL_get_verify_result(ssl) != X509_V_OK;
 }
 
 }  // namespace mcpclass::transport::detail

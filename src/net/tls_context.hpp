@@ -33,8 +33,8 @@ void expect_peer_name(SSL* ssl, const std::string& host);
 std::string tls_handshake_failure(SSL* ssl, const boost::system::error_code& ec,
                                   const std::string& url);
 
-/// True when `error` (possibly prefixed by context) is tls_handshake_failure's refused-certificate
-/// message: the one place that knows its wording, so transports can raise CertificateError.
-bool is_certificate_failure(std::string_view error);
+/// True when the handshake on `ssl` failed because the peer's certificate was refused (unknown
+/// CA, another host name, expired), rather than the connection or the protocol.
+bool peer_certificate_refused(SSL* ssl);
 
 }  // namespace mcpclass::transport::detail

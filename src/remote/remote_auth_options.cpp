@@ -1,9 +1,9 @@
 // The `classifier.remote.auth` section: strict reading, a secret-free dump, and the transport's
 // OAuth options.
-#include "classify/json_reader.hpp"
 #include "mcpclass/auth/oauth.hpp"
 #include "mcpclass/remote/remote_classifier.hpp"
 #include "mcpclass/transport/client/http.hpp"
+#include "util/config_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -22,13 +22,13 @@ void one_of(const std::string& value, const std::array<const char*, N>& allowed,
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
   std::string list;
   for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  classify::detail::fail(path, fmt::format("must be one of {} (got '{}')", list, value));
+  util::strict::fail(path, fmt::format("must be one of {} (got '{}')", list, value));
 }
 
 }  // namespace
 
 RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::string& path) {
-  classify::detail::ObjectReader r(v, path);
+  util::strict::ObjectReader r(v, path);
   RemoteAuthOptions o;
   o.grant = r.string("grant").value_or(o.grant);
   one_of(o.grant, std::array{"client_credentials", "authorization_code"}, r.path_of("grant"));
@@ -46,8 +46,7 @@ RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::
   o.client_metadata_url = r.string("client_metadata_url").value_or("");
   o.redirect_uri = r.string("redirect_uri").value_or("");
   if (const auto n = r.integer("max_attempts")) {
-    if (*n < 1 || *n > 10)
-      classify::detail::fail(r.path_of("max_attempts"), "must be within [1, 10]");
+    if (*n < 1 || *n > 10) util::strict::fail(r.path_of("max_attempts"), "must be within [1, 10]");
     o.max_attempts = static_cast<int>(*n);
   }
   o.require_https = r.boolean("require_https").value_or(o.require_https);
@@ -55,15 +54,15 @@ RemoteAuthOptions RemoteAuthOptions::from_json(const json::value& v, const std::
       r.string_list("allowed_authorization_servers").value_or(std::vector<std::string>{});
   r.finish();
   if (!o.client_secret.empty() && !o.private_key_file.empty())
-    classify::detail::fail(r.path_of("private_key_file"),
-                           "give either client_secret or private_key_file");
+    util::strict::fail(r.path_of("private_key_file"),
+                       "give either client_secret or private_key_file");
   if (o.grant == "client_credentials" && o.client_id.empty())
-    classify::detail::fail(r.path_of("client_id"), "required for the client_credentials grant");
+    util::strict::fail(r.path_of("client_id"), "required for the client_credentials grant");
   if (o.grant == "client_credentials" && o.client_secret.empty() && o.private_key_file.empty())
-    classify::detail::fail(r.path_of("client_secret"),
-                           "the client_credentials grant needs client_secret or private_key_file");
+    util::strict::fail(r.path_of("client_secret"),
+                       "the client_credentials grant needs client_secret or private_key_file");
   if (o.token_endpoint_auth_method == "private_key_jwt" && o.private_key_file.empty())
-    classify::detail::fail(r.path_of("private_key_file"), "required for private_key_jwt");
+    util::strict::fail(r.path_of("private_key_file"), "required for private_key_jwt");
   return o;
 }
 

@@ -1,9 +1,9 @@
 // Configuration of the remote classifier, tool discovery and the transport choice.
-#include "classify/json_reader.hpp"
 #include "mcpclass/client/client.hpp"
 #include "mcpclass/remote/remote_classifier.hpp"
 #include "mcpclass/transport/client/http.hpp"
 #include "mcpclass/transport/client/stdio.hpp"
+#include "util/config_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -34,14 +34,12 @@ std::string_view to_string(RemoteFailure failure) {
 
 namespace {
 
-std::map<std::string, std::string> string_map(classify::detail::ObjectReader& r,
-                                              std::string_view key) {
+std::map<std::string, std::string> string_map(util::strict::ObjectReader& r, std::string_view key) {
   std::map<std::string, std::string> out;
   if (const auto* v = r.get(key)) {
     const auto path = r.path_of(key);
-    for (const auto& [k, value] : classify::detail::as_object(*v, path))
-      out[std::string(k)] =
-          classify::detail::as_string(value, classify::detail::member_path(path, k));
+    for (const auto& [k, value] : util::strict::as_object(*v, path))
+      out[std::string(k)] = util::strict::as_string(value, util::strict::member_path(path, k));
   }
   return out;
 }
@@ -56,13 +54,13 @@ std::string lower(std::string_view s) {
 
 RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
                                                            const std::string& path) {
-  classify::detail::ObjectReader r(v, path);
+  util::strict::ObjectReader r(v, path);
   RemoteClassifierOptions o;
   o.transport = r.string("transport").value_or(o.transport);
   static constexpr std::array kTransports = {"auto", "streamable-http", "sse", "rest", "stdio"};
   if (std::find(kTransports.begin(), kTransports.end(), o.transport) == kTransports.end())
-    classify::detail::fail(r.path_of("transport"),
-                           "must be one of auto, streamable-http, sse, rest, stdio");
+    util::strict::fail(r.path_of("transport"),
+                       "must be one of auto, streamable-http, sse, rest, stdio");
   o.url = r.string("url").value_or("");
   o.protocol = r.string("protocol").value_or("");
   if (!o.protocol.empty()) {
@@ -70,7 +68,7 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
       client::ClientOptions probe;
       client::choose_protocol(probe, o.protocol);
     } catch (const std::invalid_argument& e) {
-      classify::detail::fail(r.path_of("protocol"), e.what());
+      util::strict::fail(r.path_of("protocol"), e.what());
     }
   }
   if (const auto* c = r.get("command")) {
@@ -78,10 +76,10 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
       try {
         o.command = transport::split_command_line(c->get_string());
       } catch (const std::exception& e) {
-        classify::detail::fail(r.path_of("command"), e.what());
+        util::strict::fail(r.path_of("command"), e.what());
       }
     } else {
-      o.command = classify::detail::as_string_list(*c, r.path_of("command"));
+      o.command = util::strict::as_string_list(*c, r.path_of("command"));
     }
   }
   o.env = string_map(r, "env");
@@ -92,27 +90,26 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   o.categories_tool = r.string("categories_tool").value_or(o.categories_tool);
   o.timeout = r.seconds("timeout", false).value_or(o.timeout);
   if (const auto n = r.integer("max_retries")) {
-    if (*n < 0 || *n > 10)
-      classify::detail::fail(r.path_of("max_retries"), "must be within [0, 10]");
+    if (*n < 0 || *n > 10) util::strict::fail(r.path_of("max_retries"), "must be within [0, 10]");
     o.max_retries = static_cast<int>(*n);
   }
   o.retry_backoff = r.seconds("retry_backoff", true).value_or(o.retry_backoff);
   o.cache_categories = r.boolean("cache_categories").value_or(o.cache_categories);
   o.refresh_interval = r.seconds("refresh_interval", false).value_or(o.refresh_interval);
   if (const auto n = r.integer("num_categories")) {
-    if (*n <= 0) classify::detail::fail(r.path_of("num_categories"), "must be a positive integer");
+    if (*n <= 0) util::strict::fail(r.path_of("num_categories"), "must be a positive integer");
     o.num_categories = static_cast<std::size_t>(*n);
   }
   if (const auto t = r.number("confidence_threshold")) {
     if (!(*t >= 0 && *t <= 1))
-      classify::detail::fail(r.path_of("confidence_threshold"), "must be within [0, 1]");
+      util::strict::fail(r.path_of("confidence_threshold"), "must be within [0, 1]");
     o.confidence_threshold = *t;
   }
   o.fallback_category = r.string("fallback_category").value_or(o.fallback_category);
   if (const auto* b = r.get("circuit_breaker")) {
-    classify::detail::ObjectReader br(*b, r.path_of("circuit_breaker"));
+    util::strict::ObjectReader br(*b, r.path_of("circuit_breaker"));
     if (const auto n = br.integer("failures")) {
-      if (*n <= 0) classify::detail::fail(br.path_of("failures"), "must be a positive integer");
+      if (*n <= 0) util::strict::fail(br.path_of("failures"), "must be a positive integer");
       o.breaker_failures = static_cast<int>(*n);
     }
     o.breaker_open = br.seconds("open_seconds", false).value_or(o.breaker_open);
@@ -120,14 +117,12 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   }
   r.finish();
   const bool stdio = o.transport == "stdio" || (o.transport == "auto" && !o.command.empty());
-  if (stdio && o.command.empty())
-    classify::detail::fail(r.path_of("command"), "required for stdio");
-  if (!stdio && o.url.empty())
-    classify::detail::fail(r.path_of("url"), "required (or set command)");
+  if (stdio && o.command.empty()) util::strict::fail(r.path_of("command"), "required for stdio");
+  if (!stdio && o.url.empty()) util::strict::fail(r.path_of("url"), "required (or set command)");
   if (o.auth && (stdio || o.transport == "sse" ||
                  (o.transport == "auto" && (o.url.ends_with("/sse") || o.url.ends_with("/sse/")))))
-    classify::detail::fail(r.path_of("auth"),
-                           "OAuth applies to the streamable-http and rest transports only");
+    util::strict::fail(r.path_of("auth"),
+                       "OAuth applies to the streamable-http and rest transports only");
   return o;
 }
 

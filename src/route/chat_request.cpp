@@ -1,6 +1,6 @@
 #include "route/chat_request.hpp"
 
-#include "classify/json_reader.hpp"
+#include "util/config_reader.hpp"
 
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
@@ -53,7 +53,7 @@ FieldError field_error(std::string param, std::string_view problem) {
 
 FieldError wrong_kind(std::string param, std::string_view expected, const json::value& got) {
   return field_error(std::move(param),
-                     fmt::format("must be {}, got {}", expected, classify::detail::type_name(got)));
+                     fmt::format("must be {}, got {}", expected, util::strict::type_name(got)));
 }
 
 // `object.key` must be a string: that string, or the problem.

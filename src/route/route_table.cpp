@@ -1,7 +1,7 @@
 #include "route/route_table.hpp"
 
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/service/http_options.hpp"
+#include "util/env_reference.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -48,7 +48,7 @@ RouteTable::RouteTable(config::RouteSettings settings,
     Upstream u;
     u.name = name;
     u.settings = s;
-    u.api_key = service::resolve_env_reference(s.api_key, path + ".api_key");
+    u.api_key = util::resolve_env_reference(s.api_key, path + ".api_key");
     try {
       u.url = td::parse_http_url(s.base_url + std::string(kCompletions));
       for (std::size_t i = 0; i < std::max<std::size_t>(1, settings_.upstream_threads); ++i) {

@@ -1,7 +1,7 @@
 #include "mcpclass/service/classification_service.hpp"
 
-#include "mcpclass/service/http_options.hpp"
 #include "mcpclass/service/mcp_tools.hpp"
+#include "mcpclass/transport/server/http_server_config.hpp"
 #include "service/classification_counters.hpp"
 
 #include <fmt/format.h>
@@ -97,7 +97,7 @@ ClassificationService::~ClassificationService() {
 }
 
 transport::HttpServerOptions ClassificationService::http_options() const {
-  return http_server_options(settings_.http);
+  return transport::read_http_server_options(settings_.http);
 }
 
 std::string ClassificationService::prometheus() const {

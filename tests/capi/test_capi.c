@@ -115,6 +115,12 @@ static void test_config(void) {
                MCPC_ERR_CONFIG, err);
   CHECK(contains(mcpc_error_path(err), "server.max_text_length"));
   RESET(err);
+  /* The HTTP transport reads its own section: still a configuration error naming the key. */
+  CHECK_STATUS(mcpc_config_new("server: {http: {port: 70000}}\n", MCPC_NTS, &config, &err),
+               MCPC_ERR_CONFIG, err);
+  CHECK(strcmp(mcpc_error_path(err), "server.http.port") == 0);
+  CHECK(contains(mcpc_error_message(err), "must be within [0, 65535]"));
+  RESET(err);
   CHECK(mcpc_config_new("nonsense_key: 1\n", MCPC_NTS, &config, NULL) == MCPC_ERR_CONFIG);
 
   /* Files. */

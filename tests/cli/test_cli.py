@@ -129,6 +129,9 @@ def test_classify_without_probabilities_omits_them():
 @pytest.mark.parametrize("document, key", [
     ("server:\n  max_text_lengthh: 5\n", "server.max_text_lengthh"),
     ("server:\n  max_text_length: -5\n", "server.max_text_length"),
+    # Read by the HTTP transport itself, reported the same way.
+    ("server:\n  http:\n    port: 70000\n", "server.http.port"),
+    ("server:\n  http:\n    auth: {jwt: {issuer: x}}\n", "server.http.auth.jwt.resource"),
 ])
 @pytest.mark.parametrize("command", [["classify", "hello"], ["serve", "--stdio"], ["list"],
                                      ["config"]])

@@ -2,7 +2,7 @@
 // what the peer sends after the request (any framing, 1xx, repeated headers, chunk extensions,
 // trailers, an early close), delivered in reads of a fuzzed size through Beast's in-memory test
 // stream to read_response(), the coroutine HttpEngine runs on its TCP and TLS streams. Property:
-// no crash, only ExchangeFailure escapes, and memory stays within the limits: the read buffer
+// no crash, only HttpClientError escapes, and memory stays within the limits: the read buffer
 // never grows past max_header_bytes, the header fields fit in it, a non-SSE body never passes
 // max_body_bytes, and the head reported is a final one (status >= 200), at most once.
 #include "net/http_response.hpp"
@@ -85,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                    }
                    try {
                      std::rethrow_exception(error);
-                   } catch (const ExchangeFailure& e) {
+                   } catch (const HttpClientError& e) {
                      check(e.kind() != HttpFailure::none && *e.what() != '\0');
                    }
                  });

@@ -134,7 +134,7 @@ TEST_CASE("client limits: a header block parsed a few lines at a time stops at m
   REQUIRE(error);
   CHECK_THROWS_WITH_AS(std::rethrow_exception(error),
                        "no response: header block larger than 64 bytes (max_header_bytes)",
-                       ExchangeFailure);
+                       HttpClientError);
 }
 
 // Beast keeps a chunk-size line (with its extensions) and the trailer section buffered until

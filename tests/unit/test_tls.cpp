@@ -10,6 +10,7 @@
 #include "mcpclass/remote/remote_classifier.hpp"
 #include "mcpclass/server/tool.hpp"
 #include "mcpclass/transport/client/http.hpp"
+#include "net/http_client.hpp"
 
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -278,6 +279,51 @@ TEST_CASE("tls: a server the client cannot verify is a clear, distinguishable er
   // The refused clients did not hurt the server.
   client::Client c(transport_for("streamable-http", f.url("/mcp"), files.ca()));
   CHECK(c.connect().protocol_version == "2025-11-25");
+}
+
+TEST_CASE("tls: the HTTP client engine types its failures: certificate, connect, unusable") {
+  using transport::detail::HttpClientError;
+  using transport::detail::HttpFailure;
+  TlsFiles files;
+  HttpFixture f(tls_server(files));
+  transport::detail::HttpRequest get;
+  get.method = "GET";
+  get.target = "/health";
+  get.timeout = 5s;
+  {  // The kind, not the wording, says the certificate was refused.
+    transport::detail::HttpEngine engine(5s, files.cert());
+    const auto r = engine.perform(transport::detail::parse_http_url(f.url("/health")), get);
+    CHECK(r.error.kind == HttpFailure::certificate);
+    CHECK(r.error.message.find("TLS certificate verification failed") != std::string::npos);
+  }
+  {  // A plain HTTP client on the HTTPS port: the handshake is not the certificate's fault.
+    transport::detail::HttpEngine engine(5s, files.ca());
+    auto url = transport::detail::parse_http_url(f.url("/health"));
+    url.tls = false;
+    const auto r = engine.perform(url, get);
+    CHECK(r.error.kind != HttpFailure::certificate);
+    CHECK(r.error.kind != HttpFailure::none);
+  }
+  {  // Trusted: no failure at all.
+    transport::detail::HttpEngine engine(5s, files.ca());
+    const auto r = engine.perform(transport::detail::parse_http_url(f.url("/health")), get);
+    CHECK(r.error.kind == HttpFailure::none);
+    CHECK(r.head.status == 200);
+  }
+  try {
+    transport::detail::parse_http_url("ftp://127.0.0.1/");
+    FAIL("an ftp:// URL parsed");
+  } catch (const HttpClientError& e) {
+    CHECK(e.kind() == HttpFailure::unusable);
+  }
+  transport::detail::HttpEngine unusable(5s, files.path("no-such-ca.pem"));
+  try {
+    unusable.prepare_tls();
+    FAIL("an unreadable CA file was accepted");
+  } catch (const HttpClientError& e) {
+    CHECK(e.kind() == HttpFailure::unusable);
+    CHECK(std::string(e.what()).find("no-such-ca.pem") != std::string::npos);
+  }
 }
 
 TEST_CASE("tls: a certificate for another host name is refused (IP and DNS name checks)") {

@@ -33,83 +33,15 @@ namespace json = boost::json;
 /// (empty for syntax and I/O errors).
 using ConfigError = classify::ConfigError;
 
-/// `server.http.auth.jwt`: JWT access tokens from an OAuth authorization server (see
-/// transport::JwtAuthOptions for the meaning of each field). Durations in seconds in the document.
-struct HttpJwtSettings {
-  std::string resource;  ///< required; JWT auth is on when the section is present
-  std::string issuer;    ///< required
-  std::vector<std::string> authorization_servers;
-  std::vector<std::string> audience;  ///< a string or a list in the document; empty = resource
-  std::string jwks_file;              ///< exactly one of jwks_file and jwks_url
-  std::string jwks_url;
-  std::string jwks_ca_file;
-  std::optional<std::chrono::milliseconds> jwks_timeout;
-  std::optional<std::chrono::milliseconds> jwks_refetch_interval;
-  std::optional<std::chrono::milliseconds> jwks_max_age;
-  std::optional<std::size_t> max_jwks_bytes;
-  std::optional<std::size_t> max_jwks_keys;
-  std::optional<std::chrono::milliseconds> leeway;  ///< may be 0
-  std::optional<std::size_t> max_token_bytes;
-  /// `scopes: {default: [...], tools: {classify_text: [...], ...}}`
-  std::vector<std::string> default_scopes;
-  std::map<std::string, std::vector<std::string>> tool_scopes;
-};
-
-/// `server.http.auth`: who may use the HTTP server. Tokens are kept as written ("${NAME}" names an
-/// environment variable) and resolved by service::http_server_options(), so printing a config never
-/// shows a secret.
-struct HttpAuthSettings {
-  std::vector<std::string> allowed_hosts;    ///< Host names besides the local ones ("*": any)
-  std::vector<std::string> allowed_origins;  ///< Origins or host names besides the local ones
-  std::vector<std::string> bearer_tokens;    ///< Literal tokens, or "${NAME}"
-  std::string bearer_tokens_file;            ///< One token per line ('#' lines and blanks skipped)
-  /// Serve a non-loopback address without tokens (behind a proxy that authenticates).
-  bool allow_unauthenticated = false;
-  std::optional<HttpJwtSettings> jwt;  ///< JWT access tokens; absent = off
-};
-
-/// `server.http`. The limits are optional: absent ones keep the defaults of
-/// transport::HttpServerOptions (see mcpclass/transport/server/http_server.hpp for their meaning);
-/// durations are given in seconds in the document.
-struct HttpSettings {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 8090;
-  /// `tls: {cert_file, key_file}`: PEM certificate chain and private key (paths as given, relative
-  /// to the working directory). Both set = HTTPS only; both empty = plain HTTP; one alone is a
-  /// ConfigError.
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  HttpAuthSettings auth;
-  std::optional<std::size_t> io_threads;                  ///< [1, 64]
-  std::optional<std::size_t> max_sessions;                ///< >= 1
-  std::optional<std::size_t> max_sse_streams;             ///< >= 1
-  std::optional<std::size_t> max_sse_streams_per_client;  ///< 0 = no per-address limit
-  std::optional<std::size_t> event_store_session_bytes;   ///< >= 0, all streams of a session
-  std::optional<std::size_t> max_connections;             ///< >= 1
-  std::optional<std::size_t> send_buffer_bytes;           ///< 0 = the kernel's autotuning
-  std::optional<std::size_t> max_body_bytes;              ///< >= 1
-  std::optional<std::size_t> max_header_bytes;            ///< >= 1
-  std::optional<std::size_t> event_store_size;            ///< >= 0
-  std::optional<std::size_t> event_store_bytes;           ///< >= 0, per stream
-  std::optional<std::size_t> event_store_total_bytes;     ///< >= 0, all streams
-  std::optional<std::chrono::milliseconds> session_idle_timeout;
-  std::optional<std::chrono::milliseconds> read_timeout;
-  std::optional<std::chrono::milliseconds> idle_timeout;
-  std::optional<std::chrono::milliseconds> write_timeout;
-  std::optional<std::chrono::milliseconds> sse_heartbeat;     ///< 0 = none
-  std::optional<std::chrono::milliseconds> shutdown_timeout;  ///< may be 0
-  std::optional<std::chrono::milliseconds> drain_grace;       ///< may be 0
-  /// Prepended to the session IDs this instance mints (`[A-Za-z0-9._-]`, at most 64), so a load
-  /// balancer can route a session's requests to the instance that holds it (docs/deploy.md).
-  std::string session_id_prefix;
-};
-
 struct ServerSettings {
   std::string name = "mcpclass";
   std::string version = kVersion;
   /// Longest accepted `text`, in characters (Unicode code points).
   std::size_t max_text_length = limits::kMaxTextLength;
-  HttpSettings http;
+  /// `server.http` as written: checked when the document is read, turned into the transport's
+  /// options (secrets resolved) by transport::read_http_server_options(), which documents the
+  /// keys. Kept as written so printing a configuration never shows a secret.
+  json::object http;
   /// `server.cache {entries, ttl}`: results of deterministic classifiers (not remote or
   /// composite ones) kept for repeated texts; entries 0 = no cache.
   classify::CacheOptions cache;

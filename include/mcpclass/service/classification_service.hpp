@@ -70,7 +70,9 @@ class ClassificationService {
   /// The classifier of the current generation.
   std::shared_ptr<const classify::Classifier> classifier() const { return classifier_.load(); }
   const config::ServerSettings& settings() const noexcept { return settings_; }
-  /// `server.http` as transport options: host, port, limits, TLS files.
+  /// `server.http` as transport options: host, port, limits, TLS files, and the access rules
+  /// with their secrets resolved. Throws ConfigError (an unset "${NAME}", an unreadable token
+  /// file).
   transport::HttpServerOptions http_options() const;
   /// The classifier's info() (kind, model, ...): what /health reports before a front end adds
   /// its own fields.

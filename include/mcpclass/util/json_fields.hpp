@@ -1,6 +1,6 @@
 // Lenient reads of optional JSON members, for answers from peers where an absent or mistyped
 // member means "not given". (Configuration documents are read strictly instead:
-// classify/json_reader.hpp names the bad key.) Thread-safety: pure functions.
+// util/config_reader.hpp names the bad key.) Thread-safety: pure functions.
 #pragma once
 
 #include <boost/json.hpp>

@@ -2,14 +2,13 @@
 
 #include "mcpclass/client/errors.hpp"
 #include "mcpclass/jsonrpc/message.hpp"
-#include "net/tls_context.hpp"
 
 namespace mcpclass::transport::detail {
 
-std::exception_ptr transport_error(const std::string& error) {
-  if (is_certificate_failure(error))
-    return std::make_exception_ptr(client::CertificateError(error));
-  return std::make_exception_ptr(client::TransportError(error));
+std::exception_ptr transport_error(HttpFailure kind, const std::string& message) {
+  if (kind == HttpFailure::certificate)
+    return std::make_exception_ptr(client::CertificateError(message));
+  return std::make_exception_ptr(client::TransportError(message));
 }
 
 std::vector<std::pair<std::string, std::string>> expanded_headers(

@@ -35,8 +35,8 @@ bool answers(const boost::json::value& v, const jsonrpc::Id& id);
 /// `Mcp-Name` value: ASCII as is, anything else as `=?base64?…?=`.
 std::string header_safe(std::string_view value);
 
-/// The client error for an exchange that failed with `error`: client::CertificateError when the
-/// peer's certificate was refused, else client::TransportError.
-std::exception_ptr transport_error(const std::string& error);
+/// The client error for an engine failure of `kind`: client::CertificateError when the peer's
+/// certificate was refused, else client::TransportError, with `message`.
+std::exception_ptr transport_error(HttpFailure kind, const std::string& message);
 
 }  // namespace mcpclass::transport::detail

@@ -29,13 +29,17 @@ void HttpClientTransportBase::abandon(const jsonrpc::Id& id) {
 }
 
 void HttpClientTransportBase::open_engine(client::TransportHandlers handlers) {
-  url_ = parse_http_url(options_.url);
+  std::unique_ptr<HttpEngine> engine;
+  try {
+    url_ = parse_http_url(options_.url);
+    engine = std::make_unique<HttpEngine>(options_.connect_timeout, options_.ca_file,
+                                          options_.max_message_bytes, 0, options_.max_header_bytes);
+    if (url_.tls) engine->prepare_tls();  // an unusable CA file fails start(), not each request
+  } catch (const HttpClientError& e) {
+    std::rethrow_exception(transport_error(e.kind(), e.what()));
+  }
   headers_ = expanded_headers(options_);
   handlers_ = std::move(handlers);
-  auto engine =
-      std::make_unique<HttpEngine>(options_.connect_timeout, options_.ca_file,
-                                   options_.max_message_bytes, 0, options_.max_header_bytes);
-  if (url_.tls) engine->prepare_tls();  // an unusable CA file fails start(), not each request
   std::shared_ptr<auth::OAuthSession> oauth;
   if (options_.oauth)
     oauth = std::make_shared<auth::OAuthSession>(*options_.oauth, options_.url,
@@ -165,8 +169,18 @@ void HttpClientTransportBase::fail_request(const jsonrpc::Id& id, std::exception
   }
 }
 
-void HttpClientTransportBase::fail_exchange(const jsonrpc::Id& id, const std::string& error) const {
-  fail_request(id, transport_error(error));
+void HttpClientTransportBase::fail_exchange(const jsonrpc::Id& id, const HttpError& error) const {
+  fail_request(id, transport_error(error.kind, error.message));
+}
+
+HttpEngine::ExchangeId HttpClientTransportBase::start_exchange(const HttpUrl& url,
+                                                               HttpRequest request,
+                                                               ExchangeCallbacks callbacks) {
+  try {
+    return engine_->start(url, std::move(request), std::move(callbacks));
+  } catch (const HttpClientError& e) {
+    std::rethrow_exception(transport_error(e.kind(), e.what()));
+  }
 }
 
 bool HttpClientTransportBase::untrack(const std::string& key) {

@@ -66,7 +66,11 @@ class HttpClientTransportBase : public client::ClientTransport {
   void fail_request(const jsonrpc::Id& id, std::exception_ptr error) const;
   /// fail_request with the exchange error `error`: client::CertificateError for a refused
   /// certificate, else client::TransportError.
-  void fail_exchange(const jsonrpc::Id& id, const std::string& error) const;
+  void fail_exchange(const jsonrpc::Id& id, const HttpError& error) const;
+  /// engine_->start(), its HttpClientError (the engine stopped) thrown as client::TransportError
+  /// (holds mutex_).
+  HttpEngine::ExchangeId start_exchange(const HttpUrl& url, HttpRequest request,
+                                        ExchangeCallbacks callbacks);
 
   /// Remembers which exchange carries the answer to the request with key `key` (holds mutex_).
   void track(const std::string& key, HttpEngine::ExchangeId exchange) {

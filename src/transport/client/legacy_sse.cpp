@@ -42,9 +42,12 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
       const auto where = endpoint_future.get();
       std::lock_guard lock(mutex_);
       endpoint_ = detail::resolve_url(url_, where);
+    } catch (const client::CertificateError& e) {
+      close();
+      throw client::CertificateError(describe() + ": " + e.what());
     } catch (const std::exception& e) {
       close();
-      std::rethrow_exception(detail::transport_error(describe() + ": " + e.what()));
+      throw TransportError(describe() + ": " + e.what());
     }
   }
 
@@ -68,7 +71,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
       if (!self || failure.kind == detail::HttpFailure::cancelled) return;
       if (error.empty() && reply->status / 100 == 2) return;  // the answer comes on the SSE stream
       if (!error.empty() && id) {
-        self->fail_exchange(*id, error);
+        self->fail_exchange(*id, failure);
         return;
       }
       if (self->handlers_.on_failure)
@@ -76,7 +79,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
                                                                    detail::excerpt(reply->body))
                                                      : error);
     };
-    engine_->start(*endpoint_, std::move(req), std::move(cb));
+    start_exchange(*endpoint_, std::move(req), std::move(cb));
   }
 
  private:
@@ -118,7 +121,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
                                      ? fmt::format("HTTP {} on the SSE stream", state->status)
                                      : "the SSE stream ended";
       if (!state->announced) {
-        endpoint->set_exception(std::make_exception_ptr(TransportError(reason)));
+        endpoint->set_exception(detail::transport_error(failure.kind, reason));
         return;
       }
       {
@@ -128,7 +131,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
       if (self->handlers_.on_closed) self->handlers_.on_closed(reason);
     };
     std::lock_guard lock(mutex_);
-    engine_->start(url_, std::move(req), std::move(cb));
+    start_exchange(url_, std::move(req), std::move(cb));
   }
 
   std::optional<detail::HttpUrl> endpoint_;

@@ -106,7 +106,7 @@ class RestTransport : public detail::HttpClientTransportBase,
         return;
       self->untrack(jsonrpc::id_key(call->id));
       if (!error.empty()) {
-        self->fail_exchange(call->id, error);
+        self->fail_exchange(call->id, failure);
         return;
       }
       if (reply->status / 100 == 5) {
@@ -120,7 +120,7 @@ class RestTransport : public detail::HttpClientTransportBase,
     };
     std::lock_guard lock(mutex_);
     if (!open_) throw TransportError(describe() + ": closed");
-    track(jsonrpc::id_key(call->id), engine_->start(url_, std::move(req), std::move(cb)));
+    track(jsonrpc::id_key(call->id), start_exchange(url_, std::move(req), std::move(cb)));
   }
 
   bool retry_after_authorization(const std::shared_ptr<Call>& call,

@@ -201,9 +201,9 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       }
     };
     cb.on_end = [weak, stream](const HttpError& failure) {
-      if (auto self = weak.lock()) self->request_stream_ended(stream, failure.message);
+      if (auto self = weak.lock()) self->request_stream_ended(stream, failure);
     };
-    track(stream->key, engine_->start(url_, std::move(req), std::move(cb)));
+    track(stream->key, start_exchange(url_, std::move(req), std::move(cb)));
   }
 
   /// Hands a 401/403 to OAuth; true when it took it (the request is sent again or failed later).
@@ -227,7 +227,8 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
   }
 
   void request_stream_ended(const std::shared_ptr<RequestStream>& stream,
-                            const std::string& error) {
+                            const HttpError& failure) {
+    const std::string& error = failure.message;
     if (!is_open() || !tracked(stream->key)) return;  // closed or abandoned
     if (stream->answered) {
       untrack(stream->key);
@@ -244,7 +245,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     }
     if (!error.empty()) {
       untrack(stream->key);
-      fail_exchange(stream->id, error);
+      fail_exchange(stream->id, failure);
       return;
     }
     if ((status == 401 || status == 403) && retry_after_authorization(stream)) return;
@@ -320,7 +321,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       else if (*status / 100 != 2)
         self->log(fmt::format("{}: {} answered with HTTP {}", self->describe(), what, *status));
     };
-    engine_->start(url_, std::move(req), std::move(cb));
+    start_exchange(url_, std::move(req), std::move(cb));
   }
 
   // Must hold mutex_ (or be the only user).
@@ -377,7 +378,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       std::lock_guard lock(self->mutex_);
       self->start_get_stream(next);
     };
-    engine_->start(url_, std::move(req), std::move(cb));
+    start_exchange(url_, std::move(req), std::move(cb));
   }
 
   std::string session_;

@@ -1,9 +1,9 @@
-#include "classify/json_reader.hpp"
+#include "util/config_reader.hpp"
 
 #include <cmath>
 #include <limits>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::util::strict {
 
 void fail(const std::string& path, const std::string& message) {
   throw ConfigError(path, message);
@@ -148,6 +148,18 @@ std::optional<std::vector<std::string>> ObjectReader::string_list(std::string_vi
   return as_string_list(*v, path_of(key));
 }
 
+std::optional<std::size_t> ObjectReader::count(std::string_view key, std::int64_t min,
+                                               std::int64_t max) {
+  const auto n = integer(key);
+  if (!n) return std::nullopt;
+  if (*n < min || *n > max)
+    fail(path_of(key),
+         max == std::numeric_limits<std::int64_t>::max()
+             ? "must be an integer >= " + std::to_string(min)
+             : "must be within [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  return static_cast<std::size_t>(*n);
+}
+
 std::optional<std::chrono::milliseconds> ObjectReader::seconds(std::string_view key,
                                                                bool allow_zero) {
   const auto v = number(key);
@@ -164,4 +176,4 @@ void ObjectReader::finish() const {
   }
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::util::strict

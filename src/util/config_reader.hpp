@@ -1,21 +1,24 @@
-// Internal: strict, path-aware reading of configuration objects. Every accessor throws
+// Internal: strict, path-aware reading of configuration objects, for every layer that reads its
+// own section of the configuration document. Every accessor throws
 // ConfigError naming the full key path, and finish() rejects keys nobody asked for, so typos in
 // a config document are reported instead of silently ignored.
 #pragma once
 
-#include "mcpclass/classify/errors.hpp"
+#include "mcpclass/util/config_error.hpp"
 
 #include <boost/json.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::util::strict {
 
 namespace json = boost::json;
 
@@ -37,6 +40,7 @@ std::vector<std::string> as_string_list(const json::value& v, const std::string&
 class ObjectReader {
  public:
   ObjectReader(const json::value& v, std::string path);
+  ObjectReader(const json::object& o, std::string path) : obj_(o), path_(std::move(path)) {}
 
   const std::string& path() const noexcept { return path_; }
   std::string path_of(std::string_view key) const { return member_path(path_, key); }
@@ -51,6 +55,9 @@ class ObjectReader {
   std::optional<double> number(std::string_view key);
   std::optional<std::int64_t> integer(std::string_view key);
   std::optional<std::vector<std::string>> string_list(std::string_view key);
+  /// An integer within [min, max] (a count or a size in bytes).
+  std::optional<std::size_t> count(std::string_view key, std::int64_t min,
+                                   std::int64_t max = std::numeric_limits<std::int64_t>::max());
   /// A duration given in seconds (a number), within (0, 86400] — or [0, 86400] with allow_zero.
   std::optional<std::chrono::milliseconds> seconds(std::string_view key, bool allow_zero);
 
@@ -63,4 +70,4 @@ class ObjectReader {
   std::set<std::string, std::less<>> used_;
 };
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::util::strict

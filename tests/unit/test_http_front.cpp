@@ -15,7 +15,7 @@ struct Nothing final : HttpHandler {
 };
 }  // namespace
 
-TEST_CASE("http front: routes by exact path, then prefix, then mount; handlers by method") {
+TEST_CASE("http front: routes by exact path, then prefix, then mount, handlers by method") {
   HttpFront front;
   auto get = std::make_shared<Nothing>();
   auto post = std::make_shared<Nothing>();

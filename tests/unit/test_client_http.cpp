@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -72,7 +73,12 @@ TEST_CASE("streamable http: the 2026-07-28 era on a server that keeps sessions, 
   CHECK(c.list_tools().size() >= 16);
   CHECK(first_text(c.call_tool("test_simple_text", std::nullopt)) ==
         "This is a simple text response for testing.");
-  CHECK(f.server->session_count() == 0);  // each request was served on its own
+  // Each request was served on a session of its own, which ends when its exchange is released:
+  // just after the answer's last bytes are written, so possibly after the client has read them.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (f.server->session_count() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(f.server->session_count() == 0);
   // The handshake eras still get their session on the same server.
   client::Client handshake(streamable(f.url("/mcp")));
   CHECK(handshake.connect().protocol_version == "2025-11-25");

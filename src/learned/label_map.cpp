@@ -2,6 +2,9 @@
 
 #include "mcpclass/classify/errors.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace mcpclass::classify::detail {
 
 std::vector<std::size_t> output_to_category(const CategorySet& categories,
@@ -23,6 +26,15 @@ std::vector<std::size_t> output_to_category(const CategorySet& categories,
 std::vector<double> reorder(const std::vector<double>& p, const std::vector<std::size_t>& map) {
   std::vector<double> out(p.size());
   for (std::size_t i = 0; i < p.size(); ++i) out[map[i]] = p[i];
+  return out;
+}
+
+std::vector<double> scores_from_logits(std::span<const float> logits,
+                                       const std::vector<std::size_t>& map) {
+  const double mx = *std::max_element(logits.begin(), logits.end());
+  std::vector<double> out(logits.size());
+  for (std::size_t i = 0; i < logits.size(); ++i)
+    out[map[i]] = std::exp(static_cast<double>(logits[i]) - mx);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "mcpclass/classify/category.hpp"
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,10 @@ std::vector<std::size_t> output_to_category(const CategorySet& categories,
 
 /// `p` (in label order) rearranged into category order.
 std::vector<double> reorder(const std::vector<double>& p, const std::vector<std::size_t>& map);
+
+/// A sequence classifier's `logits` (in label order) as category-order scores exp(logit − max):
+/// the softmax before its division, which make_classification() does.
+std::vector<double> scores_from_logits(std::span<const float> logits,
+                                       const std::vector<std::size_t>& map);
 
 }  // namespace mcpclass::classify::detail

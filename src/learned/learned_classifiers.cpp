@@ -12,7 +12,6 @@
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -263,10 +262,8 @@ class TorchScriptClassifier final : public Classifier {
   Classification classify(std::string_view text, const ClassifyOptions&) const override {
     const std::string t(text);
     const auto logits = model_->encode(std::span(&t, 1));
-    const double mx = *std::max_element(logits.begin(), logits.end());
-    std::vector<double> p(logits.size());
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = std::exp(static_cast<double>(logits[i]) - mx);
-    return make_classification(text, categories_, reorder(p, map_), policy_);
+    return make_classification(text, categories_, detail::scores_from_logits(logits, map_),
+                               policy_);
   }
 
   json::object info() const override {

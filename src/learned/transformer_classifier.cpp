@@ -7,7 +7,6 @@
 #include "mcpclass/learned/text_tokenizer.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -63,8 +62,11 @@ class TransformerClassifier final : public Classifier {
       }
       const auto logits = model_.logits(inputs, settings_.threads);
       const std::size_t labels = model_.config().labels.size();
-      for (std::size_t b = 0; b < inputs.size(); ++b)
-        out.push_back(from_logits(texts[begin + b], std::span(logits.data() + b * labels, labels)));
+      for (std::size_t b = 0; b < inputs.size(); ++b) {
+        const std::span<const float> row(logits.data() + b * labels, labels);
+        out.push_back(make_classification(texts[begin + b], categories_,
+                                          scores_from_logits(row, map_), policy_));
+      }
       begin += inputs.size();
     }
     return out;
@@ -78,15 +80,6 @@ class TransformerClassifier final : public Classifier {
   }
 
  private:
-  Classification from_logits(std::string_view text, std::span<const float> logits) const {
-    const double mx = *std::max_element(logits.begin(), logits.end());
-    std::vector<double> p(logits.size());
-    double sum = 0.0;
-    for (std::size_t i = 0; i < p.size(); ++i) sum += p[i] = std::exp(logits[i] - mx);
-    for (auto& v : p) v /= sum;
-    return make_classification(text, categories_, reorder(p, map_), policy_);
-  }
-
   CategorySet categories_;
   LearnedSettings settings_;
   RoutingPolicy policy_;

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto tokenizer = mcpclass::classify::open_text_tokenizer(argv[1]);
+    const auto tokenizer = mcpclass::learned::open_text_tokenizer(argv[1]);
     std::vector<std::string> texts;
     std::ifstream in(argv[2]);
     for (std::string line; std::getline(in, line);)

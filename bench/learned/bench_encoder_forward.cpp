@@ -63,17 +63,17 @@ int main(int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  classify::EncoderOptions o;
+  learned::EncoderOptions o;
   o.encoder_path = argv[1];
   o.tokenizer_path = argv[2];
   o.threads = std::stoul(argv[4]);
   const auto repeat = std::stoul(argv[5]);
   const std::string precision = argc > 6 ? argv[6] : "auto";
   const std::size_t batch = argc > 7 ? std::max<std::size_t>(1, std::stoul(argv[7])) : 1;
-  o.precision = precision == "bf16"  ? classify::EncoderPrecision::bf16
-                : precision == "f32" ? classify::EncoderPrecision::f32
-                                     : classify::EncoderPrecision::automatic;
-  const auto encoder = classify::load_sentence_encoder(o);
+  o.precision = precision == "bf16"  ? learned::EncoderPrecision::bf16
+                : precision == "f32" ? learned::EncoderPrecision::f32
+                                     : learned::EncoderPrecision::automatic;
+  const auto encoder = learned::load_sentence_encoder(o);
   const auto rows = read_ids(argv[3]);
   if (rows.empty()) {
     std::fprintf(stderr, "no rows in %s\n", argv[3]);

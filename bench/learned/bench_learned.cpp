@@ -62,10 +62,10 @@ int main(int argc, char** argv) {
   std::printf("load: %.0f ms, RSS after load: %s\n", ms_since(t0), rss("VmRSS:").c_str());
 
   const auto& s = cfg.classifier.learned;
-  const auto encoder = classify::load_sentence_encoder({classify::resolve_model_path(s.encoder),
-                                                        classify::resolve_model_path(s.tokenizer),
-                                                        s.max_tokens, 64, threads});
-  const auto rows = classify::read_labelled_examples(argv[2]);
+  const auto encoder = learned::load_sentence_encoder({learned::resolve_model_path(s.encoder),
+                                                       learned::resolve_model_path(s.tokenizer),
+                                                       s.max_tokens, 64, threads});
+  const auto rows = learned::read_labelled_examples(argv[2]);
   std::vector<std::string> short_q, long_q, all;
   for (const auto& r : rows) {
     const auto n = encoder->token_ids(r.text).size();

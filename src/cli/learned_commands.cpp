@@ -40,16 +40,16 @@ LearnedEvalProgress progress_bar(const char* label) {
   };
 }
 
-classify::SplitPart parse_split(const std::string& s) {
-  if (s == "train") return classify::SplitPart::train;
-  if (s == "test") return classify::SplitPart::test;
-  return classify::SplitPart::all;
+learned::SplitPart parse_split(const std::string& s) {
+  if (s == "train") return learned::SplitPart::train;
+  if (s == "test") return learned::SplitPart::test;
+  return learned::SplitPart::all;
 }
 
 // Settings of the config's learned classifier, or the defaults (cached USE-lite) for rules.
-classify::LearnedSettings learned_settings(const config::Config& c) {
-  return classify::is_learned_kind(c.classifier.kind) ? c.classifier.learned
-                                                      : classify::LearnedSettings{};
+learned::LearnedSettings learned_settings(const config::Config& c) {
+  return learned::is_learned_kind(c.classifier.kind) ? c.classifier.learned
+                                                     : learned::LearnedSettings{};
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ struct LearnedCommands::Options {
   std::string groups;
   unsigned test_percent = 20;
   std::size_t latency_samples = 200;
-  classify::HeadTrainingOptions head;
+  learned::HeadTrainingOptions head;
 };
 
 LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Options>()) {
@@ -171,12 +171,12 @@ int LearnedCommands::run() {
   auto& o = *options_;
   try {
     if (o.convert->parsed()) {
-      classify::convert_use_lite(o.package_dir, o.out_dir);
+      learned::convert_use_lite(o.package_dir, o.out_dir);
       fmt::print(stderr, "mcpclass: wrote {0}/encoder.pt and {0}/tokenizer.model\n", o.out_dir);
       return kOk;
     }
     if (o.inspect->parsed()) {
-      fmt::print("{}\n", boost::json::serialize(classify::inspect_checkpoint(o.inspect_dir)));
+      fmt::print("{}\n", boost::json::serialize(learned::inspect_checkpoint(o.inspect_dir)));
       return kOk;
     }
     const config::Config cfg = load_config(o.config_path);
@@ -186,17 +186,17 @@ int LearnedCommands::run() {
         return kUsageError;
       }
       bool rebuilt = false;
-      const auto path = classify::build_knn_index(cfg.categories, cfg.classifier.learned,
-                                                  progress_bar("indexing"), &rebuilt);
+      const auto path = learned::build_knn_index(cfg.categories, cfg.classifier.learned,
+                                                 progress_bar("indexing"), &rebuilt);
       fmt::print(stderr, "mcpclass: index {} {}\n", path, rebuilt ? "built" : "is up to date");
       return kOk;
     }
     if (o.train->parsed()) {
-      const auto all = classify::read_labelled_examples(o.data);
-      const auto rows = classify::select_split(all, parse_split(o.split), o.test_percent);
+      const auto all = learned::read_labelled_examples(o.data);
+      const auto rows = learned::select_split(all, parse_split(o.split), o.test_percent);
       const auto settings = learned_settings(cfg);
-      const auto r = classify::train_head(cfg.categories, settings, rows, o.out, o.head,
-                                          progress_bar("embedding"));
+      const auto r = learned::train_head(cfg.categories, settings, rows, o.out, o.head,
+                                         progress_bar("embedding"));
       fmt::print(
           "{{\"train_rows\":{},\"augmented_rows\":{},\"validation_rows\":{},"
           "\"validation_accuracy\":{:.4f},\"validation_ece\":{:.4f},\"temperature\":{:.3f},"
@@ -206,15 +206,15 @@ int LearnedCommands::run() {
       if (!o.export_path.empty()) {
         auto s = settings;
         s.head = o.out;
-        classify::export_sequence_classifier(s, o.export_path);
+        learned::export_sequence_classifier(s, o.export_path);
         fmt::print(stderr, "mcpclass: exported {} (+ .labels)\n", o.export_path);
       }
       return kOk;
     }
-    std::vector<classify::LabelledExample> rows;
+    std::vector<learned::LabelledExample> rows;
     for (const auto& file : o.eval_files) {
-      auto part = classify::select_split(classify::read_labelled_examples(file),
-                                         parse_split(o.eval_split), o.test_percent);
+      auto part = learned::select_split(learned::read_labelled_examples(file),
+                                        parse_split(o.eval_split), o.test_percent);
       rows.insert(rows.end(), std::make_move_iterator(part.begin()),
                   std::make_move_iterator(part.end()));
     }

@@ -106,7 +106,7 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int run_learned_eval(const config::Config& config,
-                     const std::vector<classify::LabelledExample>& rows, const EvalOptions& options,
+                     const std::vector<learned::LabelledExample>& rows, const EvalOptions& options,
                      const LearnedEvalProgress& progress) {
   if (rows.empty()) {
     fmt::print(stderr, "mcpclass: no rows to evaluate\n");

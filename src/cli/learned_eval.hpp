@@ -21,7 +21,7 @@ struct EvalOptions {
 /// Prints accuracy, per-category precision/recall, the confusion matrix, ECE (15 bins), grouped
 /// accuracy and latency percentiles, then one JSON summary line. Returns an ExitCode.
 int run_learned_eval(const config::Config& config,
-                     const std::vector<classify::LabelledExample>& rows, const EvalOptions& options,
+                     const std::vector<learned::LabelledExample>& rows, const EvalOptions& options,
                      const LearnedEvalProgress& progress);
 
 }  // namespace mcpclass::cli

@@ -73,10 +73,10 @@ void add_auth_options(boost::json::object& http, const ServeOptions& options) {
 std::vector<std::string> watched_files(const std::string& config_path,
                                        const config::Config& config) {
   std::vector<std::string> files{config_path};
-  if (classify::is_learned_kind(config.classifier.kind)) {
+  if (learned::is_learned_kind(config.classifier.kind)) {
     const auto& l = config.classifier.learned;
     for (const auto* path : {&l.encoder, &l.tokenizer, &l.examples, &l.head, &l.model, &l.labels})
-      if (!path->empty()) files.push_back(classify::resolve_model_path(*path));
+      if (!path->empty()) files.push_back(learned::resolve_model_path(*path));
   }
   return files;
 }

@@ -12,9 +12,9 @@ std::unique_ptr<classify::Classifier> make_classifier(const Config& config) {
                                                       config.routing, "classifier");
   if (config.classifier.kind == "remote" || config.classifier.kind == "composite")
     return detail::make_remote_classifier(config, config.classifier.remote);
-  if (classify::is_learned_kind(config.classifier.kind))
-    return classify::make_learned_classifier(config.classifier.kind, config.categories,
-                                             config.classifier.learned, config.routing);
+  if (learned::is_learned_kind(config.classifier.kind))
+    return learned::make_learned_classifier(config.classifier.kind, config.categories,
+                                            config.classifier.learned, config.routing);
   throw ConfigError(
       "classifier.kind",
       "unsupported classifier kind '" + config.classifier.kind +

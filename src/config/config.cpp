@@ -68,8 +68,8 @@ ClassifierSettings parse_classifier(const json::value& v) {
   rest.erase("kind");
   c.remote = detail::take_remote_sections(rest);
   detail::check_remote_sections(c.kind, c.remote);
-  if (classify::is_learned_kind(c.kind))
-    c.learned = classify::LearnedSettings::from_json(rest, c.kind, "classifier");
+  if (learned::is_learned_kind(c.kind))
+    c.learned = learned::LearnedSettings::from_json(rest, c.kind, "classifier");
   else
     c.rules = classify::RuleSet::from_json(rest, "classifier");
   return c;
@@ -109,7 +109,7 @@ Config config_from_json(const json::value& document) {
   // A checkpoint names its own labels: without a categories list, they are the categories.
   if (categories == nullptr && classifier_settings.kind == "transformer") {
     try {
-      defaults->categories = classify::checkpoint_categories(classifier_settings.learned.model);
+      defaults->categories = learned::checkpoint_categories(classifier_settings.learned.model);
     } catch (const classify::ConfigError&) {
       throw;
     } catch (const classify::ClassifyError& e) {
@@ -147,7 +147,7 @@ Config config_from_json(const json::value& document) {
 }
 
 json::object Config::to_json() const {
-  json::object classifier_json = classify::is_learned_kind(classifier.kind)
+  json::object classifier_json = learned::is_learned_kind(classifier.kind)
                                      ? classifier.learned.to_json(classifier.kind)
                                      : classifier.rules.to_json();
   json::object out{{"categories", categories.to_json()}};

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 void attention_head(const float* q, const float* k, const float* v, dnnl::memory::dim ld,
                     std::size_t n, std::size_t dh, float scale, float* scores,
@@ -21,4 +21,4 @@ void attention_head(const float* q, const float* k, const float* v, dnnl::memory
   dnnl::sgemm('N', 'N', rows, width, rows, 1.0f, scores, ld_scores, v, ld, 0.0f, out, ld_out);
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// out[n × dh] = softmax(scale · q kᵀ) v, where q, k, v are n rows of dh values `ld` apart;
 /// `scores` has room for n rows `ld_scores` ≥ n apart; `out` rows are `ld_out` apart.
@@ -14,4 +14,4 @@ void attention_head(const float* q, const float* k, const float* v, dnnl::memory
                     std::size_t n, std::size_t dh, float scale, float* scores,
                     dnnl::memory::dim ld_scores, float* out, dnnl::memory::dim ld_out);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

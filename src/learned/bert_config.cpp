@@ -7,7 +7,11 @@
 
 #include <filesystem>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace json = boost::json;
 
@@ -131,4 +135,4 @@ BertConfig read_bert_config(const std::string& dir) {
   return b;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

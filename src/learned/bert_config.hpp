@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 enum class BertFamily { bert, roberta };
 enum class HiddenActivation { gelu, gelu_tanh, relu };
@@ -35,4 +35,4 @@ struct BertConfig {
 /// hidden_act, position_embedding_type or problem_type.
 BertConfig read_bert_config(const std::string& dir);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

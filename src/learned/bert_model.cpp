@@ -10,7 +10,11 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -242,4 +246,4 @@ std::vector<float> BertSequenceModel::logits(std::span<const BertInput> inputs,
   return out;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// One text's tokens: ids and token types (empty = all type 0).
 struct BertInput {
@@ -77,4 +77,4 @@ class BertSequenceModel {
   Dense head_;    ///< classifier (BERT) or classifier.out_proj (RoBERTa).
 };
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

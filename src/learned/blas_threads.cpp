@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -31,4 +31,4 @@ int blas_threads() {
   return get == nullptr ? -1 : get();
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

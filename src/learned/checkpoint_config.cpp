@@ -9,7 +9,11 @@
 #include <fstream>
 #include <set>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace json = boost::json;
 
@@ -76,4 +80,4 @@ std::vector<std::string> checkpoint_labels(const json::object& config, const std
   return out;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// `dir/config.json` as a JSON object (at most 4 MiB). Throws ClassifyError naming the file.
 boost::json::object read_checkpoint_config(const std::string& dir);
@@ -19,4 +19,4 @@ boost::json::object read_checkpoint_config(const std::string& dir);
 std::vector<std::string> checkpoint_labels(const boost::json::object& config,
                                            const std::string& file);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

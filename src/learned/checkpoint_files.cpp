@@ -9,7 +9,11 @@
 #include <fstream>
 #include <set>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -91,4 +95,4 @@ CheckpointTensors read_checkpoint_tensors(const std::string& dir) {
   return out;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 struct CheckpointTensors {
   SafeTensors tensors;
@@ -29,4 +29,4 @@ struct CheckpointTensors {
 /// that names a shard outside `dir`, or a tensor a shard lacks.
 CheckpointTensors read_checkpoint_tensors(const std::string& dir);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

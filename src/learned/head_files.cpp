@@ -12,7 +12,11 @@
 #include <fstream>
 #include <iterator>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -159,4 +163,4 @@ void save_head(const HeadModel& head, const std::string& path, const json::objec
   write_file_atomically(path + ".json", json::serialize(manifest));
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -81,4 +81,4 @@ std::vector<double> HeadModel::probabilities(std::span<const float> x,
   return p;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 struct DenseLayer {
   std::size_t in = 0;
@@ -68,4 +68,4 @@ HeadModel load_head(const std::string& path);
 /// ClassifyError.
 void save_head(const HeadModel& head, const std::string& path, const boost::json::object& report);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

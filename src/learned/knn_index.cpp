@@ -13,7 +13,9 @@
 #include <shared_mutex>
 #include <sstream>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::ClassifyError;
 
 namespace {
 
@@ -220,4 +222,4 @@ std::unique_ptr<KnnIndex> KnnIndex::load(const std::string& path, std::size_t di
   }
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

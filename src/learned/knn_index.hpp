@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 namespace json = boost::json;
 
@@ -57,4 +57,4 @@ class KnnIndex {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

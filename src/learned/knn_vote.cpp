@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 std::vector<double> knn_vote(std::span<const Neighbour> neighbours, std::size_t num_categories,
                              double temperature, double prior) {
@@ -31,4 +31,4 @@ std::vector<double> knn_vote(std::span<const Neighbour> neighbours, std::size_t 
   return p;
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

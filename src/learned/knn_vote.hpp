@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 struct Neighbour {
   std::size_t category = 0;  ///< Class index.
@@ -25,4 +25,4 @@ struct Neighbour {
 std::vector<double> knn_vote(std::span<const Neighbour> neighbours, std::size_t num_categories,
                              double temperature, double prior = 0.01);
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -5,7 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::CategorySet;
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 std::vector<std::size_t> output_to_category(const CategorySet& categories,
                                             const std::vector<std::string>& labels,
@@ -38,4 +43,4 @@ std::vector<double> scores_from_logits(std::span<const float> logits,
   return out;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// Category index of each output label. Throws ClassifyError, prefixed with `what`, when the
 /// counts differ or a label names no configured category (naming it).
-std::vector<std::size_t> output_to_category(const CategorySet& categories,
+std::vector<std::size_t> output_to_category(const classify::CategorySet& categories,
                                             const std::vector<std::string>& labels,
                                             const std::string& what);
 
@@ -24,4 +24,4 @@ std::vector<double> reorder(const std::vector<double>& p, const std::vector<std:
 std::vector<double> scores_from_logits(std::span<const float> logits,
                                        const std::vector<std::size_t>& map);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -16,7 +16,17 @@
 #include <fstream>
 #include <mutex>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::BatchingClassifier;
+using classify::CategorySet;
+using classify::Classification;
+using classify::Classifier;
+using classify::ClassifyError;
+using classify::ClassifyOptions;
+using classify::ConfigError;
+using classify::make_classification;
+using classify::RoutingPolicy;
 
 namespace {
 
@@ -321,4 +331,4 @@ void add_knn_examples(Classifier& classifier, const std::vector<LabelledExample>
   knn->add(examples, progress);
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

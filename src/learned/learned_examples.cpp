@@ -10,7 +10,9 @@
 #include <optional>
 #include <sstream>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::ClassifyError;
 
 namespace {
 
@@ -143,4 +145,4 @@ std::vector<LabelledExample> select_split(const std::vector<LabelledExample>& ex
   return out;
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

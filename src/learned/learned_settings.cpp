@@ -12,7 +12,11 @@
 #include <fstream>
 #include <random>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::Category;
+using classify::CategorySet;
+using classify::ClassifyError;
 
 namespace {
 
@@ -121,7 +125,7 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     if (s.model.empty()) util::strict::fail(r.path_of("model"), "is required for transformer");
     if (s.precision == EncoderPrecision::bf16)
       util::strict::fail(r.path_of("precision"),
-                   "kind transformer computes in float32 only so far (auto or f32)");
+                         "kind transformer computes in float32 only so far (auto or f32)");
   } else {
     util::strict::fail(util::strict::member_path(path, "kind"), "unknown learned classifier kind");
   }
@@ -228,4 +232,4 @@ void write_file_atomically(const std::string& path, std::string_view data) {
   }
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

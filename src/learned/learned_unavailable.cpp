@@ -7,7 +7,12 @@
 
 #include "mcpclass/classify/errors.hpp"
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::CategorySet;
+using classify::Classifier;
+using classify::ConfigError;
+using classify::RoutingPolicy;
 
 namespace {
 
@@ -62,6 +67,6 @@ void convert_use_lite(const std::string&, const std::string&) {
   unavailable("converting USE-lite");
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned
 
 #endif

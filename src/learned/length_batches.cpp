@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 std::vector<float> encode_by_length(const std::vector<std::vector<std::int32_t>>& ids,
                                     std::size_t dimension, std::size_t batch_size,
@@ -42,4 +42,4 @@ std::vector<float> encode_by_length(const std::vector<std::vector<std::int32_t>>
   return out;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 using TokenRows = std::span<const std::vector<std::int32_t>* const>;
 
@@ -26,4 +26,4 @@ std::vector<float> encode_by_length(const std::vector<std::vector<std::int32_t>>
                                     const std::function<std::vector<float>(TokenRows)>& forward,
                                     const EncodeProgress& progress);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -10,7 +10,11 @@
 #include <cstring>
 #include <fstream>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace json = boost::json;
 
@@ -194,4 +198,4 @@ std::string write_safetensors(const std::string& path, const SafeTensors& file) 
   return text_checksum(out);
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// One tensor, always as float32 values (row-major).
 struct SafeTensor {
@@ -38,4 +38,4 @@ SafeTensors read_safetensors(const std::string& path);
 /// the bytes written (text_checksum, equal to file_checksum of the file). Throws ClassifyError.
 std::string write_safetensors(const std::string& path, const SafeTensors& file);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

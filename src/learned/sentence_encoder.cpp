@@ -5,7 +5,7 @@
 #include "learned/use_lite_native_encoder.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 namespace detail {
 
@@ -22,4 +22,4 @@ std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOption
   return detail::load_text_model(options, true, "sentence encoder");
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -105,4 +105,4 @@ std::vector<PieceEntry> pieces_from_tfjs_vocab(std::string_view vocab_json) {
   return pieces;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

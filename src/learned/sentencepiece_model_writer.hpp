@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// sentencepiece's SentencePiece.Type values.
 enum class PieceType { normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5 };
@@ -29,4 +29,4 @@ std::string write_unigram_model(const std::vector<PieceEntry>& pieces,
 /// Throws std::runtime_error on a malformed vocabulary.
 std::vector<PieceEntry> pieces_from_tfjs_vocab(std::string_view vocab_json);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

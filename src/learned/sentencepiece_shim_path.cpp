@@ -28,7 +28,11 @@
 #define MCPCLASS_MODULE_INSTALL_DIR ""
 #endif
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace fs = std::filesystem;
 
@@ -124,4 +128,4 @@ void* open_module(const ModuleSearch& search, int flags) {
                       search.override_variable + " to its path)" + tried);
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

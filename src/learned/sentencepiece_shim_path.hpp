@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// The modules, installed together in `<libdir>/mcpclass/`.
 enum class RuntimeModule { sentencepiece_shim, torch_plugin };
@@ -57,4 +57,4 @@ ModuleSearch current_module_search(RuntimeModule module);
 /// tried with the loader's reason.
 void* open_module(const ModuleSearch& search, int flags);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

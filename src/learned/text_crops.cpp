@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -39,4 +39,4 @@ std::vector<std::string> text_crops(const std::string& text, std::mt19937_64& rn
   return out;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// The text's last sentence (when it has at least 3 words and is not the whole text) and, for
 /// texts over 12 words, one random window of 4–12 consecutive words drawn from `rng`.
 std::vector<std::string> text_crops(const std::string& text, std::mt19937_64& rng);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -13,7 +13,9 @@
 #include <fstream>
 #include <sstream>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::ClassifyError;
 
 namespace {
 
@@ -124,4 +126,4 @@ std::string SentencePieceTokenizer::model_from_tfjs_vocab(const std::string& voc
   }
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 /// Immutable after construction; encode() may be called concurrently from any thread. Owns the
 /// shim's dlopen handle (closed when the last tokenizer using it is destroyed).
@@ -35,4 +35,4 @@ class SentencePieceTokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

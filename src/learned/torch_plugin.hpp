@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 struct TorchPlugin {
   /// kTorchPluginVersion of the module; the library refuses any other.
@@ -27,7 +27,8 @@ struct TorchPlugin {
                                                             std::string_view what) = nullptr;
   /// learned_classifier.hpp's train_head, export_sequence_classifier; embedding_encoder.hpp's
   /// convert_use_lite.
-  HeadTrainingReport (*train_head)(const CategorySet& categories, const LearnedSettings& settings,
+  HeadTrainingReport (*train_head)(const classify::CategorySet& categories,
+                                   const LearnedSettings& settings,
                                    const std::vector<LabelledExample>& examples,
                                    const std::string& head_path, const HeadTrainingOptions& options,
                                    const LearnedProgress& progress) = nullptr;
@@ -53,7 +54,7 @@ const TorchPlugin& torch_plugin();
 /// Loads the plugin found by `search` without caching it (tests). Throws like torch_plugin().
 const TorchPlugin& load_torch_plugin(const ModuleSearch& search);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail
 
 /// The module's entry point.
-extern "C" const mcpclass::classify::detail::TorchPlugin* mcpclass_torch_plugin_v1();
+extern "C" const mcpclass::learned::detail::TorchPlugin* mcpclass_torch_plugin_v1();

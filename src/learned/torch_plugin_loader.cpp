@@ -7,7 +7,11 @@
 
 #include <mutex>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 const TorchPlugin& load_torch_plugin(const ModuleSearch& search) {
   // RTLD_LOCAL keeps libtorch's ~290 libraries out of the global scope; RTLD_NODELETE because
@@ -37,4 +41,4 @@ const TorchPlugin& torch_plugin() {
   return *loaded;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -5,7 +5,9 @@
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::CategorySet;
 
 HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettings& settings,
                               const std::vector<LabelledExample>& examples,
@@ -23,4 +25,4 @@ void convert_use_lite(const std::string& package_dist_dir, const std::string& ou
   detail::torch_plugin().convert_use_lite(package_dist_dir, out_dir);
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

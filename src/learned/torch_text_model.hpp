@@ -8,10 +8,10 @@
 #include <memory>
 #include <string_view>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// `normalize`: L2-normalise each output row. `what` names the model in error messages.
 std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& options,
                                                        bool normalize, std::string_view what);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -10,7 +10,17 @@
 #include <filesystem>
 #include <fstream>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::CategorySet;
+using classify::Classification;
+using classify::Classifier;
+using classify::ClassifyError;
+using classify::ClassifyOptions;
+using classify::make_classification;
+using classify::RoutingPolicy;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -109,9 +119,9 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
   return std::make_unique<TransformerClassifier>(categories, settings, policy);
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 json::object inspect_checkpoint(const std::string& dir) {
   const detail::BertSequenceModel model(dir);
@@ -145,4 +155,4 @@ json::object inspect_checkpoint(const std::string& dir) {
   };
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

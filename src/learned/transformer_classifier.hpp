@@ -10,13 +10,13 @@
 
 #include <memory>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// Loads settings.model; each id2label label must name a configured category. Throws
 /// ClassifyError naming the file for a bad checkpoint or tokenizer, or the unmatched label.
 /// Thread-safety: the returned classifier is immutable and may be used concurrently.
-std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categories,
-                                                        const LearnedSettings& settings,
-                                                        const RoutingPolicy& policy);
+std::unique_ptr<classify::Classifier> make_transformer_classifier(
+    const classify::CategorySet& categories, const LearnedSettings& settings,
+    const classify::RoutingPolicy& policy);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -20,7 +20,11 @@
 #include <memory>
 #include <mutex>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -506,4 +510,4 @@ std::shared_ptr<const SentenceEncoder> load_native_use_lite(const EncoderOptions
   }
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

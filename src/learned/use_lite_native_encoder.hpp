@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// True when `path` holds native encoder weights (a safetensors file), not a TorchScript module.
 bool is_native_encoder_file(const std::string& path);
@@ -20,4 +20,4 @@ bool is_native_encoder_file(const std::string& path);
 /// Thread-safety: the returned encoder's const members may be called concurrently.
 std::shared_ptr<const SentenceEncoder> load_native_use_lite(const EncoderOptions& options);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

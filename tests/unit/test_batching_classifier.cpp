@@ -122,8 +122,8 @@ TEST_CASE("batching: the batch's failure reaches every caller in it") {
 
 TEST_CASE("batching: trained_head settings read, round-trip and reject bad values") {
   const auto parse = [](const char* text) {
-    return classify::LearnedSettings::from_json(boost::json::parse(text).as_object(),
-                                                "trained_head");
+    return learned::LearnedSettings::from_json(boost::json::parse(text).as_object(),
+                                               "trained_head");
   };
   const auto s = parse(R"({"head":"h.safetensors","batching":{"max_batch":16,"max_wait_us":300}})");
   CHECK(s.batching.max_batch == 16);
@@ -137,7 +137,7 @@ TEST_CASE("batching: trained_head settings read, round-trip and reject bad value
   CHECK_THROWS_WITH_AS(parse(R"({"head":"h","batching":{"window":5}})"),
                        doctest::Contains("window"), classify::ConfigError);
   CHECK_THROWS_AS(
-      classify::LearnedSettings::from_json(
+      learned::LearnedSettings::from_json(
           boost::json::parse(R"({"examples":"e.csv","batching":{"max_batch":4}})").as_object(),
           "embedding_knn"),
       classify::ConfigError);

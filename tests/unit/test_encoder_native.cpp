@@ -12,7 +12,8 @@
 
 #include <cmath>
 
-using namespace mcpclass::classify;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
 
 namespace {
 

@@ -14,7 +14,10 @@
 
 #include <filesystem>
 
-using namespace mcpclass::classify;
+using namespace mcpclass::learned;
+using mcpclass::classify::check_classification;
+using mcpclass::classify::router_validation_errors;
+using mcpclass::classify::to_wire;
 namespace config = mcpclass::config;
 
 namespace {

@@ -10,7 +10,12 @@
 #include "mcpclass/config/config.hpp"
 #include "test_learned_support.hpp"
 
-using namespace mcpclass::classify;
+using namespace mcpclass::learned;
+using mcpclass::classify::check_classification;
+using mcpclass::classify::Classifier;
+using mcpclass::classify::ClassifyError;
+using mcpclass::classify::router_validation_errors;
+using mcpclass::classify::to_wire;
 namespace config = mcpclass::config;
 
 namespace {

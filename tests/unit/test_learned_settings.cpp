@@ -16,7 +16,9 @@
 #include <numeric>
 #include <sstream>
 
-using namespace mcpclass::classify;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
+using mcpclass::classify::ConfigError;
 namespace config = mcpclass::config;
 
 namespace {

@@ -18,7 +18,7 @@ namespace learned_test {
 /// The cache folder holding encoder.pt, tokenizer.model and reference.json. Runs the fetch script
 /// (flock-serialised, instant when cached); a failure fails the calling test with the reason.
 inline std::string model_dir() {
-  const std::string dir = mcpclass::classify::learned_cache_dir() + "/use-lite";
+  const std::string dir = mcpclass::learned::learned_cache_dir() + "/use-lite";
   static const bool ready = [] {
     const std::string cmd = "'" MCPCLASS_SOURCE_DIR
                             "/models/fetch-use-lite.sh' '" MCPCLASS_BINARY_DIR "/mcpclass' 1>&2";

@@ -10,8 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
-using namespace mcpclass::classify;
-using namespace mcpclass::classify::detail;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
+using namespace mcpclass::learned::detail;
 
 namespace {
 

@@ -17,8 +17,9 @@
 #include <filesystem>
 #include <fstream>
 
-using namespace mcpclass::classify;
+using namespace mcpclass::learned;
 using detail::ModuleSearch;
+using mcpclass::classify::ClassifyError;
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include <sstream>
 
-using mcpclass::classify::detail::text_crops;
+using mcpclass::learned::detail::text_crops;
 
 namespace {
 

@@ -20,7 +20,8 @@
 #include <cmath>
 #endif
 
-using namespace mcpclass::classify;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
 
 namespace {
 

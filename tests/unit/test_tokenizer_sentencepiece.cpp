@@ -7,7 +7,8 @@
 #include "mcpclass/classify/errors.hpp"
 #include "test_learned_support.hpp"
 
-using namespace mcpclass::classify;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
 
 TEST_CASE("tokenizer: USE-lite ids equal the TF.js tokenizer's") {
   const SentencePieceTokenizer tok(learned_test::model_dir() + "/tokenizer.model");

@@ -16,8 +16,9 @@
 #include <filesystem>
 #include <limits>
 
-using namespace mcpclass::classify;
-using namespace mcpclass::classify::detail;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
+using namespace mcpclass::learned::detail;
 namespace json = boost::json;
 namespace tt = transformer_test;
 

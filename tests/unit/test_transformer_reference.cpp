@@ -18,8 +18,9 @@
 #include <filesystem>
 
 using namespace mcpclass;
-using namespace mcpclass::classify;
-using namespace mcpclass::classify::detail;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
+using namespace mcpclass::learned::detail;
 namespace json = boost::json;
 
 namespace {

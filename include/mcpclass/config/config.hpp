@@ -56,8 +56,8 @@ struct ClassifierSettings {
   /// "torchscript" (these need the libtorch component; see
   /// mcpclass/learned/learned_classifier.hpp).
   std::string kind = "rules";
-  classify::RuleSet rules;            ///< Used when kind is "rules".
-  classify::LearnedSettings learned;  ///< Used by the learned kinds.
+  classify::RuleSet rules;           ///< Used when kind is "rules".
+  learned::LearnedSettings learned;  ///< Used by the learned kinds.
   /// `remote` and `composite` sections for kinds "remote" and "composite" (a composite also
   /// uses `rules` for its local side). See mcpclass/remote/remote_classifier.hpp.
   json::object remote;

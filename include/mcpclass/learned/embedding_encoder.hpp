@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 /// How a native encoder multiplies: `automatic` = bfloat16 where the CPU has fast bf16 kernels
 /// (AVX-512 BF16), float32 elsewhere. TorchScript encoders ignore it (their file decides).
@@ -68,4 +68,4 @@ std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOption
 /// above) and `out_dir/tokenizer.model`. Throws ClassifyError.
 void convert_use_lite(const std::string& package_dist_dir, const std::string& out_dir);
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 /// True when the library was built with the learned component (MCPCLASS_WITH_LEARNED).
 bool learned_available() noexcept;
@@ -26,10 +26,9 @@ bool learned_available() noexcept;
 /// component is not built) or ClassifyError (missing/corrupt model, example or index files).
 /// embedding_knn loads its persisted index, rebuilding it when missing or stale. Every returned
 /// classifier is immutable apart from EmbeddingKnn hot additions, and thread-safe.
-std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
-                                                    const CategorySet& categories,
-                                                    const LearnedSettings& settings,
-                                                    const RoutingPolicy& policy);
+std::unique_ptr<classify::Classifier> make_learned_classifier(
+    std::string_view kind, const classify::CategorySet& categories, const LearnedSettings& settings,
+    const classify::RoutingPolicy& policy);
 
 /// What `kind: transformer` would run for the checkpoint directory `dir` (`mcpclass model
 /// inspect`): architecture, sizes, parameters, labels, the tokenizer's model type and the
@@ -43,15 +42,17 @@ using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
 
 /// Builds (or reuses, when fresh) the embedding_knn index for `settings` and returns its path.
 /// `rebuilt` tells whether it had to be built. Throws like make_learned_classifier.
-std::string build_knn_index(const CategorySet& categories, const LearnedSettings& settings,
-                            const LearnedProgress& progress = {}, bool* rebuilt = nullptr);
+std::string build_knn_index(const classify::CategorySet& categories,
+                            const LearnedSettings& settings, const LearnedProgress& progress = {},
+                            bool* rebuilt = nullptr);
 
 /// Adds examples to a live embedding_knn classifier (hot) and persists them before returning:
 /// appended to `<index>.added.jsonl` (replayed whenever the index is rebuilt, e.g. for a new
 /// model or examples file) and the index saved; both writes are atomic. Each call rewrites the
 /// index, so add many examples in one call. Throws ClassifyError when `classifier` is not an
 /// embedding_knn classifier, a category is unknown, or a file cannot be written.
-void add_knn_examples(Classifier& classifier, const std::vector<LabelledExample>& examples,
+void add_knn_examples(classify::Classifier& classifier,
+                      const std::vector<LabelledExample>& examples,
                       const LearnedProgress& progress = {});
 
 struct HeadTrainingOptions {
@@ -90,7 +91,8 @@ struct HeadTrainingReport {
 /// split), calibrates a temperature on a hashed validation part, and writes `head_path` (a
 /// TorchScript module) plus `head_path + ".json"` (categories, encoder checksum, temperature,
 /// report). Embeddings are cached under learned_cache_dir(). Throws ClassifyError.
-HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettings& settings,
+HeadTrainingReport train_head(const classify::CategorySet& categories,
+                              const LearnedSettings& settings,
                               const std::vector<LabelledExample>& examples,
                               const std::string& head_path, const HeadTrainingOptions& options,
                               const LearnedProgress& progress = {});
@@ -99,4 +101,4 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
 /// (usable with kind torchscript) and its label file `path + ".labels"`. Throws ClassifyError.
 void export_sequence_classifier(const LearnedSettings& settings, const std::string& path);
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 struct LabelledExample {
   std::string text;
@@ -38,4 +38,4 @@ bool in_split(const LabelledExample& example, SplitPart part, unsigned test_perc
 std::vector<LabelledExample> select_split(const std::vector<LabelledExample>& examples,
                                           SplitPart part, unsigned test_percent = 20);
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

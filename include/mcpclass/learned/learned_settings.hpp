@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 namespace json = boost::json;
 
@@ -53,7 +53,7 @@ struct LearnedSettings {
   EncoderPrecision precision = EncoderPrecision::automatic;
   /// trained_head: `batching {max_batch, max_wait_us}` gathers concurrent calls into one forward
   /// pass (batching_classifier.hpp); absent or max_batch 1 = off.
-  BatchingOptions batching;
+  classify::BatchingOptions batching;
 
   /// Strict: unknown keys and bad values throw ConfigError naming `path.key`; checks that the
   /// file required by `kind` is set.
@@ -69,7 +69,7 @@ bool is_learned_kind(std::string_view kind);
 /// The categories of kind transformer when the configuration lists none: one per label of
 /// `model_dir`'s config.json id2label, in class-id order (the label is also the description).
 /// Throws ClassifyError naming the file for a missing or malformed config.
-CategorySet checkpoint_categories(std::string_view model_dir);
+classify::CategorySet checkpoint_categories(std::string_view model_dir);
 
 /// `$MCPCLASS_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpclass`, else `$HOME/.cache/mcpclass`.
 std::string learned_cache_dir();
@@ -91,4 +91,4 @@ std::string temporary_path(const std::string& path);
 /// old or the new file, never a torn one. Throws ClassifyError.
 void write_file_atomically(const std::string& path, std::string_view data);
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

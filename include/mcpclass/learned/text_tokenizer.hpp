@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
 
 /// One encoded text. `offsets` are byte ranges of the caller's UTF-8 text ((0,0) for added
 /// special tokens); `tokens`/`offsets` are empty for tokenizers that give ids only.
@@ -55,4 +55,4 @@ class TextTokenizer {
 std::unique_ptr<TextTokenizer> open_text_tokenizer(const std::string& path,
                                                    const TokenizerOptions& options = {});
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -128,4 +128,4 @@ std::vector<Piece> AddedVocabulary::split_one(NormalizedText&& t, const Matcher&
   return out;
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 class Normalizer;
 
@@ -46,4 +46,4 @@ class AddedVocabulary {
   Matcher normalized_;
 };
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

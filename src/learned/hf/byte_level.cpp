@@ -2,7 +2,7 @@
 
 #include "learned/hf/unicode.hpp"
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 const std::array<std::string, 256>& byte_level_chars() {
   static const std::array<std::string, 256> table = [] {
@@ -17,4 +17,4 @@ const std::array<std::string, 256>& byte_level_chars() {
   return table;
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

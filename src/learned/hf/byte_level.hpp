@@ -4,11 +4,11 @@
 #include <array>
 #include <string>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// The UTF-8 spelling of the character each byte maps to.
 const std::array<std::string, 256>& byte_level_chars();
 /// What the space byte maps to ("Ġ", U+0120).
 constexpr char32_t kByteLevelSpace = 0x120;
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -2,7 +2,11 @@
 
 #include "mcpclass/classify/errors.hpp"
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 const boost::json::object& as_object(const boost::json::value& v, const std::string& what) {
   if (!v.is_object()) throw ClassifyError(what + " is not a JSON object");
@@ -62,4 +66,4 @@ std::pair<std::string, bool> pattern_field(const boost::json::object& o, const s
   return {string_field(p, "String", what), false};
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

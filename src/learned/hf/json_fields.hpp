@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 const boost::json::object& as_object(const boost::json::value& v, const std::string& what);
 std::string string_field(const boost::json::object& o, const char* key, const std::string& what);
@@ -21,4 +21,4 @@ const boost::json::array& array_field(const boost::json::object& o, const char* 
 /// The "pattern" of Replace and Split: {"String": s} or {"Regex": r}; second is true for a regex.
 std::pair<std::string, bool> pattern_field(const boost::json::object& o, const std::string& what);
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

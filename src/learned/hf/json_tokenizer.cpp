@@ -6,7 +6,11 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -120,4 +124,4 @@ TokenizedText JsonTokenizer::encode(std::string_view text, bool add_special_toke
   return e;
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

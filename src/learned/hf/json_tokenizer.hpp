@@ -12,7 +12,7 @@
 
 #include <boost/json/fwd.hpp>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// Immutable after construction; encode() may be called concurrently.
 class JsonTokenizer final : public TextTokenizer {
@@ -35,4 +35,4 @@ class JsonTokenizer final : public TextTokenizer {
   std::size_t vocab_size_ = 0;
 };
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -12,7 +12,11 @@
 #include <queue>
 #include <shared_mutex>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -254,4 +258,4 @@ std::unique_ptr<Model> make_bpe(const boost::json::object& o) {
       bool_field_or(o, "byte_fallback", false), bool_field_or(o, "ignore_merges", false));
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -10,7 +10,11 @@
 #include <cstdio>
 #include <limits>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -160,4 +164,4 @@ std::unique_ptr<Model> make_unigram(const boost::json::object& o) {
                                    bool_field_or(o, "byte_fallback", false));
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -5,7 +5,11 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -32,4 +36,4 @@ std::unique_ptr<Model> make_wordlevel(const boost::json::object& o) {
                                      string_field_or(o, "unk_token", "<unk>"));
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -6,7 +6,11 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -76,4 +80,4 @@ std::unique_ptr<Model> make_wordpiece(const boost::json::object& o) {
       static_cast<std::size_t>(int_field_or(o, "max_input_chars_per_word", 100)));
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

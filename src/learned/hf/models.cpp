@@ -5,7 +5,11 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 Vocab read_vocab(const boost::json::object& o, const std::string& what) {
   const auto* v = o.if_contains("vocab");
@@ -66,4 +70,4 @@ std::unique_ptr<Model> make_model(const boost::json::value& block) {
   throw ClassifyError("unsupported model type '" + type + "'");
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 struct StringHash {
   using is_transparent = void;
@@ -61,4 +61,4 @@ Vocab read_vocab(const boost::json::object& o, const std::string& what);
 /// id → token for a vocabulary.
 std::vector<std::string> reverse_vocab(const Vocab& vocab);
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

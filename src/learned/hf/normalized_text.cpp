@@ -2,7 +2,7 @@
 
 #include "learned/hf/unicode.hpp"
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 NormalizedText::NormalizedText(std::string_view text, std::size_t base) : text_(text), base_(base) {
   align_.resize(text.size());
@@ -128,4 +128,4 @@ void NormalizedText::replace(const std::vector<std::pair<std::size_t, std::size_
   align_ = std::move(align);
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 struct Span {
   std::uint32_t start = 0;
@@ -94,4 +94,4 @@ class NormalizedText {
   std::size_t base_ = 0;
 };
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -12,7 +12,11 @@
 
 #include <optional>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -243,4 +247,4 @@ std::unique_ptr<Normalizer> make_normalizer(const boost::json::value& block) {
   throw ClassifyError("unsupported normalizer type '" + type + "'");
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

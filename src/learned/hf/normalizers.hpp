@@ -8,7 +8,7 @@
 
 #include <memory>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// Immutable after construction; normalize() may be called concurrently.
 class Normalizer {
@@ -25,4 +25,4 @@ enum class UnicodeForm { nfc, nfd, nfkc, nfkd };
 /// Unicode normalization with the reference's alignment bookkeeping.
 void unicode_normalize(NormalizedText& text, UnicodeForm form);
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -14,7 +14,9 @@
 #include <fstream>
 #include <sstream>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::ClassifyError;
 
 namespace {
 
@@ -169,4 +171,4 @@ std::unique_ptr<TextTokenizer> open_text_tokenizer(const std::string& path,
 #endif
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -5,7 +5,11 @@
 
 #include <algorithm>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 SplitBehavior split_behavior(const std::string& name) {
   if (name == "Removed") return SplitBehavior::removed;
@@ -82,4 +86,4 @@ std::vector<NormalizedText> split_text(const NormalizedText& text,
   return out;
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 class Regex;
 
@@ -78,4 +78,4 @@ void split_pieces(std::vector<Piece>& pieces, F f) {
   pieces = std::move(out);
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

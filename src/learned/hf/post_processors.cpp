@@ -7,7 +7,11 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -233,4 +237,4 @@ std::unique_ptr<PostProcessor> make_post_processor(const boost::json::value& blo
   throw ClassifyError("unsupported post_processor type '" + type + "'");
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string_view>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// Immutable after construction; process() may be called concurrently.
 class PostProcessor {
@@ -24,4 +24,4 @@ class PostProcessor {
 /// Null for a JSON null. Throws ClassifyError naming an unknown type or a bad field.
 std::unique_ptr<PostProcessor> make_post_processor(const boost::json::value& block);
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

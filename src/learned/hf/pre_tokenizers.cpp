@@ -8,7 +8,11 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -244,4 +248,4 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const boost::json::value& block
   throw ClassifyError("unsupported pre_tokenizer type '" + type + "'");
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

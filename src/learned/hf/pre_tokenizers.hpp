@@ -8,7 +8,7 @@
 
 #include <memory>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// Immutable after construction; pre_tokenize() may be called concurrently.
 class PreTokenizer {
@@ -20,4 +20,4 @@ class PreTokenizer {
 /// Null for a JSON null. Throws ClassifyError naming an unknown type or a bad field.
 std::unique_ptr<PreTokenizer> make_pre_tokenizer(const boost::json::value& block);
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

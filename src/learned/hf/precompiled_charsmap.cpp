@@ -7,7 +7,11 @@
 
 #include <cstring>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -171,4 +175,4 @@ void PrecompiledCharsmap::normalize(NormalizedText& text) const {
   if (modified) text.transform(out, 0);
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

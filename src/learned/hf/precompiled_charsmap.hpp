@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// Immutable after construction; normalize() may be called concurrently.
 class PrecompiledCharsmap {
@@ -29,4 +29,4 @@ class PrecompiledCharsmap {
   std::string strings_;
 };
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

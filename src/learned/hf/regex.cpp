@@ -5,7 +5,11 @@
 
 #include <pcre2.h>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -128,4 +132,4 @@ std::string Regex::escape(std::string_view s) {
   return out;
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

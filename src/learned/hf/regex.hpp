@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// Immutable after construction; find_all() may be called concurrently from any thread.
 class Regex {
@@ -29,4 +29,4 @@ class Regex {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -2,7 +2,11 @@
 
 #include "mcpclass/classify/errors.hpp"
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -55,4 +59,4 @@ void truncate(TokenizedText& e, std::size_t max_length, std::size_t stride, Trun
   e = std::move(first);
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

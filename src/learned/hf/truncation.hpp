@@ -3,7 +3,7 @@
 
 #include "mcpclass/learned/text_tokenizer.hpp"
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 enum class TruncationSide { right, left };
 
@@ -12,4 +12,4 @@ enum class TruncationSide { right, left };
 /// the previous. Throws ClassifyError when stride >= max_length.
 void truncate(TokenizedText& e, std::size_t max_length, std::size_t stride, TruncationSide side);
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

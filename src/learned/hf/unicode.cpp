@@ -4,7 +4,11 @@
 
 #include <utf8proc.h>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::hf {
 
 char32_t decode_utf8(std::string_view s, std::size_t i, std::size_t& len) {
   const auto b0 = static_cast<unsigned char>(s[i]);
@@ -157,4 +161,4 @@ int combining_class(char32_t c) {
   return utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class;
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 /// Decodes the code point at `s[i]`; sets `len` to its byte length. `s` must be valid UTF-8
 /// (checked once at the tokenizer's entry with require_utf8).
@@ -40,4 +40,4 @@ bool is_numeric(char32_t c);
 /// Unicode canonical combining class.
 int combining_class(char32_t c);
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

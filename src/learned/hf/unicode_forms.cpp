@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace mcpclass::classify::hf {
+namespace mcpclass::learned::hf {
 
 namespace {
 
@@ -109,4 +109,4 @@ void unicode_normalize(NormalizedText& text, UnicodeForm form) {
   text.transform(changes, 0);
 }
 
-}  // namespace mcpclass::classify::hf
+}  // namespace mcpclass::learned::hf

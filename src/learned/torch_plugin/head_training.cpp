@@ -19,7 +19,10 @@
 #include <fstream>
 #include <map>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::CategorySet;
+using classify::ClassifyError;
 
 namespace {
 
@@ -325,4 +328,4 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   return report;
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -4,7 +4,7 @@
 #include "learned/torch_plugin.hpp"
 #include "learned/torch_plugin/plugin_impl.hpp"
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 namespace {
 
@@ -22,9 +22,9 @@ const TorchPlugin& torch_plugin() {
   return kTable;
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail
 
-extern "C" __attribute__((visibility("default"))) const mcpclass::classify::detail::TorchPlugin*
+extern "C" __attribute__((visibility("default"))) const mcpclass::learned::detail::TorchPlugin*
 mcpclass_torch_plugin_v1() {
-  return &mcpclass::classify::detail::kTable;
+  return &mcpclass::learned::detail::kTable;
 }

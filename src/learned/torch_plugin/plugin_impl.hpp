@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// TorchPlugin::load_text_model (torch_encoder.cpp).
 std::shared_ptr<const SentenceEncoder> load_torchscript_text_model(const EncoderOptions& options,
@@ -22,4 +22,4 @@ std::shared_ptr<const SentenceEncoder> load_torchscript_text_model(const Encoder
 std::map<std::string, SafeTensor> read_torchscript_head(const std::string& path);
 void write_torchscript_head(const HeadModel& head, const std::string& path);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

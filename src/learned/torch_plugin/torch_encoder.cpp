@@ -22,7 +22,9 @@
 #include <map>
 #include <sstream>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::ClassifyError;
 
 namespace {
 
@@ -161,4 +163,4 @@ std::shared_ptr<const SentenceEncoder> load_torchscript_text_model(const Encoder
 
 }  // namespace detail
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

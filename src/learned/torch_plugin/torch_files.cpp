@@ -7,7 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -30,4 +34,4 @@ void save_module(torch::jit::Module& module, const std::string& path) {
   std::filesystem::rename(tmp, path);
 }
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

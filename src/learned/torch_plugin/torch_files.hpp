@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace mcpclass::classify::detail {
+namespace mcpclass::learned::detail {
 
 /// The whole file. Throws ClassifyError naming it.
 std::string slurp(const std::string& path);
@@ -18,4 +18,4 @@ void save_module(torch::jit::Module& module, const std::string& path);
 /// export works from either encoder format. Throws ClassifyError.
 torch::jit::Module use_lite_module(const std::string& safetensors_path);
 
-}  // namespace mcpclass::classify::detail
+}  // namespace mcpclass::learned::detail

@@ -12,7 +12,9 @@
 
 #include <map>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::ClassifyError;
 
 namespace {
 
@@ -122,4 +124,4 @@ def forward(self, ids: Tensor, mask: Tensor) -> Tensor:
   write_file_atomically(path + ".labels", labels);
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

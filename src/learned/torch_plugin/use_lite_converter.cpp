@@ -14,7 +14,9 @@
 #include <filesystem>
 #include <map>
 
-namespace mcpclass::classify {
+namespace mcpclass::learned {
+
+using classify::ClassifyError;
 
 namespace {
 
@@ -262,4 +264,4 @@ void convert_use_lite(const std::string& package_dist_dir, const std::string& ou
   detail::write_safetensors(out_dir + "/use-lite.safetensors", safetensors_of(weights));
 }
 
-}  // namespace mcpclass::classify
+}  // namespace mcpclass::learned

@@ -8,7 +8,7 @@ namespace mcpclass::auth {
 
 std::string headless_authorization(const std::string& authorization_url,
                                    std::chrono::milliseconds timeout, const std::string& ca_file) {
-  using namespace transport::detail;
+  using namespace net;
   HttpUrl url;
   try {
     url = parse_http_url(authorization_url);

@@ -16,9 +16,9 @@
 namespace mcpclass::auth {
 
 namespace json = boost::json;
-using transport::detail::excerpt;
-using transport::detail::HttpEngine;
-using transport::detail::HttpRequest;
+using net::excerpt;
+using net::HttpEngine;
+using net::HttpRequest;
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
@@ -90,9 +90,9 @@ void OAuthSession::renew_if_expired() {
 }
 
 void OAuthSession::check_secure(const std::string& step, const std::string& url) const {
-  const auto target = transport::detail::parse_http_url(url);
+  const auto target = net::parse_http_url(url);
   if (target.tls || !options_.require_https) return;
-  if (transport::detail::is_loopback_host(target.host)) return;
+  if (net::is_loopback_host(target.host)) return;
   throw AuthorizationError(step, 0, "insecure_endpoint",
                            url + " is not https (set require_https = false to allow it)");
 }
@@ -100,9 +100,9 @@ void OAuthSession::check_secure(const std::string& step, const std::string& url)
 OAuthSession::Reply OAuthSession::http(const std::string& step, const std::string& method,
                                        const std::string& url, const std::string& content_type,
                                        const std::string& body, const std::string& authorization) {
-  transport::detail::HttpUrl target;
+  net::HttpUrl target;
   try {
-    target = transport::detail::parse_http_url(url);
+    target = net::parse_http_url(url);
   } catch (const std::exception& e) {
     throw AuthorizationError(step, 0, "invalid_url", e.what());
   }
@@ -120,13 +120,13 @@ OAuthSession::Reply OAuthSession::http(const std::string& step, const std::strin
   auto error = std::make_shared<std::string>();
   auto done = std::make_shared<std::promise<void>>();
   auto finished = done->get_future();
-  transport::detail::ExchangeCallbacks cb;
-  cb.on_head = [result](const transport::detail::HttpHead& h) {
+  net::ExchangeCallbacks cb;
+  cb.on_head = [result](const net::HttpHead& h) {
     result->status = h.status;
     result->location = h.header("location");
   };
   cb.on_data = [result](std::string_view d) { result->body.append(d); };
-  cb.on_end = [error, done](const transport::detail::HttpError& e) {
+  cb.on_end = [error, done](const net::HttpError& e) {
     *error = e.message;
     done->set_value();
   };

@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 class HttpEngine;
 }
 
@@ -82,7 +82,7 @@ class OAuthSession {
 
   const OAuthOptions options_;
   const std::string server_url_;
-  std::unique_ptr<transport::detail::HttpEngine> engine_;
+  std::unique_ptr<net::HttpEngine> engine_;
 
   std::mutex flow_mutex_;  // one flow at a time; guards the discovery and client state below
   bool discovered_ = false;

@@ -21,9 +21,8 @@ TokenAnswer parse_token_answer(std::string_view body, const std::string& step) {
   std::error_code ec;
   const auto v = json::parse(body, ec);
   if (ec || !v.is_object())
-    throw AuthorizationError(
-        step, 200, "",
-        "the token answer is not JSON: " + transport::detail::excerpt(std::string(body)));
+    throw AuthorizationError(step, 200, "",
+                             "the token answer is not JSON: " + net::excerpt(std::string(body)));
   const json::object& answer = v.get_object();
   TokenAnswer out;
   out.access_token = string_or_empty(answer, "access_token");

@@ -28,7 +28,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -456,4 +456,4 @@ void HttpEngine::stop() {
   if (impl->thread.joinable()) impl->thread.join();
 }
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::net

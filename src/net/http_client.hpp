@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 
 /// A parsed http:// or https:// URL.
 struct HttpUrl {
@@ -158,4 +158,4 @@ class HttpEngine {
   std::shared_ptr<Impl> impl_;
 };
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::net

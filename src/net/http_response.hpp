@@ -26,7 +26,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 
 struct ResponseLimits {
   /// The read buffer, and all header blocks of one response together (1xx included).
@@ -147,4 +147,4 @@ boost::asio::awaitable<bool> read_response(Stream& stream, boost::beast::flat_bu
   co_return parser->is_done() && parser->keep_alive() && buffer.size() == 0;
 }
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::net

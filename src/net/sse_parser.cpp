@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 
 void SseParser::feed(std::string_view chunk, const std::function<void(SseEvent)>& on_event) {
   for (const char c : chunk) {
@@ -64,4 +64,4 @@ void SseParser::line(std::string_view l, const std::function<void(SseEvent)>& on
   }
 }
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::net

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 
 struct SseEvent {
   std::string type = "message";  ///< `event:`; "message" when absent.
@@ -48,4 +48,4 @@ class SseParser {
   std::optional<long> retry_;
 };
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::net

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 
 namespace ssl = boost::asio::ssl;
 
@@ -107,4 +107,4 @@ bool peer_certificate_refused(SSL* ssl) {
   return SSL_get_verify_result(ssl) != X509_V_OK;
 }
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::net

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::net {
 
 /// TLS 1.2 or later with the PEM certificate chain (leaf first) and the PEM private key that
 /// belongs to it. Throws std::runtime_error naming the file that is missing, unreadable or does
@@ -37,4 +37,4 @@ std::string tls_handshake_failure(SSL* ssl, const boost::system::error_code& ec,
 /// CA, another host name, expired), rather than the connection or the protocol.
 bool peer_certificate_refused(SSL* ssl);
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::net

@@ -27,7 +27,6 @@
 namespace mcpclass::route {
 
 namespace json = boost::json;
-namespace td = transport::detail;
 using transport::HttpAppRequest;
 using transport::HttpAppResponse;
 using transport::HttpHeaders;
@@ -88,8 +87,8 @@ struct Forward {
   std::mutex mutex;
   std::set<std::string> tried;
   Lane* lane = nullptr;  // holds a descriptor for the exchange running on it
-  td::HttpEngine* engine = nullptr;
-  td::HttpEngine::ExchangeId id = 0;
+  net::HttpEngine* engine = nullptr;
+  net::HttpEngine::ExchangeId id = 0;
   bool cancelled = false;
   bool sent = false;
   bool first_byte = false;
@@ -277,7 +276,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
 
   void start(const std::shared_ptr<Forward>& fwd, const std::string& name) {
     const auto& u = *fwd->generation->table->find(name);
-    td::HttpRequest req;
+    net::HttpRequest req;
     req.method = "POST";
     req.target = u.url.target;
     req.headers = {{"Content-Type", kJson},
@@ -286,13 +285,13 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     req.body = upstream_body(*fwd, u);
     req.timeout = u.settings.timeout;
 
-    td::ExchangeCallbacks cb;
+    net::ExchangeCallbacks cb;
     cb.on_sent = [fwd] {
       std::lock_guard lock(fwd->mutex);
       fwd->sent = true;
       fwd->sent_at = Clock::now();
     };
-    cb.on_head = [self = shared_from_this(), fwd, name](const td::HttpHead& head) {
+    cb.on_head = [self = shared_from_this(), fwd, name](const net::HttpHead& head) {
       {
         std::lock_guard lock(fwd->mutex);
         self->metrics.upstream(name,
@@ -326,7 +325,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       begin(*fwd);
       fwd->response->write(std::string(data));
     };
-    cb.on_end = [self = shared_from_this(), fwd, name](const td::HttpError& error) {
+    cb.on_end = [self = shared_from_this(), fwd, name](const net::HttpError& error) {
       self->ended(fwd, name, error);
     };
 
@@ -374,12 +373,12 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void ended(const std::shared_ptr<Forward>& fwd, const std::string& name,
-             const td::HttpError& error) {
+             const net::HttpError& error) {
     bool sent = false, cancelled = false;
     {
       std::lock_guard lock(fwd->mutex);
       sent = fwd->sent;
-      cancelled = fwd->cancelled || error.kind == td::HttpFailure::cancelled;
+      cancelled = fwd->cancelled || error.kind == net::HttpFailure::cancelled;
       fwd->lane->give_back(!error);
       fwd->lane = nullptr;
       fwd->engine = nullptr;
@@ -410,7 +409,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                      "server_error", "cancelled", fwd->decision_headers);
       return done(fwd);
     }
-    const bool timeout = error.kind == td::HttpFailure::timeout;
+    const bool timeout = error.kind == net::HttpFailure::timeout;
     metrics.upstream_error(name, !sent ? "connect" : timeout ? "timeout" : "broken");
     const auto& u = *fwd->generation->table->find(name);
     const auto& fallback = u.settings.fallback;

@@ -8,9 +8,7 @@
 
 namespace mcpclass::route {
 
-namespace td = transport::detail;
-
-Lane::Lane(std::unique_ptr<td::HttpEngine> engine, std::size_t keep_alive,
+Lane::Lane(std::unique_ptr<net::HttpEngine> engine, std::size_t keep_alive,
            std::shared_ptr<util::DescriptorBudget> budget)
     : engine_(std::move(engine)), keep_alive_(keep_alive), budget_(std::move(budget)) {}
 
@@ -50,10 +48,10 @@ RouteTable::RouteTable(config::RouteSettings settings,
     u.settings = s;
     u.api_key = util::resolve_env_reference(s.api_key, path + ".api_key");
     try {
-      u.url = td::parse_http_url(s.base_url + std::string(kCompletions));
+      u.url = net::parse_http_url(s.base_url + std::string(kCompletions));
       for (std::size_t i = 0; i < std::max<std::size_t>(1, settings_.upstream_threads); ++i) {
-        auto engine = std::make_unique<td::HttpEngine>(s.connect_timeout, s.ca_file, SIZE_MAX,
-                                                       settings_.keep_alive_connections);
+        auto engine = std::make_unique<net::HttpEngine>(s.connect_timeout, s.ca_file, SIZE_MAX,
+                                                        settings_.keep_alive_connections);
         if (u.url.tls) engine->prepare_tls();
         u.lanes.push_back(
             std::make_unique<Lane>(std::move(engine), settings_.keep_alive_connections, budget));

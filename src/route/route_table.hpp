@@ -25,14 +25,14 @@ namespace mcpclass::route {
 class Lane {
  public:
   /// `budget` null: nothing is counted.
-  Lane(std::unique_ptr<transport::detail::HttpEngine> engine, std::size_t keep_alive,
+  Lane(std::unique_ptr<net::HttpEngine> engine, std::size_t keep_alive,
        std::shared_ptr<util::DescriptorBudget> budget);
   /// Stops the engine (never call it on the engine's thread) and returns its descriptors.
   ~Lane();
   Lane(const Lane&) = delete;
   Lane& operator=(const Lane&) = delete;
 
-  transport::detail::HttpEngine& engine() { return *engine_; }
+  net::HttpEngine& engine() { return *engine_; }
   /// A descriptor for one exchange: a kept connection's, else a new one from the budget. False
   /// (nothing taken) when the budget is spent.
   bool take();
@@ -40,7 +40,7 @@ class Lane {
   void give_back(bool clean);
 
  private:
-  std::unique_ptr<transport::detail::HttpEngine> engine_;
+  std::unique_ptr<net::HttpEngine> engine_;
   const std::size_t keep_alive_;
   const std::shared_ptr<util::DescriptorBudget> budget_;
   std::mutex mutex_;
@@ -50,8 +50,8 @@ class Lane {
 struct Upstream {
   std::string name;
   config::RouteUpstream settings;
-  transport::detail::HttpUrl url;  // <base_url>/chat/completions
-  std::string api_key;             // "${NAME}" resolved
+  net::HttpUrl url;     // <base_url>/chat/completions
+  std::string api_key;  // "${NAME}" resolved
   std::vector<std::unique_ptr<Lane>> lanes;
 };
 

@@ -20,7 +20,7 @@ namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-using namespace mcpclass::transport::detail;
+using namespace mcpclass::net;
 
 void check(bool property) {
   if (!property) std::abort();

@@ -16,8 +16,8 @@
 
 namespace {
 
-using mcpclass::transport::detail::SseEvent;
-using mcpclass::transport::detail::SseParser;
+using mcpclass::net::SseEvent;
+using mcpclass::net::SseParser;
 
 // Small, so long lines and long multi-line data (hostile framing) reach it: the parser must
 // refuse at the same byte however the stream is chunked.

@@ -210,7 +210,7 @@ TEST_CASE("client.auth: plain http endpoints are refused off loopback before any
 }
 
 TEST_CASE("client.auth: loopback is localhost, 127.0.0.0/8 and ::1, by address, never by name") {
-  using mcpclass::transport::detail::is_loopback_host;
+  using mcpclass::net::is_loopback_host;
   for (const char* host : {"localhost", "LocalHost", "127.0.0.1", "127.255.0.9", "::1"})
     CHECK_MESSAGE(is_loopback_host(host), host);
   for (const char* host : {"127.attacker.example", "127.0.0.1.nip.io", "localhost.example", "127.1",

@@ -68,12 +68,12 @@ class OAuthServer {
 
   /// POSTs or GETs an admin path and returns the body.
   std::string admin(const std::string& method, const std::string& path) const {
-    transport::detail::HttpEngine engine(std::chrono::seconds(5), "");
-    transport::detail::HttpRequest req;
+    net::HttpEngine engine(std::chrono::seconds(5), "");
+    net::HttpRequest req;
     req.method = method;
     req.target = path;
     req.timeout = std::chrono::seconds(5);
-    auto r = engine.perform(transport::detail::parse_http_url(base() + path), std::move(req));
+    auto r = engine.perform(net::parse_http_url(base() + path), std::move(req));
     engine.stop();
     REQUIRE(!r.error);
     return r.body;

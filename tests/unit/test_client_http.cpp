@@ -38,9 +38,9 @@ std::string first_text(const json::object& result) {
 }  // namespace
 
 TEST_CASE("sse parser: priming events, multi-line data, CRLF, chunk boundaries, retry") {
-  transport::detail::SseParser p;
-  std::vector<transport::detail::SseEvent> events;
-  auto sink = [&](transport::detail::SseEvent e) { events.push_back(std::move(e)); };
+  net::SseParser p;
+  std::vector<net::SseEvent> events;
+  auto sink = [&](net::SseEvent e) { events.push_back(std::move(e)); };
   p.feed("id: event-1\nretry: 500\ndata: \n\n", sink);  // priming: no event, id + retry kept
   CHECK(events.empty());
   CHECK(p.last_event_id() == "event-1");

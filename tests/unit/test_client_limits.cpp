@@ -21,9 +21,9 @@
 
 namespace {
 
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
-using namespace mcpclass::transport::detail;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using namespace mcpclass::net;
 
 constexpr std::size_t kPeerCap = 256u << 20;  // the peer gives up here (the client never would)
 
@@ -31,7 +31,7 @@ constexpr std::size_t kPeerCap = 256u << 20;  // the peer gives up here (the cli
 class EndlessPeer {
  public:
   explicit EndlessPeer(std::string head, std::string_view filler = "x")
-      : acceptor_(ioc_, {net::ip::make_address("127.0.0.1"), 0}) {
+      : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
     port_ = acceptor_.local_endpoint().port();
     std::string block;
     while (block.size() < (1u << 20)) block += filler;
@@ -39,10 +39,10 @@ class EndlessPeer {
       tcp::socket socket(ioc_);
       acceptor_.accept(socket);
       std::string request;
-      net::read_until(socket, net::dynamic_buffer(request), "\r\n\r\n");
+      asio::read_until(socket, asio::dynamic_buffer(request), "\r\n\r\n");
       boost::system::error_code ec;
-      net::write(socket, net::buffer(head), ec);
-      while (!ec && sent_ < kPeerCap) sent_ += net::write(socket, net::buffer(block), ec);
+      asio::write(socket, asio::buffer(head), ec);
+      while (!ec && sent_ < kPeerCap) sent_ += asio::write(socket, asio::buffer(block), ec);
     });
   }
   ~EndlessPeer() { thread_.join(); }
@@ -50,7 +50,7 @@ class EndlessPeer {
   std::size_t sent() const { return sent_; }
 
  private:
-  net::io_context ioc_;
+  asio::io_context ioc_;
   tcp::acceptor acceptor_;
   unsigned short port_ = 0;
   std::atomic<std::size_t> sent_{0};
@@ -118,7 +118,7 @@ struct MemoryRead {
 };
 MemoryRead read_from_memory(const std::string& answer, const ResponseLimits& limits,
                             std::size_t read_size = 0) {
-  net::io_context ioc;
+  asio::io_context ioc;
   boost::beast::test::stream peer(ioc, answer);
   if (read_size > 0) peer.read_size(read_size);
   peer.close_remote();
@@ -131,8 +131,8 @@ MemoryRead read_from_memory(const std::string& answer, const ResponseLimits& lim
   };
   MemoryRead out;
   Sink sink{out};
-  net::co_spawn(ioc, read_response(peer, buffer, limits, sink),
-                [&](std::exception_ptr e, bool) { out.error = e; });
+  asio::co_spawn(ioc, read_response(peer, buffer, limits, sink),
+                 [&](std::exception_ptr e, bool) { out.error = e; });
   ioc.run();
   return out;
 }

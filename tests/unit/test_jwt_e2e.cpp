@@ -81,10 +81,10 @@ struct Answer {
 
 Answer request(const std::string& url, const std::string& method, const std::string& token,
                const std::string& body = "") {
-  transport::detail::HttpEngine engine(std::chrono::seconds(5), "");
-  transport::detail::HttpRequest req;
+  net::HttpEngine engine(std::chrono::seconds(5), "");
+  net::HttpRequest req;
   req.method = method;
-  const auto parsed = transport::detail::parse_http_url(url);
+  const auto parsed = net::parse_http_url(url);
   req.target = parsed.target;
   req.timeout = std::chrono::seconds(5);
   if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);

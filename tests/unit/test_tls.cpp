@@ -34,10 +34,10 @@
 
 using namespace mcpclass;
 namespace json = boost::json;
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = net::ip::tcp;
+using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
 namespace {
@@ -97,16 +97,16 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
-net::awaitable<void> tls_exchange_steps(TlsStream& stream, unsigned short port, std::string request,
-                                        RawReply& reply) {
-  constexpr auto tuple = net::as_tuple(net::use_awaitable);
+asio::awaitable<void> tls_exchange_steps(TlsStream& stream, unsigned short port,
+                                         std::string request, RawReply& reply) {
+  constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
   auto& tcp_layer = beast::get_lowest_layer(stream);
   tcp_layer.expires_after(10s);
-  auto [cec] = co_await tcp_layer.async_connect({net::ip::make_address("127.0.0.1"), port}, tuple);
+  auto [cec] = co_await tcp_layer.async_connect({asio::ip::make_address("127.0.0.1"), port}, tuple);
   if (cec) co_return void(reply.error = "connect: " + cec.message());
-  auto [hec] = co_await stream.async_handshake(net::ssl::stream_base::client, tuple);
+  auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, tuple);
   if (hec) co_return void(reply.error = "handshake: " + hec.message());
-  auto [wec, wn] = co_await net::async_write(stream, net::buffer(request), tuple);
+  auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(request), tuple);
   if (wec) co_return void(reply.error = "write: " + wec.message());
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
@@ -119,13 +119,13 @@ net::awaitable<void> tls_exchange_steps(TlsStream& stream, unsigned short port, 
 
 // Sends `request` as is over TLS (trusting `ca`) and reads one response. Every step is bounded.
 RawReply tls_exchange(unsigned short port, const std::string& ca, std::string request) {
-  net::io_context ioc;
-  net::ssl::context context(net::ssl::context::tls_client);
+  asio::io_context ioc;
+  asio::ssl::context context(asio::ssl::context::tls_client);
   context.load_verify_file(ca);
-  context.set_verify_mode(net::ssl::verify_peer);
+  context.set_verify_mode(asio::ssl::verify_peer);
   TlsStream stream(ioc, context);
   RawReply reply;
-  net::co_spawn(ioc, tls_exchange_steps(stream, port, std::move(request), reply), net::detached);
+  asio::co_spawn(ioc, tls_exchange_steps(stream, port, std::move(request), reply), asio::detached);
   ioc.run();
   return reply;
 }
@@ -139,16 +139,16 @@ std::string raw_request(unsigned short port, const std::string& method, const st
 
 const std::string kEchoCall = R"({"name":"test_simple_text","arguments":{}})";
 
-net::awaitable<void> plain_exchange_steps(beast::tcp_stream& stream, unsigned short port,
-                                          std::string bytes, std::string& received) {
-  constexpr auto tuple = net::as_tuple(net::use_awaitable);
+asio::awaitable<void> plain_exchange_steps(beast::tcp_stream& stream, unsigned short port,
+                                           std::string bytes, std::string& received) {
+  constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
   stream.expires_after(10s);
-  auto [cec] = co_await stream.async_connect({net::ip::make_address("127.0.0.1"), port}, tuple);
+  auto [cec] = co_await stream.async_connect({asio::ip::make_address("127.0.0.1"), port}, tuple);
   if (cec) co_return void(received = "<connect failed>");
-  if (!bytes.empty()) co_await net::async_write(stream, net::buffer(bytes), tuple);
+  if (!bytes.empty()) co_await asio::async_write(stream, asio::buffer(bytes), tuple);
   char chunk[4096];
   for (;;) {
-    auto [ec, n] = co_await stream.async_read_some(net::buffer(chunk), tuple);
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(chunk), tuple);
     received.append(chunk, n);
     if (ec == beast::error::timeout) received += "<timeout>";
     if (ec) co_return;
@@ -158,10 +158,11 @@ net::awaitable<void> plain_exchange_steps(beast::tcp_stream& stream, unsigned sh
 // What a plain TCP client gets back after sending `bytes` (nothing at all when empty) until the
 // server closes; "<timeout>" when it is still open after 10 s.
 std::string plain_exchange(unsigned short port, std::string bytes) {
-  net::io_context ioc;
+  asio::io_context ioc;
   beast::tcp_stream stream(ioc);
   std::string received;
-  net::co_spawn(ioc, plain_exchange_steps(stream, port, std::move(bytes), received), net::detached);
+  asio::co_spawn(ioc, plain_exchange_steps(stream, port, std::move(bytes), received),
+                 asio::detached);
   ioc.run();
   return received;
 }
@@ -282,41 +283,41 @@ TEST_CASE("tls: a server the client cannot verify is a clear, distinguishable er
 }
 
 TEST_CASE("tls: the HTTP client engine types its failures: certificate, connect, unusable") {
-  using transport::detail::HttpClientError;
-  using transport::detail::HttpFailure;
+  using net::HttpClientError;
+  using net::HttpFailure;
   TlsFiles files;
   HttpFixture f(tls_server(files));
-  transport::detail::HttpRequest get;
+  net::HttpRequest get;
   get.method = "GET";
   get.target = "/health";
   get.timeout = 5s;
   {  // The kind, not the wording, says the certificate was refused.
-    transport::detail::HttpEngine engine(5s, files.cert());
-    const auto r = engine.perform(transport::detail::parse_http_url(f.url("/health")), get);
+    net::HttpEngine engine(5s, files.cert());
+    const auto r = engine.perform(net::parse_http_url(f.url("/health")), get);
     CHECK(r.error.kind == HttpFailure::certificate);
     CHECK(r.error.message.find("TLS certificate verification failed") != std::string::npos);
   }
   {  // A plain HTTP client on the HTTPS port: the handshake is not the certificate's fault.
-    transport::detail::HttpEngine engine(5s, files.ca());
-    auto url = transport::detail::parse_http_url(f.url("/health"));
+    net::HttpEngine engine(5s, files.ca());
+    auto url = net::parse_http_url(f.url("/health"));
     url.tls = false;
     const auto r = engine.perform(url, get);
     CHECK(r.error.kind != HttpFailure::certificate);
     CHECK(r.error.kind != HttpFailure::none);
   }
   {  // Trusted: no failure at all.
-    transport::detail::HttpEngine engine(5s, files.ca());
-    const auto r = engine.perform(transport::detail::parse_http_url(f.url("/health")), get);
+    net::HttpEngine engine(5s, files.ca());
+    const auto r = engine.perform(net::parse_http_url(f.url("/health")), get);
     CHECK(r.error.kind == HttpFailure::none);
     CHECK(r.head.status == 200);
   }
   try {
-    transport::detail::parse_http_url("ftp://127.0.0.1/");
+    net::parse_http_url("ftp://127.0.0.1/");
     FAIL("an ftp:// URL parsed");
   } catch (const HttpClientError& e) {
     CHECK(e.kind() == HttpFailure::unusable);
   }
-  transport::detail::HttpEngine unusable(5s, files.path("no-such-ca.pem"));
+  net::HttpEngine unusable(5s, files.path("no-such-ca.pem"));
   try {
     unusable.prepare_tls();
     FAIL("an unreadable CA file was accepted");

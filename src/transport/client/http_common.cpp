@@ -5,8 +5,8 @@
 
 namespace mcpclass::transport::detail {
 
-std::exception_ptr transport_error(HttpFailure kind, const std::string& message) {
-  if (kind == HttpFailure::certificate)
+std::exception_ptr transport_error(net::HttpFailure kind, const std::string& message) {
+  if (kind == net::HttpFailure::certificate)
     return std::make_exception_ptr(client::CertificateError(message));
   return std::make_exception_ptr(client::TransportError(message));
 }

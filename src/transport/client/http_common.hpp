@@ -37,6 +37,6 @@ std::string header_safe(std::string_view value);
 
 /// The client error for an engine failure of `kind`: client::CertificateError when the peer's
 /// certificate was refused, else client::TransportError, with `message`.
-std::exception_ptr transport_error(HttpFailure kind, const std::string& message);
+std::exception_ptr transport_error(net::HttpFailure kind, const std::string& message);
 
 }  // namespace mcpclass::transport::detail

@@ -29,13 +29,14 @@ void HttpClientTransportBase::abandon(const jsonrpc::Id& id) {
 }
 
 void HttpClientTransportBase::open_engine(client::TransportHandlers handlers) {
-  std::unique_ptr<HttpEngine> engine;
+  std::unique_ptr<net::HttpEngine> engine;
   try {
-    url_ = parse_http_url(options_.url);
-    engine = std::make_unique<HttpEngine>(options_.connect_timeout, options_.ca_file,
+    url_ = net::parse_http_url(options_.url);
+    engine =
+        std::make_unique<net::HttpEngine>(options_.connect_timeout, options_.ca_file,
                                           options_.max_message_bytes, 0, options_.max_header_bytes);
     if (url_.tls) engine->prepare_tls();  // an unusable CA file fails start(), not each request
-  } catch (const HttpClientError& e) {
+  } catch (const net::HttpClientError& e) {
     std::rethrow_exception(transport_error(e.kind(), e.what()));
   }
   headers_ = expanded_headers(options_);
@@ -54,9 +55,9 @@ void HttpClientTransportBase::open_engine(client::TransportHandlers handlers) {
   open_ = true;
 }
 
-std::unique_ptr<HttpEngine> HttpClientTransportBase::take_engine() {
+std::unique_ptr<net::HttpEngine> HttpClientTransportBase::take_engine() {
   std::shared_ptr<auth::OAuthSession> oauth;
-  std::unique_ptr<HttpEngine> engine;
+  std::unique_ptr<net::HttpEngine> engine;
   {
     std::lock_guard lock(mutex_);
     open_ = false;
@@ -100,7 +101,7 @@ void HttpClientTransportBase::renew_expired_token() {
   if (oauth) oauth->renew_if_expired();
 }
 
-std::string HttpClientTransportBase::authorize(HttpRequest& req) const {
+std::string HttpClientTransportBase::authorize(net::HttpRequest& req) const {
   auto value = authorization();
   if (value.empty()) return value;
   std::erase_if(req.headers,
@@ -169,16 +170,16 @@ void HttpClientTransportBase::fail_request(const jsonrpc::Id& id, std::exception
   }
 }
 
-void HttpClientTransportBase::fail_exchange(const jsonrpc::Id& id, const HttpError& error) const {
+void HttpClientTransportBase::fail_exchange(const jsonrpc::Id& id,
+                                            const net::HttpError& error) const {
   fail_request(id, transport_error(error.kind, error.message));
 }
 
-HttpEngine::ExchangeId HttpClientTransportBase::start_exchange(const HttpUrl& url,
-                                                               HttpRequest request,
-                                                               ExchangeCallbacks callbacks) {
+net::HttpEngine::ExchangeId HttpClientTransportBase::start_exchange(
+    const net::HttpUrl& url, net::HttpRequest request, net::ExchangeCallbacks callbacks) {
   try {
     return engine_->start(url, std::move(request), std::move(callbacks));
-  } catch (const HttpClientError& e) {
+  } catch (const net::HttpClientError& e) {
     std::rethrow_exception(transport_error(e.kind(), e.what()));
   }
 }
@@ -193,9 +194,9 @@ bool HttpClientTransportBase::tracked(const std::string& key) const {
   return exchanges_.contains(key);
 }
 
-ExchangeCallbacks collect_into(const std::shared_ptr<CollectedReply>& reply) {
-  ExchangeCallbacks cb;
-  cb.on_head = [reply](const HttpHead& head) {
+net::ExchangeCallbacks collect_into(const std::shared_ptr<CollectedReply>& reply) {
+  net::ExchangeCallbacks cb;
+  cb.on_head = [reply](const net::HttpHead& head) {
     reply->status = head.status;
     reply->www_authenticate = head.header("www-authenticate");
   };

@@ -43,11 +43,11 @@ class HttpClientTransportBase : public client::ClientTransport {
   /// Marks the transport closed, forgets the tracked exchanges, ends the OAuth flows (waiting
   /// for their threads) and hands over the engine (null when it was not open) for the caller to
   /// stop outside the lock.
-  std::unique_ptr<HttpEngine> take_engine();
+  std::unique_ptr<net::HttpEngine> take_engine();
 
   /// With OAuth and a token: sets `Authorization: Bearer` on `req` (replacing a configured
   /// one). Returns the header's value, empty when none was set.
-  std::string authorize(HttpRequest& req) const;
+  std::string authorize(net::HttpRequest& req) const;
   /// Renews an expired OAuth token before a request goes out (blocks for the renewal). Call it
   /// from send(), before taking mutex_.
   void renew_expired_token();
@@ -66,14 +66,14 @@ class HttpClientTransportBase : public client::ClientTransport {
   void fail_request(const jsonrpc::Id& id, std::exception_ptr error) const;
   /// fail_request with the exchange error `error`: client::CertificateError for a refused
   /// certificate, else client::TransportError.
-  void fail_exchange(const jsonrpc::Id& id, const HttpError& error) const;
+  void fail_exchange(const jsonrpc::Id& id, const net::HttpError& error) const;
   /// engine_->start(), its HttpClientError (the engine stopped) thrown as client::TransportError
   /// (holds mutex_).
-  HttpEngine::ExchangeId start_exchange(const HttpUrl& url, HttpRequest request,
-                                        ExchangeCallbacks callbacks);
+  net::HttpEngine::ExchangeId start_exchange(const net::HttpUrl& url, net::HttpRequest request,
+                                             net::ExchangeCallbacks callbacks);
 
   /// Remembers which exchange carries the answer to the request with key `key` (holds mutex_).
-  void track(const std::string& key, HttpEngine::ExchangeId exchange) {
+  void track(const std::string& key, net::HttpEngine::ExchangeId exchange) {
     exchanges_[key] = exchange;
   }
   /// Forgets it; false when it was not tracked (abandoned or closed).
@@ -81,16 +81,16 @@ class HttpClientTransportBase : public client::ClientTransport {
   bool tracked(const std::string& key) const;
 
   const HttpClientOptions options_;
-  HttpUrl url_;
+  net::HttpUrl url_;
   std::vector<std::pair<std::string, std::string>> headers_;
   client::TransportHandlers handlers_;
 
   mutable std::mutex mutex_;
-  std::unique_ptr<HttpEngine> engine_;
+  std::unique_ptr<net::HttpEngine> engine_;
   bool open_ = false;
 
  private:
-  std::map<std::string, HttpEngine::ExchangeId> exchanges_;
+  std::map<std::string, net::HttpEngine::ExchangeId> exchanges_;
   // Its own mutex, so that requests built while mutex_ is held can still be authorized.
   mutable std::mutex oauth_mutex_;
   std::shared_ptr<auth::OAuthSession> oauth_;
@@ -110,6 +110,6 @@ struct CollectedReply {
   std::string body;
 };
 /// Callbacks that fill `reply`; on_end is left for the caller.
-ExchangeCallbacks collect_into(const std::shared_ptr<CollectedReply>& reply);
+net::ExchangeCallbacks collect_into(const std::shared_ptr<CollectedReply>& reply);
 
 }  // namespace mcpclass::transport::detail

@@ -15,8 +15,8 @@ namespace {
 
 namespace json = boost::json;
 using client::TransportError;
-using detail::HttpHead;
-using detail::HttpRequest;
+using net::HttpHead;
+using net::HttpRequest;
 
 class LegacySseTransport : public detail::HttpClientTransportBase,
                            public std::enable_shared_from_this<LegacySseTransport> {
@@ -41,7 +41,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
     try {
       const auto where = endpoint_future.get();
       std::lock_guard lock(mutex_);
-      endpoint_ = detail::resolve_url(url_, where);
+      endpoint_ = net::resolve_url(url_, where);
     } catch (const client::CertificateError& e) {
       close();
       throw client::CertificateError(describe() + ": " + e.what());
@@ -64,20 +64,20 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
     req.target = endpoint_->target;
     std::weak_ptr<LegacySseTransport> weak = weak_from_this();
     auto reply = std::make_shared<detail::CollectedReply>();
-    detail::ExchangeCallbacks cb = detail::collect_into(reply);
-    cb.on_end = [weak, reply, id = kind.request_id](const detail::HttpError& failure) {
+    net::ExchangeCallbacks cb = detail::collect_into(reply);
+    cb.on_end = [weak, reply, id = kind.request_id](const net::HttpError& failure) {
       const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || failure.kind == detail::HttpFailure::cancelled) return;
+      if (!self || failure.kind == net::HttpFailure::cancelled) return;
       if (error.empty() && reply->status / 100 == 2) return;  // the answer comes on the SSE stream
       if (!error.empty() && id) {
         self->fail_exchange(*id, failure);
         return;
       }
       if (self->handlers_.on_failure)
-        self->handlers_.on_failure(id, error.empty() ? fmt::format("HTTP {}: {}", reply->status,
-                                                                   detail::excerpt(reply->body))
-                                                     : error);
+        self->handlers_.on_failure(
+            id, error.empty() ? fmt::format("HTTP {}: {}", reply->status, net::excerpt(reply->body))
+                              : error);
     };
     start_exchange(*endpoint_, std::move(req), std::move(cb));
   }
@@ -90,19 +90,19 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
     req.headers = headers_;
     req.headers.emplace_back("Accept", "text/event-stream");
     struct State {
-      detail::SseParser parser;
+      net::SseParser parser;
       int status = 0;
       bool announced = false;
     };
     auto state = std::make_shared<State>();
-    state->parser = detail::SseParser(options_.max_message_bytes);
+    state->parser = net::SseParser(options_.max_message_bytes);
     std::weak_ptr<LegacySseTransport> weak = weak_from_this();
-    detail::ExchangeCallbacks cb;
+    net::ExchangeCallbacks cb;
     cb.on_head = [state](const HttpHead& head) { state->status = head.status; };
     cb.on_data = [weak, state, endpoint](std::string_view data) {
       auto self = weak.lock();
       if (!self || state->status != 200) return;
-      state->parser.feed(data, [&](detail::SseEvent e) {
+      state->parser.feed(data, [&](net::SseEvent e) {
         if (e.type == "endpoint") {
           if (!state->announced) endpoint->set_value(e.data);
           state->announced = true;
@@ -112,10 +112,10 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
         }
       });
     };
-    cb.on_end = [weak, state, endpoint](const detail::HttpError& failure) {
+    cb.on_end = [weak, state, endpoint](const net::HttpError& failure) {
       const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || failure.kind == detail::HttpFailure::cancelled) return;
+      if (!self || failure.kind == net::HttpFailure::cancelled) return;
       const std::string reason = !error.empty() ? error
                                  : state->status != 200
                                      ? fmt::format("HTTP {} on the SSE stream", state->status)
@@ -134,7 +134,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
     start_exchange(url_, std::move(req), std::move(cb));
   }
 
-  std::optional<detail::HttpUrl> endpoint_;
+  std::optional<net::HttpUrl> endpoint_;
 };
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace {
 
 namespace json = boost::json;
 using client::TransportError;
-using detail::HttpRequest;
+using net::HttpRequest;
 
 /// The JSON-RPC response equivalent to a dialect answer.
 json::object to_response(const jsonrpc::Id& id, int status, const std::string& body) {
@@ -46,7 +46,7 @@ json::object to_response(const jsonrpc::Id& id, int status, const std::string& b
     }
   }
   const int code = status == 404 ? jsonrpc::kMethodNotFound : jsonrpc::kInvalidRequest;
-  return jsonrpc::make_error(id, {code, fmt::format("HTTP {}: {}", status, detail::excerpt(body))});
+  return jsonrpc::make_error(id, {code, fmt::format("HTTP {}: {}", status, net::excerpt(body))});
 }
 
 class RestTransport : public detail::HttpClientTransportBase,
@@ -96,11 +96,11 @@ class RestTransport : public detail::HttpClientTransportBase,
     const std::string sent_authorization = authorize(req);
     auto reply = std::make_shared<detail::CollectedReply>();
     std::weak_ptr<RestTransport> weak = weak_from_this();
-    detail::ExchangeCallbacks cb = detail::collect_into(reply);
-    cb.on_end = [weak, reply, call, sent_authorization](const detail::HttpError& failure) {
+    net::ExchangeCallbacks cb = detail::collect_into(reply);
+    cb.on_end = [weak, reply, call, sent_authorization](const net::HttpError& failure) {
       const std::string& error = failure.message;
       auto self = weak.lock();
-      if (!self || failure.kind == detail::HttpFailure::cancelled) return;
+      if (!self || failure.kind == net::HttpFailure::cancelled) return;
       if (error.empty() && (reply->status == 401 || reply->status == 403) &&
           self->retry_after_authorization(call, *reply, sent_authorization))
         return;
@@ -112,7 +112,7 @@ class RestTransport : public detail::HttpClientTransportBase,
       if (reply->status / 100 == 5) {
         if (self->handlers_.on_failure)
           self->handlers_.on_failure(
-              call->id, fmt::format("HTTP {}: {}", reply->status, detail::excerpt(reply->body)));
+              call->id, fmt::format("HTTP {}: {}", reply->status, net::excerpt(reply->body)));
         return;
       }
       if (self->handlers_.on_message)

@@ -17,16 +17,16 @@ namespace {
 
 namespace json = boost::json;
 using client::TransportError;
-using detail::HttpError;
-using detail::HttpFailure;
-using detail::HttpHead;
-using detail::HttpRequest;
+using net::HttpError;
+using net::HttpFailure;
+using net::HttpHead;
+using net::HttpRequest;
 
 /// One request's answer stream: the POST, then any GETs resuming it.
 struct RequestStream {
   jsonrpc::Id id;
   std::string key;
-  detail::SseParser parser;
+  net::SseParser parser;
   std::optional<std::string> last_event_id;
   std::optional<long> retry_ms;
   int status = 0;
@@ -157,7 +157,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     if (handlers_.on_message) handlers_.on_message(v);
   }
 
-  void deliver_event(RequestStream* stream, detail::SseEvent event) {
+  void deliver_event(RequestStream* stream, net::SseEvent event) {
     if (event.type != "message") return;
     auto v = detail::parse_body(event.data);
     if (!v) {
@@ -177,7 +177,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
   void start_request_stream(const std::shared_ptr<RequestStream>& stream, HttpRequest req) {
     stream->sent_authorization = authorize(req);
     std::weak_ptr<StreamableHttpTransport> weak = weak_from_this();
-    detail::ExchangeCallbacks cb;
+    net::ExchangeCallbacks cb;
     cb.on_head = [weak, stream](const HttpHead& head) {
       auto self = weak.lock();
       if (!self) return;
@@ -186,14 +186,13 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       stream->www_authenticate = head.header("www-authenticate");
       stream->sse = head.header("content-type").starts_with("text/event-stream");
       stream->body.clear();
-      stream->parser = detail::SseParser(self->options_.max_message_bytes);
+      stream->parser = net::SseParser(self->options_.max_message_bytes);
     };
     cb.on_data = [weak, stream](std::string_view data) {
       auto self = weak.lock();
       if (!self) return;
       if (stream->sse && stream->status / 100 == 2) {
-        stream->parser.feed(data,
-                            [&](detail::SseEvent e) { self->deliver_event(stream.get(), e); });
+        stream->parser.feed(data, [&](net::SseEvent e) { self->deliver_event(stream.get(), e); });
         if (stream->parser.last_event_id()) stream->last_event_id = stream->parser.last_event_id();
         if (stream->parser.retry_ms()) stream->retry_ms = stream->parser.retry_ms();
       } else {
@@ -253,7 +252,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       if (status == 202 && stream->body.empty()) return;  // the answer comes on the GET stream
       auto v = detail::parse_body(stream->body);
       if (!v) {
-        fail(*stream, fmt::format("HTTP {}: not JSON: {}", status, detail::excerpt(stream->body)));
+        fail(*stream, fmt::format("HTTP {}: not JSON: {}", status, net::excerpt(stream->body)));
         return;
       }
       untrack(stream->key);
@@ -275,7 +274,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     // request, so the client is marked disconnected (and fails what else is pending) before the
     // caller wakes up; a caller that retries at once then starts a new session instead of
     // racing this notification with another request on the dead one.
-    const auto message = fmt::format("HTTP {}: {}", status, detail::excerpt(stream->body));
+    const auto message = fmt::format("HTTP {}: {}", status, net::excerpt(stream->body));
     if (status == 404 && had_session()) {
       if (handlers_.on_closed) handlers_.on_closed("session expired (HTTP 404)");
       fail(*stream, message);
@@ -306,7 +305,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     authorize(req);
     std::weak_ptr<StreamableHttpTransport> weak = weak_from_this();
     auto status = std::make_shared<int>(0);
-    detail::ExchangeCallbacks cb;
+    net::ExchangeCallbacks cb;
     cb.on_head = [weak, status](const HttpHead& head) {
       *status = head.status;
       if (auto self = weak.lock()) self->capture_session(head);
@@ -339,15 +338,15 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     if (failures > 0 || get_last_id_)
       req.delay = std::chrono::milliseconds(get_retry_.value_or(options_.default_retry.count()));
     struct State {
-      detail::SseParser parser;
+      net::SseParser parser;
       int status = 0;
       bool sse = false;
       bool got_data = false;
     };
     auto state = std::make_shared<State>();
-    state->parser = detail::SseParser(options_.max_message_bytes);
+    state->parser = net::SseParser(options_.max_message_bytes);
     std::weak_ptr<StreamableHttpTransport> weak = weak_from_this();
-    detail::ExchangeCallbacks cb;
+    net::ExchangeCallbacks cb;
     cb.on_head = [state](const HttpHead& head) {
       state->status = head.status;
       state->sse = head.header("content-type").starts_with("text/event-stream");
@@ -356,7 +355,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       auto self = weak.lock();
       if (!self || state->status != 200 || !state->sse) return;
       state->got_data = true;
-      state->parser.feed(data, [&](detail::SseEvent e) { self->deliver_event(nullptr, e); });
+      state->parser.feed(data, [&](net::SseEvent e) { self->deliver_event(nullptr, e); });
       std::lock_guard lock(self->mutex_);
       if (state->parser.last_event_id()) self->get_last_id_ = state->parser.last_event_id();
       if (state->parser.retry_ms()) self->get_retry_ = state->parser.retry_ms();

@@ -24,8 +24,8 @@
 
 namespace mcpclass::transport {
 
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
 
 std::size_t resolve_max_connections(std::size_t configured) {
   return configured > 0 ? configured : util::socket_descriptor_limit();
@@ -48,12 +48,12 @@ void refuse_connection(tcp::socket socket, bool tls) {
     s->close(ignored);
     return;
   }
-  net::async_write(*s, net::buffer(kBusy.data(), kBusy.size()),
-                   [s](boost::system::error_code, std::size_t) {
-                     boost::system::error_code ignored;
-                     s->shutdown(tcp::socket::shutdown_both, ignored);
-                     s->close(ignored);
-                   });
+  asio::async_write(*s, asio::buffer(kBusy.data(), kBusy.size()),
+                    [s](boost::system::error_code, std::size_t) {
+                      boost::system::error_code ignored;
+                      s->shutdown(tcp::socket::shutdown_both, ignored);
+                      s->close(ignored);
+                    });
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ void refuse_connection(tcp::socket socket, bool tls) {
 // An io_context whose handlers can be destroyed (shutdown) before the context is: after stop()
 // joined the I/O threads, the engine may still hold connections (a request's stream), and they
 // keep the context alive, so their sockets are destroyed while its services still exist.
-class OwnedIoContext : public net::io_context {
+class OwnedIoContext : public asio::io_context {
  public:
   void destroy_handlers() { shutdown(); }
 };
@@ -74,9 +74,9 @@ struct HttpServer::Impl {
   }
 
   void accept() {
-    acceptor.async_accept(net::make_strand(ioc),
+    acceptor.async_accept(asio::make_strand(ioc),
                           [this](boost::system::error_code ec, tcp::socket socket) {
-                            if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+                            if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
                             if (ec) {
                               // Out of descriptors or similar: back off briefly instead of
                               // spinning.
@@ -116,11 +116,11 @@ struct HttpServer::Impl {
 
   std::shared_ptr<HttpShared> shared;
   std::shared_ptr<OwnedIoContext> ioc_owner = std::make_shared<OwnedIoContext>();
-  net::io_context& ioc = *ioc_owner;
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  asio::io_context& ioc = *ioc_owner;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   tcp::acceptor acceptor{ioc};
-  net::steady_timer retry{ioc};
-  net::steady_timer sweeper{ioc};
+  asio::steady_timer retry{ioc};
+  asio::steady_timer sweeper{ioc};
   std::vector<std::thread> threads;
   unsigned short port = 0;
   bool started = false;
@@ -142,10 +142,10 @@ void HttpServer::start() {
   if (!options.tls_cert_file.empty() || !options.tls_key_file.empty()) {
     if (options.tls_cert_file.empty() || options.tls_key_file.empty())
       throw std::runtime_error("HTTP: TLS needs both a certificate chain file and a key file");
-    s.shared->tls = detail::make_server_tls_context(options.tls_cert_file, options.tls_key_file);
+    s.shared->tls = net::make_server_tls_context(options.tls_cert_file, options.tls_key_file);
   }
   boost::system::error_code ec;
-  const auto address = net::ip::make_address(options.host, ec);
+  const auto address = asio::ip::make_address(options.host, ec);
   if (ec)
     throw std::runtime_error("HTTP: bad listen address '" + options.host + "': " + ec.message());
   // Off loopback, anyone who can reach the port could classify and read the metrics.
@@ -163,10 +163,10 @@ void HttpServer::start() {
   };
   s.acceptor.open(endpoint.protocol(), ec);
   if (ec) fail("open");
-  s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   s.acceptor.bind(endpoint, ec);
   if (ec) fail("bind");
-  s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) fail("listen on");
   s.port = s.acceptor.local_endpoint().port();
   s.started = true;
@@ -196,7 +196,7 @@ void HttpServer::stop() {
     std::this_thread::sleep_for(shared.options.drain_grace);
   shared.stopping = true;
   // Stop accepting; let GET streams end; wait for requests in flight, then cancel the rest.
-  net::post(s.ioc, [&s] {
+  asio::post(s.ioc, [&s] {
     boost::system::error_code ignored;
     s.acceptor.close(ignored);
     s.retry.cancel();

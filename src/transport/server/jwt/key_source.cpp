@@ -37,15 +37,15 @@ KeySource::KeySource(const JwtAuthOptions& options) : options_(options) {
     return;
   }
   try {
-    url_ = detail::parse_http_url(options_.jwks_url);
+    url_ = net::parse_http_url(options_.jwks_url);
   } catch (const std::exception& e) {
     throw std::runtime_error("JWT: jwks_url: " + std::string(e.what()));
   }
   // Keys fetched in the clear could be swapped on the way: only to this machine.
-  if (!url_.tls && !detail::is_loopback_host(url_.host))
+  if (!url_.tls && !net::is_loopback_host(url_.host))
     throw std::runtime_error("JWT: jwks_url must be https:// (http:// only to a loopback host)");
-  engine_ = std::make_unique<detail::HttpEngine>(options_.jwks_timeout, options_.jwks_ca_file,
-                                                 options_.max_jwks_bytes);
+  engine_ = std::make_unique<net::HttpEngine>(options_.jwks_timeout, options_.jwks_ca_file,
+                                              options_.max_jwks_bytes);
   if (url_.tls) engine_->prepare_tls();
   // The first fetch, waited for here (the server's start, not an I/O thread): the first
   // requests find the keys. The exchange's own deadline (jwks_timeout) ends the wait.
@@ -74,17 +74,17 @@ void KeySource::refetch_if_due(std::unique_lock<std::mutex>& lock, bool unknown_
   fetching_ = true;
   ++fetches_;
   lock.unlock();  // the engine may end the exchange at once, on its thread, in fetched()
-  detail::HttpRequest req;
+  net::HttpRequest req;
   req.method = "GET";
   req.target = url_.target;
   req.headers.emplace_back("Accept", "application/json");
   req.timeout = options_.jwks_timeout;
   auto status = std::make_shared<int>(0);
   auto body = std::make_shared<std::string>();
-  detail::ExchangeCallbacks callbacks;
-  callbacks.on_head = [status](const detail::HttpHead& head) { *status = head.status; };
+  net::ExchangeCallbacks callbacks;
+  callbacks.on_head = [status](const net::HttpHead& head) { *status = head.status; };
   callbacks.on_data = [body](std::string_view data) { body->append(data); };
-  callbacks.on_end = [this, status, body](const detail::HttpError& error) {
+  callbacks.on_end = [this, status, body](const net::HttpError& error) {
     fetched(*status, *body, error.message);
   };
   try {

@@ -52,10 +52,10 @@ class KeySource {
   void fetched(int status, const std::string& body, const std::string& error);
 
   const JwtAuthOptions options_;
-  detail::HttpUrl url_;                         // URL only
-  std::unique_ptr<detail::HttpEngine> engine_;  // URL only
-  mutable std::mutex mutex_;                    // guards the members below
-  std::condition_variable fetch_done_;          // the constructor waits for the first fetch
+  net::HttpUrl url_;                         // URL only
+  std::unique_ptr<net::HttpEngine> engine_;  // URL only
+  mutable std::mutex mutex_;                 // guards the members below
+  std::condition_variable fetch_done_;       // the constructor waits for the first fetch
   std::shared_ptr<const KeySet> keys_;
   Clock::time_point fetched_at_{};    // when keys_ were fetched
   Clock::time_point attempted_at_{};  // the last fetch, successful or not

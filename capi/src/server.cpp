@@ -47,9 +47,9 @@ class StdioRunner {
     }
     pump_ = std::thread([this] { pump(); });
     serve_ = std::thread([this, server = std::move(server), out_fd] {
-      transport::StdioOptions options;
+      transport::server::StdioOptions options;
       options.drain_timeout = std::chrono::milliseconds(10'000);
-      transport::serve_stdio(server, data_[0], out_fd, options);
+      transport::server::serve_stdio(server, data_[0], out_fd, options);
       std::lock_guard lock(mutex_);
       done_ = true;
       done_cv_.notify_all();
@@ -162,7 +162,7 @@ struct mcpc_server {
 
   std::mutex transport_mutex;  // start/stop of transports
   std::shared_ptr<StdioRunner> stdio;
-  std::unique_ptr<transport::HttpServer> http;
+  std::unique_ptr<transport::server::HttpServer> http;
   std::atomic<int> http_port{0};
 
   void stop_transports() {
@@ -368,7 +368,7 @@ int mcpc_server_start_http(mcpc_server* server, const char* host, int port, int*
     std::lock_guard lock(server->transport_mutex);
     if (server->http) fail(MCPC_ERR_STATE, "the HTTP transport is already running");
     // The config document's http section (limits, TLS) applies; host and port may be overridden.
-    transport::HttpServerOptions options = server->service->http_options();
+    transport::server::HttpServerOptions options = server->service->http_options();
     if (host != nullptr) options.host = host;
     if (port >= 0) options.port = static_cast<unsigned short>(port);
     auto http =

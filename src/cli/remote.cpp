@@ -67,7 +67,7 @@ remote::RemoteClassifierOptions remote_options(const RemoteCliOptions& o) {
   ro.transport = o.transport;
   ro.url = o.url;
   ro.protocol = o.protocol;
-  if (!o.command.empty()) ro.command = transport::split_command_line(o.command);
+  if (!o.command.empty()) ro.command = transport::client::split_command_line(o.command);
   ro.headers = parse_headers(o.headers);
   ro.ca_file = o.ca_file;
   ro.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_seconds * 1000));

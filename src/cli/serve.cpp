@@ -195,10 +195,10 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   }
 
   int running = 0;
-  auto stdio_counters = std::make_shared<transport::StdioCounters>();
-  std::unique_ptr<transport::HttpServer> http;
+  auto stdio_counters = std::make_shared<transport::server::StdioCounters>();
+  std::unique_ptr<transport::server::HttpServer> http;
   if (want_http) {
-    transport::HttpServerOptions http_options = service.http_options();
+    transport::server::HttpServerOptions http_options = service.http_options();
     if (!options.http.empty())
       std::tie(http_options.host, http_options.port) =
           parse_endpoint(options.http, http_options.host);
@@ -235,10 +235,10 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     fmt::print(stderr, "mcpclass: serving {} categories ({} classifier) on stdio\n",
                classifier->categories().size(), classifier->kind());
     stdio_thread = std::thread([&] {
-      transport::StdioOptions stdio_options;
+      transport::server::StdioOptions stdio_options;
       stdio_options.stop_fd = shutdown.read_fd();
       stdio_options.counters = stdio_counters;
-      transport::serve_stdio(server, 0, 1, stdio_options);
+      transport::server::serve_stdio(server, 0, 1, stdio_options);
       // Input ended: with no other transport there is nothing left to serve.
       if (!http) shutdown.trigger("end of input");
     });

@@ -20,9 +20,9 @@ namespace {
 json::object http_to_json(const json::object& http) {
   json::object out = http;
   if (const auto* host = out.if_contains("host"); host == nullptr || host->is_null())
-    out["host"] = transport::HttpServerOptions{}.host;
+    out["host"] = transport::server::HttpServerOptions{}.host;
   if (const auto* port = out.if_contains("port"); port == nullptr || port->is_null())
-    out["port"] = transport::kConfigHttpPort;
+    out["port"] = transport::server::kConfigHttpPort;
   return out;
 }
 
@@ -51,8 +51,8 @@ ServerSettings parse_server(const json::value& v) {
   }
   if (const auto* http = r.get("http")) {
     s.http = strict::as_object(*http, r.path_of("http"));
-    transport::read_http_server_options(s.http, r.path_of("http"),
-                                        transport::HttpSecrets::as_written);
+    transport::server::read_http_server_options(s.http, r.path_of("http"),
+                                                transport::server::HttpSecrets::as_written);
   }
   r.finish();
   return s;

@@ -93,8 +93,8 @@ auth::OAuthOptions RemoteAuthOptions::to_oauth(std::chrono::milliseconds timeout
   o.grant = grant == "authorization_code" ? auth::OAuthOptions::Grant::authorization_code
                                           : auth::OAuthOptions::Grant::client_credentials;
   try {
-    o.client_id = transport::expand_env(client_id);
-    o.client_secret = transport::expand_env(client_secret);
+    o.client_id = transport::client::expand_env(client_id);
+    o.client_secret = transport::client::expand_env(client_secret);
   } catch (const std::exception& e) {
     throw classify::ConfigError("auth", e.what());
   }

@@ -74,7 +74,7 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
   if (const auto* c = r.get("command")) {
     if (c->is_string()) {
       try {
-        o.command = transport::split_command_line(c->get_string());
+        o.command = transport::client::split_command_line(c->get_string());
       } catch (const std::exception& e) {
         util::strict::fail(r.path_of("command"), e.what());
       }
@@ -202,13 +202,13 @@ std::shared_ptr<client::ClientTransport> make_remote_transport(
   if (kind == "stdio") {
     if (options.command.empty())
       throw classify::ConfigError("command", "required for the stdio transport");
-    transport::StdioClientOptions so;
+    transport::client::StdioClientOptions so;
     so.command = options.command;
     so.env = options.env;
-    return std::make_shared<transport::StdioClientTransport>(std::move(so));
+    return std::make_shared<transport::client::StdioClientTransport>(std::move(so));
   }
   if (options.url.empty()) throw classify::ConfigError("url", "required for HTTP transports");
-  transport::HttpClientOptions ho;
+  transport::client::HttpClientOptions ho;
   ho.url = options.url;
   ho.headers = options.headers;
   ho.ca_file = options.ca_file;
@@ -220,9 +220,9 @@ std::shared_ptr<client::ClientTransport> make_remote_transport(
                                   "OAuth applies to the streamable-http and rest transports only");
     ho.oauth = options.auth->to_oauth(options.timeout);
   }
-  if (kind == "sse") return transport::make_legacy_sse_transport(std::move(ho));
-  if (kind == "rest") return transport::make_rest_transport(std::move(ho));
-  return transport::make_streamable_http_transport(std::move(ho));
+  if (kind == "sse") return transport::client::make_legacy_sse_transport(std::move(ho));
+  if (kind == "rest") return transport::client::make_rest_transport(std::move(ho));
+  return transport::client::make_streamable_http_transport(std::move(ho));
 }
 
 }  // namespace mcpclass::remote

@@ -27,9 +27,9 @@
 namespace mcpclass::route {
 
 namespace json = boost::json;
-using transport::HttpAppRequest;
-using transport::HttpAppResponse;
-using transport::HttpHeaders;
+using transport::server::HttpAppRequest;
+using transport::server::HttpAppResponse;
+using transport::server::HttpHeaders;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -96,8 +96,8 @@ ClassificationService::~ClassificationService() {
   stop();
 }
 
-transport::HttpServerOptions ClassificationService::http_options() const {
-  return transport::read_http_server_options(settings_.http);
+transport::server::HttpServerOptions ClassificationService::http_options() const {
+  return transport::server::read_http_server_options(settings_.http);
 }
 
 std::string ClassificationService::prometheus() const {

@@ -10,9 +10,9 @@
 
 namespace mcpclass::service {
 
-std::unique_ptr<transport::HttpServer> make_http_front(const ClassificationService& service,
-                                                       HttpFrontOptions options) {
-  transport::HttpServerOptions& http = options.http;
+std::unique_ptr<transport::server::HttpServer> make_http_front(const ClassificationService& service,
+                                                               HttpFrontOptions options) {
+  transport::server::HttpServerOptions& http = options.http;
   http.extra_metrics = [&service, stdio = options.stdio, extra = std::move(http.extra_metrics)] {
     return service.prometheus() + (stdio ? stdio->prometheus() : std::string()) +
            (extra ? extra() : std::string()) + heap_metrics();
@@ -31,8 +31,8 @@ std::unique_ptr<transport::HttpServer> make_http_front(const ClassificationServi
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return h;
   };
-  return std::make_unique<transport::HttpServer>(service.server(), std::move(http),
-                                                 std::move(health));
+  return std::make_unique<transport::server::HttpServer>(service.server(), std::move(http),
+                                                         std::move(health));
 }
 
 }  // namespace mcpclass::service

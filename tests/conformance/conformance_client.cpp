@@ -79,11 +79,11 @@ int main(int argc, char** argv) {
                         {"stopReason", "endTurn"}};
   };
 
-  transport::HttpClientOptions http;
+  transport::client::HttpClientOptions http;
   http.url = argv[1];
   const bool auth = scenario.starts_with("auth/");
   if (auth) http.oauth = oauth_for(scenario);
-  client::Client c(transport::make_streamable_http_transport(http), options);
+  client::Client c(transport::client::make_streamable_http_transport(http), options);
   try {
     const auto& server = c.connect();
     std::cerr << "connected: " << json::serialize(server.server_info) << " "

@@ -38,11 +38,11 @@ int serve_http(const std::shared_ptr<mcpclass::server::Server>& server, std::str
     std::fprintf(stderr, "conformance_fixture: --http wants HOST:PORT\n");
     return 2;
   }
-  mcpclass::transport::HttpServerOptions options;
+  mcpclass::transport::server::HttpServerOptions options;
   options.host = std::string(address.substr(0, colon));
   options.port = static_cast<unsigned short>(std::stoi(std::string(address.substr(colon + 1))));
   options.stateless = stateless;
-  mcpclass::transport::HttpServer http(server, options);
+  mcpclass::transport::server::HttpServer http(server, options);
   http.start();
   std::printf("http://%s:%u/mcp\n", options.host.c_str(), static_cast<unsigned>(http.port()));
   std::fflush(stdout);
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
       return rc;
     }
     std::fputs("conformance_fixture: serving the conformance fixture on stdio\n", stderr);
-    const int rc = mcpclass::transport::serve_stdio(server);
+    const int rc = mcpclass::transport::server::serve_stdio(server);
     pool.stop();
     return rc;
   } catch (const std::exception& e) {

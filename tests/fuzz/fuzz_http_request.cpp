@@ -19,7 +19,7 @@ namespace {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
-using namespace mcpclass::transport;
+using namespace mcpclass::transport::server;
 
 std::string_view field(const http::request<http::string_body>& req, http::field f) {
   const auto it = req.find(f);

@@ -25,7 +25,7 @@
 #include <string_view>
 
 using namespace mcpclass::auth;
-namespace jwt = mcpclass::transport::jwt;
+namespace jwt = mcpclass::transport::server::jwt;
 
 namespace {
 

@@ -18,6 +18,7 @@ import sys
 # layer directory (include/mcpclass/<dir>, src/<dir>) -> its namespace under mcpclass::
 LAYERS = {d: d for d in ("jsonrpc", "protocol", "server", "client", "net", "auth", "classify",
                          "learned", "remote", "config", "service", "route")}
+LAYERS |= {"transport/server": "transport::server", "transport/client": "transport::client"}
 
 OPEN = re.compile(r"^namespace (mcpclass(?:::\w+)*) \{", re.M)
 FORWARD = re.compile(r"^\s*(?:(?:struct|class|enum class|enum struct) \w+(?: : \w+)?;)?\s*(?://.*)?$")

@@ -20,16 +20,16 @@ struct HttpFixture {
   util::ThreadPool pool{4};
   std::shared_ptr<server::Server> server;
   std::shared_ptr<const classify::Classifier> local;
-  std::unique_ptr<transport::HttpServer> http;
+  std::unique_ptr<transport::server::HttpServer> http;
   bool tls = false;
 
-  explicit HttpFixture(transport::HttpServerOptions options = {}) {
+  explicit HttpFixture(transport::server::HttpServerOptions options = {}) {
     tls = !options.tls_cert_file.empty();
     server = server::Server::create({}, pool.executor());
     register_conformance_fixture(*server);
     local = config::make_classifier(config::default_config());
     service::register_classification(*server, local);
-    http = std::make_unique<transport::HttpServer>(server, std::move(options));
+    http = std::make_unique<transport::server::HttpServer>(server, std::move(options));
     http->start();
   }
   ~HttpFixture() {

@@ -200,7 +200,7 @@ TEST_CASE("client.auth e2e: a wrong client secret fails with the server's error,
 
 TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server's error") {
   OAuthServer server;
-  transport::HttpClientOptions http;
+  transport::client::HttpClientOptions http;
   http.url = server.base() + "/mcp";
   http.oauth = auth::OAuthOptions{};
   http.oauth->grant = auth::OAuthOptions::Grant::client_credentials;
@@ -208,7 +208,7 @@ TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server
   http.oauth->client_secret = "wrong";
   client::ClientOptions options;
   options.request_timeout = std::chrono::seconds(10);
-  client::Client c(transport::make_rest_transport(http), options);
+  client::Client c(transport::client::make_rest_transport(http), options);
   try {
     c.connect();
     FAIL("connected with a wrong secret");
@@ -218,7 +218,7 @@ TEST_CASE("client.auth e2e: the client throws AuthorizationError with the server
     CHECK(e.error() == "invalid_client");
     CHECK(e.description() == "unknown client or wrong secret");
   }
-  CHECK_THROWS_WITH_AS(transport::make_legacy_sse_transport(http),
+  CHECK_THROWS_WITH_AS(transport::client::make_legacy_sse_transport(http),
                        doctest::Contains("legacy HTTP+SSE transport does not support it"),
                        client::TransportError);
 }
@@ -229,7 +229,7 @@ namespace {
 /// application's browser.
 client::Client code_flow_client(const OAuthServer& server,
                                 std::function<std::string(const std::string&)> authorize) {
-  transport::HttpClientOptions http;
+  transport::client::HttpClientOptions http;
   http.url = server.base() + "/mcp";
   http.oauth = auth::OAuthOptions{};
   http.oauth->client_id = "router";
@@ -237,7 +237,7 @@ client::Client code_flow_client(const OAuthServer& server,
   http.oauth->authorize = std::move(authorize);
   client::ClientOptions options;
   options.request_timeout = std::chrono::seconds(10);
-  return client::Client(transport::make_rest_transport(http), options);
+  return client::Client(transport::client::make_rest_transport(http), options);
 }
 
 }  // namespace

@@ -26,9 +26,9 @@ namespace {
 using test::HttpFixture;
 
 std::shared_ptr<client::ClientTransport> streamable(const std::string& url) {
-  transport::HttpClientOptions o;
+  transport::client::HttpClientOptions o;
   o.url = url;
-  return transport::make_streamable_http_transport(o);
+  return transport::client::make_streamable_http_transport(o);
 }
 
 std::string first_text(const json::object& result) {
@@ -59,9 +59,9 @@ TEST_CASE("sse parser: priming events, multi-line data, CRLF, chunk boundaries, 
 
 TEST_CASE("header values expand ${ENV}") {
   ::setenv("MCPCLASS_TEST_KEY", "s3cret", 1);
-  CHECK(transport::expand_env("Bearer ${MCPCLASS_TEST_KEY}") == "Bearer s3cret");
-  CHECK(transport::expand_env("${MCPCLASS_NOT_SET_ANYWHERE}x$$y$z") == "x$y$z");
-  CHECK_THROWS(transport::expand_env("${OPEN"));
+  CHECK(transport::client::expand_env("Bearer ${MCPCLASS_TEST_KEY}") == "Bearer s3cret");
+  CHECK(transport::client::expand_env("${MCPCLASS_NOT_SET_ANYWHERE}x$$y$z") == "x$y$z");
+  CHECK_THROWS(transport::client::expand_env("${OPEN"));
 }
 
 TEST_CASE("streamable http: the 2026-07-28 era on a server that keeps sessions, without one") {
@@ -114,7 +114,7 @@ TEST_CASE("streamable http: session, SSE progress, elicitation, resources, DELET
 TEST_CASE("streamable http: the server ends the POST stream mid-call, the client resumes it") {
   // test_reconnection closes its SSE stream after the priming event (SEP-1699); the result comes
   // on the GET the client sends with Last-Event-ID after the server's retry delay.
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.sse_retry_ms = 50;
   HttpFixture f(options);
   std::mutex mutex;

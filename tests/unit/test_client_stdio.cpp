@@ -68,9 +68,9 @@ std::chrono::milliseconds throws_after(F&& f) {
 
 TEST_CASE("stdio client: spawns mcpclass serve --stdio, talks, and reaps it on close") {
   const int before = children();
-  transport::StdioClientOptions so;
+  transport::client::StdioClientOptions so;
   so.command = {kMcpclass, "serve", "--stdio"};
-  auto t = std::make_shared<transport::StdioClientTransport>(so);
+  auto t = std::make_shared<transport::client::StdioClientTransport>(so);
   {
     client::Client c(t);
     const auto& d = c.connect();
@@ -89,9 +89,9 @@ TEST_CASE("stdio client: spawns mcpclass serve --stdio, talks, and reaps it on c
 TEST_CASE("stdio client: exit is detected and reported, stderr is read as logs") {
   std::mutex m;
   std::string closed, logs;
-  transport::StdioClientOptions so;
+  transport::client::StdioClientOptions so;
   so.command = {"sh", "-c", "echo 'starting up' >&2; exit 3"};
-  transport::StdioClientTransport t(so);
+  transport::client::StdioClientTransport t(so);
   client::TransportHandlers h;
   h.on_closed = [&](std::string reason) {
     std::lock_guard lock(m);
@@ -111,16 +111,16 @@ TEST_CASE("stdio client: exit is detected and reported, stderr is read as logs")
 }
 
 TEST_CASE("stdio client: a program that does not exist is a TransportError") {
-  transport::StdioClientOptions so;
+  transport::client::StdioClientOptions so;
   so.command = {"/nonexistent/mcp-server"};
-  transport::StdioClientTransport t(so);
+  transport::client::StdioClientTransport t(so);
   CHECK_THROWS_AS(t.start({}), client::TransportError);
 }
 
 TEST_CASE("stdio client: command lines split like a shell, without expansion") {
-  CHECK(transport::split_command_line(R"(node "a b.js" --x='1 2' c\ d $HOME)") ==
+  CHECK(transport::client::split_command_line(R"(node "a b.js" --x='1 2' c\ d $HOME)") ==
         std::vector<std::string>{"node", "a b.js", "--x=1 2", "c d", "$HOME"});
-  CHECK_THROWS(transport::split_command_line("unterminated 'quote"));
+  CHECK_THROWS(transport::client::split_command_line("unterminated 'quote"));
 }
 
 TEST_CASE("remote over stdio: our own mcpclass serve --stdio classifies like the local one") {
@@ -196,10 +196,10 @@ TEST_CASE("remote over stdio: a server killed mid-call → retry → timeout →
     auto o = fake("slow", 10'000);
     o.timeout = 700ms;
     o.max_retries = 1;
-    transport::StdioClientOptions so;
+    transport::client::StdioClientOptions so;
     so.command = o.command;
     so.env = o.env;
-    auto t = std::make_shared<transport::StdioClientTransport>(so);
+    auto t = std::make_shared<transport::client::StdioClientTransport>(so);
     auto remote = std::make_shared<remote::RemoteClassifier>(o, t);
     const int first = t->pid();
     std::thread killer([&] {

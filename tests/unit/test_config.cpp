@@ -89,7 +89,7 @@ TEST_CASE("config: YAML and JSON give the same result") {
   CHECK(c.server.name == "test-server");
   CHECK(c.server.version == "2.0");
   CHECK(c.server.max_text_length == 500);
-  CHECK(transport::read_http_server_options(c.server.http).port == 9000);
+  CHECK(transport::server::read_http_server_options(c.server.http).port == 9000);
 
   // Round trip through to_json and the explicit formats.
   CHECK(config::config_from_json(c.to_json()).to_json() == c.to_json());
@@ -147,11 +147,13 @@ TEST_CASE("config: server.http.tls and a remote ca_file read, validate and round
       "server:\n  http:\n    tls: {cert_file: /etc/x/cert.pem, key_file: /etc/x/key.pem}\n"
       "classifier:\n  kind: remote\n"
       "  remote: {url: 'https://127.0.0.1:1/mcp', ca_file: /etc/x/ca.pem}\n");
-  CHECK(transport::read_http_server_options(c.server.http).tls_cert_file == "/etc/x/cert.pem");
-  CHECK(transport::read_http_server_options(c.server.http).tls_key_file == "/etc/x/key.pem");
+  CHECK(transport::server::read_http_server_options(c.server.http).tls_cert_file ==
+        "/etc/x/cert.pem");
+  CHECK(transport::server::read_http_server_options(c.server.http).tls_key_file ==
+        "/etc/x/key.pem");
   CHECK(c.classifier.remote.at("remote").at("ca_file") == "/etc/x/ca.pem");
   const auto again = config::config_from_json(c.to_json());
-  const auto again_http = transport::read_http_server_options(again.server.http);
+  const auto again_http = transport::server::read_http_server_options(again.server.http);
   CHECK(again_http.tls_cert_file == "/etc/x/cert.pem");
   CHECK(again_http.tls_key_file == "/etc/x/key.pem");
   CHECK(again.classifier.remote == c.classifier.remote);
@@ -242,7 +244,7 @@ TEST_CASE("config: the embedded default") {
   CHECK(c.classifier.kind == "rules");
   CHECK(c.routing.to_json() == classify::RoutingPolicy{}.to_json());
   CHECK(c.server.max_text_length == 10000);
-  CHECK(transport::read_http_server_options(c.server.http).port == 8090);
+  CHECK(transport::server::read_http_server_options(c.server.http).port == 8090);
 
   // Empty documents and missing sections take the defaults.
   CHECK(config::parse_config("").to_json() == c.to_json());
@@ -285,7 +287,7 @@ server:
     event_store_total_bytes: 0
     session_id_prefix: pod-1.
 )");
-  const auto o = transport::read_http_server_options(c.server.http);
+  const auto o = transport::server::read_http_server_options(c.server.http);
   CHECK(o.session_id_prefix == "pod-1.");
   CHECK(o.port == 0);
   CHECK(o.io_threads == 1);
@@ -309,8 +311,8 @@ server:
   CHECK(o.event_store_total_bytes == 0);
   // The document round-trips, and a document without limits gives the transport's defaults.
   CHECK(config::parse_config(boost::json::serialize(c.to_json())).to_json() == c.to_json());
-  const transport::HttpServerOptions defaults;
-  const auto d = transport::read_http_server_options(config::default_config().server.http);
+  const transport::server::HttpServerOptions defaults;
+  const auto d = transport::server::read_http_server_options(config::default_config().server.http);
   CHECK(d.port == 8090);
   CHECK(d.io_threads == defaults.io_threads);
   CHECK(d.max_sessions == defaults.max_sessions);
@@ -393,8 +395,8 @@ server:
       bearer_tokens: ["${MCPCLASS_TEST_TOKEN}", literal-token]
       bearer_tokens_file: test_config_tokens.txt
 )");
-  const auto as_written = transport::read_http_server_options(c.server.http, "server.http",
-                                                              transport::HttpSecrets::as_written);
+  const auto as_written = transport::server::read_http_server_options(
+      c.server.http, "server.http", transport::server::HttpSecrets::as_written);
   CHECK(as_written.bearer_tokens ==
         std::vector<std::string>{"${MCPCLASS_TEST_TOKEN}", "literal-token"});
   // Printing the configuration shows the reference, never the secret.
@@ -403,7 +405,7 @@ server:
   CHECK(printed.find("env-token") == std::string::npos);
   CHECK(config::parse_config(printed).to_json() == c.to_json());
 
-  const auto o = transport::read_http_server_options(c.server.http);
+  const auto o = transport::server::read_http_server_options(c.server.http);
   CHECK(o.allowed_hosts == std::vector<std::string>{"mcp.example.com"});
   CHECK(o.allowed_origins == std::vector<std::string>{"https://app.example"});
   CHECK(o.bearer_tokens ==
@@ -411,19 +413,19 @@ server:
   CHECK_FALSE(o.allow_unauthenticated);
 
   ::unsetenv("MCPCLASS_TEST_TOKEN");
-  CHECK_THROWS_WITH(transport::read_http_server_options(c.server.http),
+  CHECK_THROWS_WITH(transport::server::read_http_server_options(c.server.http),
                     "server.http.auth.bearer_tokens: environment variable MCPCLASS_TEST_TOKEN is "
                     "unset or empty");
   std::remove(file.c_str());
   auto no_file = c.server.http;
   no_file["auth"].as_object().erase("bearer_tokens");
-  CHECK_THROWS_WITH(transport::read_http_server_options(no_file),
+  CHECK_THROWS_WITH(transport::server::read_http_server_options(no_file),
                     "server.http.auth.bearer_tokens_file: cannot read 'test_config_tokens.txt'");
   CHECK(error_of("server:\n  http:\n    auth:\n      bearer_tokens: ['']\n") ==
         "server.http.auth.bearer_tokens: a token must not be empty");
   CHECK(error_of("server:\n  http:\n    auth:\n      tokens: [a]\n") ==
         "server.http.auth.tokens: unknown key");
-  CHECK(transport::read_http_server_options(
+  CHECK(transport::server::read_http_server_options(
             config::parse_config("server:\n  http:\n    auth: {allow_unauthenticated: true}\n")
                 .server.http)
             .allow_unauthenticated);

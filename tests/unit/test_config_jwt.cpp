@@ -48,7 +48,7 @@ server:
 )");
   CHECK(config::parse_config(boost::json::serialize(c.to_json())).to_json() == c.to_json());
 
-  const auto o = transport::read_http_server_options(c.server.http);
+  const auto o = transport::server::read_http_server_options(c.server.http);
   CHECK(o.jwt.enabled());
   CHECK(o.jwt.resource == "https://mcp.example/mcp");
   CHECK(o.jwt.issuer == "https://auth.example");
@@ -65,7 +65,7 @@ server:
   CHECK(o.jwt.tool_scopes.at("classify_text") == std::vector<std::string>{"classify"});
 
   // Defaults: audience = resource (empty here), leeway 60 s, 16 KiB tokens.
-  const auto d = transport::read_http_server_options(
+  const auto d = transport::server::read_http_server_options(
       config::parse_config("server:\n  http:\n    auth:\n      jwt: {resource: "
                            "'https://m.example/mcp', issuer: 'https://a.example', "
                            "jwks_file: keys.json, audience: only-this}\n")
@@ -74,8 +74,8 @@ server:
   CHECK(d.jwt.leeway == std::chrono::seconds(60));
   CHECK(d.jwt.max_token_bytes == 16 * 1024);
   CHECK(d.jwt.jwks_file == "keys.json");
-  CHECK_FALSE(
-      transport::read_http_server_options(config::default_config().server.http).jwt.enabled());
+  CHECK_FALSE(transport::server::read_http_server_options(config::default_config().server.http)
+                  .jwt.enabled());
 }
 
 TEST_CASE("config: server.http.auth.jwt errors name the key") {

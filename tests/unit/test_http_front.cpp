@@ -6,7 +6,7 @@
 
 #include <memory>
 
-using namespace mcpclass::transport;
+using namespace mcpclass::transport::server;
 namespace http = boost::beast::http;
 
 namespace {

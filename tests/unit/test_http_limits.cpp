@@ -38,10 +38,10 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using namespace mcpclass;
 
-transport::HttpServerOptions timeouts(std::chrono::milliseconds read_timeout,
-                                      std::chrono::milliseconds idle_timeout,
-                                      std::size_t max_header_bytes) {
-  transport::HttpServerOptions options;
+transport::server::HttpServerOptions timeouts(std::chrono::milliseconds read_timeout,
+                                              std::chrono::milliseconds idle_timeout,
+                                              std::size_t max_header_bytes) {
+  transport::server::HttpServerOptions options;
   options.read_timeout = read_timeout;
   options.idle_timeout = idle_timeout;
   options.max_header_bytes = max_header_bytes;
@@ -52,7 +52,7 @@ struct LimitServer {
   LimitServer(std::chrono::milliseconds read_timeout, std::chrono::milliseconds idle_timeout,
               std::size_t max_header_bytes = 16 * 1024)
       : LimitServer(timeouts(read_timeout, idle_timeout, max_header_bytes)) {}
-  explicit LimitServer(const transport::HttpServerOptions& options,
+  explicit LimitServer(const transport::server::HttpServerOptions& options,
                        server::ServerOptions server_options = {}) {
     server = server::Server::create(std::move(server_options), pool.executor());
     server::Tool echo;
@@ -65,7 +65,7 @@ struct LimitServer {
       return server::ToolResult::text(std::string(args.at("text").as_string()));
     };
     server->add_tool(echo);
-    http = std::make_unique<transport::HttpServer>(server, options);
+    http = std::make_unique<transport::server::HttpServer>(server, options);
     http->start();
     port = http->port();
   }
@@ -73,7 +73,7 @@ struct LimitServer {
 
   util::ThreadPool pool{2};
   std::shared_ptr<server::Server> server;
-  std::unique_ptr<transport::HttpServer> http;
+  std::unique_ptr<transport::server::HttpServer> http;
   unsigned short port = 0;
 };
 
@@ -248,7 +248,7 @@ unsigned sse_status(unsigned short port) {
 }  // namespace
 
 TEST_CASE("http limits: over max_connections a connection is answered 503, then served again") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.max_connections = 3;
   LimitServer s(options);
   net::io_context ioc;
@@ -285,7 +285,7 @@ TEST_CASE("http limits: over max_connections a connection is answered 503, then 
 }
 
 TEST_CASE("http limits: an SSE reader that stops reading is cut after write_timeout") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.max_sse_streams = 1;
   options.write_timeout = 300ms;
   LimitServer s(options);
@@ -343,7 +343,7 @@ TEST_CASE("http limits: an SSE reader that stops reading is cut after write_time
 TEST_CASE("http limits: a GET stream whose client reads is not cut after write_timeout") {
   // The stream's read (which only watches for the client leaving) once inherited the deadline of
   // the write before it: every GET stream ended write_timeout after it began.
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.write_timeout = 300ms;
   options.sse_heartbeat = 50ms;
   LimitServer s(options);
@@ -367,7 +367,7 @@ TEST_CASE("http limits: a GET stream whose client reads is not cut after write_t
 }
 
 TEST_CASE("http limits: idle GET streams carry keep-alive comments") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.sse_heartbeat = 50ms;
   LimitServer s(options);
   net::io_context ioc;
@@ -385,7 +385,7 @@ TEST_CASE("http limits: idle GET streams carry keep-alive comments") {
 }
 
 TEST_CASE("http limits: GET streams opened all at once never pass max_sse_streams") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.max_sse_streams = 4;
   options.io_threads = 4;
   LimitServer s(options);
@@ -418,7 +418,7 @@ TEST_CASE("http limits: GET streams opened all at once never pass max_sse_stream
 }
 
 TEST_CASE("http limits: one client address gets at most max_sse_streams_per_client streams") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.max_sse_streams = 8;
   options.max_sse_streams_per_client = 2;
   LimitServer s(options);
@@ -524,7 +524,7 @@ std::size_t gauge(unsigned short port, const std::string& name) {
 }  // namespace
 
 TEST_CASE("http limits: one SSE frame over the 8 MiB queue cap reaches a reader that keeps up") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.max_body_bytes = 32 * 1024 * 1024;
   server::ServerOptions server_options;
   server_options.limits.max_bytes = 32 * 1024 * 1024;
@@ -539,7 +539,7 @@ TEST_CASE("http limits: one SSE frame over the 8 MiB queue cap reaches a reader 
 }
 
 TEST_CASE("http limits: SSE replay stores stay within their byte budgets") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.event_store_bytes = 256 * 1024;
   options.event_store_total_bytes = 1024 * 1024;
   LimitServer s(options);
@@ -566,7 +566,7 @@ std::string stream_of(const http::response<http::string_body>& answer) {
 }  // namespace
 
 TEST_CASE("http limits: a session's replay stores stay within event_store_session_bytes") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.event_store_bytes = 256 * 1024;
   options.event_store_session_bytes = 512 * 1024;
   LimitServer s(options);
@@ -586,7 +586,7 @@ TEST_CASE("http limits: a session's replay stores stay within event_store_sessio
 }
 
 TEST_CASE("http limits: resuming past the replay budget gets 410, an unknown stream 400") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.event_store_bytes = 256 * 1024;
   options.event_store_session_bytes = 512 * 1024;
   LimitServer s(options);

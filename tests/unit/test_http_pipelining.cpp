@@ -31,7 +31,7 @@ using namespace mcpclass;
 
 // A server whose "slow" tool holds its call until the test lets it go.
 struct SlowToolServer {
-  explicit SlowToolServer(transport::HttpServerOptions options) {
+  explicit SlowToolServer(transport::server::HttpServerOptions options) {
     server = server::Server::create({}, pool.executor());
     server::Tool slow;
     slow.name = "slow";
@@ -51,7 +51,7 @@ struct SlowToolServer {
       return server::ToolResult::text(std::string(args.at("text").as_string()));
     };
     server->add_tool(echo);
-    http = std::make_unique<transport::HttpServer>(server, std::move(options));
+    http = std::make_unique<transport::server::HttpServer>(server, std::move(options));
     http->start();
   }
   ~SlowToolServer() {
@@ -61,7 +61,7 @@ struct SlowToolServer {
 
   util::ThreadPool pool{2};
   std::shared_ptr<server::Server> server;
-  std::unique_ptr<transport::HttpServer> http;
+  std::unique_ptr<transport::server::HttpServer> http;
   std::atomic<bool> started{false};
   std::atomic<bool> released{false};
 };
@@ -91,7 +91,7 @@ std::string result_text(const std::string& body) {
 TEST_CASE("http pipelining: a request sent while a slow tool runs is answered after it") {
   for (const std::string path : {"/mcp/tools/call", "/mcp"}) {
     CAPTURE(path);
-    transport::HttpServerOptions options;
+    transport::server::HttpServerOptions options;
     options.stateless = true;
     SlowToolServer s(options);
     const unsigned short port = s.http->port();

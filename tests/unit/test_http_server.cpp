@@ -118,7 +118,7 @@ json::object request(std::int64_t id, std::string method, json::object params = 
 
 // A server with a few tools behind an HttpServer.
 struct TestServer {
-  explicit TestServer(transport::HttpServerOptions options = {},
+  explicit TestServer(transport::server::HttpServerOptions options = {},
                       server::ServerOptions server_options = {}) {
     server = server::Server::create(std::move(server_options), pool.executor());
     server::Tool echo;
@@ -160,7 +160,7 @@ struct TestServer {
       return server::ToolResult::error("cancelled");
     };
     server->add_tool(block);
-    http = std::make_unique<transport::HttpServer>(server, std::move(options), [] {
+    http = std::make_unique<transport::server::HttpServer>(server, std::move(options), [] {
       return json::object{{"categories", json::array{"math", "general"}},
                           {"model", "openai/gpt-oss-20b"},
                           {"index_size", 0}};
@@ -194,7 +194,7 @@ struct TestServer {
   util::ThreadPool pool{2};
   std::atomic<int> blocked{0};  // calls of the block tool so far
   std::shared_ptr<server::Server> server;
-  std::unique_ptr<transport::HttpServer> http;
+  std::unique_ptr<transport::server::HttpServer> http;
   unsigned short port = 0;
 };
 
@@ -241,7 +241,7 @@ TEST_CASE("http: missing session 400, unknown session 404, notifications 202") {
 }
 
 TEST_CASE("http: a call cancelled on a POST that takes only SSE ends its stream, no answer") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.shutdown_timeout = std::chrono::milliseconds(300);
   TestServer t(options);
   const std::string sid = t.open_session();
@@ -350,7 +350,7 @@ TEST_CASE("http: Host and Origin allow-list") {
 }
 
 TEST_CASE("http: limits and malformed input") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.max_body_bytes = 1024;
   TestServer t(options);
   Reply big = call(t.port, http::verb::post, "/mcp", std::string(10'000, ' '));
@@ -369,7 +369,7 @@ TEST_CASE("http: limits and malformed input") {
 }
 
 TEST_CASE("http: bearer token") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.bearer_tokens = {"s3cret"};
   TestServer t(options);
   Reply none = post(t.port, "/mcp", initialize_request());
@@ -388,7 +388,7 @@ TEST_CASE("http: bearer token") {
 
 TEST_CASE(
     "http: several bearer tokens, and with tokens any Host is served unless hosts are listed") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.bearer_tokens = {"first-token", "second-token"};
   {
     TestServer t(options);
@@ -416,20 +416,20 @@ TEST_CASE(
 TEST_CASE("http: a non-loopback address needs tokens or allow_unauthenticated") {
   util::ThreadPool pool{1};
   auto server = server::Server::create({}, pool.executor());
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.host = "0.0.0.0";
   {
-    transport::HttpServer http(server, options);
+    transport::server::HttpServer http(server, options);
     CHECK_THROWS_WITH(http.start(), doctest::Contains("allow_unauthenticated"));
   }
   options.allow_unauthenticated = true;
   {
-    transport::HttpServer http(server, options);
+    transport::server::HttpServer http(server, options);
     CHECK_NOTHROW(http.start());
   }
   options.allow_unauthenticated = false;
   options.bearer_tokens = {"t"};
-  transport::HttpServer http(server, options);
+  transport::server::HttpServer http(server, options);
   CHECK_NOTHROW(http.start());
   CHECK(http.port() != 0);
 }
@@ -443,7 +443,7 @@ TEST_CASE("http: /health passes the Host and Origin guards, without the token it
         403);
     CHECK(call(t.port, http::verb::get, "/metrics", {}, {{"Host", "evil.example"}}).status == 403);
   }
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.bearer_tokens = {"s3cret"};
   TestServer t(options);
   Reply anonymous = call(t.port, http::verb::get, "/health", {}, {});
@@ -586,7 +586,7 @@ TEST_CASE("http: legacy HTTP+SSE endpoint event and POST /messages round trip") 
 }
 
 TEST_CASE("http: stateless mode") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.stateless = true;
   TestServer t(options);
   Reply init = post(t.port, "/mcp", initialize_request());
@@ -623,9 +623,9 @@ TEST_CASE("http: 1,000 connections opened and dropped, then a correct answer") {
 
 TEST_CASE("http: start fails on a taken port, stop is idempotent") {
   TestServer t;
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.port = t.port;
-  transport::HttpServer second(t.server, options);
+  transport::server::HttpServer second(t.server, options);
   CHECK_THROWS_AS(second.start(), std::runtime_error);
   t.http->stop();
   t.http->stop();
@@ -662,7 +662,7 @@ TEST_CASE("http: a request whose session is deleted while it runs gets 503, neve
 }
 
 TEST_CASE("http: stop() cancels work still running after shutdown_timeout and answers it") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.shutdown_timeout = std::chrono::milliseconds(300);
   TestServer t(options);
   const std::string sid = t.open_session();
@@ -689,7 +689,7 @@ TEST_CASE("http: stop() cancels work still running after shutdown_timeout and an
 }
 
 TEST_CASE("http: idle sessions are evicted") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.session_idle_timeout = std::chrono::milliseconds(200);
   TestServer t(options);
   const std::string sid = t.open_session();
@@ -700,7 +700,7 @@ TEST_CASE("http: idle sessions are evicted") {
 }
 
 TEST_CASE("http: probes, and stop() turns readiness to 503 first, serving through drain_grace") {
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.drain_grace = std::chrono::milliseconds(1500);
   TestServer t(options);
   CHECK(call(t.port, http::verb::get, "/health/live", {}, {}).body == R"({"status":"ok"})");

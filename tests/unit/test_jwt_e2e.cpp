@@ -36,7 +36,7 @@ struct ProtectedServer {
   unsigned short port = free_port();
   std::string resource = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
   std::unique_ptr<service::ClassificationService> service;
-  std::unique_ptr<transport::HttpServer> http;
+  std::unique_ptr<transport::server::HttpServer> http;
 
   explicit ProtectedServer(const test::JwtAuthorizationServer& as, const std::string& extra = "") {
     const std::string doc = fmt::format(R"(
@@ -59,7 +59,8 @@ server:
                                         port, resource, as.base(), as.base(), extra);
     const auto config = config::parse_config(doc);
     service = std::make_unique<service::ClassificationService>(config);
-    http = std::make_unique<transport::HttpServer>(service->server(), service->http_options());
+    http =
+        std::make_unique<transport::server::HttpServer>(service->server(), service->http_options());
     http->start();
   }
   ~ProtectedServer() {
@@ -134,7 +135,7 @@ json::object claims(const ProtectedServer& server, const test::JwtAuthorizationS
 
 client::Client oauth_client(const ProtectedServer& server, const std::string& id,
                             const std::string& secret) {
-  transport::HttpClientOptions http;
+  transport::client::HttpClientOptions http;
   http.url = server.resource;
   http.oauth = auth::OAuthOptions{};
   http.oauth->grant = auth::OAuthOptions::Grant::client_credentials;
@@ -143,7 +144,7 @@ client::Client oauth_client(const ProtectedServer& server, const std::string& id
   http.oauth->require_https = false;  // 127.0.0.1
   client::ClientOptions options;
   options.request_timeout = std::chrono::seconds(10);
-  return client::Client(transport::make_streamable_http_transport(http), options);
+  return client::Client(transport::client::make_streamable_http_transport(http), options);
 }
 
 /// classify_text's category index ("class"; 0 = math in the default categories).
@@ -357,7 +358,7 @@ server:
   service::ClassificationService service(doc);
   auto options = service.http_options();
   options.port = 0;
-  transport::HttpServer http(service.server(), options);
+  transport::server::HttpServer http(service.server(), options);
   http.start();
   const auto a = send("http://127.0.0.1:" + std::to_string(http.port()) + "/mcp/tools/list", "POST",
                       test::sign_token(other.signing_key(),
@@ -375,13 +376,13 @@ TEST_CASE("jwt e2e: JWT auth counts as authentication off loopback, bad options 
   test::JwtAuthorizationServer as(test::TestKey::ec("k"));
   util::ThreadPool pool{1};
   auto server = server::Server::create({}, pool.executor());
-  transport::HttpServerOptions options;
+  transport::server::HttpServerOptions options;
   options.host = "0.0.0.0";
   options.jwt.resource = "https://mcp.example/mcp";
   options.jwt.issuer = as.base();
   options.jwt.jwks_url = as.base() + "/jwks";
   {
-    transport::HttpServer http(server, options);
+    transport::server::HttpServer http(server, options);
     CHECK_NOTHROW(http.start());
     // Any Host is served (a token guards it), and the metadata is open.
     const auto a = send("http://127.0.0.1:" + std::to_string(http.port()) +
@@ -392,7 +393,7 @@ TEST_CASE("jwt e2e: JWT auth counts as authentication off loopback, bad options 
   }
   options.host = "127.0.0.1";
   options.jwt.jwks_url = "http://auth.example/jwks";
-  transport::HttpServer http(server, options);
+  transport::server::HttpServer http(server, options);
   CHECK_THROWS_WITH(http.start(),
                     "JWT: jwks_url must be https:// (http:// only to a loopback host)");
   pool.stop();

@@ -15,7 +15,7 @@
 #include <fstream>
 
 using namespace mcpclass;
-using namespace mcpclass::transport::jwt;
+using namespace mcpclass::transport::server::jwt;
 namespace json = boost::json;
 using test::TestKey;
 
@@ -250,7 +250,7 @@ TEST_CASE("jwt: malformed, oversized and kid-less tokens are refused") {
 TEST_CASE("jwt: the validator's metadata, challenges, scopes and key file") {
   const std::string path = "/tmp/mcpclass_test_jwks_" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << test::jwks_of(ec_key());
-  transport::JwtAuthOptions o;
+  transport::server::JwtAuthOptions o;
   o.resource = kResource;
   o.issuer = kIssuer;
   o.jwks_file = path;
@@ -281,7 +281,7 @@ TEST_CASE("jwt: the validator's metadata, challenges, scopes and key file") {
                        "the token's kid is not a key of the authorization server", TokenError);
   CHECK(v.keys().fetches() == 0);  // a file is read once, never fetched
 
-  auto error_of = [](transport::JwtAuthOptions bad) {
+  auto error_of = [](transport::server::JwtAuthOptions bad) {
     try {
       Validator{bad};
       return std::string("no error");

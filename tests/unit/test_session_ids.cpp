@@ -15,7 +15,7 @@
 
 namespace {
 
-using mcpclass::transport::random_session_id;
+using mcpclass::transport::server::random_session_id;
 
 // Inverts y ^= (y >> shift) & mask (right) or y ^= (y << shift) & mask (left).
 std::uint64_t undo_right(std::uint64_t y, unsigned shift, std::uint64_t mask) {

@@ -11,15 +11,15 @@
 #include <memory>
 
 using namespace mcpclass;
-using transport::HttpSession;
-using transport::HttpSessionTable;
+using transport::server::HttpSession;
+using transport::server::HttpSessionTable;
 
 namespace {
 struct Table {
   util::ThreadPool pool{1};
   std::shared_ptr<server::Server> server = server::Server::create({}, pool.executor());
   HttpSessionTable table{server, 1, 16, 2048,
-                         std::make_shared<transport::ReplayBudget>(1024, 4096)};
+                         std::make_shared<transport::server::ReplayBudget>(1024, 4096)};
 };
 const auto kLater = HttpSession::Clock::now() + std::chrono::hours(1);
 }  // namespace

@@ -45,8 +45,9 @@ namespace {
 using test::HttpFixture;
 using test::TlsFiles;
 
-transport::HttpServerOptions tls_server(const TlsFiles& files, const std::string& name = "server") {
-  transport::HttpServerOptions o;
+transport::server::HttpServerOptions tls_server(const TlsFiles& files,
+                                                const std::string& name = "server") {
+  transport::server::HttpServerOptions o;
   o.tls_cert_file = files.path(name + ".pem");
   o.tls_key_file = files.path(name + ".key");
   return o;
@@ -55,13 +56,13 @@ transport::HttpServerOptions tls_server(const TlsFiles& files, const std::string
 std::shared_ptr<client::ClientTransport> transport_for(const std::string& kind,
                                                        const std::string& url,
                                                        const std::string& ca_file) {
-  transport::HttpClientOptions o;
+  transport::client::HttpClientOptions o;
   o.url = url;
   o.ca_file = ca_file;
   o.connect_timeout = 5s;
-  if (kind == "sse") return transport::make_legacy_sse_transport(o);
-  if (kind == "rest") return transport::make_rest_transport(o);
-  return transport::make_streamable_http_transport(o);
+  if (kind == "sse") return transport::client::make_legacy_sse_transport(o);
+  if (kind == "rest") return transport::client::make_rest_transport(o);
+  return transport::client::make_streamable_http_transport(o);
 }
 
 std::string first_text(const json::object& result) {
@@ -451,10 +452,10 @@ TEST_CASE("tls: an unusable certificate or key is a clear error at start, naming
   util::ThreadPool pool{1};
   auto server = server::Server::create({}, pool.executor());
   auto start_error = [&](const std::string& cert, const std::string& key) -> std::string {
-    transport::HttpServerOptions o;
+    transport::server::HttpServerOptions o;
     o.tls_cert_file = cert;
     o.tls_key_file = key;
-    transport::HttpServer http(server, o);
+    transport::server::HttpServer http(server, o);
     try {
       http.start();
     } catch (const std::runtime_error& e) {

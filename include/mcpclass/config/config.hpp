@@ -39,8 +39,8 @@ struct ServerSettings {
   /// Longest accepted `text`, in characters (Unicode code points).
   std::size_t max_text_length = limits::kMaxTextLength;
   /// `server.http` as written: checked when the document is read, turned into the transport's
-  /// options (secrets resolved) by transport::read_http_server_options(), which documents the
-  /// keys. Kept as written so printing a configuration never shows a secret.
+  /// options (secrets resolved) by transport::server::read_http_server_options(), which documents
+  /// the keys. Kept as written so printing a configuration never shows a secret.
   json::object http;
   /// `server.cache {entries, ttl}`: results of deterministic classifiers (not remote or
   /// composite ones) kept for repeated texts; entries 0 = no cache.

@@ -32,7 +32,7 @@ struct RouteProxyOptions {
   std::shared_ptr<util::DescriptorBudget> descriptors;
 };
 
-class RouteProxy final : public transport::HttpApp {
+class RouteProxy final : public transport::server::HttpApp {
  public:
   /// Resolves each api_key "${NAME}" and starts a connection pool per model. Throws ConfigError
   /// (an unset variable, an unusable ca_file).
@@ -49,8 +49,8 @@ class RouteProxy final : public transport::HttpApp {
   RouteProxy& operator=(const RouteProxy&) = delete;
 
   bool handles(std::string_view path) const override;
-  void handle(transport::HttpAppRequest request,
-              std::shared_ptr<transport::HttpAppResponse> response) override;
+  void handle(transport::server::HttpAppRequest request,
+              std::shared_ptr<transport::server::HttpAppResponse> response) override;
   std::string metrics_label() const override { return "route"; }
   std::string too_large_body(std::string_view message) const override;
   void cancel_all() override;

@@ -73,7 +73,7 @@ class ClassificationService {
   /// `server.http` as transport options: host, port, limits, TLS files, and the access rules
   /// with their secrets resolved. Throws ConfigError (an unset "${NAME}", an unreadable token
   /// file).
-  transport::HttpServerOptions http_options() const;
+  transport::server::HttpServerOptions http_options() const;
   /// The classifier's info() (kind, model, ...): what /health reports before a front end adds
   /// its own fields.
   boost::json::object health() const { return classifier()->info(); }

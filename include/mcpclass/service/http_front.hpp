@@ -19,10 +19,10 @@ struct HttpFrontOptions {
   /// The transport's settings: start from ClassificationService::http_options() and override
   /// host, port, TLS, `stateless`, the mounted `app`. `extra_metrics`, when set, is appended to
   /// the front's series (the routing proxy's).
-  transport::HttpServerOptions http;
+  transport::server::HttpServerOptions http;
   /// The counters of a stdio transport serving the same engine for the front's whole life:
   /// "stdio" joins /health's transports and its series /metrics.
-  std::shared_ptr<const transport::StdioCounters> stdio;
+  std::shared_ptr<const transport::server::StdioCounters> stdio;
 };
 
 /// The HTTP server of `service`, not started. GET /health (with the token, when tokens are set)
@@ -30,7 +30,7 @@ struct HttpFrontOptions {
 /// order), `transports` and `uptime_seconds` (since this call). GET /metrics adds to the
 /// transport's series ClassificationService::prometheus(), the stdio counters, the entry point's
 /// `extra_metrics` and the process heap gauges. Throws what HttpServer's constructor throws.
-std::unique_ptr<transport::HttpServer> make_http_front(const ClassificationService& service,
-                                                       HttpFrontOptions options);
+std::unique_ptr<transport::server::HttpServer> make_http_front(const ClassificationService& service,
+                                                               HttpFrontOptions options);
 
 }  // namespace mcpclass::service

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 std::vector<std::string> split_command_line(std::string_view line) {
   std::vector<std::string> words;
@@ -44,4 +44,4 @@ std::vector<std::string> split_command_line(std::string_view line) {
   return words;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 std::string expand_env(std::string_view text) {
   std::string out;
@@ -32,4 +32,4 @@ std::string expand_env(std::string_view text) {
   return out;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

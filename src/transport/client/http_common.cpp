@@ -3,12 +3,12 @@
 #include "mcpclass/client/errors.hpp"
 #include "mcpclass/jsonrpc/message.hpp"
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::transport::client::detail {
 
 std::exception_ptr transport_error(net::HttpFailure kind, const std::string& message) {
   if (kind == net::HttpFailure::certificate)
-    return std::make_exception_ptr(client::CertificateError(message));
-  return std::make_exception_ptr(client::TransportError(message));
+    return std::make_exception_ptr(mcpclass::client::CertificateError(message));
+  return std::make_exception_ptr(mcpclass::client::TransportError(message));
 }
 
 std::vector<std::pair<std::string, std::string>> expanded_headers(
@@ -74,4 +74,4 @@ std::string header_safe(std::string_view value) {
   return "=?base64?" + b64 + "?=";
 }
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::transport::client::detail

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::transport::client::detail {
 
 /// options.headers with `${ENV}` expanded, as a list.
 std::vector<std::pair<std::string, std::string>> expanded_headers(const HttpClientOptions& options);
@@ -35,8 +35,8 @@ bool answers(const boost::json::value& v, const jsonrpc::Id& id);
 /// `Mcp-Name` value: ASCII as is, anything else as `=?base64?…?=`.
 std::string header_safe(std::string_view value);
 
-/// The client error for an engine failure of `kind`: client::CertificateError when the peer's
-/// certificate was refused, else client::TransportError, with `message`.
+/// The client error for an engine failure of `kind`: mcpclass::client::CertificateError when the
+/// peer's certificate was refused, else mcpclass::client::TransportError, with `message`.
 std::exception_ptr transport_error(net::HttpFailure kind, const std::string& message);
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::transport::client::detail

@@ -9,7 +9,7 @@
 
 #include <strings.h>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::transport::client::detail {
 
 void HttpClientTransportBase::close() {
   if (auto engine = take_engine()) engine->stop();
@@ -28,7 +28,7 @@ void HttpClientTransportBase::abandon(const jsonrpc::Id& id) {
   exchanges_.erase(it);
 }
 
-void HttpClientTransportBase::open_engine(client::TransportHandlers handlers) {
+void HttpClientTransportBase::open_engine(mcpclass::client::TransportHandlers handlers) {
   std::unique_ptr<net::HttpEngine> engine;
   try {
     url_ = net::parse_http_url(options_.url);
@@ -204,4 +204,4 @@ net::ExchangeCallbacks collect_into(const std::shared_ptr<CollectedReply>& reply
   return cb;
 }
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::transport::client::detail

@@ -22,9 +22,9 @@ namespace mcpclass::auth {
 class OAuthSession;
 }
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::transport::client::detail {
 
-class HttpClientTransportBase : public client::ClientTransport {
+class HttpClientTransportBase : public mcpclass::client::ClientTransport {
  public:
   explicit HttpClientTransportBase(HttpClientOptions options) : options_(std::move(options)) {}
 
@@ -37,9 +37,9 @@ class HttpClientTransportBase : public client::ClientTransport {
 
  protected:
   /// Parses the URL, expands the headers, keeps the handlers and makes a fresh engine; the
-  /// transport is open afterwards. Throws client::TransportError (bad URL, unreadable CA file).
-  /// Call close() first.
-  void open_engine(client::TransportHandlers handlers);
+  /// transport is open afterwards. Throws mcpclass::client::TransportError (bad URL, unreadable CA
+  /// file). Call close() first.
+  void open_engine(mcpclass::client::TransportHandlers handlers);
   /// Marks the transport closed, forgets the tracked exchanges, ends the OAuth flows (waiting
   /// for their threads) and hands over the engine (null when it was not open) for the caller to
   /// stop outside the lock.
@@ -64,11 +64,11 @@ class HttpClientTransportBase : public client::ClientTransport {
   /// Fails request `id` with a typed error: on_request_error when the engine set it, else
   /// on_failure with the message.
   void fail_request(const jsonrpc::Id& id, std::exception_ptr error) const;
-  /// fail_request with the exchange error `error`: client::CertificateError for a refused
-  /// certificate, else client::TransportError.
+  /// fail_request with the exchange error `error`: mcpclass::client::CertificateError for a refused
+  /// certificate, else mcpclass::client::TransportError.
   void fail_exchange(const jsonrpc::Id& id, const net::HttpError& error) const;
-  /// engine_->start(), its HttpClientError (the engine stopped) thrown as client::TransportError
-  /// (holds mutex_).
+  /// engine_->start(), its HttpClientError (the engine stopped) thrown as
+  /// mcpclass::client::TransportError (holds mutex_).
   net::HttpEngine::ExchangeId start_exchange(const net::HttpUrl& url, net::HttpRequest request,
                                              net::ExchangeCallbacks callbacks);
 
@@ -83,7 +83,7 @@ class HttpClientTransportBase : public client::ClientTransport {
   const HttpClientOptions options_;
   net::HttpUrl url_;
   std::vector<std::pair<std::string, std::string>> headers_;
-  client::TransportHandlers handlers_;
+  mcpclass::client::TransportHandlers handlers_;
 
   mutable std::mutex mutex_;
   std::unique_ptr<net::HttpEngine> engine_;
@@ -112,4 +112,4 @@ struct CollectedReply {
 /// Callbacks that fill `reply`; on_end is left for the caller.
 net::ExchangeCallbacks collect_into(const std::shared_ptr<CollectedReply>& reply);
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::transport::client::detail

@@ -9,12 +9,12 @@
 #include <future>
 #include <mutex>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 namespace {
 
 namespace json = boost::json;
-using client::TransportError;
+using mcpclass::client::TransportError;
 using net::HttpHead;
 using net::HttpRequest;
 
@@ -24,7 +24,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
   using HttpClientTransportBase::HttpClientTransportBase;
   ~LegacySseTransport() override { close(); }
 
-  void start(client::TransportHandlers handlers) override {
+  void start(mcpclass::client::TransportHandlers handlers) override {
     close();
     open_engine(std::move(handlers));
     auto endpoint = std::make_shared<std::promise<std::string>>();
@@ -42,9 +42,9 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
       const auto where = endpoint_future.get();
       std::lock_guard lock(mutex_);
       endpoint_ = net::resolve_url(url_, where);
-    } catch (const client::CertificateError& e) {
+    } catch (const mcpclass::client::CertificateError& e) {
       close();
-      throw client::CertificateError(describe() + ": " + e.what());
+      throw mcpclass::client::CertificateError(describe() + ": " + e.what());
     } catch (const std::exception& e) {
       close();
       throw TransportError(describe() + ": " + e.what());
@@ -139,7 +139,8 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
 
 }  // namespace
 
-std::shared_ptr<client::ClientTransport> make_legacy_sse_transport(HttpClientOptions options) {
+std::shared_ptr<mcpclass::client::ClientTransport> make_legacy_sse_transport(
+    HttpClientOptions options) {
   // 2024-11-05, the legacy transport's protocol, predates MCP authorization.
   if (options.oauth)
     throw TransportError(options.url +
@@ -148,4 +149,4 @@ std::shared_ptr<client::ClientTransport> make_legacy_sse_transport(HttpClientOpt
   return std::make_shared<LegacySseTransport>(std::move(options));
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 namespace {
 
 namespace json = boost::json;
-using client::TransportError;
+using mcpclass::client::TransportError;
 using net::HttpRequest;
 
 /// The JSON-RPC response equivalent to a dialect answer.
@@ -55,7 +55,7 @@ class RestTransport : public detail::HttpClientTransportBase,
   using HttpClientTransportBase::HttpClientTransportBase;
   ~RestTransport() override { close(); }
 
-  void start(client::TransportHandlers handlers) override {
+  void start(mcpclass::client::TransportHandlers handlers) override {
     close();
     open_engine(std::move(handlers));
     while (url_.target.size() > 1 && url_.target.back() == '/') url_.target.pop_back();
@@ -143,8 +143,8 @@ class RestTransport : public detail::HttpClientTransportBase,
 
 }  // namespace
 
-std::shared_ptr<client::ClientTransport> make_rest_transport(HttpClientOptions options) {
+std::shared_ptr<mcpclass::client::ClientTransport> make_rest_transport(HttpClientOptions options) {
   return std::make_shared<RestTransport>(std::move(options));
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

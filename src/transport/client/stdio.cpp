@@ -22,12 +22,12 @@
 
 extern char** environ;
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 namespace {
 
 namespace json = boost::json;
-using client::TransportError;
+using mcpclass::client::TransportError;
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -113,7 +113,7 @@ struct StdioClientTransport::Impl {
   explicit Impl(StdioClientOptions o) : options(std::move(o)) {}
 
   StdioClientOptions options;
-  client::TransportHandlers handlers;
+  mcpclass::client::TransportHandlers handlers;
 
   mutable std::mutex mutex;  // state below
   std::condition_variable exited_cv;
@@ -285,7 +285,7 @@ StdioClientTransport::~StdioClientTransport() {
   close();
 }
 
-void StdioClientTransport::start(client::TransportHandlers handlers) {
+void StdioClientTransport::start(mcpclass::client::TransportHandlers handlers) {
   close();
   impl_->handlers = std::move(handlers);
   impl_->spawn();
@@ -325,4 +325,4 @@ std::optional<int> StdioClientTransport::exit_status() const {
   return impl_->status;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

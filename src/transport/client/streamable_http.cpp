@@ -11,12 +11,12 @@
 #include <atomic>
 #include <mutex>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 namespace {
 
 namespace json = boost::json;
-using client::TransportError;
+using mcpclass::client::TransportError;
 using net::HttpError;
 using net::HttpFailure;
 using net::HttpHead;
@@ -46,7 +46,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
   using HttpClientTransportBase::HttpClientTransportBase;
   ~StreamableHttpTransport() override { close(); }
 
-  void start(client::TransportHandlers handlers) override {
+  void start(mcpclass::client::TransportHandlers handlers) override {
     close();
     {
       std::lock_guard lock(mutex_);
@@ -281,7 +281,8 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       return;
     }
     untrack(stream->key);
-    fail_request(stream->id, std::make_exception_ptr(client::HttpStatusError(status, message)));
+    fail_request(stream->id,
+                 std::make_exception_ptr(mcpclass::client::HttpStatusError(status, message)));
   }
 
   void resume(const std::shared_ptr<RequestStream>& stream) {
@@ -388,8 +389,9 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
 
 }  // namespace
 
-std::shared_ptr<client::ClientTransport> make_streamable_http_transport(HttpClientOptions options) {
+std::shared_ptr<mcpclass::client::ClientTransport> make_streamable_http_transport(
+    HttpClientOptions options) {
   return std::make_shared<StreamableHttpTransport>(std::move(options));
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <limits>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace strict = util::strict;
 namespace json = boost::json;
@@ -116,4 +116,4 @@ HttpServerOptions read_http_server_options(const json::object& section, const st
   return o;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-namespace mcpclass::transport::detail {
+namespace mcpclass::transport::server::detail {
 
 namespace strict = util::strict;
 namespace json = boost::json;
@@ -90,4 +90,4 @@ JwtAuthOptions read_jwt_auth_options(const json::value& section, const std::stri
   return jwt;
 }
 
-}  // namespace mcpclass::transport::detail
+}  // namespace mcpclass::transport::server::detail

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace json = boost::json;
 
@@ -74,7 +74,7 @@ class LineWriter {
   bool failed_ = false;
 };
 
-class LineStream final : public server::Stream {
+class LineStream final : public mcpclass::server::Stream {
  public:
   LineStream(std::shared_ptr<LineWriter> writer, bool tracked)
       : writer_(std::move(writer)), tracked_(tracked) {
@@ -109,7 +109,7 @@ std::string StdioCounters::prometheus() const {
       messages_in.load(), messages_out.load(), bytes_in.load(), bytes_out.load(), oversized.load());
 }
 
-int serve_stdio(const std::shared_ptr<server::Server>& server, int in_fd, int out_fd,
+int serve_stdio(const std::shared_ptr<mcpclass::server::Server>& server, int in_fd, int out_fd,
                 StdioOptions options) {
   auto writer = std::make_shared<LineWriter>(out_fd, options.counters);
   StdioCounters* counters = options.counters.get();
@@ -170,4 +170,4 @@ int serve_stdio(const std::shared_ptr<server::Server>& server, int in_fd, int ou
   return writer->failed() ? 1 : 0;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

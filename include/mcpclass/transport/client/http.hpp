@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 struct HttpClientOptions {
   /// The endpoint: `http://host:port/mcp` (Streamable HTTP), `http://host:port/sse` (legacy),
@@ -62,19 +62,21 @@ struct HttpClientOptions {
 /// MCP-Protocol-Version (and Mcp-Method/Mcp-Name for 2026-07-28), the GET stream, resumption with
 /// Last-Event-ID after the server's `retry` delay, DELETE on close. 200-JSON answers to
 /// notifications are ignored; 400/404/405 on GET just mean "no GET stream".
-std::shared_ptr<client::ClientTransport> make_streamable_http_transport(HttpClientOptions options);
+std::shared_ptr<mcpclass::client::ClientTransport> make_streamable_http_transport(
+    HttpClientOptions options);
 
 /// Legacy HTTP+SSE: GET the SSE URL, wait for the `endpoint` event, POST messages there, read
 /// every answer from the SSE stream. No OAuth: throws TransportError when options.oauth is set.
-std::shared_ptr<client::ClientTransport> make_legacy_sse_transport(HttpClientOptions options);
+std::shared_ptr<mcpclass::client::ClientTransport> make_legacy_sse_transport(
+    HttpClientOptions options);
 
 /// The router dialect: each request is `POST <url>/<method>` with the params as body, and the
 /// body of a 2xx answer is the bare result. Notifications and server→client requests do not
 /// exist in this dialect (notifications are dropped).
-std::shared_ptr<client::ClientTransport> make_rest_transport(HttpClientOptions options);
+std::shared_ptr<mcpclass::client::ClientTransport> make_rest_transport(HttpClientOptions options);
 
 /// Replaces `${NAME}` with the environment variable NAME (empty when unset); `$$` is a literal
 /// `$`. Throws std::invalid_argument for an unterminated `${`.
 std::string expand_env(std::string_view text);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

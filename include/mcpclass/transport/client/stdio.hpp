@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::client {
 
 struct StdioClientOptions {
   /// argv; argv[0] is looked up in PATH. Must not be empty.
@@ -34,15 +34,16 @@ struct StdioClientOptions {
   std::size_t max_line_bytes = 16 * 1024 * 1024;
 };
 
-class StdioClientTransport : public client::ClientTransport {
+class StdioClientTransport : public mcpclass::client::ClientTransport {
  public:
   explicit StdioClientTransport(StdioClientOptions options);
   /// Calls close().
   ~StdioClientTransport() override;
 
-  /// Spawns the process. Throws client::TransportError when it cannot be started (including a
-  /// program that is not found). May be called again after close() to restart the server.
-  void start(client::TransportHandlers handlers) override;
+  /// Spawns the process. Throws mcpclass::client::TransportError when it cannot be started
+  /// (including a program that is not found). May be called again after close() to restart the
+  /// server.
+  void start(mcpclass::client::TransportHandlers handlers) override;
   void send(const boost::json::value& message) override;
   void close() override;
   bool is_open() const override;
@@ -62,4 +63,4 @@ class StdioClientTransport : public client::ClientTransport {
 /// double quotes group, backslash escapes. No expansion of any kind.
 std::vector<std::string> split_command_line(std::string_view line);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::client

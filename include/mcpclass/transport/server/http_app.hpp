@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 
@@ -71,4 +71,4 @@ class HttpApp {
   virtual void cancel_all() {}
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

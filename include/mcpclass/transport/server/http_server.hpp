@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 struct HttpServerOptions {
   /// Address to bind. The default keeps the server off the network.
@@ -128,7 +128,7 @@ using HealthCallback = std::function<boost::json::object()>;
 
 class HttpServer {
  public:
-  HttpServer(std::shared_ptr<server::Server> server, HttpServerOptions options,
+  HttpServer(std::shared_ptr<mcpclass::server::Server> server, HttpServerOptions options,
              HealthCallback health = {});
   /// Calls stop().
   ~HttpServer();
@@ -152,4 +152,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// The port a document without `server.http.port` serves on. (HttpServerOptions::port itself
 /// defaults to 0, a free port, for embedders.)
@@ -38,4 +38,4 @@ HttpServerOptions read_http_server_options(const boost::json::object& section,
                                            const std::string& path = "server.http",
                                            HttpSecrets secrets = HttpSecrets::resolved);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 struct JwtAuthOptions {
   /// This server's canonical URI as its clients name it (e.g. "https://mcp.example/mcp"): the
@@ -47,4 +47,4 @@ struct JwtAuthOptions {
   bool enabled() const { return !resource.empty(); }
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

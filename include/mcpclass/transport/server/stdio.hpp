@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// Traffic of stdio transports, for /metrics. Lock-free; share one between transports to sum them.
 struct StdioCounters {
@@ -42,7 +42,7 @@ struct StdioOptions {
 
 /// Serves one client on `in_fd`/`out_fd` until end of input, answers what is in flight, then
 /// returns 0 (or 1 when the output fails).
-int serve_stdio(const std::shared_ptr<server::Server>& server, int in_fd = 0, int out_fd = 1,
-                StdioOptions options = {});
+int serve_stdio(const std::shared_ptr<mcpclass::server::Server>& server, int in_fd = 0,
+                int out_fd = 1, StdioOptions options = {});
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -5,7 +5,7 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/status.hpp>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 std::string_view HttpAppRequest::header(std::string_view name) const {
   for (const auto& [key, value] : headers)
@@ -114,4 +114,4 @@ void AppResponse::cancel() {
   if (f) f();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

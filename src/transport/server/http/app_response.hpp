@@ -10,7 +10,7 @@
 #include <memory>
 #include <mutex>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class Exchange;
 
@@ -43,4 +43,4 @@ class AppResponse final : public HttpAppResponse {
   std::function<void()> on_cancel_;
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

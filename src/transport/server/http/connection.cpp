@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -176,4 +176,4 @@ void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared,
       ->start();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

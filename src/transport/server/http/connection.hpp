@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class Exchange;
 
@@ -131,4 +131,4 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<boost::asio::steady_timer> parked_;
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

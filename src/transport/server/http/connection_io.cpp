@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -99,4 +99,4 @@ std::unique_ptr<ConnectionIo> make_tls_io(tcp::socket socket, net::ssl::context&
                                                                           context);
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

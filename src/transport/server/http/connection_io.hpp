@@ -21,7 +21,7 @@ namespace boost::asio::ssl {
 class context;
 }
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class ConnectionIo {
  public:
@@ -64,4 +64,4 @@ std::unique_ptr<ConnectionIo> make_plain_io(boost::asio::ip::tcp::socket socket)
 std::unique_ptr<ConnectionIo> make_tls_io(boost::asio::ip::tcp::socket socket,
                                           boost::asio::ssl::context& context);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

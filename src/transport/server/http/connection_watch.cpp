@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -79,4 +79,4 @@ void Connection::bound_unacknowledged() {
   ::setsockopt(io_->native_handle(), IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

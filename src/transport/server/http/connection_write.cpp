@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -65,4 +65,4 @@ void Connection::on_write(beast::error_code ec, std::size_t n) {
   write_next();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

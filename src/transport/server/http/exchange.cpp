@@ -8,7 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -211,4 +211,4 @@ void Exchange::disconnect() {
   if (auto c = connection()) c->disconnect();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 inline constexpr std::string_view kSessionHeader = "Mcp-Session-Id";
 inline constexpr std::string_view kVersionHeader = "MCP-Protocol-Version";
@@ -188,4 +188,4 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   std::vector<std::function<void()>> on_release_;
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -131,4 +131,4 @@ void HttpFront::refuse_unreadable(Exchange& exchange, const Request& partial,
                    rpc_error_body(jsonrpc::kInvalidRequest, "Bad Request: " + ec.message()));
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

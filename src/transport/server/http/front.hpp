@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// Serves the requests of one method on one path (or family of paths).
 class HttpHandler {
@@ -105,4 +105,4 @@ std::pair<std::string_view, std::string_view> split_target(std::string_view targ
 /// The server's front: every built-in handler and the middleware, from `shared`'s options.
 std::shared_ptr<const HttpFront> make_front(const HttpShared& shared);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace {
 
@@ -123,4 +123,4 @@ bool lists_event_stream(std::string_view accept) {
   return false;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// The host part of a Host header value or authority: "[::1]:8080" → "[::1]", "a.b:1" → "a.b".
 std::string_view host_without_port(std::string_view authority);
@@ -30,4 +30,4 @@ bool accepts(std::string_view accept, std::string_view type);
 /// True when an Accept value mentions text/event-stream (case-insensitive); empty → false.
 bool lists_event_stream(std::string_view accept);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

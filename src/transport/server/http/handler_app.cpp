@@ -5,7 +5,7 @@
 #include "transport/server/http/app_response.hpp"
 #include "transport/server/http/handlers.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace {
 
@@ -43,4 +43,4 @@ std::shared_ptr<HttpHandler> app_handler(std::shared_ptr<HttpApp> app) {
   return std::make_shared<App>(std::move(app));
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

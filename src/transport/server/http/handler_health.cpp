@@ -5,7 +5,7 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -65,4 +65,4 @@ std::shared_ptr<HttpHandler> readiness_handler() {
   return std::make_shared<Readiness>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -7,7 +7,7 @@
 #include "transport/server/http/middleware.hpp"
 #include "transport/server/http/rpc_message.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -15,7 +15,7 @@ namespace json = boost::json;
 namespace {
 
 // The engine's view of a legacy POST /messages: everything goes out on the session's GET /sse.
-class LegacyStream final : public server::Stream {
+class LegacyStream final : public mcpclass::server::Stream {
  public:
   explicit LegacyStream(std::shared_ptr<SseChannel> channel) : channel_(std::move(channel)) {}
   void send(json::value message) override { channel_->append(message); }
@@ -87,4 +87,4 @@ std::shared_ptr<HttpHandler> legacy_messages_handler() {
   return std::make_shared<LegacyMessages>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

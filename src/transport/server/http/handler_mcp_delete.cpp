@@ -2,7 +2,7 @@
 #include "transport/server/http/handlers.hpp"
 #include "transport/server/http/mcp_common.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 
@@ -26,4 +26,4 @@ std::shared_ptr<HttpHandler> mcp_delete_handler() {
   return std::make_shared<McpDelete>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

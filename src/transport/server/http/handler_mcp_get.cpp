@@ -8,7 +8,7 @@
 #include "transport/server/http/mcp_common.hpp"
 #include "transport/server/http/rpc_message.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 
@@ -38,7 +38,7 @@ class McpGet final : public HttpHandler {
     if (!entry) return;
     // Busy until the stream is attached: an attached session is not idle, so never evicted.
     RequestGuard busy(*exchange.shared, entry, RequestGuard::Adopt{});
-    if (entry->session->state() == server::Session::State::closed) {
+    if (entry->session->state() == mcpclass::server::Session::State::closed) {
       return session_not_found(exchange);
     }
     std::shared_ptr<SseChannel> channel = entry->standalone;
@@ -80,4 +80,4 @@ std::shared_ptr<HttpHandler> mcp_get_handler() {
   return std::make_shared<McpGet>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

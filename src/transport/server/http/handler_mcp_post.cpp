@@ -15,7 +15,7 @@
 #include <functional>
 #include <mutex>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class Connection;
 
@@ -70,7 +70,7 @@ void answer(Exchange& exchange, std::shared_ptr<HttpSession> init_entry, bool aw
 // JSON: most calls send none, and a channel per call was a third of the locks a call took.
 // `resumable`: the SSE stream starts with a priming event id, so it may be closed early and
 // resumed by the client (close_for_reconnect).
-class PostStream final : public server::Stream {
+class PostStream final : public mcpclass::server::Stream {
  public:
   // `channel`: opened already (the client takes only SSE), or nullptr to open one on the first
   // event when `opener` is set (the client takes SSE and the message asks for an answer).
@@ -223,7 +223,7 @@ void McpPost::serve(Exchange& exchange, Request& req) {
   std::string version(req[kVersionHeader]);
 
   auto metrics = shared->metrics;
-  std::shared_ptr<server::Session> session;
+  std::shared_ptr<mcpclass::server::Session> session;
   std::shared_ptr<HttpSession> session_entry;  // nullptr when self-contained
   std::shared_ptr<SseChannel> fallback;
   std::shared_ptr<HttpSession> init_entry;  // the session an initialize creates
@@ -235,14 +235,14 @@ void McpPost::serve(Exchange& exchange, Request& req) {
       shared->options.stateless ||
       (!initialize && req[kSessionHeader].empty() && names_version_in_meta(object));
   if (self_contained) {
-    server::SessionOptions options;
+    mcpclass::server::SessionOptions options;
     options.require_initialize = initialize;
     if (protocol::is_handshake_version(version)) options.assumed_version = version;
     session = shared->server->create_session(options);
     shared->sessions->add_transient(session);
     exchange.guard.emplace(*shared, nullptr);
     on_close = [metrics, answers, method_name, sessions = shared->sessions,
-                weak = std::weak_ptr<server::Session>(session)](bool error) {
+                weak = std::weak_ptr<mcpclass::server::Session>(session)](bool error) {
       if (answers) metrics->record_rpc(method_name, error);
       if (auto s = weak.lock()) sessions->remove_transient(s);
     };
@@ -262,7 +262,7 @@ void McpPost::serve(Exchange& exchange, Request& req) {
       if (!entry) return;
       exchange.guard.emplace(*shared, entry, RequestGuard::Adopt{});
       // Deleted (or shut down) after the lookup: the id names no session any more.
-      if (entry->session->state() == server::Session::State::closed) {
+      if (entry->session->state() == mcpclass::server::Session::State::closed) {
         return session_not_found(exchange);
       }
     }
@@ -311,4 +311,4 @@ std::shared_ptr<HttpHandler> mcp_post_handler() {
   return std::make_shared<McpPost>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -4,7 +4,7 @@
 #include "transport/server/http/handlers.hpp"
 #include "transport/server/jwt/validator.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 
@@ -30,4 +30,4 @@ std::shared_ptr<HttpHandler> metadata_handler() {
   return std::make_shared<Metadata>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

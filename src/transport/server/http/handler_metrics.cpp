@@ -1,7 +1,7 @@
 // GET /metrics: the server's series in the Prometheus text format, then the embedder's.
 #include "transport/server/http/handlers.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 
@@ -26,4 +26,4 @@ std::shared_ptr<HttpHandler> metrics_handler() {
   return std::make_shared<Metrics>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

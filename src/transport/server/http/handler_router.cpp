@@ -13,7 +13,7 @@
 #include <atomic>
 #include <functional>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class Connection;
 
@@ -23,7 +23,7 @@ namespace json = boost::json;
 namespace {
 
 // The engine's view of a router-dialect request: only the final message matters.
-class RouterStream final : public server::Stream {
+class RouterStream final : public mcpclass::server::Stream {
  public:
   RouterStream(std::shared_ptr<Exchange> exchange, bool request, std::function<void(bool)> on_close)
       : connection_(exchange->connection()),
@@ -76,7 +76,7 @@ void Router::serve(Exchange& exchange, Request& req) {
 
   // A known Mcp-Session-Id keeps the router's calls in that session; otherwise each call is
   // served by a throwaway session that needs no handshake.
-  std::shared_ptr<server::Session> session;
+  std::shared_ptr<mcpclass::server::Session> session;
   std::function<void(bool)> on_close;
   std::shared_ptr<HttpSession> entry;
   if (const std::string_view id = req[kSessionHeader]; !id.empty() && !shared->options.stateless) {
@@ -88,13 +88,13 @@ void Router::serve(Exchange& exchange, Request& req) {
       if (answers) metrics->record_rpc(method_name, error);
     };
   } else {
-    server::SessionOptions options;
+    mcpclass::server::SessionOptions options;
     options.require_initialize = method == "initialize";
     options.assumed_version = std::string(protocol::kFallbackVersion);
     session = shared->server->create_session(options);
     shared->sessions->add_transient(session);
     on_close = [metrics, method_name, answers, sessions = shared->sessions,
-                weak = std::weak_ptr<server::Session>(session)](bool error) {
+                weak = std::weak_ptr<mcpclass::server::Session>(session)](bool error) {
       if (answers) metrics->record_rpc(method_name, error);
       if (auto s = weak.lock()) sessions->remove_transient(s);
     };
@@ -110,4 +110,4 @@ std::shared_ptr<HttpHandler> router_handler() {
   return std::make_shared<Router>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -5,7 +5,7 @@
 #include "mcpclass/transport/server/http_app.hpp"
 #include "transport/server/http/middleware.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 
@@ -39,4 +39,4 @@ std::shared_ptr<const HttpFront> make_front(const HttpShared& shared) {
   return front;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

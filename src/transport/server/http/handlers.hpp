@@ -8,7 +8,7 @@
 
 #include <memory>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class HttpApp;
 
@@ -33,4 +33,4 @@ std::shared_ptr<HttpHandler> metadata_handler();
 /// A mounted application, every method (handler_app.cpp).
 std::shared_ptr<HttpHandler> app_handler(std::shared_ptr<HttpApp> app);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -59,4 +59,4 @@ void end_head(std::string& out, bool keep_alive, std::optional<std::size_t> cont
   }
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
@@ -24,4 +24,4 @@ std::string begin_head(unsigned status, std::string_view content_type, std::size
 void append_fields(std::string& out, const HeaderList& headers);
 void end_head(std::string& out, bool keep_alive, std::optional<std::size_t> content_length);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

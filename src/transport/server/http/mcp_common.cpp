@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -61,8 +61,8 @@ std::shared_ptr<HttpSession> find_session(Exchange& exchange, std::string_view i
   return entry;
 }
 
-void hand_over(server::Session& session, json::value message,
-               const std::shared_ptr<server::Stream>& stream) {
+void hand_over(mcpclass::server::Session& session, json::value message,
+               const std::shared_ptr<mcpclass::server::Stream>& stream) {
   try {
     session.handle(std::move(message), stream);
   } catch (const std::exception& e) {
@@ -70,4 +70,4 @@ void hand_over(server::Session& session, json::value message,
   }
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

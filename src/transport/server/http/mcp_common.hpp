@@ -16,7 +16,7 @@ class Session;
 class Stream;
 }  // namespace mcpclass::server
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// Checks Content-Type and MCP-Protocol-Version, parses the body. Responds (415, 400) and
 /// returns nullopt when the request is refused.
@@ -27,7 +27,7 @@ void session_not_found(Exchange& exchange);
 /// answering 400 (no id) or 404 (unknown id).
 std::shared_ptr<HttpSession> find_session(Exchange& exchange, std::string_view id);
 /// Hands `message` to the engine; a throw closes `stream` with an internal error instead.
-void hand_over(server::Session& session, boost::json::value message,
-               const std::shared_ptr<server::Stream>& stream);
+void hand_over(mcpclass::server::Session& session, boost::json::value message,
+               const std::shared_ptr<mcpclass::server::Stream>& stream);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

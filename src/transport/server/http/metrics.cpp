@@ -10,7 +10,7 @@
 #include <functional>
 #include <thread>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace {
 
@@ -36,7 +36,7 @@ void HttpMetrics::record_http(std::string_view route, unsigned status, double se
 }
 
 std::string_view HttpMetrics::method_label(std::string_view method) noexcept {
-  return server::Session::answers(method) ? method : "other";
+  return mcpclass::server::Session::answers(method) ? method : "other";
 }
 
 void HttpMetrics::record_rpc(std::string_view method, bool error) {
@@ -105,4 +105,4 @@ std::string HttpMetrics::render(const Gauges& gauges) const {
   return out;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

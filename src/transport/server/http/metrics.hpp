@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class HttpMetrics {
  public:
@@ -50,4 +50,4 @@ class HttpMetrics {
   std::array<Shard, kShards> shards_;
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -5,7 +5,7 @@
 #include "transport/server/http/guard.hpp"
 #include "transport/server/http/rpc_message.hpp"
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 
@@ -66,4 +66,4 @@ std::shared_ptr<HttpMiddleware> guard_host_and_origin() {
   return std::make_shared<GuardHostAndOrigin>();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -12,7 +12,7 @@
 
 #include <memory>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// 503 while the server stops.
 std::shared_ptr<HttpMiddleware> refuse_while_stopping();
@@ -30,4 +30,4 @@ bool authorized_quietly(const HttpShared& shared, const Request& request);
 /// (each tools/call of a batch included); otherwise responds 403 insufficient_scope.
 bool scopes_allow(Exchange& exchange, const boost::json::value& message);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -152,4 +152,4 @@ bool scopes_allow(Exchange& exchange, const json::value& message) {
   return false;
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace json = boost::json;
 
@@ -83,4 +83,4 @@ RouterReply router_reply(const std::optional<json::value>& final_message, bool r
   return {200, json::serialize(*final_message)};
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

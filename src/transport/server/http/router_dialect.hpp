@@ -14,7 +14,7 @@
 #include <string_view>
 #include <variant>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// The id the adapter puts on the requests it builds.
 inline constexpr std::int64_t kRouterRequestId = 1;
@@ -38,4 +38,4 @@ std::variant<boost::json::value, RouterReply> router_request(std::string_view me
 RouterReply router_reply(const std::optional<boost::json::value>& final_message,
                          bool request = true);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

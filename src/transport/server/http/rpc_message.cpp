@@ -6,7 +6,7 @@
 
 #include <utility>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace json = boost::json;
 
@@ -51,4 +51,4 @@ std::string method_of(const json::value& v) {
   return v.is_array() ? "batch" : "invalid";
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

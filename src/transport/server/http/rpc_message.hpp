@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// A JSON-RPC error response without id, serialized.
 std::string rpc_error_body(int code, std::string message);
@@ -29,4 +29,4 @@ bool has_request(const boost::json::value& body);
 /// The method to count a body under in /metrics: its method, "response", "batch" or "invalid".
 std::string method_of(const boost::json::value& body);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

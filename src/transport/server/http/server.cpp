@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -67,7 +67,8 @@ class OwnedIoContext : public asio::io_context {
 };
 
 struct HttpServer::Impl {
-  Impl(std::shared_ptr<server::Server> server, HttpServerOptions options, HealthCallback health)
+  Impl(std::shared_ptr<mcpclass::server::Server> server, HttpServerOptions options,
+       HealthCallback health)
       : shared(std::make_shared<HttpShared>(std::move(server), std::move(options),
                                             std::move(health))) {
     shared->front = make_front(*shared);
@@ -127,7 +128,7 @@ struct HttpServer::Impl {
   bool stopped = false;
 };
 
-HttpServer::HttpServer(std::shared_ptr<server::Server> server, HttpServerOptions options,
+HttpServer::HttpServer(std::shared_ptr<mcpclass::server::Server> server, HttpServerOptions options,
                        HealthCallback health)
     : impl_(std::make_unique<Impl>(std::move(server), std::move(options), std::move(health))) {}
 
@@ -220,4 +221,4 @@ void HttpServer::stop() {
   s.ioc_owner->destroy_handlers();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -7,14 +7,14 @@
 #include <charconv>
 #include <stdexcept>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 namespace {
 // Finished POST streams kept per session for late resumption.
 constexpr std::size_t kKeptFinishedChannels = 16;
 
 // The session's standalone stream as the engine sees it.
-class ChannelStream final : public server::Stream {
+class ChannelStream final : public mcpclass::server::Stream {
  public:
   explicit ChannelStream(std::shared_ptr<SseChannel> channel) : channel_(std::move(channel)) {}
   void send(boost::json::value message) override { channel_->append(message); }
@@ -108,8 +108,9 @@ HttpSession::Clock::time_point HttpSession::last_used() const {
   return last_used_;
 }
 
-HttpSessionTable::HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
-                                   std::size_t event_store_size, std::size_t session_replay_bytes,
+HttpSessionTable::HttpSessionTable(std::shared_ptr<mcpclass::server::Server> server,
+                                   std::size_t max_sessions, std::size_t event_store_size,
+                                   std::size_t session_replay_bytes,
                                    std::shared_ptr<ReplayBudget> budget, std::string id_prefix)
     : server_(std::move(server)),
       max_sessions_(max_sessions == 0 ? 1 : max_sessions),
@@ -201,12 +202,12 @@ std::size_t HttpSessionTable::size() const {
   return sessions_.size();
 }
 
-void HttpSessionTable::add_transient(const std::shared_ptr<server::Session>& session) {
+void HttpSessionTable::add_transient(const std::shared_ptr<mcpclass::server::Session>& session) {
   std::lock_guard lock(mutex_);
   transient_.insert(session);
 }
 
-void HttpSessionTable::remove_transient(const std::shared_ptr<server::Session>& session) {
+void HttpSessionTable::remove_transient(const std::shared_ptr<mcpclass::server::Session>& session) {
   std::lock_guard lock(mutex_);
   transient_.erase(session);
 }
@@ -222,7 +223,7 @@ void HttpSessionTable::end_streams() {
 
 void HttpSessionTable::close_all() {
   std::map<std::string, std::shared_ptr<HttpSession>> all;
-  std::set<std::shared_ptr<server::Session>> transient;
+  std::set<std::shared_ptr<mcpclass::server::Session>> transient;
   {
     std::lock_guard lock(mutex_);
     closed_ = true;
@@ -238,4 +239,4 @@ void HttpSessionTable::close_entry(const std::shared_ptr<HttpSession>& entry) {
   entry->standalone->finish();
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

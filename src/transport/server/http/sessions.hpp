@@ -18,14 +18,14 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 struct HttpSession {
   using Clock = std::chrono::steady_clock;
 
   std::string id;
   bool legacy = false;  ///< Created by GET /sse; lives as long as that stream.
-  std::shared_ptr<server::Session> session;
+  std::shared_ptr<mcpclass::server::Session> session;
   /// GET /mcp (or the legacy GET /sse) stream; also where messages go that a POST cannot carry.
   std::shared_ptr<SseChannel> standalone;
 
@@ -55,7 +55,7 @@ struct HttpSession {
 
 class HttpSessionTable {
  public:
-  HttpSessionTable(std::shared_ptr<server::Server> server, std::size_t max_sessions,
+  HttpSessionTable(std::shared_ptr<mcpclass::server::Server> server, std::size_t max_sessions,
                    std::size_t event_store_size, std::size_t session_replay_bytes,
                    std::shared_ptr<ReplayBudget> budget, std::string id_prefix = {});
 
@@ -72,8 +72,8 @@ class HttpSessionTable {
   std::size_t size() const;
 
   /// Throwaway sessions of stateless / router requests.
-  void add_transient(const std::shared_ptr<server::Session>& session);
-  void remove_transient(const std::shared_ptr<server::Session>& session);
+  void add_transient(const std::shared_ptr<mcpclass::server::Session>& session);
+  void remove_transient(const std::shared_ptr<mcpclass::server::Session>& session);
 
   /// Ends every standalone stream (shutdown, first step).
   void end_streams();
@@ -83,7 +83,7 @@ class HttpSessionTable {
  private:
   void close_entry(const std::shared_ptr<HttpSession>& entry);
 
-  std::shared_ptr<server::Server> server_;
+  std::shared_ptr<mcpclass::server::Server> server_;
   const std::size_t max_sessions_;
   const std::size_t event_store_size_;
   const std::size_t session_replay_bytes_;
@@ -91,11 +91,11 @@ class HttpSessionTable {
   const std::string id_prefix_;  // HttpServerOptions::session_id_prefix
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<HttpSession>> sessions_;
-  std::set<std::shared_ptr<server::Session>> transient_;
+  std::set<std::shared_ptr<mcpclass::server::Session>> transient_;
   bool closed_ = false;
 };
 
 /// 128 random bits as 32 hex digits.
 std::string random_session_id();
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -23,11 +23,11 @@ namespace boost::asio::ssl {
 class context;
 }
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 class Validator;
 }
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class HttpFront;
 
@@ -53,7 +53,8 @@ class PostGate {
 std::size_t resolve_max_connections(std::size_t configured);
 
 struct HttpShared {
-  HttpShared(std::shared_ptr<server::Server> srv, HttpServerOptions opts, HealthCallback hc)
+  HttpShared(std::shared_ptr<mcpclass::server::Server> srv, HttpServerOptions opts,
+             HealthCallback hc)
       : server(std::move(srv)),
         options(std::move(opts)),
         health(std::move(hc)),
@@ -63,7 +64,7 @@ struct HttpShared {
             server, options.max_sessions, options.event_store_size,
             options.event_store_session_bytes, replay_budget, options.session_id_prefix)) {}
 
-  std::shared_ptr<server::Server> server;
+  std::shared_ptr<mcpclass::server::Server> server;
   const HttpServerOptions options;
   const HealthCallback health;
   std::shared_ptr<ReplayBudget> replay_budget;
@@ -130,4 +131,4 @@ struct HttpShared {
 void serve_connection(boost::asio::ip::tcp::socket socket, std::shared_ptr<HttpShared> shared,
                       std::shared_ptr<void> io_owner);
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -5,7 +5,7 @@
 
 #include <charconv>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 std::string sse_frame(std::string_view id, std::string_view event, std::string_view data,
                       unsigned retry_ms) {
@@ -163,4 +163,4 @@ bool SseChannel::attached() const {
   return static_cast<bool>(sink_);
 }
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

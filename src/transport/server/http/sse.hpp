@@ -19,7 +19,7 @@
 #include <string_view>
 #include <utility>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 /// Formats one SSE event; empty `id`/`event` are left out, `retry` 0 too.
 std::string sse_frame(std::string_view id, std::string_view event, std::string_view data,
@@ -120,4 +120,4 @@ class SseChannel {
   std::uint64_t next_token_ = 1;
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

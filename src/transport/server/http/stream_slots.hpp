@@ -9,7 +9,7 @@
 #include <map>
 #include <mutex>
 
-namespace mcpclass::transport {
+namespace mcpclass::transport::server {
 
 class StreamSlots {
  public:
@@ -47,4 +47,4 @@ class StreamSlots {
   std::map<boost::asio::ip::address, std::size_t> by_client_;
 };
 
-}  // namespace mcpclass::transport
+}  // namespace mcpclass::transport::server

@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 namespace {
 
@@ -45,4 +45,4 @@ std::optional<std::string> base64url_decode(std::string_view text) {
   return out;
 }
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

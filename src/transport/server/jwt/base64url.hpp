@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 /// The decoded bytes, or nullopt for any character outside the alphabet, '=' padding, a length
 /// of 1 mod 4, or non-zero trailing bits (so every byte string has exactly one encoding).
 std::optional<std::string> base64url_decode(std::string_view text);
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

@@ -12,7 +12,7 @@
 
 #include <optional>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 namespace json = boost::json;
 
@@ -159,4 +159,4 @@ KeySet parse_jwks(std::string_view text, std::size_t max_keys) {
   return set;
 }
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

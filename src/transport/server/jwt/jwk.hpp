@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 /// The two signature algorithms accepted.
 enum class Algorithm { rs256, es256 };
@@ -42,4 +42,4 @@ class JwksError : public std::runtime_error {
 /// `max_keys` keys, a malformed RSA or EC key, a duplicate kid or no usable key at all.
 KeySet parse_jwks(std::string_view text, std::size_t max_keys);
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

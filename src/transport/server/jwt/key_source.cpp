@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 namespace {
 
@@ -146,4 +146,4 @@ std::shared_ptr<const Jwk> KeySource::find(std::string_view kid) {
   return nullptr;
 }
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 class KeySource {
  public:
@@ -65,4 +65,4 @@ class KeySource {
   std::size_t fetches_ = 0;
 };
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

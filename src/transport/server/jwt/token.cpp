@@ -13,7 +13,7 @@
 #include <cmath>
 #include <memory>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 namespace json = boost::json;
 
@@ -174,4 +174,4 @@ VerifiedToken verify_token(std::string_view token, const KeyLookup& keys, const 
   return verified;
 }
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 /// Why a token was refused; what() is the error_description sent back (it names no secret).
 class TokenError : public std::runtime_error {
@@ -55,4 +55,4 @@ using KeyLookup = std::function<std::shared_ptr<const Jwk>(std::string_view kid)
 VerifiedToken verify_token(std::string_view token, const KeyLookup& keys, const TokenChecks& checks,
                            std::chrono::system_clock::time_point now);
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 namespace json = boost::json;
 
@@ -106,4 +106,4 @@ std::string Validator::insufficient_scope_challenge(const std::vector<std::strin
          ", resource_metadata=" + quoted(metadata_url_);
 }
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

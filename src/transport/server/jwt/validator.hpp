@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mcpclass::transport::jwt {
+namespace mcpclass::transport::server::jwt {
 
 class Validator {
  public:
@@ -59,4 +59,4 @@ class Validator {
   std::string metadata_json_;
 };
 
-}  // namespace mcpclass::transport::jwt
+}  // namespace mcpclass::transport::server::jwt

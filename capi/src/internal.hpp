@@ -29,7 +29,7 @@ struct mcpc_config {
 
 struct mcpc_classifier {
   std::shared_ptr<const mcpclass::classify::Classifier> classifier;
-  std::size_t max_text_length = mcpclass::limits::kMaxTextLength;
+  std::size_t max_text_length = mcpclass::util::limits::kMaxTextLength;
 };
 
 namespace mcpclass::capi {

@@ -123,9 +123,9 @@ class HttpEngine {
   /// `max_header_bytes`: the read buffer, and with it the response's header blocks (1xx
   /// included), each chunk-size line with its extensions, and the trailer section.
   HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
-             std::size_t max_body_bytes = limits::kMaxClientMessageBytes,
+             std::size_t max_body_bytes = util::limits::kMaxClientMessageBytes,
              std::size_t keep_alive_connections = 0,
-             std::size_t max_header_bytes = limits::kMaxClientHeaderBytes);
+             std::size_t max_header_bytes = util::limits::kMaxClientHeaderBytes);
   /// Calls stop().
   ~HttpEngine();
   HttpEngine(const HttpEngine&) = delete;

@@ -30,9 +30,9 @@ namespace mcpclass::net {
 
 struct ResponseLimits {
   /// The read buffer, and all header blocks of one response together (1xx included).
-  std::size_t header_bytes = limits::kMaxClientHeaderBytes;
+  std::size_t header_bytes = util::limits::kMaxClientHeaderBytes;
   /// The body, unless it is an SSE stream (bounded per event by SseParser).
-  std::size_t body_bytes = limits::kMaxClientMessageBytes;
+  std::size_t body_bytes = util::limits::kMaxClientMessageBytes;
 };
 
 inline std::string lower_ascii(std::string_view s) {

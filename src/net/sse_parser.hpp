@@ -22,7 +22,7 @@ class SseParser {
  public:
   /// `max_event_bytes`: a line or an event's data longer than this makes feed() throw
   /// std::length_error, so a peer that never ends a line cannot fill memory.
-  explicit SseParser(std::size_t max_event_bytes = limits::kMaxClientMessageBytes)
+  explicit SseParser(std::size_t max_event_bytes = util::limits::kMaxClientMessageBytes)
       : max_event_bytes_(max_event_bytes) {}
 
   /// Feeds bytes; calls `on_event` for each complete event with non-empty data. `id:` and

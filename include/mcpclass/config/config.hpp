@@ -37,7 +37,7 @@ struct ServerSettings {
   std::string name = "mcpclass";
   std::string version = kVersion;
   /// Longest accepted `text`, in characters (Unicode code points).
-  std::size_t max_text_length = limits::kMaxTextLength;
+  std::size_t max_text_length = util::limits::kMaxTextLength;
   /// `server.http` as written: checked when the document is read, turned into the transport's
   /// options (secrets resolved) by transport::server::read_http_server_options(), which documents
   /// the keys. Kept as written so printing a configuration never shows a secret.

@@ -23,7 +23,7 @@ namespace mcpclass::service {
 
 struct ToolOptions {
   /// Longest accepted text, in Unicode code points.
-  std::size_t max_text_length = limits::kMaxTextLength;
+  std::size_t max_text_length = util::limits::kMaxTextLength;
   /// Called after every successful classify_text, from whichever thread ran the tool (so it must
   /// be thread-safe), e.g. to count classifications by category. Empty: no call.
   std::function<void(const classify::Classification&)> on_classified;

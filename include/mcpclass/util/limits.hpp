@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-namespace mcpclass::limits {
+namespace mcpclass::util::limits {
 
 /// Longest `text` classify_text accepts by default, in characters (Unicode code points).
 inline constexpr std::size_t kMaxTextLength = 10000;
@@ -18,4 +18,4 @@ inline constexpr std::size_t kMaxClientMessageBytes = 16 * 1024 * 1024;
 /// HTTP client buffers from a peer by default (HttpClientOptions::max_header_bytes).
 inline constexpr std::size_t kMaxClientHeaderBytes = 64 * 1024;
 
-}  // namespace mcpclass::limits
+}  // namespace mcpclass::util::limits

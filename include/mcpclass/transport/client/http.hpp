@@ -39,10 +39,10 @@ struct HttpClientOptions {
   std::chrono::milliseconds io_timeout{10'000};
   /// Largest message buffered from the server: a JSON body, or one SSE event. A larger one
   /// fails its request (or stream) with a TransportError naming this limit.
-  std::size_t max_message_bytes = limits::kMaxClientMessageBytes;
+  std::size_t max_message_bytes = util::limits::kMaxClientMessageBytes;
   /// Largest response header block, chunk-size line (with its extensions) or trailer section
   /// buffered from the server; a larger one fails its request with a TransportError naming it.
-  std::size_t max_header_bytes = limits::kMaxClientHeaderBytes;
+  std::size_t max_header_bytes = util::limits::kMaxClientHeaderBytes;
   /// Streamable HTTP: open the GET stream for server-initiated messages after initialize.
   bool open_get_stream = true;
   /// Streamable HTTP: reconnect delay when the server gave no `retry:`.

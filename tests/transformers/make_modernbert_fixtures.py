@@ -230,14 +230,6 @@ def config(vocab, pad_id, spec):
     return c
 
 
-def run(model, encoded, pad_id):
-    width = max(len(e) for e in encoded)
-    ids = torch.tensor([e + [pad_id] * (width - len(e)) for e in encoded])
-    mask = torch.tensor([[1] * len(e) + [0] * (width - len(e)) for e in encoded])
-    with torch.no_grad():
-        return model(ids, mask)
-
-
 def write_fixture(out, name, vocab, pad_id, spec, model, dtype):
     d = out / name
     d.mkdir(parents=True, exist_ok=True)
@@ -262,8 +254,8 @@ def main():
     for name, spec in MODELS.items():
         model = SequenceClassifier(len(vocab), spec).eval()
         randomise(model, spec["seed"])
-        batch = run(model, encoded, pad_id)
-        single = torch.cat([run(model, [e], pad_id) for e in encoded])
+        batch = common.run(model, encoded, pad_id)
+        single = torch.cat([common.run(model, [e], pad_id) for e in encoded])
         # float32 rounding differs with the padded width; well inside the 1e-4 the tests allow
         assert (batch - single).abs().max() < 5e-5, "reference: batch differs from one by one"
         reference["models"][name] = {"max_tokens": MAX_POSITIONS, "ids": encoded, "logits": batch.tolist()}
@@ -277,7 +269,7 @@ def main():
             with torch.no_grad():
                 for t in rounded.parameters():
                     t.copy_(t.to(torch.bfloat16).to(torch.float32))
-            low = run(rounded, encoded, pad_id)
+            low = common.run(rounded, encoded, pad_id)
             gap = (torch.softmax(low, 1) - torch.softmax(batch, 1)).abs().max().item()
             assert torch.equal(low.argmax(1), batch.argmax(1)) and gap < 0.02, gap
             print(f"{name} bf16 weights: probabilities within {gap:.4f} of float32")

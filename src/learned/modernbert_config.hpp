@@ -2,6 +2,7 @@
 // `transformers` writes it, checked before any weight is read. Both layouts are read: the flat
 // one of published checkpoints (global_attn_every_n_layers, global_rope_theta,
 // local_rope_theta, rope_scaling) and the newer layer_types + rope_parameters.
+// Thread-safety: read_modernbert_config() shares no state; the result is a plain value.
 #pragma once
 
 #include "learned/activations.hpp"

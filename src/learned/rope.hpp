@@ -1,7 +1,7 @@
 // Internal: rotary position embeddings (RoPE) as transformers computes them: the inverse
 // frequencies of the default and YaRN rope types (modeling_rope_utils.py) and their application
 // to a head's query and key with rotate_half (the GPT-NeoX layout: dimension i pairs with
-// i + head_dim/2).
+// i + head_dim/2). Thread-safety: pure functions.
 #pragma once
 
 #include <cstddef>

@@ -7,16 +7,21 @@ namespace mcpclass::learned::detail {
 
 void attention_head(const float* q, const float* k, const float* v, dnnl::memory::dim ld,
                     std::size_t n, std::size_t dh, float scale, float* scores,
-                    dnnl::memory::dim ld_scores, float* out, dnnl::memory::dim ld_out) {
+                    dnnl::memory::dim ld_scores, float* out, dnnl::memory::dim ld_out,
+                    std::size_t window) {
   const auto rows = static_cast<dnnl::memory::dim>(n);
   const auto width = static_cast<dnnl::memory::dim>(dh);
   dnnl::sgemm('N', 'T', rows, rows, width, scale, q, ld, k, ld, 0.0f, scores, ld_scores);
   for (std::size_t i = 0; i < n; ++i) {
     float* row = scores + i * static_cast<std::size_t>(ld_scores);
-    const float mx = *std::max_element(row, row + n);
+    const std::size_t lo = i > window ? i - window : 0;
+    const std::size_t hi = n - i > window ? i + window + 1 : n;
+    const float mx = *std::max_element(row + lo, row + hi);
     float sum = 0.0f;
-    for (std::size_t j = 0; j < n; ++j) sum += (row[j] = std::exp(row[j] - mx));
-    for (std::size_t j = 0; j < n; ++j) row[j] /= sum;
+    for (std::size_t j = lo; j < hi; ++j) sum += (row[j] = std::exp(row[j] - mx));
+    for (std::size_t j = lo; j < hi; ++j) row[j] /= sum;
+    std::fill(row, row + lo, 0.0f);
+    std::fill(row + hi, row + n, 0.0f);
   }
   dnnl::sgemm('N', 'N', rows, width, rows, 1.0f, scores, ld_scores, v, ld, 0.0f, out, ld_out);
 }

@@ -5,13 +5,17 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstddef>
+#include <limits>
 
 namespace mcpclass::learned::detail {
 
 /// out[n × dh] = softmax(scale · q kᵀ) v, where q, k, v are n rows of dh values `ld` apart;
-/// `scores` has room for n rows `ld_scores` ≥ n apart; `out` rows are `ld_out` apart.
+/// `scores` has room for n rows `ld_scores` ≥ n apart; `out` rows are `ld_out` apart. With a
+/// `window`, query i attends only to keys j with |i − j| ≤ window (sliding-window attention: the
+/// others get weight 0, as an additive finfo.min mask gives them after softmax).
 void attention_head(const float* q, const float* k, const float* v, dnnl::memory::dim ld,
                     std::size_t n, std::size_t dh, float scale, float* scores,
-                    dnnl::memory::dim ld_scores, float* out, dnnl::memory::dim ld_out);
+                    dnnl::memory::dim ld_scores, float* out, dnnl::memory::dim ld_out,
+                    std::size_t window = std::numeric_limits<std::size_t>::max());
 
 }  // namespace mcpclass::learned::detail

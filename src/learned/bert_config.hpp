@@ -2,6 +2,8 @@
 // XLM-RoBERTa) as `transformers` writes it, checked before any weight is read.
 #pragma once
 
+#include "learned/activations.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,7 +12,6 @@
 namespace mcpclass::learned::detail {
 
 enum class BertFamily { bert, roberta };
-enum class HiddenActivation { gelu, gelu_tanh, relu };
 
 struct BertConfig {
   std::string file;          ///< The config.json read, for messages.

@@ -28,11 +28,8 @@ std::int64_t s(std::size_t v) {
   return static_cast<std::int64_t>(v);
 }
 
-// A text's rows start at a multiple of this and are padded to one: see linear().
-constexpr std::size_t kRowBlock = 16;
-
 std::size_t padded(std::size_t tokens) {
-  return (tokens + kRowBlock - 1) / kRowBlock * kRowBlock;
+  return padded_rows(tokens);
 }
 
 }  // namespace
@@ -43,13 +40,9 @@ BertSequenceModel::BertSequenceModel(const std::string& dir) : config_(read_bert
   const std::string p = c.prefix + ".";
   const auto h = s(c.hidden);
   auto dense = [&](const std::string& name, std::size_t in, std::size_t out) {
-    Dense r{in, out, file.take(name + ".weight", {s(out), s(in)}),
-            file.take(name + ".bias", {s(out)})};
-    return r;
+    return take_dense(file, name, in, out);
   };
-  auto norm = [&](const std::string& name) {
-    return Norm{file.take(name + ".weight", {h}), file.take(name + ".bias", {h})};
-  };
+  auto norm = [&](const std::string& name) { return take_norm(file, name, c.hidden, true); };
   word_ = file.take(p + "embeddings.word_embeddings.weight", {s(c.vocab), h});
   position_ = file.take(p + "embeddings.position_embeddings.weight", {s(c.max_positions), h});
   token_type_ = file.take(p + "embeddings.token_type_embeddings.weight", {s(c.type_vocab), h});
@@ -93,52 +86,6 @@ std::size_t BertSequenceModel::parameters() const {
 
 std::size_t BertSequenceModel::rows_for(std::size_t tokens) {
   return padded(tokens);
-}
-
-// y = x · Wᵀ + b over `rows` rows (a multiple of kRowBlock), one product per block of kRowBlock
-// rows: every product has the same shape, so a row's result cannot depend on what else is in the
-// batch (oneDNN picks kernels and blockings by shape).
-void BertSequenceModel::linear(const Dense& dn, const float* x, std::size_t rows, float* y) const {
-  for (std::size_t r = 0; r < rows; ++r) std::copy(dn.bias.begin(), dn.bias.end(), y + r * dn.out);
-  for (std::size_t r = 0; r < rows; r += kRowBlock) {
-    const auto status =
-        dnnl::sgemm('N', 'T', d(kRowBlock), d(dn.out), d(dn.in), 1.0f, x + r * dn.in, d(dn.in),
-                    dn.weight.data(), d(dn.in), 1.0f, y + r * dn.out, d(dn.out));
-    if (status != dnnl::status::success) throw ClassifyError("oneDNN sgemm failed in the encoder");
-  }
-}
-
-void BertSequenceModel::layer_norm(const Norm& n, float* x, std::size_t rows) const {
-  const std::size_t w = config_.hidden;
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* row = x + r * w;
-    double mean = 0.0;
-    for (std::size_t i = 0; i < w; ++i) mean += row[i];
-    mean /= static_cast<double>(w);
-    double var = 0.0;
-    for (std::size_t i = 0; i < w; ++i) var += (row[i] - mean) * (row[i] - mean);
-    const double inv = 1.0 / std::sqrt(var / static_cast<double>(w) + config_.layer_norm_eps);
-    for (std::size_t i = 0; i < w; ++i)
-      row[i] = static_cast<float>((row[i] - mean) * inv) * n.weight[i] + n.bias[i];
-  }
-}
-
-void BertSequenceModel::activate(float* x, std::size_t count) const {
-  switch (config_.activation) {
-    case HiddenActivation::gelu:  // exact, as torch.nn.functional.gelu
-      for (std::size_t i = 0; i < count; ++i)
-        x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * static_cast<float>(M_SQRT1_2)));
-      break;
-    case HiddenActivation::gelu_tanh: {
-      const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
-      for (std::size_t i = 0; i < count; ++i)
-        x[i] = 0.5f * x[i] * (1.0f + std::tanh(k * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
-      break;
-    }
-    case HiddenActivation::relu:
-      for (std::size_t i = 0; i < count; ++i) x[i] = std::max(x[i], 0.0f);
-      break;
-  }
 }
 
 // Word + position + token-type embeddings of every token, each text from a multiple of
@@ -223,7 +170,7 @@ std::vector<float> BertSequenceModel::logits(std::span<const BertInput> inputs,
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
     layer_norm(layer.attention_norm, x.data(), rows);
     linear(layer.intermediate, x.data(), rows, wide.data());
-    activate(wide.data(), wide.size());
+    activate(config_.activation, wide.data(), wide.size());
     linear(layer.output, wide.data(), rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
     layer_norm(layer.output_norm, x.data(), rows);

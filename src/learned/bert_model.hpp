@@ -8,6 +8,7 @@
 #pragma once
 
 #include "learned/bert_config.hpp"
+#include "learned/dense_rows.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,14 +47,6 @@ class BertSequenceModel {
   std::vector<float> logits(std::span<const BertInput> inputs, std::size_t threads) const;
 
  private:
-  struct Dense {
-    std::size_t in = 0, out = 0;
-    std::vector<float> weight;  ///< out × in, as nn.Linear stores it.
-    std::vector<float> bias;
-  };
-  struct Norm {
-    std::vector<float> weight, bias;
-  };
   struct Layer {
     Dense qkv;  ///< query, key and value stacked: 3·hidden × hidden.
     Dense attention_out;
@@ -62,9 +55,9 @@ class BertSequenceModel {
     Norm output_norm;
   };
 
-  void linear(const Dense& d, const float* x, std::size_t rows, float* y) const;
-  void layer_norm(const Norm& n, float* x, std::size_t rows) const;
-  void activate(float* x, std::size_t count) const;
+  void layer_norm(const Norm& n, float* x, std::size_t rows) const {
+    detail::layer_norm(n, config_.layer_norm_eps, x, rows);
+  }
   std::vector<float> embed(std::span<const BertInput> inputs, std::size_t rows) const;
   void attention(const std::vector<float>& qkv, std::span<const BertInput> inputs,
                  std::vector<float>& context) const;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 namespace mcpclass::learned {
 using classify::ClassifyError;
@@ -24,23 +25,76 @@ constexpr std::uintmax_t kMaxConfigBytes = 4 * 1024 * 1024;
 // More labels than any classifier has; bounds the vector a hostile num_labels would allocate.
 constexpr std::int64_t kMaxLabels = 100'000;
 
-[[noreturn]] void bad(const std::string& file, const std::string& why) {
+}  // namespace
+
+void config_error(const std::string& file, const std::string& why) {
   throw ClassifyError("'" + file + "': " + why);
 }
 
-}  // namespace
+std::string config_architecture(const json::object& c, const std::string& file) {
+  const auto* arch = c.if_contains("architectures");
+  if (arch == nullptr || !arch->is_array() || arch->as_array().size() != 1 ||
+      !arch->as_array()[0].is_string())
+    config_error(file, "architectures must list exactly one architecture");
+  return std::string(arch->as_array()[0].as_string());
+}
+
+std::string config_string(const json::object& c, const std::string& file, const char* key,
+                          const std::string& fallback) {
+  const auto* v = c.if_contains(key);
+  if (v == nullptr || v->is_null()) {
+    if (fallback.empty()) config_error(file, std::string(key) + " is missing");
+    return fallback;
+  }
+  if (!v->is_string()) config_error(file, std::string(key) + " must be a string");
+  return std::string(v->as_string());
+}
+
+std::size_t config_size(const json::object& c, const std::string& file, const char* key,
+                        std::int64_t max, std::int64_t fallback) {
+  const auto* v = c.if_contains(key);
+  if (v == nullptr || v->is_null()) {
+    if (fallback == 0) config_error(file, std::string(key) + " is missing");
+    return static_cast<std::size_t>(fallback);
+  }
+  if (!v->is_int64() || v->as_int64() < 1 || v->as_int64() > max)
+    config_error(file,
+                 std::string(key) + " must be an integer in [1, " + std::to_string(max) + "]");
+  return static_cast<std::size_t>(v->as_int64());
+}
+
+bool config_flag(const json::object& c, const std::string& file, const char* key, bool fallback) {
+  const auto* v = c.if_contains(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  if (!v->is_bool()) config_error(file, std::string(key) + " must be true or false");
+  return v->as_bool();
+}
+
+double config_number(const json::object& c, const std::string& file, const char* key, double low,
+                     double high, double fallback) {
+  const auto* v = c.if_contains(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  boost::system::error_code ec;
+  const double x = v->to_number<double>(ec);
+  if (ec || !(x > low && x < high)) {
+    std::ostringstream range;
+    range << "(" << low << ", " << high << ")";
+    config_error(file, std::string(key) + " must be a number in " + range.str());
+  }
+  return x;
+}
 
 json::object read_checkpoint_config(const std::string& dir) {
   const auto path = (std::filesystem::path(dir) / "config.json").string();
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw ClassifyError("cannot read '" + path + "' (a checkpoint directory has one)");
-  if (size > kMaxConfigBytes) bad(path, "larger than 4 MiB, not a model config");
+  if (size > kMaxConfigBytes) config_error(path, "larger than 4 MiB, not a model config");
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   boost::system::error_code jec;
   auto doc = json::parse(text, jec);
-  if (jec || !doc.is_object()) bad(path, "not a JSON object");
+  if (jec || !doc.is_object()) config_error(path, "not a JSON object");
   return std::move(doc.as_object());
 }
 
@@ -50,7 +104,7 @@ std::vector<std::string> checkpoint_labels(const json::object& config, const std
     std::int64_t n = 2;
     if (const auto* v = config.if_contains("num_labels")) {
       if (!v->is_int64() || v->as_int64() < 1 || v->as_int64() > kMaxLabels)
-        bad(file, "num_labels must be an integer in [1, 100000]");
+        config_error(file, "num_labels must be an integer in [1, 100000]");
       n = v->as_int64();
     }
     std::vector<std::string> out;
@@ -58,23 +112,24 @@ std::vector<std::string> checkpoint_labels(const json::object& config, const std
     return out;
   }
   if (!id2label->is_object() || id2label->as_object().empty())
-    bad(file, "id2label must be a non-empty object");
+    config_error(file, "id2label must be a non-empty object");
   const auto& map = id2label->as_object();
-  if (map.size() > static_cast<std::size_t>(kMaxLabels)) bad(file, "id2label has too many labels");
+  if (map.size() > static_cast<std::size_t>(kMaxLabels))
+    config_error(file, "id2label has too many labels");
   std::vector<std::string> out(map.size());
   std::set<std::string> seen;
   for (const auto& [key, value] : map) {
     std::size_t id = 0;
     const auto [end, err] = std::from_chars(key.data(), key.data() + key.size(), id);
     if (err != std::errc() || end != key.data() + key.size() || id >= out.size())
-      bad(file, "id2label key '" + std::string(key) + "' is not a class id in [0, " +
-                    std::to_string(out.size()) + ")");
+      config_error(file, "id2label key '" + std::string(key) + "' is not a class id in [0, " +
+                             std::to_string(out.size()) + ")");
     const auto* label = value.if_string();
     if (label == nullptr || label->empty())
-      bad(file, "id2label[" + std::string(key) + "] must be a non-empty string");
-    if (!out[id].empty()) bad(file, "id2label repeats class id " + std::to_string(id));
+      config_error(file, "id2label[" + std::string(key) + "] must be a non-empty string");
+    if (!out[id].empty()) config_error(file, "id2label repeats class id " + std::to_string(id));
     if (!seen.insert(std::string(*label)).second)
-      bad(file, "id2label names label '" + std::string(*label) + "' twice");
+      config_error(file, "id2label names label '" + std::string(*label) + "' twice");
     out[id] = std::string(*label);
   }
   return out;

@@ -5,6 +5,8 @@
 
 #include <boost/json/object.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,5 +20,30 @@ boost::json::object read_checkpoint_config(const std::string& dir);
 /// `file` and the key for a malformed, gapped or repeated id2label.
 std::vector<std::string> checkpoint_labels(const boost::json::object& config,
                                            const std::string& file);
+
+// The typed readers of the architecture configs (bert_config, modernbert_config). Each throws
+// ClassifyError "'file': why" naming the key. A key that is absent or null takes `fallback`;
+// an empty string fallback (or 0 for a size) means the key is required.
+
+/// Throws ClassifyError "'file': why".
+[[noreturn]] void config_error(const std::string& file, const std::string& why);
+
+/// The one architecture `architectures` lists.
+std::string config_architecture(const boost::json::object& c, const std::string& file);
+
+std::string config_string(const boost::json::object& c, const std::string& file, const char* key,
+                          const std::string& fallback);
+
+/// An integer in [1, max]: bounds what a hostile config could make the loader allocate before
+/// the weights themselves are checked against it.
+std::size_t config_size(const boost::json::object& c, const std::string& file, const char* key,
+                        std::int64_t max, std::int64_t fallback = 0);
+
+bool config_flag(const boost::json::object& c, const std::string& file, const char* key,
+                 bool fallback);
+
+/// A number in the open interval (low, high).
+double config_number(const boost::json::object& c, const std::string& file, const char* key,
+                     double low, double high, double fallback);
 
 }  // namespace mcpclass::learned::detail

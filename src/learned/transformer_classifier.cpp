@@ -1,7 +1,7 @@
 #include "learned/transformer_classifier.hpp"
 
-#include "learned/bert_model.hpp"
 #include "learned/label_map.hpp"
+#include "learned/sequence_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
@@ -35,16 +35,17 @@ class TransformerClassifier final : public Classifier {
         settings_(s),
         policy_(std::move(policy)),
         dir_(resolve_model_path(s.model)),
-        model_(dir_) {
-    const auto& c = model_.config();
-    map_ = output_to_category(categories_, c.labels, "model '" + s.model + "'");
+        model_(open_sequence_model(dir_)) {
+    const auto& m = *model_;
+    map_ = output_to_category(categories_, m.labels(), "model '" + s.model + "'");
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
     TokenizerOptions options;
-    options.max_length = std::min(s.max_tokens, c.max_tokens());
+    options.max_length = std::min(s.max_tokens, m.max_tokens());
     tokenizer_ = open_text_tokenizer(tokenizer, options);
-    if (tokenizer_->vocab_size() > c.vocab)
+    if (tokenizer_->vocab_size() > m.vocab())
       throw ClassifyError("'" + tokenizer + "' has " + std::to_string(tokenizer_->vocab_size()) +
-                          " tokens but '" + c.file + "' vocab_size is " + std::to_string(c.vocab));
+                          " tokens but '" + m.config_file() + "' vocab_size is " +
+                          std::to_string(m.vocab()));
   }
 
   const CategorySet& categories() const override { return categories_; }
@@ -65,13 +66,13 @@ class TransformerClassifier final : public Classifier {
       std::vector<BertInput> inputs;
       std::size_t count = 0;
       for (std::size_t i = begin; i < texts.size(); ++i) {
-        const auto rows = BertSequenceModel::rows_for(tokens[i].ids.size());
+        const auto rows = sequence_rows(tokens[i].ids.size());
         if (!inputs.empty() && count + rows > kMaxBatchRows) break;
         count += rows;
         inputs.push_back({tokens[i].ids, tokens[i].type_ids});
       }
-      const auto logits = model_.logits(inputs, settings_.threads);
-      const std::size_t labels = model_.config().labels.size();
+      const auto logits = model_->logits(inputs, settings_.threads);
+      const std::size_t labels = model_->labels().size();
       for (std::size_t b = 0; b < inputs.size(); ++b) {
         const std::span<const float> row(logits.data() + b * labels, labels);
         out.push_back(make_classification(texts[begin + b], categories_,
@@ -85,7 +86,7 @@ class TransformerClassifier final : public Classifier {
   json::object info() const override {
     return {{"kind", kind()},
             {"model", settings_.model},
-            {"architecture", model_.config().architecture},
+            {"architecture", model_->architecture()},
             {"index_size", 0}};
   }
 
@@ -94,7 +95,7 @@ class TransformerClassifier final : public Classifier {
   LearnedSettings settings_;
   RoutingPolicy policy_;
   std::string dir_;
-  BertSequenceModel model_;
+  std::unique_ptr<SequenceModel> model_;
   std::unique_ptr<TextTokenizer> tokenizer_;
   std::vector<std::size_t> map_;
 };
@@ -124,35 +125,18 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
 namespace mcpclass::learned {
 
 json::object inspect_checkpoint(const std::string& dir) {
-  const detail::BertSequenceModel model(dir);
-  const auto& c = model.config();
+  const auto model = detail::open_sequence_model(dir);
   const auto tokenizer_path = (std::filesystem::path(dir) / "tokenizer.json").string();
   const auto tokenizer = open_text_tokenizer(tokenizer_path);
   json::array labels;
-  for (const auto& l : c.labels) labels.emplace_back(l);
-  return {
-      {"architecture", c.architecture},
-      {"family", c.family == detail::BertFamily::bert ? "bert" : "roberta"},
-      {"hidden_size", c.hidden},
-      {"num_hidden_layers", c.layers},
-      {"num_attention_heads", c.heads},
-      {"intermediate_size", c.intermediate},
-      {"vocab_size", c.vocab},
-      {"max_tokens", c.max_tokens()},
-      {"parameters", model.parameters()},
-      {"labels", std::move(labels)},
-      {"tokenizer", json::object{{"file", tokenizer_path},
-                                 {"model", detail::tokenizer_model_type(tokenizer_path)},
-                                 {"vocab_size", tokenizer->vocab_size()}}},
-      {"compute", "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
-                      " post-norm encoder layers (self-attention, " +
-                      (c.activation == detail::HiddenActivation::gelu        ? "exact GELU"
-                       : c.activation == detail::HiddenActivation::gelu_tanh ? "tanh GELU"
-                                                                             : "ReLU") +
-                      "), the first token through " +
-                      (c.family == detail::BertFamily::bert ? "the pooler" : "classifier.dense") +
-                      " and tanh, then " + std::to_string(c.labels.size()) + " logits and softmax"},
-  };
+  for (const auto& l : model->labels()) labels.emplace_back(l);
+  json::object out{{"architecture", model->architecture()}};
+  for (auto& [key, value] : model->describe()) out[key] = value;
+  out["labels"] = std::move(labels);
+  out["tokenizer"] = json::object{{"file", tokenizer_path},
+                                  {"model", detail::tokenizer_model_type(tokenizer_path)},
+                                  {"vocab_size", tokenizer->vocab_size()}};
+  return out;
 }
 
 }  // namespace mcpclass::learned

@@ -21,16 +21,19 @@ def classify(tmp_path, model, text):
                           capture_output=True, timeout=60)
 
 
+def softmax(logits):
+    top = max(logits)
+    weights = [math.exp(v - top) for v in logits]
+    return [w / sum(weights) for w in weights]
+
+
 def test_classify_answers_the_reference_probabilities(tmp_path):
     reference = json.load(open(os.path.join(FIXTURES, "reference.json")))
     for i in (1, 3, 16):
         out = classify(tmp_path, os.path.join(FIXTURES, "bert-f32"), reference["texts"][i])
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
-        logits = reference["models"]["bert"]["logits"][i]
-        top = max(logits)
-        weights = [math.exp(v - top) for v in logits]
-        want = [w / sum(weights) for w in weights]
+        want = softmax(reference["models"]["bert"]["logits"][i])
         assert max(abs(a - b) for a, b in zip(result["probabilities"], want)) < 1e-4
         assert result["category"] == reference["labels"][want.index(max(want))]
 
@@ -71,3 +74,33 @@ def test_model_inspect_of_a_damaged_checkpoint_names_the_tensor(tmp_path):
     out = subprocess.run([BIN, "model", "inspect", str(model)], capture_output=True, timeout=60)
     assert out.returncode == 1
     assert b"tensor 'bert.embeddings.word_embeddings.weight' is 220\xc3\x9764, expected 220\xc3\x9732" in out.stderr
+
+
+def test_classify_runs_a_modernbert_checkpoint(tmp_path):
+    reference = json.load(open(os.path.join(FIXTURES, "modernbert-reference.json")))
+    for name in ("modernbert", "mmbert"):
+        for i in (2, 19):
+            out = classify(tmp_path, os.path.join(FIXTURES, name + "-f32"), reference["texts"][i])
+            assert out.returncode == 0, out.stderr
+            result = json.loads(out.stdout)
+            want = softmax(reference["models"][name]["logits"][i])
+            assert max(abs(a - b) for a, b in zip(result["probabilities"], want)) < 1e-4
+
+
+def test_model_inspect_describes_an_mmbert_checkpoint():
+    out = subprocess.run([BIN, "model", "inspect", os.path.join(FIXTURES, "mmbert-f32")],
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["architecture"] == "ModernBertForSequenceClassification"
+    assert info["family"] == "modernbert"
+    assert (info["hidden_size"], info["num_hidden_layers"], info["num_attention_heads"]) == (64, 3, 4)
+    # global_attn_every_n_layers 3: layer 0 global, 1 and 2 a window of ±8.
+    assert (info["global_layers"], info["local_attention"]) == (1, 16)
+    assert info["global_rope"] == {"theta": 160000.0, "type": "yarn", "factor": 4.0,
+                                   "original_max_position_embeddings": 32.0}
+    assert info["local_rope"]["type"] == "yarn"
+    assert info["classifier_pooling"] == "mean"
+    assert info["max_tokens"] == 128
+    assert info["labels"] == ["code", "math", "chat"]
+    assert info["parameters"] == 125443  # every tensor of model.safetensors

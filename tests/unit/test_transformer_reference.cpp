@@ -25,58 +25,14 @@ namespace json = boost::json;
 
 namespace {
 
-struct Run {
-  std::vector<std::vector<std::int32_t>> ids;
-  std::vector<float> logits;  ///< texts × labels
-};
+using transformer_test::max_abs_difference;
+using transformer_test::reference_ids;
+using transformer_test::reference_logits;
+using transformer_test::Run;
+using transformer_test::softmax;
 
-// Tokenises the reference texts with the fixture's tokenizer.json and runs them as one batch.
 Run run(const BertSequenceModel& model, const std::string& dir, std::size_t max_tokens) {
-  TokenizerOptions options;
-  options.max_length = max_tokens;
-  const auto tokenizer = open_text_tokenizer(dir + "/tokenizer.json", options);
-  Run r;
-  std::vector<BertInput> inputs;
-  const auto reference = transformer_test::reference();
-  for (const auto& t : reference.at("texts").as_array())
-    r.ids.push_back(tokenizer->encode(std::string(t.as_string())).ids);
-  for (const auto& ids : r.ids) inputs.push_back({ids, {}});
-  r.logits = model.logits(inputs, 1);
-  return r;
-}
-
-std::vector<std::vector<std::int32_t>> reference_ids(const json::object& m) {
-  std::vector<std::vector<std::int32_t>> out;
-  for (const auto& row : m.at("ids").as_array()) {
-    out.emplace_back();
-    for (const auto& id : row.as_array())
-      out.back().push_back(static_cast<std::int32_t>(id.as_int64()));
-  }
-  return out;
-}
-
-std::vector<float> reference_logits(const json::object& m) {
-  std::vector<float> out;
-  for (const auto& row : m.at("logits").as_array())
-    for (const auto& v : row.as_array()) out.push_back(static_cast<float>(v.to_number<double>()));
-  return out;
-}
-
-double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  double worst = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]));
-  return worst;
-}
-
-std::vector<double> softmax(std::span<const float> logits) {
-  const double mx = *std::max_element(logits.begin(), logits.end());
-  std::vector<double> p;
-  double sum = 0.0;
-  for (const float v : logits) sum += p.emplace_back(std::exp(v - mx));
-  for (auto& v : p) v /= sum;
-  return p;
+  return transformer_test::run_reference_texts(model, dir, max_tokens);
 }
 
 void check_float32(const std::string& family) {
@@ -104,18 +60,10 @@ TEST_CASE("transformers.reference.bert_bf16_checkpoint") {
   const auto ref = transformer_test::reference().at("models").at("bert").as_object();
   const auto dir = transformer_test::fixture("bert-bf16");
   const auto r = run(BertSequenceModel(dir), dir, 64);
-  const auto want = reference_logits(ref);
-  const std::size_t labels = 3;
-  double worst = 0.0;
-  for (std::size_t i = 0; i < want.size() / labels; ++i) {
-    const auto p = softmax(std::span(r.logits.data() + i * labels, labels));
-    const auto q = softmax(std::span(want.data() + i * labels, labels));
-    CHECK(std::max_element(p.begin(), p.end()) - p.begin() ==
-          std::max_element(q.begin(), q.end()) - q.begin());
-    for (std::size_t j = 0; j < labels; ++j) worst = std::max(worst, std::abs(p[j] - q[j]));
-  }
-  MESSAGE("bf16 checkpoint: max |p − reference p| = " << worst);
-  CHECK(worst <= 0.02);
+  const auto gap = transformer_test::probability_gap(r.logits, reference_logits(ref), 3);
+  MESSAGE("bf16 checkpoint: max |p − reference p| = " << gap.worst);
+  CHECK(gap.argmax_differs == 0);
+  CHECK(gap.worst <= 0.02);
 }
 
 TEST_CASE("transformers.reference.mixed_batch_equals_one_by_one") {

@@ -1,0 +1,56 @@
+// Internal: the dense products and norms of the native transformer encoders and their heads,
+// computed so that a text's result cannot depend on the batch around it: every text's
+// activation rows start at a multiple of kRowBlock and are padded to one, and linear() runs one
+// sgemm per block, so every product has the same shape whatever the batch (oneDNN picks kernels
+// by shape); the norms work row by row.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace mcpclass::learned::detail {
+
+/// Rows a text's activations are padded to.
+inline constexpr std::size_t kRowBlock = 16;
+
+/// `tokens` rounded up to a multiple of kRowBlock.
+constexpr std::size_t padded_rows(std::size_t tokens) {
+  return (tokens + kRowBlock - 1) / kRowBlock * kRowBlock;
+}
+
+/// An nn.Linear's weights; `bias` is empty for nn.Linear(bias=False).
+struct Dense {
+  std::size_t in = 0, out = 0;
+  std::vector<float> weight;  ///< out × in, as nn.Linear stores it.
+  std::vector<float> bias;
+
+  std::size_t parameters() const { return weight.size() + bias.size(); }
+};
+
+/// An nn.LayerNorm's weights; `bias` is empty for LayerNorm(bias=False).
+struct Norm {
+  std::vector<float> weight, bias;
+
+  std::size_t parameters() const { return weight.size() + bias.size(); }
+};
+
+struct CheckpointTensors;
+
+/// `name.weight` (out × in) and, if `bias`, `name.bias` (out) taken out of `file`
+/// (CheckpointTensors::take: a missing, misshapen or non-finite tensor is an error naming it).
+Dense take_dense(CheckpointTensors& file, const std::string& name, std::size_t in, std::size_t out,
+                 bool bias = true);
+
+/// `name.weight` and, if `bias`, `name.bias`, each `width` values, taken out of `file`.
+Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t width, bool bias);
+
+/// y = x · Wᵀ + b over `rows` rows (a multiple of kRowBlock), one sgemm per block of kRowBlock
+/// rows. Throws ClassifyError if oneDNN fails. Thread-safety: pure.
+void linear(const Dense& d, const float* x, std::size_t rows, float* y);
+
+/// LayerNorm over each of `rows` rows of n.weight.size() values in place (mean and variance in
+/// double, as precise as torch's float32 kernel or better). Thread-safety: pure.
+void layer_norm(const Norm& n, float eps, float* x, std::size_t rows);
+
+}  // namespace mcpclass::learned::detail

@@ -1,0 +1,46 @@
+// Internal: the sequence-classification model of a Hugging Face checkpoint directory, whatever
+// its architecture: config.json's `architectures` picks the native implementation (BERT family:
+// bert_model.hpp; ModernBERT and mmBERT: modernbert_model.hpp).
+#pragma once
+
+#include "learned/bert_model.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mcpclass::learned::detail {
+
+/// Thread-safety: immutable after construction; logits() may be called concurrently.
+class SequenceModel {
+ public:
+  virtual ~SequenceModel() = default;
+
+  virtual const std::string& architecture() const = 0;
+  virtual const std::string& config_file() const = 0;
+  virtual const std::vector<std::string>& labels() const = 0;
+  virtual std::size_t vocab() const = 0;
+  /// Tokens a text may have, special tokens included.
+  virtual std::size_t max_tokens() const = 0;
+
+  /// Row-major `inputs.size() × labels` logits; a batch gives every text exactly its
+  /// single-text result (see the implementations).
+  virtual std::vector<float> logits(std::span<const BertInput> inputs,
+                                    std::size_t threads) const = 0;
+
+  /// Sizes, parameters and what is computed, for `mcpclass model inspect`.
+  virtual boost::json::object describe() const = 0;
+};
+
+/// Activation rows a text of `tokens` tokens takes in a batch of any SequenceModel.
+std::size_t sequence_rows(std::size_t tokens);
+
+/// Loads `dir`. Throws ClassifyError naming the file for an architecture no implementation
+/// supports (listing those that are), and as the implementations do for a bad checkpoint.
+std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir);
+
+}  // namespace mcpclass::learned::detail

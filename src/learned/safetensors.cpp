@@ -55,15 +55,24 @@ float half_to_float(std::uint16_t h) {
   return sign != 0 ? -magnitude : magnitude;
 }
 
+// A shape whose element count wraps around 64 bits could match a short byte range and claim sizes
+// the data does not have; data_offsets catch every other lie.
 std::vector<std::int64_t> read_shape(const json::value& v, const std::string& path,
                                      const std::string& name) {
   std::vector<std::int64_t> shape;
   const auto* a = v.if_array();
   if (a == nullptr) bad(path, "tensor '" + name + "' has no shape array");
+  std::uint64_t elements = 1;
+  bool wrapped = false, empty = false;
   for (const auto& d : *a) {
     if (!d.is_int64() || d.as_int64() < 0) bad(path, "tensor '" + name + "' has a malformed shape");
     shape.push_back(d.as_int64());
+    empty = empty || d.as_int64() == 0;
+    wrapped =
+        __builtin_mul_overflow(elements, static_cast<std::uint64_t>(d.as_int64()), &elements) ||
+        wrapped;
   }
+  if (wrapped && !empty) bad(path, "tensor '" + name + "' has a shape larger than the file's data");
   return shape;
 }
 
@@ -97,7 +106,8 @@ bool looks_like_safetensors(const std::string& path) {
   return n >= 2 && n <= kMaxHeader && head[8] == '{';
 }
 
-SafeTensors read_safetensors(const std::string& path) {
+SafeTensors read_safetensors(const std::string& path,
+                             const std::function<void(std::uint64_t)>& on_tensor) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw ClassifyError("cannot open '" + path + "'");
   const auto size = static_cast<std::uint64_t>(in.tellg());
@@ -161,6 +171,7 @@ SafeTensors read_safetensors(const std::string& path) {
       }
     }
     out.tensors.emplace(name, std::move(t));
+    if (on_tensor) on_tensor(raw.size());
   }
   return out;
 }

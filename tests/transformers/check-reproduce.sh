@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The committed fixtures are what make_fixtures.py writes: regenerate them in a temporary
-# directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
+# The committed fixtures are what make_fixtures.py and make_lora_fixtures.py write: regenerate
+# them in a temporary directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
 # within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
 # AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
 # without Debian's python3-torch.
@@ -10,18 +10,21 @@ here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_fixtures.py" --out "$out"
-diff -r -x reference.json "$here/fixtures" "$out"
-/usr/bin/python3 - "$here/fixtures/reference.json" "$out/reference.json" <<'PY'
+/usr/bin/python3 "$here/make_lora_fixtures.py" --out "$out"
+diff -r -x reference.json -x lora_reference.json "$here/fixtures" "$out"
+/usr/bin/python3 - "$here/fixtures" "$out" <<'PY'
 import json, sys
-committed, made = (json.load(open(p)) for p in sys.argv[1:3])
-assert committed["texts"] == made["texts"] and committed["labels"] == made["labels"], "texts differ"
 worst = 0.0
-for name, model in committed["models"].items():
-    other = made["models"][name]
-    assert model["ids"] == other["ids"] and model["max_tokens"] == other["max_tokens"], name
-    for row, other_row in zip(model["logits"], other["logits"], strict=True):
-        for a, b in zip(row, other_row, strict=True):
-            worst = max(worst, abs(a - b))
+for file in ["reference.json", "lora_reference.json"]:
+    committed, made = (json.load(open(f"{d}/{file}")) for d in sys.argv[1:3])
+    assert committed["texts"] == made["texts"] and committed["labels"] == made["labels"], file
+    assert committed["models"].keys() == made["models"].keys(), file
+    for name, model in committed["models"].items():
+        other = made["models"][name]
+        assert model["ids"] == other["ids"] and model.get("max_tokens") == other.get("max_tokens"), name
+        for row, other_row in zip(model["logits"], other["logits"], strict=True):
+            for a, b in zip(row, other_row, strict=True):
+                worst = max(worst, abs(a - b))
 print(f"reference logits: max abs difference {worst:.3g}")
 sys.exit(0 if worst <= 1e-5 else 1)
 PY

@@ -24,14 +24,7 @@ namespace tt = transformer_test;
 
 namespace {
 
-std::string load_error(const std::string& dir) {
-  try {
-    BertSequenceModel model(dir);
-  } catch (const ClassifyError& e) {
-    return e.what();
-  }
-  return "(loaded)";
-}
+using transformer_test::load_error;
 
 // Rewrites config.json with `key` set to `value`.
 void set_config(const std::string& dir, const std::string& key, const json::value& value) {

@@ -3,6 +3,9 @@
 // copies of them to damage.
 #pragma once
 
+#include "learned/bert_model.hpp"
+#include "mcpclass/classify/errors.hpp"
+
 #include <boost/json.hpp>
 
 #include <filesystem>
@@ -41,6 +44,16 @@ inline std::string read_file(const std::string& path) {
 
 inline void write_file(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+}
+
+/// What loading `dir` (with the LoRA adapter `adapter`) throws, or "(loaded)".
+inline std::string load_error(const std::string& dir, const std::string& adapter = {}) {
+  try {
+    mcpclass::learned::detail::BertSequenceModel model(dir, adapter);
+  } catch (const mcpclass::classify::ClassifyError& e) {
+    return e.what();
+  }
+  return "(loaded)";
 }
 
 }  // namespace transformer_test

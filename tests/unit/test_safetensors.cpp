@@ -101,6 +101,11 @@ TEST_CASE("safetensors: damaged files get errors naming the problem") {
             "");
   CHECK(error_of(path).find("tensor 'x' has a shape larger than the file's data") !=
         std::string::npos);
+  // 2^63 elements fit 64 bits, their 2^65 bytes do not (fuzz_checkpoint: length_error, a crash).
+  write_raw(path, R"({"x":{"dtype":"F32","shape":[2147483648,4294967296],"data_offsets":[0,0]}})",
+            "");
+  CHECK(error_of(path).find("tensor 'x' has a shape larger than the file's data") !=
+        std::string::npos);
   write_raw(path, R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}})",
             "");
   CHECK(error_of(path) == "");

@@ -2,43 +2,20 @@
 
 #include "cli/app.hpp"
 #include "cli/learned_eval.hpp"
+#include "cli/progress_bar.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 #include "mcpclass/learned/learned_examples.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <boost/json.hpp>
 
-#include <chrono>
 #include <cstdio>
+#include <memory>
 
 namespace mcpclass::cli {
 
 namespace {
-
-// A one-line progress bar on stderr, redrawn at most ~10 times a second.
-LearnedEvalProgress progress_bar(const char* label) {
-  // On a terminal: redrawn at most 10 times a second; in a log: one line per 10%.
-  const bool tty = ::isatty(::fileno(stderr)) != 0;
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
-  auto last_decile = std::make_shared<std::size_t>(0);
-  return [label, last, last_decile, tty](std::size_t done, std::size_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (tty && done < total && now - *last < std::chrono::milliseconds(100)) return;
-    const std::size_t decile = total == 0 ? 10 : 10 * done / total;
-    if (!tty && decile == *last_decile && done < total) return;
-    *last = now;
-    *last_decile = decile;
-    const int width = 30;
-    const int filled = total == 0 ? width : static_cast<int>(width * done / total);
-    fmt::print(stderr, "{}{} [{}{}] {}/{}{}", tty ? "\r" : "", label,
-               std::string(static_cast<std::size_t>(filled), '#'),
-               std::string(static_cast<std::size_t>(width - filled), '.'), done, total,
-               tty ? "" : "\n");
-    if (tty && done >= total) fmt::print(stderr, "\n");
-  };
-}
 
 learned::SplitPart parse_split(const std::string& s) {
   if (s == "train") return learned::SplitPart::train;
@@ -58,6 +35,7 @@ struct LearnedCommands::Options {
   CLI::App* convert = nullptr;
   CLI::App* inspect = nullptr;
   std::string inspect_dir;
+  std::string inspect_adapter;
   CLI::App* index = nullptr;
   CLI::App* train = nullptr;
   CLI::App* eval = nullptr;
@@ -91,6 +69,10 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       "inspect", "What kind: transformer computes for a Hugging Face checkpoint directory (JSON)");
   o.inspect->add_option("dir", o.inspect_dir, "config.json, model.safetensors, tokenizer.json")
       ->required()
+      ->check(CLI::ExistingDirectory);
+  o.inspect
+      ->add_option("--adapter", o.inspect_adapter,
+                   "A PEFT LoRA adapter directory, merged as classifier.adapter would be")
       ->check(CLI::ExistingDirectory);
   model->require_subcommand(1);
 
@@ -176,7 +158,9 @@ int LearnedCommands::run() {
       return kOk;
     }
     if (o.inspect->parsed()) {
-      fmt::print("{}\n", boost::json::serialize(learned::inspect_checkpoint(o.inspect_dir)));
+      fmt::print("{}\n", boost::json::serialize(learned::inspect_checkpoint(
+                             o.inspect_dir, o.inspect_adapter,
+                             progress_bar("loading", ProgressBar::Units::bytes))));
       return kOk;
     }
     const config::Config cfg = load_config(o.config_path);
@@ -195,7 +179,12 @@ int LearnedCommands::run() {
       const auto all = learned::read_labelled_examples(o.data);
       const auto rows = learned::select_split(all, parse_split(o.split), o.test_percent);
       const auto settings = learned_settings(cfg);
-      const auto r = learned::train_head(cfg.categories, settings, rows, o.out, o.head,
+      auto head = o.head;
+      auto bar = std::make_shared<ProgressBar>("training");
+      head.on_epoch = [bar](const learned::HeadTrainingProgress& p) {
+        bar->update(p.epoch, p.epochs, fmt::format("loss {:.4f}", p.loss));
+      };
+      const auto r = learned::train_head(cfg.categories, settings, rows, o.out, head,
                                          progress_bar("embedding"));
       fmt::print(
           "{{\"train_rows\":{},\"augmented_rows\":{},\"validation_rows\":{},"

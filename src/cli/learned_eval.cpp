@@ -1,6 +1,7 @@
 #include "cli/learned_eval.hpp"
 
 #include "cli/app.hpp"
+#include "cli/progress_bar.hpp"
 #include "mcpclass/classify/routing_policy.hpp"
 
 #include <fmt/format.h>
@@ -112,7 +113,8 @@ int run_learned_eval(const config::Config& config,
     fmt::print(stderr, "mcpclass: no rows to evaluate\n");
     return kUsageError;
   }
-  const auto classifier = config::make_classifier(config);
+  const auto classifier =
+      config::make_classifier(config, progress_bar("loading", ProgressBar::Units::bytes));
   const auto names = config.categories.names();
   const std::size_t n = names.size();
   std::vector<std::vector<std::size_t>> confusion(n + 1, std::vector<std::size_t>(n, 0));

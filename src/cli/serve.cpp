@@ -3,6 +3,7 @@
 // file it names, reloads the classifier without a restart.
 #include "cli/app.hpp"
 #include "cli/config_watcher.hpp"
+#include "cli/progress_bar.hpp"
 #include "cli/serve_signals.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/route/route_proxy.hpp"
@@ -75,7 +76,8 @@ std::vector<std::string> watched_files(const std::string& config_path,
   std::vector<std::string> files{config_path};
   if (learned::is_learned_kind(config.classifier.kind)) {
     const auto& l = config.classifier.learned;
-    for (const auto* path : {&l.encoder, &l.tokenizer, &l.examples, &l.head, &l.model, &l.labels})
+    for (const auto* path :
+         {&l.encoder, &l.tokenizer, &l.examples, &l.head, &l.model, &l.adapter, &l.labels})
       if (!path->empty()) files.push_back(learned::resolve_model_path(*path));
   }
   return files;
@@ -122,7 +124,8 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   bound_heap_retention();
   config::Config config = document;
   add_auth_options(config.server.http, options);
-  std::shared_ptr<const classify::Classifier> classifier = config::make_classifier(config);
+  std::shared_ptr<const classify::Classifier> classifier =
+      config::make_classifier(config, progress_bar("loading", ProgressBar::Units::bytes));
   if (options.route && !config.route)
     throw config::ConfigError("route",
                               "mcpclass route needs a `route` section with the upstream models "

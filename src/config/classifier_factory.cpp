@@ -6,7 +6,8 @@
 
 namespace mcpclass::config {
 
-std::unique_ptr<classify::Classifier> make_classifier(const Config& config) {
+std::unique_ptr<classify::Classifier> make_classifier(
+    const Config& config, const std::function<void(std::size_t, std::size_t)>& load_progress) {
   if (config.classifier.kind == "rules")
     return std::make_unique<classify::RuleClassifier>(config.categories, config.classifier.rules,
                                                       config.routing, "classifier");
@@ -14,7 +15,8 @@ std::unique_ptr<classify::Classifier> make_classifier(const Config& config) {
     return detail::make_remote_classifier(config, config.classifier.remote);
   if (learned::is_learned_kind(config.classifier.kind))
     return learned::make_learned_classifier(config.classifier.kind, config.categories,
-                                            config.classifier.learned, config.routing);
+                                            config.classifier.learned, config.routing,
+                                            load_progress);
   throw ConfigError(
       "classifier.kind",
       "unsupported classifier kind '" + config.classifier.kind +

@@ -34,8 +34,10 @@ std::size_t padded(std::size_t tokens) {
 
 }  // namespace
 
-BertSequenceModel::BertSequenceModel(const std::string& dir) : config_(read_bert_config(dir)) {
-  auto file = read_checkpoint_tensors(dir);
+BertSequenceModel::BertSequenceModel(const std::string& dir, const std::string& adapter_dir,
+                                     const CheckpointProgress& progress)
+    : config_(read_bert_config(dir)) {
+  auto file = read_checkpoint_tensors(dir, adapter_dir, progress);
   const auto& c = config_;
   const std::string p = c.prefix + ".";
   const auto h = s(c.hidden);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "learned/bert_config.hpp"
+#include "learned/checkpoint_files.hpp"
 #include "learned/dense_rows.hpp"
 
 #include <cstddef>
@@ -27,9 +28,12 @@ struct BertInput {
 /// Thread-safety: immutable after construction; logits() may be called concurrently.
 class BertSequenceModel {
  public:
-  /// Reads `dir`'s config.json and weights (checkpoint_files.hpp). Throws ClassifyError naming
-  /// the file and tensor for an unsupported config, a missing, misshapen or non-finite tensor.
-  explicit BertSequenceModel(const std::string& dir);
+  /// Reads `dir`'s config.json and weights (checkpoint_files.hpp), with the LoRA adapter of
+  /// `adapter_dir` merged in when it is not empty. Throws ClassifyError naming the file and
+  /// tensor for an unsupported config, a missing, misshapen or non-finite tensor.
+  /// `progress`: (bytes of tensors read, bytes in all), as read_checkpoint_tensors reports it.
+  explicit BertSequenceModel(const std::string& dir, const std::string& adapter_dir = {},
+                             const CheckpointProgress& progress = {});
 
   const BertConfig& config() const { return config_; }
 

@@ -84,11 +84,10 @@ double config_number(const json::object& c, const std::string& file, const char*
   return x;
 }
 
-json::object read_checkpoint_config(const std::string& dir) {
-  const auto path = (std::filesystem::path(dir) / "config.json").string();
+json::object read_json_object_file(const std::string& path, const std::string& missing) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw ClassifyError("cannot read '" + path + "' (a checkpoint directory has one)");
+  if (ec) throw ClassifyError("cannot read '" + path + "' (" + missing + ")");
   if (size > kMaxConfigBytes) config_error(path, "larger than 4 MiB, not a model config");
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -96,6 +95,11 @@ json::object read_checkpoint_config(const std::string& dir) {
   auto doc = json::parse(text, jec);
   if (jec || !doc.is_object()) config_error(path, "not a JSON object");
   return std::move(doc.as_object());
+}
+
+json::object read_checkpoint_config(const std::string& dir) {
+  return read_json_object_file((std::filesystem::path(dir) / "config.json").string(),
+                               "a checkpoint directory has one");
 }
 
 std::vector<std::string> checkpoint_labels(const json::object& config, const std::string& file) {

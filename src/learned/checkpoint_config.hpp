@@ -12,6 +12,10 @@
 
 namespace mcpclass::learned::detail {
 
+/// `path` as a JSON object (at most 4 MiB): config.json, adapter_config.json. Throws ClassifyError
+/// naming the file; `missing` says, for a file that cannot be read, where it should be.
+boost::json::object read_json_object_file(const std::string& path, const std::string& missing);
+
 /// `dir/config.json` as a JSON object (at most 4 MiB). Throws ClassifyError naming the file.
 boost::json::object read_checkpoint_config(const std::string& dir);
 

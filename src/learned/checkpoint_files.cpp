@@ -1,9 +1,12 @@
 #include "learned/checkpoint_files.hpp"
 
+#include "learned/lora_adapter.hpp"
+
 #include "mcpclass/classify/errors.hpp"
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +26,26 @@ namespace {
 // An index is a few hundred bytes per tensor; this bounds a corrupt or hostile one.
 constexpr std::uintmax_t kMaxIndexBytes = 16 * 1024 * 1024;
 
-CheckpointTensors read_sharded(const fs::path& index_path) {
+// Bytes read of all the files a checkpoint load reads, for its progress callback.
+struct ByteCount {
+  const CheckpointProgress& report;
+  std::size_t done = 0, total = 0;
+
+  void add_file(const fs::path& p) {
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    if (!ec) total += static_cast<std::size_t>(size);
+  }
+  std::function<void(std::uint64_t)> on_tensor() {
+    if (!report) return {};
+    return [this](std::uint64_t bytes) {
+      done += static_cast<std::size_t>(bytes);
+      report(done, std::max(done, total));
+    };
+  }
+};
+
+CheckpointTensors read_sharded(const fs::path& index_path, ByteCount& count) {
   const auto index = index_path.string();
   std::error_code ec;
   const auto size = fs::file_size(index_path, ec);
@@ -46,9 +68,10 @@ CheckpointTensors read_sharded(const fs::path& index_path) {
   }
   CheckpointTensors out;
   out.description = index;
+  for (const auto& [shard, names] : wanted) count.add_file(index_path.parent_path() / shard);
   for (const auto& [shard, names] : wanted) {
     const auto path = (index_path.parent_path() / shard).string();
-    auto file = read_safetensors(path);
+    auto file = read_safetensors(path, count.on_tensor());
     for (const auto& name : names) {
       auto it = file.tensors.find(name);
       if (it == file.tensors.end())
@@ -80,18 +103,34 @@ std::vector<float> CheckpointTensors::take(const std::string& name,
   return std::move(tensors.tensors.at(name).values);
 }
 
-CheckpointTensors read_checkpoint_tensors(const std::string& dir) {
+namespace {
+
+CheckpointTensors read_base_tensors(const std::string& dir, ByteCount& count) {
   const fs::path single = fs::path(dir) / "model.safetensors";
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (!fs::exists(single)) {
-    if (fs::exists(index)) return read_sharded(index);
+    if (fs::exists(index)) return read_sharded(index, count);
     throw ClassifyError("'" + dir + "' has neither model.safetensors nor " +
                         "model.safetensors.index.json");
   }
   CheckpointTensors out;
   out.description = single.string();
-  out.tensors = read_safetensors(out.description);
+  count.add_file(single);
+  out.tensors = read_safetensors(out.description, count.on_tensor());
   for (const auto& [name, t] : out.tensors.tensors) out.file_of[name] = out.description;
+  return out;
+}
+
+}  // namespace
+
+CheckpointTensors read_checkpoint_tensors(const std::string& dir, const std::string& adapter_dir,
+                                          const CheckpointProgress& progress) {
+  ByteCount count{progress};
+  const auto adapter_file = fs::path(adapter_dir) / "adapter_model.safetensors";
+  if (!adapter_dir.empty()) count.add_file(adapter_file);
+  auto out = read_base_tensors(dir, count);
+  if (!adapter_dir.empty()) merge_lora_adapter(adapter_dir, out, count.on_tensor());
+  if (progress) progress(count.total, count.total);  // headers are not counted on the way
   return out;
 }
 

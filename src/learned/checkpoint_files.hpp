@@ -6,11 +6,15 @@
 #include "learned/safetensors.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace mcpclass::learned::detail {
+
+/// (bytes of tensor data read and converted, bytes in all the files being read).
+using CheckpointProgress = std::function<void(std::size_t, std::size_t)>;
 
 struct CheckpointTensors {
   SafeTensors tensors;
@@ -24,9 +28,14 @@ struct CheckpointTensors {
   std::vector<float> take(const std::string& name, const std::vector<std::int64_t>& shape);
 };
 
-/// Reads `dir/model.safetensors`, else the shards of `dir/model.safetensors.index.json`.
+/// Reads `dir/model.safetensors`, else the shards of `dir/model.safetensors.index.json`, then
+/// merges the LoRA adapter of `adapter_dir` into them when it is not empty (lora_adapter.hpp).
 /// Throws ClassifyError naming the file for a missing, truncated or malformed file, an index
-/// that names a shard outside `dir`, or a tensor a shard lacks.
-CheckpointTensors read_checkpoint_tensors(const std::string& dir);
+/// that names a shard outside `dir`, a tensor a shard lacks, or an adapter that does not fit.
+/// `progress` is called after every tensor read (the totals are the files' sizes, so it ends a
+/// little short of them: headers are not counted).
+CheckpointTensors read_checkpoint_tensors(const std::string& dir,
+                                          const std::string& adapter_dir = {},
+                                          const CheckpointProgress& progress = {});
 
 }  // namespace mcpclass::learned::detail

@@ -300,7 +300,8 @@ bool learned_available() noexcept {
 std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
                                                     const CategorySet& categories,
                                                     const LearnedSettings& settings,
-                                                    const RoutingPolicy& policy) {
+                                                    const RoutingPolicy& policy,
+                                                    const LearnedProgress& load_progress) {
   if (kind == "embedding_knn")
     return std::make_unique<EmbeddingKnnClassifier>(categories, settings, policy);
   if (kind == "trained_head") {
@@ -311,7 +312,7 @@ std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
   if (kind == "torchscript")
     return std::make_unique<TorchScriptClassifier>(categories, settings, policy);
   if (kind == "transformer")
-    return detail::make_transformer_classifier(categories, settings, policy);
+    return detail::make_transformer_classifier(categories, settings, policy, load_progress);
   throw ConfigError("classifier.kind",
                     "unknown learned classifier kind '" + std::string(kind) + "'");
 }

@@ -122,6 +122,7 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     if (s.model.empty()) util::strict::fail(r.path_of("model"), "is required for torchscript");
   } else if (kind == "transformer") {
     non_empty("model", s.model);
+    non_empty("adapter", s.adapter);
     if (s.model.empty()) util::strict::fail(r.path_of("model"), "is required for transformer");
     if (s.precision == EncoderPrecision::bf16)
       util::strict::fail(r.path_of("precision"),
@@ -156,6 +157,7 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
     if (!labels.empty()) o["labels"] = labels;
   } else if (kind == "transformer") {
     o["model"] = model;
+    if (!adapter.empty()) o["adapter"] = adapter;
   }
   return o;
 }

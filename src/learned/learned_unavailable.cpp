@@ -29,7 +29,8 @@ bool learned_available() noexcept {
 }
 
 std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind, const CategorySet&,
-                                                    const LearnedSettings&, const RoutingPolicy&) {
+                                                    const LearnedSettings&, const RoutingPolicy&,
+                                                    const LearnedProgress&) {
   // Appended, not `"'" + std::string(kind)`: GCC 12 -O3 reports a false -Wrestrict on that.
   std::string what = "'";
   what.append(kind).append("'");
@@ -59,7 +60,7 @@ std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOption
   unavailable("a sentence encoder");
 }
 
-json::object inspect_checkpoint(const std::string&) {
+json::object inspect_checkpoint(const std::string&, const std::string&, const LearnedProgress&) {
   unavailable("inspecting a transformer checkpoint");
 }
 

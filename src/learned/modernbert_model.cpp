@@ -17,8 +17,10 @@ using classify::ClassifyError;
 
 namespace mcpclass::learned::detail {
 
-ModernBertModel::ModernBertModel(const std::string& dir) : config_(read_modernbert_config(dir)) {
-  auto file = read_checkpoint_tensors(dir);
+ModernBertModel::ModernBertModel(const std::string& dir, const std::string& adapter_dir,
+                                 const CheckpointProgress& progress)
+    : config_(read_modernbert_config(dir)) {
+  auto file = read_checkpoint_tensors(dir, adapter_dir, progress);
   const auto& c = config_;
   const std::size_t h = c.hidden;
   auto norm = [&](const std::string& name) { return take_norm(file, name, h, c.norm_bias); };

@@ -39,7 +39,8 @@ class ModernBertModel {
   /// Reads `dir`'s config.json and weights (checkpoint_files.hpp). Throws ClassifyError naming
   /// the file and tensor for an unsupported config, a missing, misshapen or non-finite tensor,
   /// or a tensor the config does not account for (e.g. biases with *_bias false).
-  explicit ModernBertModel(const std::string& dir);
+  explicit ModernBertModel(const std::string& dir, const std::string& adapter_dir = {},
+                           const CheckpointProgress& progress = {});
 
   const ModernBertConfig& config() const { return config_; }
 

@@ -55,15 +55,23 @@ float half_to_float(std::uint16_t h) {
   return sign != 0 ? -magnitude : magnitude;
 }
 
+// A shape whose byte count (elements × `width`) wraps around 64 bits could match a short byte
+// range and claim sizes the data does not have; data_offsets catch every other lie.
 std::vector<std::int64_t> read_shape(const json::value& v, const std::string& path,
-                                     const std::string& name) {
+                                     const std::string& name, std::uint64_t width) {
   std::vector<std::int64_t> shape;
   const auto* a = v.if_array();
   if (a == nullptr) bad(path, "tensor '" + name + "' has no shape array");
+  std::uint64_t bytes = width;
+  bool wrapped = false, empty = false;
   for (const auto& d : *a) {
     if (!d.is_int64() || d.as_int64() < 0) bad(path, "tensor '" + name + "' has a malformed shape");
     shape.push_back(d.as_int64());
+    empty = empty || d.as_int64() == 0;
+    wrapped =
+        __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d.as_int64()), &bytes) || wrapped;
   }
+  if (wrapped && !empty) bad(path, "tensor '" + name + "' has a shape larger than the file's data");
   return shape;
 }
 
@@ -97,7 +105,8 @@ bool looks_like_safetensors(const std::string& path) {
   return n >= 2 && n <= kMaxHeader && head[8] == '{';
 }
 
-SafeTensors read_safetensors(const std::string& path) {
+SafeTensors read_safetensors(const std::string& path,
+                             const std::function<void(std::uint64_t)>& on_tensor) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw ClassifyError("cannot open '" + path + "'");
   const auto size = static_cast<std::uint64_t>(in.tellg());
@@ -134,7 +143,8 @@ SafeTensors read_safetensors(const std::string& path) {
       bad(path, "tensor '" + name + "' has dtype " + std::string(dtype->as_string()) +
                     " (F32, F16 and BF16 are supported)");
     SafeTensor t;
-    t.shape = read_shape(entry->contains("shape") ? entry->at("shape") : json::value(), path, name);
+    t.shape = read_shape(entry->contains("shape") ? entry->at("shape") : json::value(), path, name,
+                         width);
     const auto begin = offsets->as_array()[0].as_int64();
     const auto end = offsets->as_array()[1].as_int64();
     if (begin < 0 || end < begin || static_cast<std::uint64_t>(end) > data_size ||
@@ -161,6 +171,7 @@ SafeTensors read_safetensors(const std::string& path) {
       }
     }
     out.tensors.emplace(name, std::move(t));
+    if (on_tensor) on_tensor(raw.size());
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,8 +32,10 @@ struct SafeTensors {
 bool looks_like_safetensors(const std::string& path);
 
 /// Reads F32, F16 and BF16 tensors (the 16-bit ones widened to float). Throws ClassifyError naming
-/// `path` and the problem for a missing, truncated or malformed file.
-SafeTensors read_safetensors(const std::string& path);
+/// `path` and the problem for a missing, truncated or malformed file. `on_tensor`, when set, is
+/// called with each tensor's stored bytes once it is read and converted.
+SafeTensors read_safetensors(const std::string& path,
+                             const std::function<void(std::uint64_t)>& on_tensor = {});
 
 /// Writes every tensor as F32, atomically (write_file_atomically), and returns the checksum of
 /// the bytes written (text_checksum, equal to file_checksum of the file). Throws ClassifyError.

@@ -77,7 +77,9 @@ json::object describe_model(const ModernBertModel& model) {
 template <class Model>
 class Adapted final : public SequenceModel {
  public:
-  explicit Adapted(const std::string& dir) : model_(dir) {}
+  Adapted(const std::string& dir, const std::string& adapter_dir,
+          const CheckpointProgress& progress)
+      : model_(dir, adapter_dir, progress) {}
 
   const std::string& architecture() const override { return model_.config().architecture; }
   const std::string& config_file() const override { return model_.config().file; }
@@ -101,16 +103,18 @@ std::size_t sequence_rows(std::size_t tokens) {
   return padded_rows(tokens);
 }
 
-std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir) {
+std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
+                                                   const std::string& adapter_dir,
+                                                   const CheckpointProgress& progress) {
   const auto config = read_checkpoint_config(dir);
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture = config_architecture(config, file);
   if (architecture == "ModernBertForSequenceClassification")
-    return std::make_unique<Adapted<ModernBertModel>>(dir);
+    return std::make_unique<Adapted<ModernBertModel>>(dir, adapter_dir, progress);
   if (architecture == "BertForSequenceClassification" ||
       architecture == "RobertaForSequenceClassification" ||
       architecture == "XLMRobertaForSequenceClassification")
-    return std::make_unique<Adapted<BertSequenceModel>>(dir);
+    return std::make_unique<Adapted<BertSequenceModel>>(dir, adapter_dir, progress);
   config_error(file, "architecture '" + architecture +
                          "' is not supported (BertForSequenceClassification, "
                          "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "

@@ -39,8 +39,12 @@ class SequenceModel {
 /// Activation rows a text of `tokens` tokens takes in a batch of any SequenceModel.
 std::size_t sequence_rows(std::size_t tokens);
 
-/// Loads `dir`. Throws ClassifyError naming the file for an architecture no implementation
-/// supports (listing those that are), and as the implementations do for a bad checkpoint.
-std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir);
+/// Loads `dir`, with the LoRA adapter of `adapter_dir` merged in when it is not empty
+/// (lora_adapter.hpp). Throws ClassifyError naming the file for an architecture no
+/// implementation supports (listing those that are), and as the implementations do for a bad
+/// checkpoint. `progress`: bytes of tensors read, as read_checkpoint_tensors reports it.
+std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
+                                                   const std::string& adapter_dir = {},
+                                                   const CheckpointProgress& progress = {});
 
 }  // namespace mcpclass::learned::detail

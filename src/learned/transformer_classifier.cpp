@@ -30,12 +30,15 @@ constexpr std::size_t kMaxBatchRows = 8192;
 
 class TransformerClassifier final : public Classifier {
  public:
-  TransformerClassifier(CategorySet categories, const LearnedSettings& s, RoutingPolicy policy)
+  TransformerClassifier(CategorySet categories, const LearnedSettings& s, RoutingPolicy policy,
+                        const LearnedProgress& load_progress)
       : categories_(std::move(categories)),
         settings_(s),
         policy_(std::move(policy)),
         dir_(resolve_model_path(s.model)),
-        model_(open_sequence_model(dir_)) {
+        model_(open_sequence_model(
+            dir_, s.adapter.empty() ? std::string() : resolve_model_path(s.adapter),
+            load_progress)) {
     const auto& m = *model_;
     map_ = output_to_category(categories_, m.labels(), "model '" + s.model + "'");
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
@@ -84,10 +87,12 @@ class TransformerClassifier final : public Classifier {
   }
 
   json::object info() const override {
-    return {{"kind", kind()},
-            {"model", settings_.model},
-            {"architecture", model_->architecture()},
-            {"index_size", 0}};
+    json::object o{{"kind", kind()},
+                   {"model", settings_.model},
+                   {"architecture", model_->architecture()},
+                   {"index_size", 0}};
+    if (!settings_.adapter.empty()) o["adapter"] = settings_.adapter;
+    return o;
   }
 
  private:
@@ -116,22 +121,25 @@ std::string tokenizer_model_type(const std::string& path) {
 
 std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categories,
                                                         const LearnedSettings& settings,
-                                                        const RoutingPolicy& policy) {
-  return std::make_unique<TransformerClassifier>(categories, settings, policy);
+                                                        const RoutingPolicy& policy,
+                                                        const LearnedProgress& load_progress) {
+  return std::make_unique<TransformerClassifier>(categories, settings, policy, load_progress);
 }
 
 }  // namespace mcpclass::learned::detail
 
 namespace mcpclass::learned {
 
-json::object inspect_checkpoint(const std::string& dir) {
-  const auto model = detail::open_sequence_model(dir);
+json::object inspect_checkpoint(const std::string& dir, const std::string& adapter_dir,
+                                const LearnedProgress& progress) {
+  const auto model = detail::open_sequence_model(dir, adapter_dir, progress);
   const auto tokenizer_path = (std::filesystem::path(dir) / "tokenizer.json").string();
   const auto tokenizer = open_text_tokenizer(tokenizer_path);
   json::array labels;
   for (const auto& l : model->labels()) labels.emplace_back(l);
   json::object out{{"architecture", model->architecture()}};
   for (auto& [key, value] : model->describe()) out[key] = value;
+  if (!adapter_dir.empty()) out["adapter"] = adapter_dir;
   out["labels"] = std::move(labels);
   out["tokenizer"] = json::object{{"file", tokenizer_path},
                                   {"model", detail::tokenizer_model_type(tokenizer_path)},

@@ -13,10 +13,12 @@ BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "transformers", "fixtures")
 
 
-def classify(tmp_path, model, text):
+def classify(tmp_path, model, text, adapter=None):
     config = tmp_path / "config.json"
-    config.write_text(json.dumps(
-        {"classifier": {"kind": "transformer", "model": str(model), "max_tokens": 64}}))
+    classifier = {"kind": "transformer", "model": str(model), "max_tokens": 64}
+    if adapter:
+        classifier["adapter"] = str(adapter)
+    config.write_text(json.dumps({"classifier": classifier}))
     return subprocess.run([BIN, "classify", "-p", "-c", str(config), text],
                           capture_output=True, timeout=60)
 
@@ -28,12 +30,22 @@ def softmax(logits):
 
 
 def test_classify_answers_the_reference_probabilities(tmp_path):
-    reference = json.load(open(os.path.join(FIXTURES, "reference.json")))
+    check_reference(tmp_path, "reference.json", "bert", None)
+
+
+def test_classify_with_a_lora_adapter_answers_its_reference(tmp_path):
+    # bert-f32 with the PEFT adapter bert-lora merged at load, against the reference that runs
+    # the adapter unmerged (tests/transformers/make_lora_fixtures.py).
+    check_reference(tmp_path, "lora_reference.json", "bert-lora", os.path.join(FIXTURES, "bert-lora"))
+
+
+def check_reference(tmp_path, file, name, adapter):
+    reference = json.load(open(os.path.join(FIXTURES, file)))
     for i in (1, 3, 16):
-        out = classify(tmp_path, os.path.join(FIXTURES, "bert-f32"), reference["texts"][i])
+        out = classify(tmp_path, os.path.join(FIXTURES, "bert-f32"), reference["texts"][i], adapter)
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
-        want = softmax(reference["models"]["bert"]["logits"][i])
+        want = softmax(reference["models"][name]["logits"][i])
         assert max(abs(a - b) for a, b in zip(result["probabilities"], want)) < 1e-4
         assert result["category"] == reference["labels"][want.index(max(want))]
 
@@ -65,12 +77,18 @@ def test_model_inspect_describes_the_checkpoint():
     assert info["parameters"] == 89667
 
 
+def edited_copy(tmp_path, fixture, file, key, value):
+    """A copy of the fixture directory with one key of its JSON `file` changed."""
+    copy = tmp_path / fixture
+    shutil.copytree(os.path.join(FIXTURES, fixture), copy)
+    config = json.loads((copy / file).read_text())
+    config[key] = value
+    (copy / file).write_text(json.dumps(config))
+    return copy
+
+
 def test_model_inspect_of_a_damaged_checkpoint_names_the_tensor(tmp_path):
-    model = tmp_path / "model"
-    shutil.copytree(os.path.join(FIXTURES, "bert-f32"), model)
-    config = json.loads((model / "config.json").read_text())
-    config["hidden_size"] = 32
-    (model / "config.json").write_text(json.dumps(config))
+    model = edited_copy(tmp_path, "bert-f32", "config.json", "hidden_size", 32)
     out = subprocess.run([BIN, "model", "inspect", str(model)], capture_output=True, timeout=60)
     assert out.returncode == 1
     assert b"tensor 'bert.embeddings.word_embeddings.weight' is 220\xc3\x9764, expected 220\xc3\x9732" in out.stderr
@@ -104,3 +122,23 @@ def test_model_inspect_describes_an_mmbert_checkpoint():
     assert info["max_tokens"] == 128
     assert info["labels"] == ["code", "math", "chat"]
     assert info["parameters"] == 125443  # every tensor of model.safetensors
+
+
+def test_model_inspect_merges_an_adapter_and_shows_the_loading_progress():
+    out = subprocess.run([BIN, "model", "inspect", os.path.join(FIXTURES, "bert-f32"),
+                          "--adapter", os.path.join(FIXTURES, "bert-lora")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["labels"] == ["code", "math", "chat"]
+    # Not a terminal: one line per tenth of the bytes read, the last one full.
+    bars = [line for line in out.stderr.splitlines() if line.startswith("loading [")]
+    assert len(bars) >= 2, out.stderr
+    assert bars[-1].startswith("loading [" + "#" * 30 + "] 0.4 MB/0.4 MB"), bars
+
+
+def test_model_inspect_of_a_mismatched_adapter_names_the_tensor(tmp_path):
+    adapter = edited_copy(tmp_path, "bert-lora", "adapter_config.json", "r", 8)
+    out = subprocess.run([BIN, "model", "inspect", os.path.join(FIXTURES, "bert-f32"),
+                          "--adapter", str(adapter)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert f"has rank 4 but '{adapter}/adapter_config.json' says r 8" in out.stderr

@@ -365,6 +365,23 @@ def train(out, *args, **kwargs):
                           capture_output=True, text=True, timeout=600, **kwargs)
 
 
+@pytest.mark.skipif(not learned_available(), reason="built without the learned component")
+def test_training_shows_its_epochs_loss_and_time_left(tmp_path):
+    # After the embedding bar, the head's training reports every tenth of its epochs (stderr is
+    # not a terminal here): "training [###...] 8/20, loss 0.5123", the last one full.
+    use_lite()
+    r = train(tmp_path / "head.safetensors", "--seed", "1", "--lexical-mix", "0.3",
+              "--lexical-epochs", "10")
+    if "libtorch" in r.stderr and r.returncode != 0:
+        pytest.skip("the libtorch plugin is not available: " + r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    bars = [line for line in r.stderr.splitlines() if line.startswith("training [")]
+    assert len(bars) >= 5, r.stderr
+    assert bars[-1].startswith("training [" + "#" * 30 + "] 30/30, loss "), bars
+    losses = [float(line.split("loss ")[1].split(",")[0]) for line in bars]
+    assert all(0.0 < loss < 10.0 for loss in losses), bars
+
+
 def head_config(tmp_path, head):
     cfg = tmp_path / f"{head.stem}-config.json"  # not head.json: that is the manifest
     cfg.write_text(json.dumps({"categories": [{"name": c} for c in CATEGORIES],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The committed fixtures are what make_fixtures.py and make_modernbert_fixtures.py write:
-# regenerate them in a temporary
-# directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
+# The committed fixtures are what make_fixtures.py, make_modernbert_fixtures.py and
+# make_lora_fixtures.py write: regenerate them in a temporary directory and compare.
+# Checkpoints, configs and tokenizers byte for byte; the reference logits
 # within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
 # AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
 # without Debian's python3-torch.
@@ -12,8 +12,9 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_modernbert_fixtures.py" --out "$out"
+/usr/bin/python3 "$here/make_lora_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
-/usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json <<'PY'
+/usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json lora_reference.json <<'PY'
 import json, sys
 worst = 0.0
 for file in sys.argv[3:]:
@@ -22,7 +23,7 @@ for file in sys.argv[3:]:
     assert committed["models"].keys() == made["models"].keys(), file
     for name, model in committed["models"].items():
         other = made["models"][name]
-        assert model["ids"] == other["ids"] and model["max_tokens"] == other["max_tokens"], name
+        assert model["ids"] == other["ids"] and model.get("max_tokens") == other.get("max_tokens"), name
         for row, other_row in zip(model["logits"], other["logits"], strict=True):
             for a, b in zip(row, other_row, strict=True):
                 worst = max(worst, abs(a - b))

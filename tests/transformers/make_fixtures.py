@@ -318,12 +318,18 @@ def write_fixture(name, vocab, specials, roberta, model, dtype):
     save_safetensors(d / "model.safetensors", model.tensors(), dtype)
 
 
-def main():
-    global OUT
+def output_dir():
+    """--out DIR (default: the committed fixtures), with PyTorch on one thread so that every run
+    sums in the same order."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=str(OUT))
-    OUT = pathlib.Path(parser.parse_args().out)
     torch.set_num_threads(1)
+    return pathlib.Path(parser.parse_args().out)
+
+
+def main():
+    global OUT
+    OUT = output_dir()
     reference = {"texts": TEXTS, "labels": LABELS, "models": {}}
     for name, roberta, seed in [("bert", False, 31), ("roberta", True, 32)]:
         specials = SPECIALS_ROBERTA if roberta else SPECIALS_BERT

@@ -96,6 +96,19 @@ TEST_CASE("safetensors: damaged files get errors naming the problem") {
   CHECK(error_of(path).find("do not match") != std::string::npos);
   write_raw(path, R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", std::string(4, 0));
   CHECK(error_of(path).find("malformed shape") != std::string::npos);
+  // 2^32 × 2^32 elements wrap to 0 in 64 bits: an empty byte range must not stand for them.
+  write_raw(path, R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})",
+            "");
+  CHECK(error_of(path).find("tensor 'x' has a shape larger than the file's data") !=
+        std::string::npos);
+  // 2^63 elements fit 64 bits, their 2^65 bytes do not (fuzz_checkpoint: length_error, a crash).
+  write_raw(path, R"({"x":{"dtype":"F32","shape":[2147483648,4294967296],"data_offsets":[0,0]}})",
+            "");
+  CHECK(error_of(path).find("tensor 'x' has a shape larger than the file's data") !=
+        std::string::npos);
+  write_raw(path, R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]}})",
+            "");
+  CHECK(error_of(path) == "");
   {
     std::string out(8, '\0');
     const std::uint64_t n = 1ull << 40;

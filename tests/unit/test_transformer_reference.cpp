@@ -46,6 +46,41 @@ void check_float32(const std::string& family) {
   CHECK(gap <= 1e-4);
 }
 
+// The bf16 tolerance: the same argmax for every text, probabilities within 0.02.
+void check_probabilities(const std::vector<float>& logits, const std::vector<float>& want,
+                         const std::string& what) {
+  const auto gap = transformer_test::probability_gap(logits, want, 3);
+  MESSAGE(what << ": max |p − reference p| = " << gap.worst);
+  CHECK(gap.argmax_differs == 0);
+  CHECK(gap.worst <= 0.02);
+}
+
+json::object lora_reference(const std::string& name) {
+  const auto doc =
+      json::parse(transformer_test::read_file(transformer_test::fixture("lora_reference.json")));
+  return doc.at("models").at(name).as_object();
+}
+
+// bert-f32 with the adapter `name` merged at load against the reference run unmerged.
+Run run_lora(const std::string& name) {
+  const auto dir = transformer_test::fixture("bert-f32");
+  const BertSequenceModel model(dir, transformer_test::fixture(name));
+  return run(model, dir, 64);
+}
+
+void check_lora_float32(const std::string& name) {
+  const auto ref = lora_reference(name);
+  const auto r = run_lora(name);
+  CHECK(r.ids == reference_ids(ref));
+  const double gap = max_abs_difference(r.logits, reference_logits(ref));
+  MESSAGE(name << " merged: max |logit − unmerged reference| = " << gap);
+  CHECK(gap <= 1e-4);
+  // The adapter matters: without it the answers differ.
+  const auto plain = run(BertSequenceModel(transformer_test::fixture("bert-f32")),
+                         transformer_test::fixture("bert-f32"), 64);
+  CHECK(max_abs_difference(plain.logits, reference_logits(ref)) > 0.1);
+}
+
 }  // namespace
 
 TEST_CASE("transformers.reference.bert_f32") {
@@ -59,11 +94,21 @@ TEST_CASE("transformers.reference.roberta_f32") {
 TEST_CASE("transformers.reference.bert_bf16_checkpoint") {
   const auto ref = transformer_test::reference().at("models").at("bert").as_object();
   const auto dir = transformer_test::fixture("bert-bf16");
-  const auto r = run(BertSequenceModel(dir), dir, 64);
-  const auto gap = transformer_test::probability_gap(r.logits, reference_logits(ref), 3);
-  MESSAGE("bf16 checkpoint: max |p − reference p| = " << gap.worst);
-  CHECK(gap.argmax_differs == 0);
-  CHECK(gap.worst <= 0.02);
+  check_probabilities(run(BertSequenceModel(dir), dir, 64).logits, reference_logits(ref),
+                      "bf16 checkpoint");
+}
+
+TEST_CASE("transformers.reference.bert_lora_f32") {
+  check_lora_float32("bert-lora");
+}
+
+TEST_CASE("transformers.reference.bert_lora_rslora_regex_bias_all") {
+  check_lora_float32("bert-lora-rslora");
+}
+
+TEST_CASE("transformers.reference.bert_lora_bf16_adapter") {
+  check_probabilities(run_lora("bert-lora-bf16").logits,
+                      reference_logits(lora_reference("bert-lora")), "bf16 adapter");
 }
 
 TEST_CASE("transformers.reference.mixed_batch_equals_one_by_one") {

@@ -104,11 +104,12 @@ inline ProbabilityGap probability_gap(const std::vector<float>& got, const std::
   return g;
 }
 
-/// The message of the ClassifyError loading `dir` as a `Model` throws, or "(loaded)".
+/// The message of the ClassifyError loading `dir` (with the LoRA adapter `adapter`) as a
+/// `Model` throws, or "(loaded)".
 template <class Model>
-std::string load_error(const std::string& dir) {
+std::string load_error(const std::string& dir, const std::string& adapter = {}) {
   try {
-    Model model(dir);
+    Model model(dir, adapter);
   } catch (const mcpclass::classify::ClassifyError& e) {
     return e.what();
   }

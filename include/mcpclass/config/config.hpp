@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -95,7 +96,9 @@ std::string_view default_config_yaml();
 Config default_config();
 
 /// Builds the configured classifier with the configured routing policy. Throws ConfigError for
-/// an unsupported `classifier.kind` or invalid rules.
-std::unique_ptr<classify::Classifier> make_classifier(const Config& config);
+/// an unsupported `classifier.kind` or invalid rules. `load_progress` (done, total) follows the
+/// loading of a large model (classify::make_learned_classifier's).
+std::unique_ptr<classify::Classifier> make_classifier(
+    const Config& config, const std::function<void(std::size_t, std::size_t)>& load_progress = {});
 
 }  // namespace mcpclass::config

@@ -22,23 +22,28 @@ namespace mcpclass::learned {
 /// True when the library was built with the learned component (MCPCLASS_WITH_LEARNED).
 bool learned_available() noexcept;
 
+/// Progress of long operations: (done, total).
+using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
+
 /// Builds the classifier for a learned `kind`. Throws ConfigError (unknown kind, or the
 /// component is not built) or ClassifyError (missing/corrupt model, example or index files).
 /// embedding_knn loads its persisted index, rebuilding it when missing or stale. Every returned
 /// classifier is immutable apart from EmbeddingKnn hot additions, and thread-safe.
+/// `load_progress`: bytes of checkpoint tensors read and converted so far, of all (kind
+/// transformer; the others load in a moment).
 std::unique_ptr<classify::Classifier> make_learned_classifier(
     std::string_view kind, const classify::CategorySet& categories, const LearnedSettings& settings,
-    const classify::RoutingPolicy& policy);
+    const classify::RoutingPolicy& policy, const LearnedProgress& load_progress = {});
 
 /// What `kind: transformer` would run for the checkpoint directory `dir` (`mcpclass model
 /// inspect`): architecture, sizes, parameters, labels, the tokenizer's model type and the
 /// arithmetic. Loads and checks everything a classifier would, so it fails as
 /// make_learned_classifier would (ClassifyError naming the file, tensor or key).
 /// Thread-safety: reads files only; may be called from any thread.
-json::object inspect_checkpoint(const std::string& dir);
-
-/// Progress of long operations: (done, total).
-using LearnedProgress = std::function<void(std::size_t, std::size_t)>;
+/// `adapter_dir`: a LoRA adapter merged as `adapter:` would; `progress` as
+/// make_learned_classifier's.
+json::object inspect_checkpoint(const std::string& dir, const std::string& adapter_dir = {},
+                                const LearnedProgress& progress = {});
 
 /// Builds (or reuses, when fresh) the embedding_knn index for `settings` and returns its path.
 /// `rebuilt` tells whether it had to be built. Throws like make_learned_classifier.
@@ -54,6 +59,12 @@ std::string build_knn_index(const classify::CategorySet& categories,
 void add_knn_examples(classify::Classifier& classifier,
                       const std::vector<LabelledExample>& examples,
                       const LearnedProgress& progress = {});
+
+struct HeadTrainingProgress {
+  std::size_t epoch = 0;   ///< Epochs done, over every part trained.
+  std::size_t epochs = 0;  ///< Epochs in all.
+  double loss = 0.0;       ///< Mean training loss of the epoch just done.
+};
 
 struct HeadTrainingOptions {
   std::size_t epochs = 60;
@@ -74,6 +85,9 @@ struct HeadTrainingOptions {
   double lexical_mix = 0.0;
   std::size_t lexical_epochs = 20;
   double lexical_learning_rate = 1e-2;
+  /// Called after every training epoch (the dense members' in turn, then the lexical part's):
+  /// epochs done and in all, and the epoch's mean training loss. Empty = silent.
+  std::function<void(const HeadTrainingProgress&)> on_epoch;
 };
 
 struct HeadTrainingReport {

@@ -43,6 +43,10 @@ struct LearnedSettings {
   /// transformer: a Hugging Face checkpoint directory (config.json, model.safetensors or
   /// model.safetensors.index.json, tokenizer.json). Required.
   std::string model;
+  /// transformer: a PEFT LoRA adapter directory (adapter_config.json,
+  /// adapter_model.safetensors) merged into `model`'s weights at load; empty = none. It may be
+  /// `model` itself when the adapter is published beside its base.
+  std::string adapter;
   /// torchscript: label per logit, one per line; empty = the categories in class order.
   std::string labels;
   /// Tokens per text after tokenisation (longer texts are truncated).

@@ -89,19 +89,36 @@ double calibrate(const torch::Tensor& logits, const torch::Tensor& labels) {
   return best;
 }
 
+// Epochs done over every part a head trains, reported through options.on_epoch.
+struct EpochCounter {
+  const HeadTrainingOptions& options;
+  std::size_t done = 0;
+  std::size_t total = 0;
+
+  void epoch_done(double loss) {
+    ++done;
+    if (options.on_epoch) options.on_epoch({done, total, loss});
+  }
+};
+
 // Adam over shuffled mini-batches of `rows` rows; `loss(idx)` is the batch loss.
 template <typename Loss>
 void fit(std::vector<torch::Tensor> params, std::int64_t rows, std::size_t epochs, double lr,
-         double weight_decay, at::Generator& gen, Loss loss) {
+         double weight_decay, at::Generator& gen, EpochCounter& counter, Loss loss) {
   constexpr std::int64_t kBatch = 128;
   torch::optim::Adam optimizer(params, torch::optim::AdamOptions(lr).weight_decay(weight_decay));
   for (std::size_t epoch = 0; epoch < epochs; ++epoch) {
     const auto perm = torch::randperm(rows, gen, torch::kInt64);
+    double sum = 0.0;
     for (std::int64_t s = 0; s < rows; s += kBatch) {
       optimizer.zero_grad();
-      loss(perm.slice(0, s, std::min(rows, s + kBatch))).backward();
+      const auto idx = perm.slice(0, s, std::min(rows, s + kBatch));
+      const torch::Tensor l = loss(idx);
+      l.backward();
       optimizer.step();
+      sum += l.item<double>() * static_cast<double>(idx.size(0));
     }
+    counter.epoch_done(rows > 0 ? sum / static_cast<double>(rows) : 0.0);
   }
 }
 
@@ -211,6 +228,9 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   };
   // Members differ by initialisation and batch order (one generator, drawn in turn).
   std::vector<std::vector<torch::Tensor>> members(std::max<std::size_t>(options.ensemble, 1));
+  EpochCounter counter{
+      options, 0,
+      members.size() * options.epochs + (options.lexical_mix > 0.0 ? options.lexical_epochs : 0)};
   for (auto& params : members) {
     for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
       auto w = torch::empty({widths[l + 1], widths[l]})
@@ -218,7 +238,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
       params.push_back(w.requires_grad_());
       params.push_back(torch::zeros({widths[l + 1]}).requires_grad_());
     }
-    fit(params, rows, options.epochs, options.learning_rate, options.weight_decay, gen,
+    fit(params, rows, options.epochs, options.learning_rate, options.weight_decay, gen, counter,
         [&](const torch::Tensor& idx) {
           return at::cross_entropy_loss(forward(params, xt.index_select(0, idx)),
                                         yt.index_select(0, idx), {}, at::Reduction::Mean, -100,
@@ -285,7 +305,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     for (const auto& t : tokens) bags.push_back(detail::tf_idf(t, head.lexical.idf));
     auto lw = torch::zeros({classes, vocabulary}).requires_grad_();
     auto lb = torch::zeros({classes}).requires_grad_();
-    fit({lw, lb}, rows, options.lexical_epochs, options.lexical_learning_rate, 0.0, gen,
+    fit({lw, lb}, rows, options.lexical_epochs, options.lexical_learning_rate, 0.0, gen, counter,
         [&](const torch::Tensor& idx) {
           return torch::cross_entropy_loss(
               torch::matmul(dense_bags(bags, idx, vocabulary), lw.t()) + lb,

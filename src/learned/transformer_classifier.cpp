@@ -1,6 +1,8 @@
 #include "learned/transformer_classifier.hpp"
 
 #include "learned/bert_model.hpp"
+#include "learned/bert_token_model.hpp"
+#include "learned/checkpoint_config.hpp"
 #include "learned/label_map.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
@@ -121,10 +123,14 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
 
 }  // namespace mcpclass::learned::detail
 
-namespace mcpclass::learned {
+namespace mcpclass::learned::detail {
 
-json::object inspect_checkpoint(const std::string& dir) {
-  const detail::BertSequenceModel model(dir);
+namespace {
+
+// What `mcpclass model inspect` prints for a checkpoint of either head; `head` says what the
+// head computes from the encoder's hidden states.
+template <class Model>
+json::object describe(const Model& model, const std::string& dir, const std::string& head) {
   const auto& c = model.config();
   const auto tokenizer_path = (std::filesystem::path(dir) / "tokenizer.json").string();
   const auto tokenizer = open_text_tokenizer(tokenizer_path);
@@ -132,7 +138,7 @@ json::object inspect_checkpoint(const std::string& dir) {
   for (const auto& l : c.labels) labels.emplace_back(l);
   return {
       {"architecture", c.architecture},
-      {"family", c.family == detail::BertFamily::bert ? "bert" : "roberta"},
+      {"family", c.family == BertFamily::bert ? "bert" : "roberta"},
       {"hidden_size", c.hidden},
       {"num_hidden_layers", c.layers},
       {"num_attention_heads", c.heads},
@@ -142,17 +148,44 @@ json::object inspect_checkpoint(const std::string& dir) {
       {"parameters", model.parameters()},
       {"labels", std::move(labels)},
       {"tokenizer", json::object{{"file", tokenizer_path},
-                                 {"model", detail::tokenizer_model_type(tokenizer_path)},
+                                 {"model", tokenizer_model_type(tokenizer_path)},
                                  {"vocab_size", tokenizer->vocab_size()}}},
       {"compute", "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
                       " post-norm encoder layers (self-attention, " +
-                      (c.activation == detail::HiddenActivation::gelu        ? "exact GELU"
-                       : c.activation == detail::HiddenActivation::gelu_tanh ? "tanh GELU"
-                                                                             : "ReLU") +
-                      "), the first token through " +
-                      (c.family == detail::BertFamily::bert ? "the pooler" : "classifier.dense") +
-                      " and tanh, then " + std::to_string(c.labels.size()) + " logits and softmax"},
+                      (c.activation == HiddenActivation::gelu        ? "exact GELU"
+                       : c.activation == HiddenActivation::gelu_tanh ? "tanh GELU"
+                                                                     : "ReLU") +
+                      "), " + head},
   };
+}
+
+}  // namespace
+
+}  // namespace mcpclass::learned::detail
+
+namespace mcpclass::learned {
+
+json::object inspect_checkpoint(const std::string& dir) {
+  const auto config = detail::read_checkpoint_config(dir);
+  const auto* arch = config.if_contains("architectures");
+  const bool token = arch != nullptr && arch->is_array() && arch->as_array().size() == 1 &&
+                     arch->as_array()[0].is_string() &&
+                     arch->as_array()[0].as_string().ends_with("ForTokenClassification");
+  if (token) {
+    const detail::BertTokenModel model(dir);
+    return detail::describe(model, dir,
+                            "then every token's final hidden state through classifier: " +
+                                std::to_string(model.config().labels.size()) +
+                                " logits a token, softmax, spans merged as the transformers "
+                                "token-classification pipeline does (token_classifier)");
+  }
+  const detail::BertSequenceModel model(dir);
+  const auto& c = model.config();
+  return detail::describe(
+      model, dir,
+      std::string("the first token through ") +
+          (c.family == detail::BertFamily::bert ? "the pooler" : "classifier.dense") +
+          " and tanh, then " + std::to_string(c.labels.size()) + " logits and softmax");
 }
 
 }  // namespace mcpclass::learned

@@ -1,5 +1,6 @@
 // mcpclass: classify text, list categories, serve the classifier over MCP.
 #include "cli/app.hpp"
+#include "cli/detect_command.hpp"
 #include "cli/learned_commands.hpp"
 #include "cli/tokenize_command.hpp"
 #include "mcpclass/version.hpp"
@@ -91,6 +92,8 @@ int main(int argc, char** argv) {
   cli::LearnedCommands learned(app);  // model convert, index, train, eval
   cli::TokenizeOptions tokenize_options;
   auto* tokenize = cli::add_tokenize_command(app, tokenize_options);
+  cli::DetectOptions detect_options;
+  auto* detect = cli::add_detect_command(app, detect_options);
 
   try {
     app.parse(argc, argv);
@@ -103,6 +106,7 @@ int main(int argc, char** argv) {
   if (*call) return cli::run_call(call_options);
   if (learned.selected()) return learned.run();
   if (*tokenize) return cli::run_tokenize(tokenize_options);
+  if (*detect) return cli::run_detect(detect_options);
   try {
     const config::Config config = cli::load_config(config_path);
     if (*classify) return cli::run_classify(config, text, probabilities);

@@ -99,6 +99,7 @@ Config config_from_json(const json::value& document) {
   const auto* routing = r.get("routing");
   const auto* server = r.get("server");
   const auto* route = r.get("route");
+  const auto* token_classifier = r.get("token_classifier");
   r.finish();
 
   std::optional<Config> defaults;
@@ -124,7 +125,11 @@ Config config_from_json(const json::value& document) {
       routing ? classify::RoutingPolicy::from_json(*routing, "routing") : classify::RoutingPolicy{},
       server ? parse_server(*server) : ServerSettings{},
       std::nullopt,
+      std::nullopt,
   };
+  if (token_classifier != nullptr)
+    config.token_classifier =
+        learned::TokenClassifierSettings::from_json(*token_classifier, "token_classifier");
   // The reference's "short math query" rule is a default, not a demand that a math category
   // exist: drop defaulted rules for absent categories, but reject explicit ones.
   const bool explicit_short_queries =
@@ -158,6 +163,7 @@ json::object Config::to_json() const {
   out["routing"] = routing.to_json();
   out["server"] = server_to_json(server);
   if (route) out["route"] = route->to_json();
+  if (token_classifier) out["token_classifier"] = token_classifier->to_json();
   return out;
 }
 

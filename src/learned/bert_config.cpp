@@ -23,12 +23,27 @@ struct Known {
   const char* model_type;
   BertFamily family;
   const char* prefix;
+  BertHead head;
 };
 constexpr Known kKnown[] = {
-    {"BertForSequenceClassification", "bert", BertFamily::bert, "bert"},
-    {"RobertaForSequenceClassification", "roberta", BertFamily::roberta, "roberta"},
-    {"XLMRobertaForSequenceClassification", "xlm-roberta", BertFamily::roberta, "roberta"},
+    {"BertForSequenceClassification", "bert", BertFamily::bert, "bert", BertHead::sequence},
+    {"RobertaForSequenceClassification", "roberta", BertFamily::roberta, "roberta",
+     BertHead::sequence},
+    {"XLMRobertaForSequenceClassification", "xlm-roberta", BertFamily::roberta, "roberta",
+     BertHead::sequence},
+    {"BertForTokenClassification", "bert", BertFamily::bert, "bert", BertHead::token},
+    {"RobertaForTokenClassification", "roberta", BertFamily::roberta, "roberta", BertHead::token},
+    {"XLMRobertaForTokenClassification", "xlm-roberta", BertFamily::roberta, "roberta",
+     BertHead::token},
 };
+
+// The architectures of one head, for messages.
+std::string architectures(BertHead head) {
+  std::string out;
+  for (const auto& k : kKnown)
+    if (k.head == head) out += (out.empty() ? "" : ", ") + std::string(k.architecture);
+  return out;
+}
 
 }  // namespace
 
@@ -40,7 +55,7 @@ std::size_t BertConfig::max_tokens() const {
   return max_positions - position_offset();
 }
 
-BertConfig read_bert_config(const std::string& dir) {
+BertConfig read_bert_config(const std::string& dir, BertHead head) {
   const auto c = read_checkpoint_config(dir);
   BertConfig b;
   b.file = (std::filesystem::path(dir) / "config.json").string();
@@ -50,14 +65,19 @@ BertConfig read_bert_config(const std::string& dir) {
   for (const auto& k : kKnown)
     if (b.architecture == k.architecture) known = &k;
   if (known == nullptr)
-    config_error(b.file,
-                 "architecture '" + b.architecture +
-                     "' is not supported (BertForSequenceClassification, "
-                     "RobertaForSequenceClassification, XLMRobertaForSequenceClassification)");
+    config_error(b.file, "architecture '" + b.architecture + "' is not supported (" +
+                             architectures(head) + ")");
+  if (known->head != head)
+    config_error(b.file, "architecture '" + b.architecture + "' is a " +
+                             (known->head == BertHead::token ? "token" : "sequence") +
+                             " classifier; this needs a " +
+                             (head == BertHead::token ? "token" : "sequence") + " classifier (" +
+                             architectures(head) + ")");
   if (model_type != known->model_type)
     config_error(b.file, "model_type '" + model_type + "' does not match architecture '" +
                              b.architecture + "' (expected '" + known->model_type + "')");
   b.family = known->family;
+  b.head = known->head;
   b.prefix = known->prefix;
   b.vocab = config_size(c, b.file, "vocab_size", 10'000'000);
   b.hidden = config_size(c, b.file, "hidden_size", 65'536);
@@ -83,12 +103,13 @@ BertConfig read_bert_config(const std::string& dir) {
   if (const auto pos = config_string(c, b.file, "position_embedding_type", "absolute");
       pos != "absolute")
     config_error(b.file, "position_embedding_type '" + pos + "' is not supported (absolute)");
+  b.labels = checkpoint_labels(c, b.file);
+  if (head == BertHead::token) return b;  // problem_type applies to sequence heads only
   const auto problem = config_string(c, b.file, "problem_type", "single_label_classification");
   if (problem != "single_label_classification")
     config_error(b.file,
                  "problem_type '" + problem +
                      "' is not supported yet (single_label_classification: softmax over labels)");
-  b.labels = checkpoint_labels(c, b.file);
   if (b.labels.size() < 2)
     config_error(b.file, "a sequence classifier needs at least 2 labels (1 label is regression)");
   return b;

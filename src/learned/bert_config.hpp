@@ -1,5 +1,5 @@
-// Internal: the config.json of a BERT-family sequence classifier (BERT, MiniLM, RoBERTa,
-// XLM-RoBERTa) as `transformers` writes it, checked before any weight is read.
+// Internal: the config.json of a BERT-family sequence or token classifier (BERT, MiniLM,
+// RoBERTa, XLM-RoBERTa) as `transformers` writes it, checked before any weight is read.
 #pragma once
 
 #include "learned/activations.hpp"
@@ -12,11 +12,15 @@
 namespace mcpclass::learned::detail {
 
 enum class BertFamily { bert, roberta };
+/// What the checkpoint computes from the hidden states: one answer a text
+/// (*ForSequenceClassification) or one a token (*ForTokenClassification).
+enum class BertHead { sequence, token };
 
 struct BertConfig {
   std::string file;          ///< The config.json read, for messages.
   std::string architecture;  ///< e.g. BertForSequenceClassification.
   BertFamily family = BertFamily::bert;
+  BertHead head = BertHead::sequence;
   std::string prefix;  ///< Tensor name prefix of the encoder: "bert" or "roberta".
   std::size_t vocab = 0, hidden = 0, layers = 0, heads = 0, intermediate = 0;
   std::size_t max_positions = 0, type_vocab = 0;
@@ -31,9 +35,10 @@ struct BertConfig {
   std::size_t max_tokens() const;
 };
 
-/// Reads and checks `dir/config.json`. Throws ClassifyError naming the file and the key for an
-/// unknown architecture or model_type, a missing or out-of-range size, an unsupported
-/// hidden_act, position_embedding_type or problem_type.
-BertConfig read_bert_config(const std::string& dir);
+/// Reads and checks `dir/config.json`, whose architecture must have the `head` wanted. Throws
+/// ClassifyError naming the file and the key for an unknown architecture or model_type, the
+/// other head, a missing or out-of-range size, an unsupported hidden_act,
+/// position_embedding_type or problem_type.
+BertConfig read_bert_config(const std::string& dir, BertHead head);
 
 }  // namespace mcpclass::learned::detail

@@ -2,6 +2,7 @@
 // reports clearly that the component is missing.
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
+#include "mcpclass/learned/token_classifier.hpp"
 
 #ifndef MCPCLASS_WITH_LEARNED
 
@@ -66,6 +67,10 @@ json::object inspect_checkpoint(const std::string&, const std::string&, const Le
 
 void convert_use_lite(const std::string&, const std::string&) {
   unavailable("converting USE-lite");
+}
+
+std::unique_ptr<TokenClassifier> make_token_classifier(const TokenClassifierSettings&) {
+  unavailable("a token classifier");
 }
 
 }  // namespace mcpclass::learned

@@ -30,14 +30,11 @@ json::object sizes(const Model& model, const char* family) {
 
 json::object describe_model(const BertSequenceModel& model) {
   const auto& c = model.config();
-  const bool bert = c.family == BertFamily::bert;
-  auto out = sizes(model, bert ? "bert" : "roberta");
-  out["compute"] = "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
-                   " post-norm encoder layers (self-attention, " +
-                   activation_description(c.activation) + "), the first token through " +
-                   (bert ? "the pooler" : "classifier.dense") + " and tanh, then " +
-                   std::to_string(c.labels.size()) + " logits and softmax";
-  return out;
+  return describe_bert(c, model.parameters(),
+                       std::string("the first token through ") +
+                           (c.family == BertFamily::bert ? "the pooler" : "classifier.dense") +
+                           " and tanh, then " + std::to_string(c.labels.size()) +
+                           " logits and softmax");
 }
 
 json::object describe_model(const ModernBertModel& model) {
@@ -98,6 +95,22 @@ class Adapted final : public SequenceModel {
 };
 
 }  // namespace
+
+json::object describe_bert(const BertConfig& c, std::size_t parameters, const std::string& head) {
+  return {
+      {"family", c.family == BertFamily::bert ? "bert" : "roberta"},
+      {"hidden_size", c.hidden},
+      {"num_hidden_layers", c.layers},
+      {"num_attention_heads", c.heads},
+      {"intermediate_size", c.intermediate},
+      {"vocab_size", c.vocab},
+      {"max_tokens", c.max_tokens()},
+      {"parameters", parameters},
+      {"compute", "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
+                      " post-norm encoder layers (self-attention, " +
+                      activation_description(c.activation) + "), " + head},
+  };
+}
 
 std::size_t sequence_rows(std::size_t tokens) {
   return padded_rows(tokens);

@@ -36,6 +36,11 @@ class SequenceModel {
   virtual boost::json::object describe() const = 0;
 };
 
+/// Sizes, parameters and what is computed of a BERT-family checkpoint whose head computes `head`
+/// from the encoder's hidden states, for `mcpclass model inspect`.
+boost::json::object describe_bert(const BertConfig& c, std::size_t parameters,
+                                  const std::string& head);
+
 /// Activation rows a text of `tokens` tokens takes in a batch of any SequenceModel.
 std::size_t sequence_rows(std::size_t tokens);
 

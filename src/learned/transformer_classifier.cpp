@@ -1,5 +1,7 @@
 #include "learned/transformer_classifier.hpp"
 
+#include "learned/bert_token_model.hpp"
+#include "learned/checkpoint_config.hpp"
 #include "learned/label_map.hpp"
 #include "learned/sequence_model.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -132,15 +134,32 @@ namespace mcpclass::learned {
 
 json::object inspect_checkpoint(const std::string& dir, const std::string& adapter_dir,
                                 const LearnedProgress& progress) {
-  const auto model = detail::open_sequence_model(dir, adapter_dir, progress);
+  const auto file = (std::filesystem::path(dir) / "config.json").string();
+  const auto architecture = detail::config_architecture(detail::read_checkpoint_config(dir), file);
+  json::object out{{"architecture", architecture}};
+  std::vector<std::string> label_names;
+  if (architecture.ends_with("ForTokenClassification")) {
+    const detail::BertTokenModel model(dir, adapter_dir, progress);
+    label_names = model.config().labels;
+    for (auto& [key, value] :
+         detail::describe_bert(model.config(), model.parameters(),
+                               "then every token's final hidden state through classifier: " +
+                                   std::to_string(label_names.size()) +
+                                   " logits a token, softmax, spans merged as the transformers "
+                                   "token-classification pipeline does (token_classifier)"))
+      out[key] = value;
+  } else {
+    const auto model = detail::open_sequence_model(dir, adapter_dir, progress);
+    label_names = model->labels();
+    out["architecture"] = model->architecture();
+    for (auto& [key, value] : model->describe()) out[key] = value;
+  }
+  if (!adapter_dir.empty()) out["adapter"] = adapter_dir;
+  json::array labels;
+  for (const auto& l : label_names) labels.emplace_back(l);
+  out["labels"] = std::move(labels);
   const auto tokenizer_path = (std::filesystem::path(dir) / "tokenizer.json").string();
   const auto tokenizer = open_text_tokenizer(tokenizer_path);
-  json::array labels;
-  for (const auto& l : model->labels()) labels.emplace_back(l);
-  json::object out{{"architecture", model->architecture()}};
-  for (auto& [key, value] : model->describe()) out[key] = value;
-  if (!adapter_dir.empty()) out["adapter"] = adapter_dir;
-  out["labels"] = std::move(labels);
   out["tokenizer"] = json::object{{"file", tokenizer_path},
                                   {"model", detail::tokenizer_model_type(tokenizer_path)},
                                   {"vocab_size", tokenizer->vocab_size()}};

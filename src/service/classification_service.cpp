@@ -1,6 +1,7 @@
 #include "mcpclass/service/classification_service.hpp"
 
 #include "mcpclass/service/mcp_tools.hpp"
+#include "mcpclass/service/token_spans.hpp"
 #include "mcpclass/transport/server/http_server_config.hpp"
 #include "service/classification_counters.hpp"
 
@@ -49,6 +50,18 @@ ClassificationService::ClassificationService(const config::Config& config,
       "setting; list_categories gives the categories in class-index order.";
   server_ = server::Server::create(server_options, pool_.executor());
   publish(classifier_.load());
+  if (const auto& t = config.token_classifier) {
+    if (t->tool == "classify_text" || t->tool == "list_categories")
+      throw config::ConfigError("token_classifier.tool",
+                                "'" + t->tool + "' is taken by the service");
+    try {
+      token_classifier_ = learned::make_token_classifier(*t);
+    } catch (const classify::ClassifyError& e) {
+      throw config::ConfigError("token_classifier.model", e.what());
+    }
+    register_token_classification(*server_, token_classifier_, t->tool, settings_.max_text_length,
+                                  tool_metrics_);
+  }
 }
 
 void ClassificationService::publish(const std::shared_ptr<const classify::Classifier>& classifier) {

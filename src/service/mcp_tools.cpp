@@ -1,5 +1,7 @@
 #include "mcpclass/service/mcp_tools.hpp"
 
+#include "service/tool_results.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -8,6 +10,8 @@ namespace mcpclass::service {
 
 using namespace mcpclass::classify;
 namespace json = boost::json;
+using detail::structured;
+using detail::timed;
 
 namespace {
 
@@ -39,44 +43,6 @@ json::object categories_output_schema() {
                   "category_descriptions":{"type":"object","additionalProperties":{"type":"string"}}},
     "required":["categories"]})j")
       .as_object();
-}
-
-// Times a handler into `metrics` (a no-op wrapper when there are none).
-server::ToolHandler timed(server::ToolHandler handler, std::shared_ptr<ToolMetrics> metrics,
-                          std::string tool, std::string kind) {
-  if (!metrics) return handler;
-  // The series is looked up once, here: a call only adds to its counters.
-  ToolMetrics::Series& series = metrics->series(tool, kind);
-  return [handler = std::move(handler), metrics = std::move(metrics), &series](
-             const json::object& args, server::RequestContext& ctx) {
-    const auto start = std::chrono::steady_clock::now();
-    try {
-      server::ToolResult result = handler(args, ctx);
-      ToolMetrics::record(series, std::chrono::steady_clock::now() - start, result.is_error);
-      return result;
-    } catch (...) {
-      ToolMetrics::record(series, std::chrono::steady_clock::now() - start, true);
-      throw;
-    }
-  };
-}
-
-// The text block and the structured content, both in `value`'s storage.
-server::ToolResult structured(json::object value) {
-  const json::storage_ptr& sp = value.storage();
-  json::string text(sp);
-  json::serializer serializer;
-  serializer.reset(&value);
-  char buffer[1024];
-  while (!serializer.done()) text.append(serializer.read(buffer));
-  json::object block(2, sp);
-  block.emplace("type", "text");
-  block.emplace("text", std::move(text));
-  // Constructed, never assigned: a Boost.JSON assignment keeps the target's storage, so it
-  // would copy everything back into the default resource.
-  server::ToolResult r{json::array(sp), json::value(std::move(value)), false};
-  r.content.emplace_back(std::move(block));
-  return r;
 }
 
 // A response is built once, serialized once and dropped: one monotonic resource holds all of

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The committed fixtures are what make_fixtures.py, make_modernbert_fixtures.py and
-# make_lora_fixtures.py write: regenerate them in a temporary directory and compare.
-# Checkpoints, configs and tokenizers byte for byte; the reference logits
+# The committed fixtures are what make_fixtures.py, make_modernbert_fixtures.py,
+# make_lora_fixtures.py and make_token_fixtures.py write: regenerate them in a temporary
+# directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
 # within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
 # AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
 # without Debian's python3-torch.
@@ -13,6 +13,7 @@ trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_modernbert_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_lora_fixtures.py" --out "$out"
+/usr/bin/python3 "$here/make_token_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
 /usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json lora_reference.json <<'PY'
 import json, sys
@@ -28,6 +29,48 @@ for file in sys.argv[3:]:
             for a, b in zip(row, other_row, strict=True):
                 worst = max(worst, abs(a - b))
 print(f"reference logits: max abs difference {worst:.3g}")
+sys.exit(0 if worst <= 1e-5 else 1)
+PY
+# The token reference: the same windows and spans (labels, offsets, words), logits and scores
+# within 1e-5.
+/usr/bin/python3 - "$here/fixtures/token_reference.json" "$out/token_reference.json" <<'PY'
+import json, sys
+committed, made = (json.load(open(p, encoding="utf-8")) for p in sys.argv[1:3])
+for key in ("labels", "max_length", "stride"):
+    assert committed[key] == made[key], key
+worst = 0.0
+for a, b in zip(committed["texts"], made["texts"], strict=True):
+    assert a["text"] == b["text"], "texts differ"
+    for wa, wb in zip(a["windows"], b["windows"], strict=True):
+        assert (wa["ids"], wa["tokens"], wa["offsets"]) == (wb["ids"], wb["tokens"], wb["offsets"])
+        for ra, rb in zip(wa["logits"], wb["logits"], strict=True):
+            worst = max([worst] + [abs(x - y) for x, y in zip(ra, rb, strict=True)])
+    for strategy, spans in a["spans"].items():
+        for sa, sb in zip(spans, b["spans"][strategy], strict=True):
+            worst = max(worst, abs(sa.pop("score") - sb.pop("score")))
+            assert sa == sb, (strategy, sa, sb)
+print(f"token reference: max abs difference {worst:.3g}")
+sys.exit(0 if worst <= 1e-5 else 1)
+PY
+# The token reference: the same windows and spans (labels, offsets, words), logits and scores
+# within 1e-5.
+/usr/bin/python3 - "$here/fixtures/token_reference.json" "$out/token_reference.json" <<'PY'
+import json, sys
+committed, made = (json.load(open(p, encoding="utf-8")) for p in sys.argv[1:3])
+for key in ("labels", "max_length", "stride"):
+    assert committed[key] == made[key], key
+worst = 0.0
+for a, b in zip(committed["texts"], made["texts"], strict=True):
+    assert a["text"] == b["text"], "texts differ"
+    for wa, wb in zip(a["windows"], b["windows"], strict=True):
+        assert (wa["ids"], wa["tokens"], wa["offsets"]) == (wb["ids"], wb["tokens"], wb["offsets"])
+        for ra, rb in zip(wa["logits"], wb["logits"], strict=True):
+            worst = max([worst] + [abs(x - y) for x, y in zip(ra, rb, strict=True)])
+    for strategy, spans in a["spans"].items():
+        for sa, sb in zip(spans, b["spans"][strategy], strict=True):
+            worst = max(worst, abs(sa.pop("score") - sb.pop("score")))
+            assert sa == sb, (strategy, sa, sb)
+print(f"token reference: max abs difference {worst:.3g}")
 sys.exit(0 if worst <= 1e-5 else 1)
 PY
 echo "the fixtures reproduce"

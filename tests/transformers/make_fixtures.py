@@ -70,8 +70,8 @@ TEXTS = [
 ]
 
 
-def vocabulary(specials):
-    vocab = list(specials) + PUNCT + LETTERS + ["##" + c for c in LETTERS] + WORDS
+def vocabulary(specials, words=WORDS):
+    vocab = list(specials) + PUNCT + LETTERS + ["##" + c for c in LETTERS] + words
     vocab += ["##" + s for s in SUFFIXES]
     seen, out = set(), []
     for v in vocab:

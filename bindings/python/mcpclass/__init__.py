@@ -23,7 +23,7 @@ from ._native import lib
 
 __all__ = [
     "ABI_VERSION", "Category", "CategoryProbability", "Classifier", "Decision", "Error",
-    "Result", "Server", "decide", "entropy", "version",
+    "Result", "Server", "TokenClassifier", "decide", "entropy", "version",
 ]
 
 ABI_VERSION = _native.ABI_VERSION
@@ -344,6 +344,41 @@ class Classifier(_Handle):
         with _Use(self) as h:
             _check(lib.mcpc_classifier_categories_json(h, byref(out), byref(err)), err)
         return _take_string(out)
+
+
+class TokenClassifier(_Handle):
+    """The `token_classifier` of a configuration document (a Hugging Face
+    *ForTokenClassification checkpoint, e.g. a PII detector): labelled spans of texts, merged as
+    the transformers token-classification pipeline merges them. Use TokenClassifier.from_file
+    for a path."""
+
+    _free = staticmethod(lib.mcpc_token_classifier_free)
+
+    def __init__(self, config: str, *, _path: Optional[str] = None):
+        super().__init__()
+        err = c_void_p()
+        with _Config(config, _path) as cfg:
+            _check(lib.mcpc_token_classifier_new(cfg.handle, byref(self._handle), byref(err)), err)
+
+    @classmethod
+    def from_file(cls, path: str) -> "TokenClassifier":
+        return cls(None, _path=path)
+
+    def detect_json(self, text: str, aggregation: Optional[str] = None) -> str:
+        """Exactly the structuredContent of the MCP tool: {"spans": [...], "aggregation": ...}."""
+        data = text.encode("utf-8", "surrogatepass")
+        out, err = c_void_p(), c_void_p()
+        with _Use(self) as h:
+            _check(lib.mcpc_detect_spans_json(h, data, len(data),
+                                              aggregation.encode() if aggregation else None,
+                                              byref(out), byref(err)), err)
+        return _take_string(out)
+
+    def detect(self, text: str, aggregation: Optional[str] = None) -> List[dict]:
+        """The spans: dicts with entity_group (entity with aggregation "none"), score, word,
+        start and end (code points, i.e. Python string indices: text[start:end]), byte_start
+        and byte_end (UTF-8 bytes)."""
+        return json.loads(self.detect_json(text, aggregation))["spans"]
 
 
 def entropy(probabilities: Sequence[float]) -> float:

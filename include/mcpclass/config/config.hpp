@@ -11,6 +11,7 @@
 #include "mcpclass/classify/rule_classifier.hpp"
 #include "mcpclass/config/route_settings.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/learned/token_classifier.hpp"
 #include "mcpclass/util/limits.hpp"
 #include "mcpclass/version.hpp"
 
@@ -74,6 +75,9 @@ struct Config {
   ServerSettings server;
   /// `route`: the routing proxy's upstreams (`mcpclass route`); absent = not a router.
   std::optional<RouteSettings> route;
+  /// `token_classifier`: a token-classification checkpoint (PII detection) served as its own
+  /// MCP tool next to classify_text; absent = none. See mcpclass/learned/token_classifier.hpp.
+  std::optional<learned::TokenClassifierSettings> token_classifier;
 
   /// The same document shape parse_config() reads (round-trips).
   json::object to_json() const;

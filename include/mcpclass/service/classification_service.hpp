@@ -11,6 +11,7 @@
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/token_classifier.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/service/tool_metrics.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
@@ -57,7 +58,8 @@ struct ReloadResult {
 class ClassificationService {
  public:
   /// Builds the configured classifier unless `classifier` is given, then the engine
-  /// (`server.name`, `server.version`, `server.max_text_length`). Throws ConfigError.
+  /// (`server.name`, `server.version`, `server.max_text_length`), and the `token_classifier`
+  /// with its tool (token_spans.hpp) when configured. Throws ConfigError.
   explicit ClassificationService(const config::Config& config,
                                  std::shared_ptr<const classify::Classifier> classifier = nullptr,
                                  ServiceOptions options = {});
@@ -70,6 +72,11 @@ class ClassificationService {
   /// The classifier of the current generation.
   std::shared_ptr<const classify::Classifier> classifier() const { return classifier_.load(); }
   const config::ServerSettings& settings() const noexcept { return settings_; }
+  /// The configured `token_classifier`, or nullptr. A reload keeps it (changing it needs a
+  /// restart).
+  const std::shared_ptr<const learned::TokenClassifier>& token_classifier() const noexcept {
+    return token_classifier_;
+  }
   /// `server.http` as transport options: host, port, limits, TLS files, and the access rules
   /// with their secrets resolved. Throws ConfigError (an unset "${NAME}", an unreadable token
   /// file).
@@ -107,6 +114,7 @@ class ClassificationService {
   std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
   util::ThreadPool pool_;
   std::shared_ptr<server::Server> server_;
+  std::shared_ptr<const learned::TokenClassifier> token_classifier_;
   std::mutex reload_mutex_;                // one reload at a time
   std::vector<std::string> prompt_names_;  // the prompts this service registered
   std::atomic<std::uint64_t> generation_{1};

@@ -1,6 +1,7 @@
 // open_text_tokenizer: the file's type picks the tokenizer (include/mcpclass/learned/
 // text_tokenizer.hpp).
 #include "learned/hf/json_tokenizer.hpp"
+#include "learned/hf/tokenizer_files.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
 
@@ -20,38 +21,10 @@ using classify::ClassifyError;
 
 namespace {
 
-// tokenizer.json files of large vocabularies run to tens of MB; refuse anything far beyond.
-constexpr std::uintmax_t kMaxTokenizerBytes = 256u << 20;
-
-std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw ClassifyError("cannot open tokenizer '" + path + "': " + ec.message());
-  if (size > kMaxTokenizerBytes)
-    throw ClassifyError("tokenizer '" + path + "' is " + std::to_string(size) +
-                        " bytes, over the limit of " + std::to_string(kMaxTokenizerBytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ClassifyError("cannot open tokenizer '" + path + "'");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-boost::json::value parse_json(const std::string& text, const std::string& path) {
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  if (ec) throw ClassifyError("'" + path + "' is not valid JSON: " + ec.message());
-  return v;
-}
-
-// tokenizer_config.json next to the file, when there is one.
-boost::json::object sibling_config(const std::string& path) {
-  const auto config = std::filesystem::path(path).parent_path() / "tokenizer_config.json";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(config, ec)) return {};
-  auto v = parse_json(read_text_file(config.string()), config.string());
-  return v.is_object() ? v.get_object() : boost::json::object{};
-}
+using hf::config_token;
+using hf::parse_json;
+using hf::read_text_file;
+using hf::sibling_config;
 
 std::size_t model_max_length(const boost::json::object& config) {
   const auto* v = config.if_contains("model_max_length");
@@ -59,16 +32,6 @@ std::size_t model_max_length(const boost::json::object& config) {
   if (v == nullptr || !v->is_number()) return 0;
   const double d = v->to_number<double>();
   return d >= 1 && d <= 1e7 ? static_cast<std::size_t>(d) : 0;
-}
-
-std::string config_token(const boost::json::object& config, const char* key, std::string fallback) {
-  const auto* v = config.if_contains(key);
-  if (v == nullptr) return fallback;
-  if (v->is_string()) return std::string(v->get_string());
-  if (v->is_object())
-    if (const auto* c = v->get_object().if_contains("content"); c != nullptr && c->is_string())
-      return std::string(c->get_string());
-  return fallback;
 }
 
 // A BERT vocab.txt (one token per line, id = line number) as the tokenizer.json that

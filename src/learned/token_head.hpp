@@ -1,0 +1,31 @@
+// Internal: the head of a *ForTokenClassification checkpoint: `classifier` (an nn.Linear from
+// hidden_size to one logit a label) over every token's final hidden state, whatever encoder
+// produced them (hidden_states.hpp). Dropout is the identity in eval mode.
+#pragma once
+
+#include "learned/dense_rows.hpp"
+#include "learned/hidden_states.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace mcpclass::learned::detail {
+
+/// Thread-safety: immutable after construction; logits() may be called concurrently.
+class TokenHead {
+ public:
+  explicit TokenHead(Dense classifier) : classifier_(std::move(classifier)) {}
+
+  std::size_t labels() const { return classifier_.out; }
+  std::size_t parameters() const { return classifier_.parameters(); }
+
+  /// Per text, its tokens × labels logits (row-major). Each text's rows go through their own
+  /// blocks (dense_rows.hpp), so a batch gives every text its single-text result bit for bit.
+  /// Throws ClassifyError if the hidden states' width is not the head's input.
+  std::vector<std::vector<float>> logits(const HiddenStates& hidden) const;
+
+ private:
+  Dense classifier_;
+};
+
+}  // namespace mcpclass::learned::detail

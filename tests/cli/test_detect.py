@@ -1,0 +1,94 @@
+"""Token classification through the command line: `mcpclass detect` prints the spans the
+reference pipeline port (tests/transformers/make_token_fixtures.py) computed, `serve --stdio`
+answers the detect_pii tool with the same JSON, and `model inspect` describes the checkpoint."""
+import json
+import os
+import subprocess
+
+BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "mcpclass")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "transformers", "fixtures")
+MODEL = os.path.join(FIXTURES, "bert-token-f32")
+
+
+def reference():
+    with open(os.path.join(FIXTURES, "token_reference.json"), encoding="utf-8") as f:
+        return json.load(f)["texts"]
+
+
+def detect(*args):
+    return subprocess.run([BIN, "detect", *args], capture_output=True, timeout=60)
+
+
+def same_spans(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        w = dict(w)
+        assert abs(g["score"] - w.pop("score")) < 1e-4
+        assert {k: g[k] for k in w} == w
+
+
+def test_detect_prints_the_pipelines_spans():
+    texts = reference()
+    for strategy in ("simple", "max"):
+        out = detect("--model", MODEL, "--aggregation", strategy, *[t["text"] for t in texts])
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.decode().splitlines()
+        assert len(lines) == len(texts)
+        for line, item in zip(lines, texts):
+            answer = json.loads(line)
+            assert answer["aggregation"] == strategy
+            same_spans(answer["spans"], item["spans"][strategy])
+
+
+def test_detect_refuses_what_it_cannot_answer():
+    out = detect("hello")  # the default configuration has no token_classifier
+    assert out.returncode == 2
+    assert b"token_classifier" in out.stderr
+    out = detect("--model", MODEL, "--aggregation", "mean", "hello")
+    assert out.returncode == 2 and b"aggregation must be" in out.stderr
+    out = detect("--model", os.path.join(FIXTURES, "bert-f32"), "hello")  # fails to load
+    assert out.returncode == 1 and b"is a sequence classifier" in out.stderr
+
+
+def test_serve_stdio_answers_detect_pii(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text(f"token_classifier:\n  model: {MODEL}\n  aggregation: first\n"
+                      "  tool: find_pii\n")
+    text = reference()[0]["text"]
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "find_pii", "arguments": {"text": text}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "find_pii", "arguments": {"text": text, "aggregation": "none"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+         "params": {"name": "find_pii", "arguments": {"text": ""}}},
+    ]
+    out = subprocess.run([BIN, "serve", "--stdio", "-c", str(config)],
+                         input="".join(json.dumps(r) + "\n" for r in requests).encode(),
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    replies = {r["id"]: r for r in map(json.loads, out.stdout.decode().splitlines())}
+    tool = next(t for t in replies[2]["result"]["tools"] if t["name"] == "find_pii")
+    assert tool["inputSchema"]["required"] == ["text"]
+    assert "spans" in tool["outputSchema"]["properties"]
+    first = replies[3]["result"]["structuredContent"]
+    cli = json.loads(detect("-c", str(config), text).stdout)
+    assert first == cli  # one function answers both
+    same_spans(first["spans"], reference()[0]["spans"]["first"])
+    same_spans(replies[4]["result"]["structuredContent"]["spans"], reference()[0]["spans"]["none"])
+    assert replies[5]["result"]["isError"] is True
+
+
+def test_model_inspect_describes_a_token_classifier():
+    out = subprocess.run([BIN, "model", "inspect", MODEL], capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["architecture"] == "BertForTokenClassification"
+    assert info["labels"][:3] == ["O", "B-EMAIL_ADDRESS", "I-EMAIL_ADDRESS"]
+    assert "every token's final hidden state" in info["compute"]

@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""Writes the token-classification fixture of tests/transformers/fixtures and its reference.
+
+  bert-token-f32        BertForTokenClassification (a PII detector's layout: the encoder without
+                        a pooler, `classifier` over every token; id2label of BIO PII tags),
+                        float32 tensors, config.json, tokenizer.json, tokenizer_config.json
+  token_reference.json  per text: the stride windows the tokenizer makes (ids, code-point
+                        offsets), each window's per-token logits from the reference model below,
+                        and the spans of every aggregation strategy of the Hugging Face
+                        token-classification pipeline (none, simple, first, average, max)
+
+The model is make_fixtures.py's reference BERT encoder (imported, so both fixtures share one
+reference of modeling_bert.py) with BertForTokenClassification's head. The spans come from a
+port of transformers' src/transformers/pipelines/token_classification.py (gather_pre_entities,
+aggregate, aggregate_word(s), group_sub_entities, get_tag, group_entities,
+aggregate_overlapping_entities, the ignore_labels default ["O"]) and of the `tokenizers`
+WordPiece decoder its convert_tokens_to_string calls; neither package is installed here.
+Offsets are Python string indices (Unicode code points), as the pipeline gives them.
+
+The classifier's bias favours the I- tags and the weights are scaled so that the argmax of
+neighbouring tokens often agrees: the spans then include multi-token and multi-word groups, and
+the strategies disagree on some words (the script checks both, and that no decision rests on a
+logit gap a float32 rounding could flip).
+
+usage: /usr/bin/python3 tests/transformers/make_token_fixtures.py [--out DIR]
+Byte-for-byte the same on every run (seeded; ctest transformers.fixtures_reproduce checks it).
+"""
+import argparse
+import json
+import pathlib
+import sys
+import unicodedata
+
+import numpy as np
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import make_fixtures as mf  # noqa: E402  (the shared reference encoder and file writers)
+
+LABELS = ["O", "B-EMAIL_ADDRESS", "I-EMAIL_ADDRESS", "B-PERSON", "I-PERSON",
+          "B-PHONE_NUMBER", "I-PHONE_NUMBER", "B-LOCATION", "I-LOCATION"]
+WORDS = """my name is and email call me at or tomorrow contact he lives in paris phone send
+the report to please no personal data here just a question about sorting lists thanks john
+smith maria lopez peter brown anna example com org mail corp io ##son ##ez""".split()
+STRIDE = 16
+STRATEGIES = ["none", "simple", "first", "average", "max"]
+
+TEXTS = [
+    "My name is John Smith and my email is john.smith@example.com",
+    "Call me at 555-123-4567 or +1 (555) 987-6543 tomorrow",
+    "Contact José García at jose.garcia@mail.org, he lives in Paris",
+    "Zoë Müller's phone: 030 1234 5678 📞",
+    "hi😀 send the report to anna@corp.io please",
+    "no personal data here, just a question about sorting lists",
+    "Peter Johnson and Maria Lopez: peter@example.com",
+    "Contact Maria Lopez at maria.lopez@example.com or call 555-0100. " * 5
+    + "Thanks, Peter Brown (peter.brown@corp.io)",
+]
+
+
+# --- tokenizer.json's pipeline with offsets (BertNormalizer, BertPreTokenizer, WordPiece,
+# truncation with stride, the [CLS] … [SEP] template), for the texts above -------------------
+
+def is_control(ch):
+    if ch in "\t\n\r":
+        return False
+    return unicodedata.category(ch).startswith("C")
+
+
+def normalized(text):
+    """BertNormalizer: each output character with the index of the character it came from."""
+    out = []
+    for i, ch in enumerate(text):
+        if ord(ch) == 0 or ord(ch) == 0xFFFD or is_control(ch):
+            continue
+        if ch.isspace():
+            out.append((" ", i))
+            continue
+        for c in unicodedata.normalize("NFD", ch):  # strip_accents follows lowercase
+            if unicodedata.category(c) != "Mn":
+                out.extend((low, i) for low in c.lower())
+    return out
+
+
+def words_of(text):
+    words, current = [], []
+    for ch, i in normalized(text):
+        if ch == " ":
+            if current:
+                words.append(current)
+            current = []
+        elif mf.is_punct(ch):
+            if current:
+                words.append(current)
+            words.append([(ch, i)])
+            current = []
+        else:
+            current.append((ch, i))
+    if current:
+        words.append(current)
+    return words
+
+
+def wordpiece(word, vocab):
+    """(token, id, start, end) of one word; offsets in code points of the original text."""
+    chars = "".join(c for c, _ in word)
+    pieces, start = [], 0
+    while start < len(chars):
+        end, found = len(chars), None
+        while start < end:
+            piece = ("##" if start > 0 else "") + chars[start:end]
+            if piece in vocab:
+                found = piece
+                break
+            end -= 1
+        if found is None:
+            return [("[UNK]", vocab["[UNK]"], word[0][1], word[-1][1] + 1)]
+        pieces.append((found, vocab[found], word[start][1], word[end - 1][1] + 1))
+        start = end
+    return pieces
+
+
+def windows(text, vocab, max_length, stride):
+    """The first encoding and its overflowing ones, as tokenizers' Encoding::truncate (right
+    side) cuts them, each post-processed with [CLS] … [SEP]."""
+    tokens = [p for w in words_of(text) for p in wordpiece(w, vocab)]
+    limit = max_length - 2
+    ranges = []
+    if len(tokens) <= limit:
+        ranges = [(0, len(tokens))]
+    else:
+        step = limit - stride
+        for start in range(0, len(tokens), step):
+            stop = min(start + limit, len(tokens))
+            ranges.append((start, stop))
+            if stop == len(tokens):
+                break
+    out = []
+    for start, stop in ranges:
+        part = tokens[start:stop]
+        out.append({
+            "tokens": ["[CLS]"] + [t for t, _, _, _ in part] + ["[SEP]"],
+            "ids": [vocab["[CLS]"]] + [i for _, i, _, _ in part] + [vocab["[SEP]"]],
+            "offsets": [[0, 0]] + [[s, e] for _, _, s, e in part] + [[0, 0]],
+            "special": [1] + [0] * len(part) + [1],
+        })
+    return out
+
+
+def wordpiece_decode(tokens, prefix="##", cleanup=True):
+    """tokenizers' WordPiece decoder (decoders/wordpiece.rs), what convert_tokens_to_string
+    runs for a BERT fast tokenizer."""
+    out = []
+    for i, token in enumerate(tokens):
+        if i != 0:
+            token = token[len(prefix):] if token.startswith(prefix) else " " + token
+        if cleanup:
+            for a, b in [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"),
+                         (" n't", "n't"), (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"),
+                         (" 've", "'ve"), (" 're", "'re")]:
+                token = token.replace(a, b)
+        out.append(token)
+    return "".join(out)
+
+
+# --- the pipeline's post-processing (token_classification.py), ported ----------------------
+
+class Pipeline:
+    def __init__(self, id2label, unk_token):
+        self.id2label, self.unk_token = id2label, unk_token
+        self.smallest_gap = float("inf")  # the closest call any argmax made
+
+    def argmax(self, scores):
+        order = np.argsort(scores)
+        self.smallest_gap = min(self.smallest_gap, float(scores[order[-1]] - scores[order[-2]]))
+        return int(scores.argmax())
+
+    def gather_pre_entities(self, sentence, window, scores):
+        pre_entities = []
+        for idx, token_scores in enumerate(scores):
+            if window["special"][idx]:
+                continue
+            word = window["tokens"][idx]
+            start_ind, end_ind = window["offsets"][idx]
+            word_ref = sentence[start_ind:end_ind]
+            # The WordPiece model has a continuing_subword_prefix ("##").
+            is_subword = len(word) != len(word_ref)
+            if word == self.unk_token:
+                word = word_ref
+                is_subword = False
+            pre_entities.append({"word": word, "scores": token_scores, "start": start_ind,
+                                 "end": end_ind, "index": idx, "is_subword": is_subword})
+        return pre_entities
+
+    def aggregate(self, pre_entities, strategy):
+        if strategy in ("none", "simple"):
+            entities = []
+            for pre_entity in pre_entities:
+                entity_idx = self.argmax(pre_entity["scores"])
+                entities.append({"entity": self.id2label[entity_idx],
+                                 "score": pre_entity["scores"][entity_idx],
+                                 "index": pre_entity["index"], "word": pre_entity["word"],
+                                 "start": pre_entity["start"], "end": pre_entity["end"]})
+        else:
+            entities = self.aggregate_words(pre_entities, strategy)
+        if strategy == "none":
+            return entities
+        return self.group_entities(entities)
+
+    def aggregate_word(self, entities, strategy):
+        word = wordpiece_decode([entity["word"] for entity in entities])
+        if strategy == "first":
+            scores = entities[0]["scores"]
+            idx = self.argmax(scores)
+            score = scores[idx]
+            entity = self.id2label[idx]
+        elif strategy == "max":
+            maxes = [e["scores"].max() for e in entities]
+            if len(maxes) > 1:
+                top = sorted(maxes)
+                self.smallest_gap = min(self.smallest_gap, float(top[-1] - top[-2]))
+            max_entity = max(entities, key=lambda entity: entity["scores"].max())
+            scores = max_entity["scores"]
+            idx = self.argmax(scores)
+            score = scores[idx]
+            entity = self.id2label[idx]
+        else:  # average
+            scores = np.stack([entity["scores"] for entity in entities])
+            average_scores = np.nanmean(scores, axis=0)
+            entity_idx = self.argmax(average_scores)
+            entity = self.id2label[entity_idx]
+            score = average_scores[entity_idx]
+        return {"entity": entity, "score": score, "word": word, "start": entities[0]["start"],
+                "end": entities[-1]["end"]}
+
+    def aggregate_words(self, entities, strategy):
+        word_entities, word_group = [], None
+        for entity in entities:
+            if word_group is None:
+                word_group = [entity]
+            elif entity["is_subword"]:
+                word_group.append(entity)
+            else:
+                word_entities.append(self.aggregate_word(word_group, strategy))
+                word_group = [entity]
+        if word_group is not None:  # the pipeline calls it unguarded, on a non-empty text
+            word_entities.append(self.aggregate_word(word_group, strategy))
+        return word_entities
+
+    def group_sub_entities(self, entities):
+        entity = entities[0]["entity"].split("-", 1)[-1]
+        scores = np.nanmean([entity["score"] for entity in entities])
+        tokens = [entity["word"] for entity in entities]
+        return {"entity_group": entity, "score": np.mean(scores),
+                "word": wordpiece_decode(tokens), "start": entities[0]["start"],
+                "end": entities[-1]["end"]}
+
+    @staticmethod
+    def get_tag(entity_name):
+        if entity_name.startswith("B-"):
+            return "B", entity_name[2:]
+        if entity_name.startswith("I-"):
+            return "I", entity_name[2:]
+        return "I", entity_name  # not in B-/I- format: a continuation
+
+    def group_entities(self, entities):
+        entity_groups, entity_group_disagg = [], []
+        for entity in entities:
+            if not entity_group_disagg:
+                entity_group_disagg.append(entity)
+                continue
+            bi, tag = self.get_tag(entity["entity"])
+            _, last_tag = self.get_tag(entity_group_disagg[-1]["entity"])
+            if tag == last_tag and bi != "B":
+                entity_group_disagg.append(entity)
+            else:
+                entity_groups.append(self.group_sub_entities(entity_group_disagg))
+                entity_group_disagg = [entity]
+        if entity_group_disagg:
+            entity_groups.append(self.group_sub_entities(entity_group_disagg))
+        return entity_groups
+
+    @staticmethod
+    def aggregate_overlapping_entities(entities):
+        if len(entities) == 0:
+            return entities
+        entities = sorted(entities, key=lambda x: x["start"])
+        aggregated_entities = []
+        previous_entity = entities[0]
+        for entity in entities:
+            if previous_entity["start"] <= entity["start"] < previous_entity["end"]:
+                current_length = entity["end"] - entity["start"]
+                previous_length = previous_entity["end"] - previous_entity["start"]
+                if current_length > previous_length:
+                    previous_entity = entity
+                elif current_length == previous_length and entity["score"] > previous_entity["score"]:
+                    previous_entity = entity
+            else:
+                aggregated_entities.append(previous_entity)
+                previous_entity = entity
+        aggregated_entities.append(previous_entity)
+        return aggregated_entities
+
+    def postprocess(self, sentence, windows_, logits, strategy, ignore_labels=("O",)):
+        all_entities = []
+        for window, window_logits in zip(windows_, logits):
+            maxes = np.max(window_logits, axis=-1, keepdims=True)
+            shifted_exp = np.exp(window_logits - maxes)
+            scores = shifted_exp / shifted_exp.sum(axis=-1, keepdims=True)
+            pre_entities = self.gather_pre_entities(sentence, window, scores)
+            grouped = self.aggregate(pre_entities, strategy)
+            all_entities.extend(e for e in grouped if e.get("entity") not in ignore_labels
+                                and e.get("entity_group") not in ignore_labels)
+        if len(windows_) > 1:
+            all_entities = self.aggregate_overlapping_entities(all_entities)
+        return [{k: (float(v) if isinstance(v, np.floating) else v) for k, v in e.items()}
+                for e in all_entities]
+
+
+# --- the model: make_fixtures' encoder with BertForTokenClassification's head ----------------
+
+class TokenClassifier(torch.nn.Module):
+    def __init__(self, vocab_size):
+        super().__init__()
+        self.word = torch.nn.Embedding(vocab_size, mf.HIDDEN)
+        self.position = torch.nn.Embedding(mf.MAX_POSITIONS, mf.HIDDEN)
+        self.token_type = torch.nn.Embedding(2, mf.HIDDEN)
+        self.embedding_norm = torch.nn.LayerNorm(mf.HIDDEN, eps=1e-12)
+        self.layers = torch.nn.ModuleList([mf.Layer() for _ in range(mf.LAYERS)])
+        self.head = torch.nn.Linear(mf.HIDDEN, len(LABELS))  # classifier
+
+    def forward(self, ids, mask):
+        positions = torch.arange(ids.shape[1]).unsqueeze(0).expand_as(ids)
+        x = self.word(ids) + self.token_type(torch.zeros_like(ids)) + self.position(positions)
+        x = self.embedding_norm(x)
+        extended = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+        for layer in self.layers:
+            x = layer(x, extended)
+        return self.head(x)  # every token: batch × tokens × labels
+
+    def tensors(self):
+        out = {
+            "bert.embeddings.word_embeddings.weight": self.word.weight,
+            "bert.embeddings.position_embeddings.weight": self.position.weight,
+            "bert.embeddings.token_type_embeddings.weight": self.token_type.weight,
+            "bert.embeddings.LayerNorm.weight": self.embedding_norm.weight,
+            "bert.embeddings.LayerNorm.bias": self.embedding_norm.bias,
+        }
+        for i, layer in enumerate(self.layers):
+            l = f"bert.encoder.layer.{i}."
+            for name, module in [("attention.self.query", layer.query),
+                                 ("attention.self.key", layer.key),
+                                 ("attention.self.value", layer.value),
+                                 ("attention.output.dense", layer.attention_dense),
+                                 ("attention.output.LayerNorm", layer.attention_norm),
+                                 ("intermediate.dense", layer.intermediate),
+                                 ("output.dense", layer.output),
+                                 ("output.LayerNorm", layer.output_norm)]:
+                out[l + name + ".weight"] = module.weight
+                out[l + name + ".bias"] = module.bias
+        out["classifier.weight"], out["classifier.bias"] = self.head.weight, self.head.bias
+        return out
+
+
+def config(vocab):
+    return {
+        "architectures": ["BertForTokenClassification"], "model_type": "bert",
+        "vocab_size": len(vocab), "hidden_size": mf.HIDDEN, "num_hidden_layers": mf.LAYERS,
+        "num_attention_heads": mf.HEADS, "intermediate_size": mf.INTERMEDIATE,
+        "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+        "classifier_dropout": None, "max_position_embeddings": mf.MAX_POSITIONS,
+        "type_vocab_size": 2, "initializer_range": 0.02, "layer_norm_eps": 1e-12,
+        "pad_token_id": 0, "position_embedding_type": "absolute",
+        "id2label": {str(i): l for i, l in enumerate(LABELS)},
+        "label2id": {l: i for i, l in enumerate(LABELS)},
+        "torch_dtype": "float32", "transformers_version": "4.46.0",
+    }
+
+
+def run(model, id_rows):
+    width = max(len(r) for r in id_rows)
+    ids = torch.tensor([r + [0] * (width - len(r)) for r in id_rows])
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in id_rows])
+    with torch.no_grad():
+        out = model(ids, mask)
+    return [out[i, : len(r)] for i, r in enumerate(id_rows)]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=str(mf.OUT))
+    out = pathlib.Path(parser.parse_args().out)
+    torch.set_num_threads(1)
+    vocab = mf.vocabulary(mf.SPECIALS_BERT, mf.WORDS + WORDS)
+    model = TokenClassifier(len(vocab)).eval()
+    mf.randomise(model, 33)
+    with torch.no_grad():  # I- tags likelier than B- tags, O likeliest: spans of several tokens
+        bias = {"O": 1.5, "B": 0.0, "I": 1.0}
+        for i, label in enumerate(LABELS):
+            model.head.bias[i] = bias[label[0]]
+
+    texts = []
+    all_windows = [windows(t, vocab, mf.MAX_POSITIONS, STRIDE) for t in TEXTS]
+    rows = [w["ids"] for ws in all_windows for w in ws]
+    batch = run(model, rows)
+    single = [run(model, [r])[0] for r in rows]
+    gap = max((b - s).abs().max().item() for b, s in zip(batch, single))
+    assert gap < 1e-5, f"reference: batch differs from one by one by {gap}"
+    pipeline = Pipeline(LABELS, "[UNK]")
+    n = 0
+    multi_token = {s: 0 for s in STRATEGIES}
+    for text, ws in zip(TEXTS, all_windows):
+        logits = [batch[n + i].numpy() for i in range(len(ws))]
+        n += len(ws)
+        spans = {}
+        for strategy in STRATEGIES:
+            chunks = ws if strategy != "none" else ws[:1]  # the pipeline refuses stride with none
+            found = pipeline.postprocess(text, chunks, logits[: len(chunks)], strategy)
+            spans[strategy] = found
+            multi_token[strategy] += sum(1 for e in found if " " in e["word"] or
+                                         len(e["word"]) < e["end"] - e["start"])
+        texts.append({
+            "text": text,
+            "windows": [{"ids": w["ids"], "tokens": w["tokens"], "offsets": w["offsets"],
+                         "logits": lg.tolist()} for w, lg in zip(ws, logits)],
+            "spans": spans,
+        })
+    assert len(all_windows[-1]) >= 3, "the long text must need several stride windows"
+    assert pipeline.smallest_gap > 1e-3, f"an argmax rests on a gap of {pipeline.smallest_gap}"
+    assert all(multi_token[s] >= 3 for s in STRATEGIES[1:]), multi_token
+    differ = sum(1 for t in texts if t["spans"]["simple"] != t["spans"]["first"])
+    assert differ >= 2, "the word strategies should disagree with simple on some texts"
+
+    d = out / "bert-token-f32"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text(json.dumps(config(vocab), indent=2) + "\n")
+    (d / "tokenizer.json").write_text(
+        json.dumps(mf.tokenizer_json(vocab, mf.SPECIALS_BERT, False)) + "\n")
+    tc = {"do_lower_case": True, "model_max_length": mf.MAX_POSITIONS,
+          "tokenizer_class": "BertTokenizer", "unk_token": "[UNK]"}
+    (d / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n")
+    mf.save_safetensors(d / "model.safetensors", model.tensors(), "F32")
+    reference = {"labels": LABELS, "max_length": mf.MAX_POSITIONS, "stride": STRIDE,
+                 "texts": texts}
+    (out / "token_reference.json").write_text(json.dumps(reference, ensure_ascii=False) + "\n")
+    counts = {s: sum(len(t["spans"][s]) for t in texts) for s in STRATEGIES}
+    print(f"token fixture: {len(vocab)} tokens, {len(rows)} windows, spans {counts}, "
+          f"multi-token spans {multi_token}, smallest argmax gap {pipeline.smallest_gap:.2e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -13,9 +13,8 @@ namespace json = boost::json;
 namespace {
 
 // What every encoder's description starts with.
-template <class Model>
-json::object sizes(const Model& model, const char* family) {
-  const auto& c = model.config();
+template <class Config>
+json::object sizes(const Config& c, std::size_t parameters, const char* family) {
   return {
       {"family", family},
       {"hidden_size", c.hidden},
@@ -24,7 +23,7 @@ json::object sizes(const Model& model, const char* family) {
       {"intermediate_size", c.intermediate},
       {"vocab_size", c.vocab},
       {"max_tokens", c.max_tokens()},
-      {"parameters", model.parameters()},
+      {"parameters", parameters},
   };
 }
 
@@ -52,7 +51,7 @@ json::object describe_model(const ModernBertModel& model) {
     }
     return o;
   };
-  auto out = sizes(model, "modernbert");
+  auto out = sizes(c, model.parameters(), "modernbert");
   out["global_layers"] = global;
   out["local_attention"] = c.local_attention;
   out["global_rope"] = rope(c.global_rope);
@@ -97,19 +96,11 @@ class Adapted final : public SequenceModel {
 }  // namespace
 
 json::object describe_bert(const BertConfig& c, std::size_t parameters, const std::string& head) {
-  return {
-      {"family", c.family == BertFamily::bert ? "bert" : "roberta"},
-      {"hidden_size", c.hidden},
-      {"num_hidden_layers", c.layers},
-      {"num_attention_heads", c.heads},
-      {"intermediate_size", c.intermediate},
-      {"vocab_size", c.vocab},
-      {"max_tokens", c.max_tokens()},
-      {"parameters", parameters},
-      {"compute", "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
-                      " post-norm encoder layers (self-attention, " +
-                      activation_description(c.activation) + "), " + head},
-  };
+  auto out = sizes(c, parameters, c.family == BertFamily::bert ? "bert" : "roberta");
+  out["compute"] = "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
+                   " post-norm encoder layers (self-attention, " +
+                   activation_description(c.activation) + "), " + head;
+  return out;
 }
 
 std::size_t sequence_rows(std::size_t tokens) {

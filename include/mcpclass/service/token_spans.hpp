@@ -33,7 +33,7 @@ class SpanRequestError : public std::runtime_error {
 /// SpanRequestError for a bad text or strategy, ClassifyError when the model fails.
 boost::json::object detect_spans(const learned::TokenClassifier& classifier, std::string_view text,
                                  std::optional<std::string_view> aggregation = {},
-                                 std::size_t max_text_length = limits::kMaxTextLength);
+                                 std::size_t max_text_length = util::limits::kMaxTextLength);
 
 /// Registers tool `name` (inputSchema {text, aggregation?}, outputSchema {spans, aggregation})
 /// answering with detect_spans() as structuredContent. The server keeps the classifier alive.

@@ -8,7 +8,7 @@
 
 struct mcpc_token_classifier {
   std::shared_ptr<const mcpclass::learned::TokenClassifier> classifier;
-  std::size_t max_text_length = mcpclass::limits::kMaxTextLength;
+  std::size_t max_text_length = mcpclass::util::limits::kMaxTextLength;
 };
 
 using namespace mcpclass;

@@ -120,6 +120,14 @@ class NativeUseLite final : public SentenceEncoder {
     options_.max_tokens = std::min(options_.max_tokens, kMaxTokens);
     options_.threads = std::max<std::size_t>(options_.threads, 1);
     const auto isa = dnnl::get_effective_cpu_isa();
+    // oneDNN 2.7 has bfloat16 matmul kernels from AVX-512 (avx512_core) up and none for AVX2:
+    // there an explicit bf16 would fail at the first encode with "could not create a primitive
+    // descriptor", so it is refused here, by name.
+    const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    if (options.precision == EncoderPrecision::bf16 && (static_cast<unsigned>(isa) & core) != core)
+      throw ClassifyError(
+          "precision bf16 needs bfloat16 matmuls, which oneDNN runs only on CPUs with AVX-512; "
+          "this CPU has none (use precision auto or f32)");
     bf16_ = options.precision == EncoderPrecision::bf16 ||
             (options.precision == EncoderPrecision::automatic &&
              (isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx));

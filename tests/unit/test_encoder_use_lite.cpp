@@ -83,14 +83,18 @@ TEST_CASE("encoder: the bfloat16 USE-lite variant stays within its rounding tole
   CHECK(enc->dimension() == 512);
   const auto [texts, expected] = reference_vectors();
   const auto batch = enc->encode(texts);
+  // libtorch's bfloat16 matmuls on a CPU without AVX-512 round more on the way (measured on an
+  // AVX2 machine: cosine >= 0.99880, worst element 0.0098; with AVX-512: >= 0.99996, 0.0018).
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  const double min_cosine = avx512 ? 0.9999 : 0.998, max_worst = avx512 ? 0.005 : 0.02;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     CAPTURE(texts[i]);
     const auto single = enc->encode(std::span(&texts[i], 1));
     const auto one = agreement(single.data(), expected[i]);
     const auto batched = agreement(batch.data() + i * 512, expected[i]);
-    CHECK(one.cosine > 0.9999);  // measured: >= 0.99996
-    CHECK(batched.cosine > 0.9999);
-    CHECK(one.worst < 0.005);  // measured: <= 0.0018
+    CHECK(one.cosine > min_cosine);
+    CHECK(batched.cosine > min_cosine);
+    CHECK(one.worst < max_worst);
   }
   // Tokenised once, encoded from ids: the same vectors as from the texts, and deterministic.
   std::vector<std::vector<std::int32_t>> ids;

@@ -69,8 +69,8 @@ void add_auth_options(boost::json::object& http, const ServeOptions& options) {
   if (options.allow_unauthenticated) auth["allow_unauthenticated"] = true;
 }
 
-// The files whose change means "reload": the document and the model files its classifier reads
-// (not the kNN index, which the classifier itself may write).
+// The files whose change means "reload": the document, the model files its classifier reads
+// (not the kNN index, which the classifier itself may write) and the token classifier's model.
 std::vector<std::string> watched_files(const std::string& config_path,
                                        const config::Config& config) {
   std::vector<std::string> files{config_path};
@@ -80,6 +80,7 @@ std::vector<std::string> watched_files(const std::string& config_path,
          {&l.encoder, &l.tokenizer, &l.examples, &l.head, &l.model, &l.adapter, &l.labels})
       if (!path->empty()) files.push_back(learned::resolve_model_path(*path));
   }
+  if (config.token_classifier) files.push_back(config.token_classifier->model);
   return files;
 }
 

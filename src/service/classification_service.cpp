@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 namespace mcpclass::service {
 
@@ -27,6 +28,21 @@ std::shared_ptr<const classify::Classifier> with_cache(
     std::shared_ptr<const classify::Classifier> classifier, const classify::CacheOptions& cache) {
   if (cache.entries == 0 || !classifier->cacheable()) return classifier;
   return std::make_shared<classify::CachedClassifier>(std::move(classifier), cache);
+}
+
+// The `token_classifier` section's model and tool name, or {nullptr, ""} when there is none.
+// Throws ConfigError.
+std::pair<std::shared_ptr<const learned::TokenClassifier>, std::string> token_classifier_of(
+    const config::Config& config) {
+  const auto& t = config.token_classifier;
+  if (!t) return {nullptr, {}};
+  if (t->tool == "classify_text" || t->tool == "list_categories")
+    throw config::ConfigError("token_classifier.tool", "'" + t->tool + "' is taken by the service");
+  try {
+    return {learned::make_token_classifier(*t), t->tool};
+  } catch (const classify::ClassifyError& e) {
+    throw config::ConfigError("token_classifier.model", e.what());
+  }
 }
 
 }  // namespace
@@ -50,18 +66,18 @@ ClassificationService::ClassificationService(const config::Config& config,
       "setting; list_categories gives the categories in class-index order.";
   server_ = server::Server::create(server_options, pool_.executor());
   publish(classifier_.load());
-  if (const auto& t = config.token_classifier) {
-    if (t->tool == "classify_text" || t->tool == "list_categories")
-      throw config::ConfigError("token_classifier.tool",
-                                "'" + t->tool + "' is taken by the service");
-    try {
-      token_classifier_ = learned::make_token_classifier(*t);
-    } catch (const classify::ClassifyError& e) {
-      throw config::ConfigError("token_classifier.model", e.what());
-    }
-    register_token_classification(*server_, token_classifier_, t->tool, settings_.max_text_length,
+  auto [tokens, tool] = token_classifier_of(config);
+  publish_token_classifier(std::move(tokens), tool);
+}
+
+void ClassificationService::publish_token_classifier(
+    std::shared_ptr<const learned::TokenClassifier> classifier, const std::string& tool) {
+  if (!token_tool_.empty() && token_tool_ != tool) server_->remove_tool(token_tool_);
+  token_tool_ = classifier ? tool : std::string();
+  if (classifier)
+    register_token_classification(*server_, classifier, tool, settings_.max_text_length,
                                   tool_metrics_);
-  }
+  token_classifier_.store(std::move(classifier));
 }
 
 void ClassificationService::publish(const std::shared_ptr<const classify::Classifier>& classifier) {
@@ -86,11 +102,13 @@ ReloadResult ClassificationService::reload(const std::function<config::Config()>
                                            const ReloadStage& stage) {
   std::lock_guard lock(reload_mutex_);
   std::shared_ptr<const classify::Classifier> next;
+  std::pair<std::shared_ptr<const learned::TokenClassifier>, std::string> next_tokens;
   std::function<void()> swap_stage;
   try {
     const config::Config config = load();
     next = with_cache(std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
                       settings_.cache);
+    next_tokens = token_classifier_of(config);
     if (stage) swap_stage = stage(config, next);
   } catch (const std::exception& e) {
     reload_failures_.fetch_add(1);
@@ -99,6 +117,7 @@ ReloadResult ClassificationService::reload(const std::function<config::Config()>
   const auto previous = classifier_.exchange(next);
   if (swap_stage) swap_stage();
   publish(next);
+  publish_token_classifier(std::move(next_tokens.first), next_tokens.second);
   const bool categories_changed =
       categories_document(previous->categories()) != categories_document(next->categories());
   if (categories_changed) server_->notify_resource_updated(std::string(kCategoriesUri));

@@ -72,10 +72,9 @@ class ClassificationService {
   /// The classifier of the current generation.
   std::shared_ptr<const classify::Classifier> classifier() const { return classifier_.load(); }
   const config::ServerSettings& settings() const noexcept { return settings_; }
-  /// The configured `token_classifier`, or nullptr. A reload keeps it (changing it needs a
-  /// restart).
-  const std::shared_ptr<const learned::TokenClassifier>& token_classifier() const noexcept {
-    return token_classifier_;
+  /// The `token_classifier` of the current generation, or nullptr when none is configured.
+  std::shared_ptr<const learned::TokenClassifier> token_classifier() const {
+    return token_classifier_.load();
   }
   /// `server.http` as transport options: host, port, limits, TLS files, and the access rules
   /// with their secrets resolved. Throws ConfigError (an unset "${NAME}", an unreadable token
@@ -91,8 +90,10 @@ class ClassificationService {
   /// `prompts/list_changed` when the categories change the definitions, `resources/updated` to
   /// subscribers of the categories resource. `stage` builds what a front end serves from the
   /// same configuration (the routing proxy's `route` section), swapped in with the classifier.
-  /// Other sections than `categories`, `classifier`, `routing` and those `stage` applies need a
-  /// restart and are ignored. Never throws: a configuration that fails to load or build (or
+  /// The `token_classifier` section is rebuilt too (its model re-read): its tool is replaced,
+  /// added, renamed or removed as the section says. Other sections than `categories`,
+  /// `classifier`, `routing`, `token_classifier` and those `stage` applies need a restart and
+  /// are ignored. Never throws: a configuration that fails to load or build (or
   /// that `stage` refuses) is refused, counted, and the current generation keeps serving.
   ReloadResult reload(const std::function<config::Config()>& load, const ReloadStage& stage = {});
   std::uint64_t generation() const noexcept { return generation_.load(); }
@@ -106,6 +107,8 @@ class ClassificationService {
 
  private:
   void publish(const std::shared_ptr<const classify::Classifier>& classifier);
+  void publish_token_classifier(std::shared_ptr<const learned::TokenClassifier> classifier,
+                                const std::string& tool);
 
   std::atomic<std::shared_ptr<const classify::Classifier>> classifier_;
   config::ServerSettings settings_;
@@ -114,7 +117,8 @@ class ClassificationService {
   std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
   util::ThreadPool pool_;
   std::shared_ptr<server::Server> server_;
-  std::shared_ptr<const learned::TokenClassifier> token_classifier_;
+  std::atomic<std::shared_ptr<const learned::TokenClassifier>> token_classifier_;
+  std::string token_tool_;                 // the token classifier's tool name, when registered
   std::mutex reload_mutex_;                // one reload at a time
   std::vector<std::string> prompt_names_;  // the prompts this service registered
   std::atomic<std::uint64_t> generation_{1};

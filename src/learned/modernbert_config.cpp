@@ -98,15 +98,26 @@ void read_ropes(const json::object& c, ModernBertConfig& m) {
 
 }  // namespace
 
-ModernBertConfig read_modernbert_config(const std::string& dir) {
+ModernBertConfig read_modernbert_config(const std::string& dir, BertHead head) {
   const auto c = read_checkpoint_config(dir);
   ModernBertConfig m;
   m.file = (std::filesystem::path(dir) / "config.json").string();
   m.architecture = config_architecture(c, m.file);
-  if (m.architecture != "ModernBertForSequenceClassification")
-    config_error(m.file, "architecture '" + m.architecture +
-                             "' is not a ModernBERT sequence classifier "
-                             "(ModernBertForSequenceClassification)");
+  m.head =
+      m.architecture == "ModernBertForTokenClassification" ? BertHead::token : BertHead::sequence;
+  const auto wanted = std::string(head == BertHead::token ? "ModernBertForTokenClassification"
+                                                          : "ModernBertForSequenceClassification");
+  if (m.architecture != "ModernBertForSequenceClassification" &&
+      m.architecture != "ModernBertForTokenClassification")
+    config_error(m.file, "architecture '" + m.architecture + "' is not a ModernBERT " +
+                             (head == BertHead::token ? "token" : "sequence") + " classifier (" +
+                             wanted + ")");
+  if (m.head != head)
+    config_error(m.file, "architecture '" + m.architecture + "' is a " +
+                             (m.head == BertHead::token ? "token" : "sequence") +
+                             " classifier; this needs a " +
+                             (head == BertHead::token ? "token" : "sequence") + " classifier (" +
+                             wanted + ")");
   if (const auto type = config_string(c, m.file, "model_type", ""); type != "modernbert")
     config_error(m.file, "model_type '" + type + "' does not match architecture '" +
                              m.architecture + "' (expected 'modernbert')");
@@ -134,12 +145,13 @@ ModernBertConfig read_modernbert_config(const std::string& dir) {
   m.local_attention = config_size(c, m.file, "local_attention", 1'000'000, 128);
   read_layer_types(c, m);
   read_ropes(c, m);
+  m.labels = checkpoint_labels(c, m.file);
+  if (head == BertHead::token) return m;  // problem_type applies to sequence heads only
   const auto problem = config_string(c, m.file, "problem_type", "single_label_classification");
   if (problem != "single_label_classification")
     config_error(m.file, "problem_type '" + problem +
                              "' is not supported yet (single_label_classification: softmax over "
                              "labels)");
-  m.labels = checkpoint_labels(c, m.file);
   if (m.labels.size() < 2)
     config_error(m.file, "a sequence classifier needs at least 2 labels (1 label is regression)");
   return m;

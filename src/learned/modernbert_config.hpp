@@ -1,4 +1,4 @@
-// Internal: the config.json of a ModernBERT sequence classifier (ModernBERT, mmBERT) as
+// Internal: the config.json of a ModernBERT sequence or token classifier (ModernBERT, mmBERT) as
 // `transformers` writes it, checked before any weight is read. Both layouts are read: the flat
 // one of published checkpoints (global_attn_every_n_layers, global_rope_theta,
 // local_rope_theta, rope_scaling) and the newer layer_types + rope_parameters.
@@ -6,6 +6,7 @@
 #pragma once
 
 #include "learned/activations.hpp"
+#include "learned/bert_config.hpp"
 #include "learned/rope.hpp"
 
 #include <cstddef>
@@ -16,7 +17,8 @@ namespace mcpclass::learned::detail {
 
 struct ModernBertConfig {
   std::string file;          ///< The config.json read, for messages.
-  std::string architecture;  ///< ModernBertForSequenceClassification.
+  std::string architecture;  ///< ModernBertFor{Sequence,Token}Classification.
+  BertHead head = BertHead::sequence;
   std::size_t vocab = 0, hidden = 0, layers = 0, heads = 0, intermediate = 0;
   std::size_t max_positions = 0;
   float norm_eps = 1e-5f;
@@ -34,9 +36,10 @@ struct ModernBertConfig {
   std::size_t max_tokens() const { return max_positions; }
 };
 
-/// Reads and checks `dir/config.json`. Throws ClassifyError naming the file and the key for an
-/// unknown architecture or model_type, a missing or out-of-range size, an unsupported
-/// activation, pooling, rope type or problem_type, or layer_types of the wrong length.
-ModernBertConfig read_modernbert_config(const std::string& dir);
+/// Reads and checks `dir/config.json`, whose architecture must have the `head` wanted. Throws
+/// ClassifyError naming the file and the key for an unknown architecture or model_type, the
+/// other head, a missing or out-of-range size, an unsupported activation, pooling, rope type or
+/// problem_type (sequence head), or layer_types of the wrong length.
+ModernBertConfig read_modernbert_config(const std::string& dir, BertHead head = BertHead::sequence);
 
 }  // namespace mcpclass::learned::detail

@@ -1,181 +1,49 @@
 #include "learned/modernbert_model.hpp"
 
-#include "learned/attention_head.hpp"
-#include "learned/checkpoint_files.hpp"
-#include "mcpclass/classify/errors.hpp"
-
-#include <omp.h>
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
-#include <cmath>
-#include <limits>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 
 ModernBertModel::ModernBertModel(const std::string& dir, const std::string& adapter_dir,
                                  const CheckpointProgress& progress)
-    : config_(read_modernbert_config(dir)) {
-  auto file = read_checkpoint_tensors(dir, adapter_dir, progress);
-  const auto& c = config_;
-  const std::size_t h = c.hidden;
-  auto norm = [&](const std::string& name) { return take_norm(file, name, h, c.norm_bias); };
-  embeddings_ = file.take("model.embeddings.tok_embeddings.weight",
-                          {static_cast<std::int64_t>(c.vocab), static_cast<std::int64_t>(h)});
-  embedding_norm_ = norm("model.embeddings.norm");
-  for (std::size_t i = 0; i < c.layers; ++i) {
-    const std::string l = "model.layers." + std::to_string(i) + ".";
-    Layer layer;
-    if (i > 0) layer.attention_norm = norm(l + "attn_norm");
-    layer.qkv = take_dense(file, l + "attn.Wqkv", h, 3 * h, c.attention_bias);
-    layer.attention_out = take_dense(file, l + "attn.Wo", h, h, c.attention_bias);
-    layer.mlp_norm = norm(l + "mlp_norm");
-    layer.mlp_in = take_dense(file, l + "mlp.Wi", h, 2 * c.intermediate, c.mlp_bias);
-    layer.mlp_out = take_dense(file, l + "mlp.Wo", c.intermediate, h, c.mlp_bias);
-    layer.global = c.global_layer[i];
-    layers_.push_back(std::move(layer));
-  }
-  final_norm_ = norm("model.final_norm");
-  head_dense_ = take_dense(file, "head.dense", h, h, c.classifier_bias);
-  head_norm_ = norm("head.norm");
-  classifier_ = take_dense(file, "classifier", h, c.labels.size());
-  // Every tensor must have been read: a bias the config says the model lacks (or a tensor of
-  // another architecture) would otherwise be silently ignored and the answers quietly wrong.
-  // take() moves a tensor's values out, leaving the (libstdc++: always) empty vector.
-  for (const auto& [name, tensor] : file.tensors.tensors)
-    if (!tensor.values.empty())
-      throw ClassifyError("'" + file.file_of[name] + "' tensor '" + name +
-                          "' is not part of a ModernBertForSequenceClassification with '" + c.file +
-                          "' (check norm_bias, attention_bias, mlp_bias, " +
-                          "classifier_bias and num_hidden_layers)");
-  global_rope_ = rope_frequencies(c.global_rope, c.head_dim());
-  local_rope_ = rope_frequencies(c.local_rope, c.head_dim());
+    : ModernBertModel(read_modernbert_checkpoint(dir, BertHead::sequence, adapter_dir, progress)) {}
+
+ModernBertModel::ModernBertModel(ModernBertCheckpoint checkpoint)
+    : config_(std::move(checkpoint.config)),
+      encoder_(config_, checkpoint.tensors),
+      head_(take_prediction_head(checkpoint.tensors, config_)),
+      classifier_(
+          take_dense(checkpoint.tensors, "classifier", config_.hidden, config_.labels.size())) {
+  require_every_tensor_taken(checkpoint.tensors, config_);
 }
 
 std::size_t ModernBertModel::parameters() const {
-  std::size_t n = embeddings_.size() + embedding_norm_.parameters() + final_norm_.parameters() +
-                  head_dense_.parameters() + head_norm_.parameters() + classifier_.parameters();
-  for (const auto& l : layers_)
-    n += l.attention_norm.parameters() + l.qkv.parameters() + l.attention_out.parameters() +
-         l.mlp_norm.parameters() + l.mlp_in.parameters() + l.mlp_out.parameters();
-  return n;
-}
-
-// RoPE on each text's queries and keys (positions from 0 at its first token), then scaled
-// dot-product attention of each text over its own tokens, within the window on local layers.
-void ModernBertModel::attention(const Layer& layer, std::vector<float>& qkv,
-                                std::span<const BertInput> inputs,
-                                const std::vector<std::size_t>& first_row,
-                                std::vector<float>& context) const {
-  const std::size_t w = config_.hidden, heads = config_.heads, dh = config_.head_dim();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  const std::size_t window =
-      layer.global ? std::numeric_limits<std::size_t>::max() : config_.local_attention / 2;
-  std::size_t longest = 0;
-  for (const auto& in : inputs) longest = std::max(longest, in.ids.size());
-  const auto table = rope_table(layer.global ? global_rope_ : local_rope_, longest);
-  std::vector<float> scores;
-  for (std::size_t b = 0; b < inputs.size(); ++b) {
-    const std::size_t n = inputs[b].ids.size();
-    float* base = qkv.data() + first_row[b] * 3 * w;
-    apply_rope(table, base, 3 * w, n, heads, dh);      // queries
-    apply_rope(table, base + w, 3 * w, n, heads, dh);  // keys
-    scores.resize(n * n);
-    for (std::size_t h = 0; h < heads; ++h)
-      attention_head(base + h * dh, base + w + h * dh, base + 2 * w + h * dh,
-                     static_cast<dnnl::memory::dim>(3 * w), n, dh, scale, scores.data(),
-                     static_cast<dnnl::memory::dim>(n), context.data() + first_row[b] * w + h * dh,
-                     static_cast<dnnl::memory::dim>(w), window);
-  }
-}
-
-TokenStates ModernBertModel::hidden_states(std::span<const BertInput> inputs,
-                                           std::size_t threads) const {
-  // oneDNN runs on OpenMP: this thread's team size is its own setting, so it is set per call.
-  omp_set_num_threads(static_cast<int>(std::max<std::size_t>(threads, 1)));
-  const auto& c = config_;
-  const std::size_t w = c.hidden;
-  TokenStates out;
-  out.width = w;
-  std::size_t rows = 0;
-  for (const auto& in : inputs) {
-    if (in.ids.empty() || in.ids.size() > c.max_tokens())
-      throw ClassifyError("a text of " + std::to_string(in.ids.size()) + " tokens is outside [1, " +
-                          std::to_string(c.max_tokens()) + "]");
-    out.first_row.push_back(rows);
-    rows += padded_rows(in.ids.size());
-  }
-  auto& x = out.values;
-  x.assign(rows * w, 0.0f);
-  for (std::size_t b = 0; b < inputs.size(); ++b)
-    for (std::size_t t = 0; t < inputs[b].ids.size(); ++t) {
-      const auto id = inputs[b].ids[t];
-      if (id < 0 || static_cast<std::size_t>(id) >= c.vocab)
-        throw ClassifyError("token id " + std::to_string(id) + " is outside the model's " +
-                            std::to_string(c.vocab) + "-token vocabulary");
-      std::copy_n(embeddings_.data() + static_cast<std::size_t>(id) * w, w,
-                  x.data() + (out.first_row[b] + t) * w);
-    }
-  layer_norm(embedding_norm_, c.norm_eps, x.data(), rows);
-  std::vector<float> normed(rows * w), qkv(rows * 3 * w), context(rows * w, 0.0f);
-  std::vector<float> projected(rows * w), wide(rows * 2 * c.intermediate);
-  std::vector<float> gated(rows * c.intermediate);
-  for (const auto& layer : layers_) {
-    const float* attention_input = x.data();
-    if (!layer.attention_norm.weight.empty()) {
-      normed = x;
-      layer_norm(layer.attention_norm, c.norm_eps, normed.data(), rows);
-      attention_input = normed.data();
-    }
-    linear(layer.qkv, attention_input, rows, qkv.data());
-    attention(layer, qkv, inputs, out.first_row, context);
-    linear(layer.attention_out, context.data(), rows, projected.data());
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-    normed = x;
-    layer_norm(layer.mlp_norm, c.norm_eps, normed.data(), rows);
-    linear(layer.mlp_in, normed.data(), rows, wide.data());
-    // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)).
-    const std::size_t m = c.intermediate;
-    for (std::size_t r = 0; r < rows; ++r) {
-      float* input = wide.data() + r * 2 * m;
-      activate(c.activation, input, m);
-      for (std::size_t j = 0; j < m; ++j) gated[r * m + j] = input[j] * input[m + j];
-    }
-    linear(layer.mlp_out, gated.data(), rows, projected.data());
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-  }
-  layer_norm(final_norm_, c.norm_eps, x.data(), rows);
-  return out;
+  return encoder_.parameters() + head_.parameters() + classifier_.parameters();
 }
 
 std::vector<float> ModernBertModel::logits(std::span<const BertInput> inputs,
                                            std::size_t threads) const {
-  const auto states = hidden_states(inputs, threads);
+  const auto states = encoder_.hidden_states(inputs, threads);
   const std::size_t w = config_.hidden;
   // Each text's pooled row at the start of its own block, as it would be alone.
   const std::size_t blocks = inputs.size() * kRowBlock;
-  std::vector<float> pooled(blocks * w, 0.0f), dense(blocks * w), head(blocks * classifier_.out);
+  std::vector<float> pooled(blocks * w, 0.0f), head(blocks * classifier_.out);
   for (std::size_t b = 0; b < inputs.size(); ++b) {
     float* row = pooled.data() + b * kRowBlock * w;
-    const std::size_t n = inputs[b].ids.size();
+    const auto text = states.text(b);
+    const std::size_t n = states.tokens[b];
     if (!config_.mean_pooling) {
-      std::copy_n(states.token(b, 0), w, row);
+      std::copy_n(text.data(), w, row);
       continue;
     }
     for (std::size_t j = 0; j < w; ++j) {
       double sum = 0.0;
-      for (std::size_t t = 0; t < n; ++t) sum += states.token(b, t)[j];
+      for (std::size_t t = 0; t < n; ++t) sum += text[t * w + j];
       row[j] = static_cast<float>(sum / static_cast<double>(n));
     }
   }
-  linear(head_dense_, pooled.data(), blocks, dense.data());
-  activate(config_.classifier_activation, dense.data(), dense.size());
-  layer_norm(head_norm_, config_.norm_eps, dense.data(), blocks);
-  linear(classifier_, dense.data(), blocks, head.data());
+  head_.apply(pooled, blocks);
+  linear(classifier_, pooled.data(), blocks, head.data());
   std::vector<float> out(inputs.size() * classifier_.out);
   for (std::size_t b = 0; b < inputs.size(); ++b)
     std::copy_n(head.data() + b * kRowBlock * classifier_.out, classifier_.out,

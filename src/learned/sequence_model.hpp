@@ -3,9 +3,8 @@
 // bert_model.hpp; ModernBERT and mmBERT: modernbert_model.hpp).
 #pragma once
 
-#include "learned/bert_model.hpp"
-
-#include <boost/json/object.hpp>
+#include "learned/bert_encoder.hpp"
+#include "learned/checkpoint_model.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -16,30 +15,13 @@
 namespace mcpclass::learned::detail {
 
 /// Thread-safety: immutable after construction; logits() may be called concurrently.
-class SequenceModel {
+class SequenceModel : public CheckpointModel {
  public:
-  virtual ~SequenceModel() = default;
-
-  virtual const std::string& architecture() const = 0;
-  virtual const std::string& config_file() const = 0;
-  virtual const std::vector<std::string>& labels() const = 0;
-  virtual std::size_t vocab() const = 0;
-  /// Tokens a text may have, special tokens included.
-  virtual std::size_t max_tokens() const = 0;
-
   /// Row-major `inputs.size() × labels` logits; a batch gives every text exactly its
   /// single-text result (see the implementations).
   virtual std::vector<float> logits(std::span<const BertInput> inputs,
                                     std::size_t threads) const = 0;
-
-  /// Sizes, parameters and what is computed, for `mcpclass model inspect`.
-  virtual boost::json::object describe() const = 0;
 };
-
-/// Sizes, parameters and what is computed of a BERT-family checkpoint whose head computes `head`
-/// from the encoder's hidden states, for `mcpclass model inspect`.
-boost::json::object describe_bert(const BertConfig& c, std::size_t parameters,
-                                  const std::string& head);
 
 /// Activation rows a text of `tokens` tokens takes in a batch of any SequenceModel.
 std::size_t sequence_rows(std::size_t tokens);

@@ -1,9 +1,9 @@
-// make_token_classifier: a *ForTokenClassification checkpoint (bert_token_model.hpp) behind the
-// TokenClassifier interface, its spans merged by token_spans.hpp.
+// make_token_classifier: a *ForTokenClassification checkpoint of any supported architecture
+// (token_model.hpp) behind the TokenClassifier interface, its spans merged by token_spans.hpp.
 #include "mcpclass/learned/token_classifier.hpp"
 
-#include "learned/bert_token_model.hpp"
 #include "learned/hf/tokenizer_files.hpp"
+#include "learned/token_model.hpp"
 #include "learned/token_spans.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
@@ -23,7 +23,8 @@ constexpr std::size_t kMaxBatchRows = 8192;
 
 // What the pipeline reads from tokenizer.json and tokenizer_config.json: the unknown token, the
 // decoder, and whether the model marks continued words (continuing_subword_prefix).
-detail::SpanRules span_rules(const std::string& tokenizer_path, const detail::BertConfig& config,
+detail::SpanRules span_rules(const std::string& tokenizer_path,
+                             const std::vector<std::string>& labels,
                              const TokenClassifierSettings& settings) {
   const auto document = hf::parse_json(hf::read_text_file(tokenizer_path), tokenizer_path);
   const auto* doc = document.if_object();
@@ -36,7 +37,7 @@ detail::SpanRules span_rules(const std::string& tokenizer_path, const detail::Be
       hf::config_token(*m, "continuing_subword_prefix", type == "WordPiece" ? "##" : "");
   const auto* decoder = doc->if_contains("decoder");
   detail::SpanRules rules{
-      config.labels,
+      labels,
       hf::config_token(hf::sibling_config(tokenizer_path), "unk_token",
                        hf::config_token(*m, "unk_token", "")),
       (type == "WordPiece" || type == "BPE") && !prefix.empty(),
@@ -49,19 +50,20 @@ detail::SpanRules span_rules(const std::string& tokenizer_path, const detail::Be
 class CheckpointTokenClassifier final : public TokenClassifier {
  public:
   explicit CheckpointTokenClassifier(const TokenClassifierSettings& s)
-      : settings_(s), dir_(resolve_model_path(s.model)), model_(dir_) {
-    const auto& c = model_.config();
+      : settings_(s), dir_(resolve_model_path(s.model)), model_(detail::open_token_model(dir_)) {
+    const auto& m = *model_;
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
     TokenizerOptions options;
     options.max_length =
-        s.max_tokens == 0 ? c.max_tokens() : std::min(s.max_tokens, c.max_tokens());
+        s.max_tokens == 0 ? m.max_tokens() : std::min(s.max_tokens, m.max_tokens());
     options.stride = s.stride;
     max_tokens_ = options.max_length;
     tokenizer_ = open_text_tokenizer(tokenizer, options);
-    if (tokenizer_->vocab_size() > c.vocab)
+    if (tokenizer_->vocab_size() > m.vocab())
       throw ClassifyError("'" + tokenizer + "' has " + std::to_string(tokenizer_->vocab_size()) +
-                          " tokens but '" + c.file + "' vocab_size is " + std::to_string(c.vocab));
-    rules_ = std::make_unique<detail::SpanRules>(span_rules(tokenizer, c, s));
+                          " tokens but '" + m.config_file() + "' vocab_size is " +
+                          std::to_string(m.vocab()));
+    rules_ = std::make_unique<detail::SpanRules>(span_rules(tokenizer, m.labels(), s));
   }
 
   std::vector<TokenSpan> detect(std::string_view text,
@@ -84,7 +86,7 @@ class CheckpointTokenClassifier final : public TokenClassifier {
         rows += r;
         inputs.push_back({windows[i]->ids, windows[i]->type_ids});
       }
-      for (auto& l : model_.logits(inputs, settings_.threads)) logits.push_back(std::move(l));
+      for (auto& l : model_->logits(inputs, settings_.threads)) logits.push_back(std::move(l));
       begin += inputs.size();
     }
     std::vector<detail::SpanWindow> spans;
@@ -93,12 +95,12 @@ class CheckpointTokenClassifier final : public TokenClassifier {
   }
 
   TokenAggregation aggregation() const override { return settings_.aggregation; }
-  const std::vector<std::string>& labels() const override { return model_.config().labels; }
+  const std::vector<std::string>& labels() const override { return model_->labels(); }
 
   json::object info() const override {
     json::array labels;
-    for (const auto& l : model_.config().labels) labels.emplace_back(l);
-    return {{"model", settings_.model},    {"architecture", model_.config().architecture},
+    for (const auto& l : model_->labels()) labels.emplace_back(l);
+    return {{"model", settings_.model},    {"architecture", model_->architecture()},
             {"labels", std::move(labels)}, {"aggregation", to_string(settings_.aggregation)},
             {"stride", settings_.stride},  {"max_tokens", max_tokens_}};
   }
@@ -106,7 +108,7 @@ class CheckpointTokenClassifier final : public TokenClassifier {
  private:
   TokenClassifierSettings settings_;
   std::string dir_;
-  detail::BertTokenModel model_;
+  std::unique_ptr<detail::TokenModel> model_;
   std::unique_ptr<TextTokenizer> tokenizer_;
   std::unique_ptr<detail::SpanRules> rules_;
   std::size_t max_tokens_ = 0;

@@ -24,6 +24,7 @@ std::vector<std::vector<float>> TokenHead::logits(const HiddenStates& hidden) co
     std::copy(text.begin(), text.end(), x.begin() + static_cast<std::ptrdiff_t>(row * w));
     row += padded_rows(hidden.tokens[i]);
   }
+  if (transform_) transform_->apply(x, rows);
   linear(classifier_, x.data(), rows, y.data());
   std::vector<std::vector<float>> out;
   row = 0;

@@ -1,9 +1,9 @@
 #include "learned/transformer_classifier.hpp"
 
-#include "learned/bert_token_model.hpp"
 #include "learned/checkpoint_config.hpp"
 #include "learned/label_map.hpp"
 #include "learned/sequence_model.hpp"
+#include "learned/token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
@@ -137,23 +137,14 @@ json::object inspect_checkpoint(const std::string& dir, const std::string& adapt
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture = detail::config_architecture(detail::read_checkpoint_config(dir), file);
   json::object out{{"architecture", architecture}};
-  std::vector<std::string> label_names;
-  if (architecture.ends_with("ForTokenClassification")) {
-    const detail::BertTokenModel model(dir, adapter_dir, progress);
-    label_names = model.config().labels;
-    for (auto& [key, value] :
-         detail::describe_bert(model.config(), model.parameters(),
-                               "then every token's final hidden state through classifier: " +
-                                   std::to_string(label_names.size()) +
-                                   " logits a token, softmax, spans merged as the transformers "
-                                   "token-classification pipeline does (token_classifier)"))
-      out[key] = value;
-  } else {
-    const auto model = detail::open_sequence_model(dir, adapter_dir, progress);
-    label_names = model->labels();
-    out["architecture"] = model->architecture();
-    for (auto& [key, value] : model->describe()) out[key] = value;
-  }
+  // A token head is named so in every architecture; any other is a sequence head (or refused).
+  std::unique_ptr<detail::CheckpointModel> model;
+  if (architecture.ends_with("ForTokenClassification"))
+    model = detail::open_token_model(dir, adapter_dir, progress);
+  else
+    model = detail::open_sequence_model(dir, adapter_dir, progress);
+  const auto& label_names = model->labels();
+  for (auto& [key, value] : model->describe()) out[key] = value;
   if (!adapter_dir.empty()) out["adapter"] = adapter_dir;
   json::array labels;
   for (const auto& l : label_names) labels.emplace_back(l);

@@ -1,9 +1,12 @@
 """Token classification through the command line: `mcpclass detect` prints the spans the
-reference pipeline port (tests/transformers/make_token_fixtures.py) computed, `serve --stdio`
-answers the detect_pii tool with the same JSON, and `model inspect` describes the checkpoint."""
+reference pipeline port (tests/transformers/make_token_fixtures.py) computed for every
+architecture (BERT, RoBERTa, ModernBERT, mmBERT), `serve --stdio` answers the detect_pii tool with
+the same JSON, and `model inspect` describes the checkpoint."""
 import json
 import os
 import subprocess
+
+import pytest
 
 BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "mcpclass")
@@ -11,8 +14,17 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "transformers", "fixtur
 MODEL = os.path.join(FIXTURES, "bert-token-f32")
 
 
-def reference():
-    with open(os.path.join(FIXTURES, "token_reference.json"), encoding="utf-8") as f:
+# Each token-classification fixture and its reference.
+ARCHITECTURES = {
+    "bert-token-f32": "token_reference.json",
+    "roberta-token-f32": "roberta-token-reference.json",
+    "modernbert-token-f32": "modernbert-token-reference.json",
+    "mmbert-token-f32": "mmbert-token-reference.json",
+}
+
+
+def reference(fixture="bert-token-f32"):
+    with open(os.path.join(FIXTURES, ARCHITECTURES[fixture]), encoding="utf-8") as f:
         return json.load(f)["texts"]
 
 
@@ -28,10 +40,12 @@ def same_spans(got, want):
         assert {k: g[k] for k in w} == w
 
 
-def test_detect_prints_the_pipelines_spans():
-    texts = reference()
+@pytest.mark.parametrize("fixture", ARCHITECTURES)
+def test_detect_prints_the_pipelines_spans(fixture):
+    texts = reference(fixture)
     for strategy in ("simple", "max"):
-        out = detect("--model", MODEL, "--aggregation", strategy, *[t["text"] for t in texts])
+        out = detect("--model", os.path.join(FIXTURES, fixture), "--aggregation", strategy,
+                     *[t["text"] for t in texts])
         assert out.returncode == 0, out.stderr
         lines = out.stdout.decode().splitlines()
         assert len(lines) == len(texts)
@@ -51,11 +65,12 @@ def test_detect_refuses_what_it_cannot_answer():
     assert out.returncode == 1 and b"is a sequence classifier" in out.stderr
 
 
-def test_serve_stdio_answers_detect_pii(tmp_path):
+@pytest.mark.parametrize("fixture", ["bert-token-f32", "modernbert-token-f32"])
+def test_serve_stdio_answers_detect_pii(tmp_path, fixture):
     config = tmp_path / "config.yaml"
-    config.write_text(f"token_classifier:\n  model: {MODEL}\n  aggregation: first\n"
-                      "  tool: find_pii\n")
-    text = reference()[0]["text"]
+    config.write_text(f"token_classifier:\n  model: {os.path.join(FIXTURES, fixture)}\n"
+                      "  aggregation: first\n  tool: find_pii\n")
+    text = reference(fixture)[0]["text"]
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -80,8 +95,9 @@ def test_serve_stdio_answers_detect_pii(tmp_path):
     first = replies[3]["result"]["structuredContent"]
     cli = json.loads(detect("-c", str(config), text).stdout)
     assert first == cli  # one function answers both
-    same_spans(first["spans"], reference()[0]["spans"]["first"])
-    same_spans(replies[4]["result"]["structuredContent"]["spans"], reference()[0]["spans"]["none"])
+    same_spans(first["spans"], reference(fixture)[0]["spans"]["first"])
+    same_spans(replies[4]["result"]["structuredContent"]["spans"],
+               reference(fixture)[0]["spans"]["none"])
     assert replies[5]["result"]["isError"] is True
 
 
@@ -92,3 +108,14 @@ def test_model_inspect_describes_a_token_classifier():
     assert info["architecture"] == "BertForTokenClassification"
     assert info["labels"][:3] == ["O", "B-EMAIL_ADDRESS", "I-EMAIL_ADDRESS"]
     assert "every token's final hidden state" in info["compute"]
+
+
+def test_model_inspect_describes_a_modernbert_token_classifier():
+    out = subprocess.run([BIN, "model", "inspect", os.path.join(FIXTURES, "mmbert-token-f32")],
+                         capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    info = json.loads(out.stdout)
+    assert info["architecture"] == "ModernBertForTokenClassification"
+    assert info["family"] == "modernbert" and info["global_rope"]["type"] == "yarn"
+    assert "head.dense" in info["compute"] and "logits a token" in info["compute"]
+    assert "classifier_pooling" not in info

@@ -15,62 +15,50 @@ trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_lora_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_token_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
-/usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json lora_reference.json <<'PY'
+# Every reference: the same texts, ids (and for token classification the same windows and
+# spans: labels, offsets, words), logits and scores within 1e-5.
+/usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json \
+    lora_reference.json token_reference.json roberta-token-reference.json \
+    modernbert-token-reference.json mmbert-token-reference.json <<'PY'
 import json, sys
 worst = 0.0
-for file in sys.argv[3:]:
-    committed, made = (json.load(open(f"{d}/{file}")) for d in sys.argv[1:3])
+
+
+def close(a, b):
+    global worst
+    for x, y in zip(a, b, strict=True):
+        worst = max(worst, abs(x - y))
+
+
+def sequence(committed, made, file):
     assert committed["texts"] == made["texts"] and committed["labels"] == made["labels"], file
     assert committed["models"].keys() == made["models"].keys(), file
     for name, model in committed["models"].items():
         other = made["models"][name]
         assert model["ids"] == other["ids"] and model.get("max_tokens") == other.get("max_tokens"), name
         for row, other_row in zip(model["logits"], other["logits"], strict=True):
-            for a, b in zip(row, other_row, strict=True):
-                worst = max(worst, abs(a - b))
-print(f"reference logits: max abs difference {worst:.3g}")
-sys.exit(0 if worst <= 1e-5 else 1)
-PY
-# The token reference: the same windows and spans (labels, offsets, words), logits and scores
-# within 1e-5.
-/usr/bin/python3 - "$here/fixtures/token_reference.json" "$out/token_reference.json" <<'PY'
-import json, sys
-committed, made = (json.load(open(p, encoding="utf-8")) for p in sys.argv[1:3])
-for key in ("labels", "max_length", "stride"):
-    assert committed[key] == made[key], key
-worst = 0.0
-for a, b in zip(committed["texts"], made["texts"], strict=True):
-    assert a["text"] == b["text"], "texts differ"
-    for wa, wb in zip(a["windows"], b["windows"], strict=True):
-        assert (wa["ids"], wa["tokens"], wa["offsets"]) == (wb["ids"], wb["tokens"], wb["offsets"])
-        for ra, rb in zip(wa["logits"], wb["logits"], strict=True):
-            worst = max([worst] + [abs(x - y) for x, y in zip(ra, rb, strict=True)])
-    for strategy, spans in a["spans"].items():
-        for sa, sb in zip(spans, b["spans"][strategy], strict=True):
-            worst = max(worst, abs(sa.pop("score") - sb.pop("score")))
-            assert sa == sb, (strategy, sa, sb)
-print(f"token reference: max abs difference {worst:.3g}")
-sys.exit(0 if worst <= 1e-5 else 1)
-PY
-# The token reference: the same windows and spans (labels, offsets, words), logits and scores
-# within 1e-5.
-/usr/bin/python3 - "$here/fixtures/token_reference.json" "$out/token_reference.json" <<'PY'
-import json, sys
-committed, made = (json.load(open(p, encoding="utf-8")) for p in sys.argv[1:3])
-for key in ("labels", "max_length", "stride"):
-    assert committed[key] == made[key], key
-worst = 0.0
-for a, b in zip(committed["texts"], made["texts"], strict=True):
-    assert a["text"] == b["text"], "texts differ"
-    for wa, wb in zip(a["windows"], b["windows"], strict=True):
-        assert (wa["ids"], wa["tokens"], wa["offsets"]) == (wb["ids"], wb["tokens"], wb["offsets"])
-        for ra, rb in zip(wa["logits"], wb["logits"], strict=True):
-            worst = max([worst] + [abs(x - y) for x, y in zip(ra, rb, strict=True)])
-    for strategy, spans in a["spans"].items():
-        for sa, sb in zip(spans, b["spans"][strategy], strict=True):
-            worst = max(worst, abs(sa.pop("score") - sb.pop("score")))
-            assert sa == sb, (strategy, sa, sb)
-print(f"token reference: max abs difference {worst:.3g}")
+            close(row, other_row)
+
+
+def token(committed, made, file):
+    for key in ("labels", "max_length", "stride"):
+        assert committed[key] == made[key], (file, key)
+    for a, b in zip(committed["texts"], made["texts"], strict=True):
+        assert a["text"] == b["text"], (file, "texts differ")
+        for wa, wb in zip(a["windows"], b["windows"], strict=True):
+            assert (wa["ids"], wa["tokens"], wa["offsets"]) == (wb["ids"], wb["tokens"], wb["offsets"]), file
+            for ra, rb in zip(wa["logits"], wb["logits"], strict=True):
+                close(ra, rb)
+        for strategy, spans in a["spans"].items():
+            for sa, sb in zip(spans, b["spans"][strategy], strict=True):
+                close([sa.pop("score")], [sb.pop("score")])
+                assert sa == sb, (file, strategy, sa, sb)
+
+
+for file in sys.argv[3:]:
+    committed, made = (json.load(open(f"{d}/{file}", encoding="utf-8")) for d in sys.argv[1:3])
+    (token if isinstance(committed["texts"][0], dict) else sequence)(committed, made, file)
+print(f"reference logits and scores: max abs difference {worst:.3g}")
 sys.exit(0 if worst <= 1e-5 else 1)
 PY
 echo "the fixtures reproduce"

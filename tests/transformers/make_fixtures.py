@@ -191,6 +191,48 @@ class Layer(torch.nn.Module):
         return self.output_norm(self.output(inner) + x)
 
 
+def hidden_states(model, ids, mask):
+    """BertModel / RobertaModel without a pooler: every token's final hidden state. `model` has
+    the encoder's modules (word, position, token_type, embedding_norm, layers) and roberta,
+    pad_id."""
+    if model.roberta:  # create_position_ids_from_input_ids
+        not_pad = ids.ne(model.pad_id).int()
+        positions = (torch.cumsum(not_pad, dim=1) * not_pad).long() + model.pad_id
+    else:
+        positions = torch.arange(ids.shape[1]).unsqueeze(0).expand_as(ids)
+    x = model.word(ids) + model.token_type(torch.zeros_like(ids)) + model.position(positions)
+    x = model.embedding_norm(x)
+    extended = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+    for layer in model.layers:
+        x = layer(x, extended)
+    return x
+
+
+def encoder_tensors(model, p):
+    """The encoder's tensors of `model` (as hidden_states) under a published checkpoint's names,
+    `p` being "bert." or "roberta."."""
+    out = {
+        p + "embeddings.word_embeddings.weight": model.word.weight,
+        p + "embeddings.position_embeddings.weight": model.position.weight,
+        p + "embeddings.token_type_embeddings.weight": model.token_type.weight,
+        p + "embeddings.LayerNorm.weight": model.embedding_norm.weight,
+        p + "embeddings.LayerNorm.bias": model.embedding_norm.bias,
+    }
+    for i, layer in enumerate(model.layers):
+        l = f"{p}encoder.layer.{i}."
+        for name, module in [("attention.self.query", layer.query),
+                             ("attention.self.key", layer.key),
+                             ("attention.self.value", layer.value),
+                             ("attention.output.dense", layer.attention_dense),
+                             ("attention.output.LayerNorm", layer.attention_norm),
+                             ("intermediate.dense", layer.intermediate),
+                             ("output.dense", layer.output),
+                             ("output.LayerNorm", layer.output_norm)]:
+            out[l + name + ".weight"] = module.weight
+            out[l + name + ".bias"] = module.bias
+    return out
+
+
 class SequenceClassifier(torch.nn.Module):
     def __init__(self, vocab_size, roberta, pad_id):
         super().__init__()
@@ -204,40 +246,12 @@ class SequenceClassifier(torch.nn.Module):
         self.head = torch.nn.Linear(HIDDEN, len(LABELS))  # classifier / classifier.out_proj
 
     def forward(self, ids, mask):
-        if self.roberta:  # create_position_ids_from_input_ids
-            not_pad = ids.ne(self.pad_id).int()
-            positions = (torch.cumsum(not_pad, dim=1) * not_pad).long() + self.pad_id
-        else:
-            positions = torch.arange(ids.shape[1]).unsqueeze(0).expand_as(ids)
-        x = self.word(ids) + self.token_type(torch.zeros_like(ids)) + self.position(positions)
-        x = self.embedding_norm(x)
-        extended = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
-        for layer in self.layers:
-            x = layer(x, extended)
-        return self.head(torch.tanh(self.pooler(x[:, 0])))
+        return self.head(torch.tanh(self.pooler(hidden_states(self, ids, mask)[:, 0])))
 
     def tensors(self):
         """The state dict under the names a published checkpoint uses."""
         p = "roberta." if self.roberta else "bert."
-        out = {
-            p + "embeddings.word_embeddings.weight": self.word.weight,
-            p + "embeddings.position_embeddings.weight": self.position.weight,
-            p + "embeddings.token_type_embeddings.weight": self.token_type.weight,
-            p + "embeddings.LayerNorm.weight": self.embedding_norm.weight,
-            p + "embeddings.LayerNorm.bias": self.embedding_norm.bias,
-        }
-        for i, layer in enumerate(self.layers):
-            l = f"{p}encoder.layer.{i}."
-            for name, module in [("attention.self.query", layer.query),
-                                 ("attention.self.key", layer.key),
-                                 ("attention.self.value", layer.value),
-                                 ("attention.output.dense", layer.attention_dense),
-                                 ("attention.output.LayerNorm", layer.attention_norm),
-                                 ("intermediate.dense", layer.intermediate),
-                                 ("output.dense", layer.output),
-                                 ("output.LayerNorm", layer.output_norm)]:
-                out[l + name + ".weight"] = module.weight
-                out[l + name + ".bias"] = module.bias
+        out = encoder_tensors(self, p)
         pooler, head = ("classifier.dense", "classifier.out_proj") if self.roberta else (
             p + "pooler.dense", "classifier")
         out[pooler + ".weight"], out[pooler + ".bias"] = self.pooler.weight, self.pooler.bias

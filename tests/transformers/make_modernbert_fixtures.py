@@ -122,7 +122,7 @@ class Layer(torch.nn.Module):
 
 
 class SequenceClassifier(torch.nn.Module):
-    def __init__(self, vocab_size, spec):
+    def __init__(self, vocab_size, spec, labels=len(common.LABELS)):
         super().__init__()
         self.spec = spec
         bias = spec["bias"]
@@ -132,11 +132,12 @@ class SequenceClassifier(torch.nn.Module):
         self.final_norm = Norm(bias)
         self.head_dense = torch.nn.Linear(HIDDEN, HIDDEN, bias=bias)
         self.head_norm = Norm(bias)
-        self.classifier = torch.nn.Linear(HIDDEN, len(common.LABELS))
+        self.classifier = torch.nn.Linear(HIDDEN, labels)
         self.rope = [inverse_frequencies(spec["global_theta"], spec["rope_scaling"]),
                      inverse_frequencies(spec["local_theta"], spec["rope_scaling"])]
 
-    def forward(self, ids, mask):
+    def hidden_states(self, ids, mask):
+        """ModernBertModel: every token's final hidden state (after final_norm)."""
         t = ids.shape[1]
         positions = torch.arange(t).unsqueeze(0).float()
         rope = []
@@ -153,13 +154,19 @@ class SequenceClassifier(torch.nn.Module):
         x = self.embedding_norm(self.tok_embeddings(ids))
         for layer in self.layers:
             x = layer(x, global_mask, window_mask, rope)
-        x = self.final_norm(x)
+        return self.final_norm(x)
+
+    def prediction_head(self, x):
+        """ModernBertPredictionHead: head.dense, classifier_activation (gelu), head.norm."""
+        return self.head_norm(torch.nn.functional.gelu(self.head_dense(x)))
+
+    def forward(self, ids, mask):
+        x = self.hidden_states(ids, mask)
         if self.spec["pooling"] == "cls":
             pooled = x[:, 0]
         else:
             pooled = (x * mask.unsqueeze(-1)).sum(dim=1) / mask.sum(dim=1, keepdim=True)
-        h = self.head_norm(torch.nn.functional.gelu(self.head_dense(pooled)))
-        return self.classifier(h)
+        return self.classifier(self.prediction_head(pooled))
 
     def tensors(self):
         """The state dict under the names a published checkpoint uses."""
@@ -187,6 +194,14 @@ class SequenceClassifier(torch.nn.Module):
         return out
 
 
+class TokenClassifier(SequenceClassifier):
+    """ModernBertForTokenClassification: the prediction head and classifier on every token
+    (padding rows too, as transformers computes them; the pipeline reads a text's own)."""
+
+    def forward(self, ids, mask):
+        return self.classifier(self.prediction_head(self.hidden_states(ids, mask)))
+
+
 def randomise(model, seed):
     """Logits spread over a few units, not near-uniform (as make_fixtures.randomise), with matrices
     at 1/sqrt(in): ModernBERT's pre-norm residual stream grows with depth, and at make_fixtures'
@@ -206,12 +221,13 @@ def randomise(model, seed):
         model.classifier.weight.mul_(3.0)
 
 
-def config(vocab, pad_id, spec):
+def config(vocab, pad_id, spec, architecture="ModernBertForSequenceClassification",
+           labels=common.LABELS, max_positions=MAX_POSITIONS):
     c = {
-        "architectures": ["ModernBertForSequenceClassification"], "model_type": "modernbert",
+        "architectures": [architecture], "model_type": "modernbert",
         "vocab_size": len(vocab), "hidden_size": HIDDEN, "num_hidden_layers": spec["layers"],
         "num_attention_heads": HEADS, "intermediate_size": INTERMEDIATE,
-        "hidden_activation": "gelu", "max_position_embeddings": MAX_POSITIONS,
+        "hidden_activation": "gelu", "max_position_embeddings": max_positions,
         "norm_eps": 1e-05, "norm_bias": spec["bias"], "attention_bias": spec["bias"],
         "mlp_bias": spec["bias"], "classifier_bias": spec["bias"], "decoder_bias": True,
         "classifier_activation": "gelu", "classifier_pooling": spec["pooling"],
@@ -221,8 +237,8 @@ def config(vocab, pad_id, spec):
         "local_rope_theta": spec["local_theta"], "initializer_range": 0.02,
         "initializer_cutoff_factor": 2.0, "pad_token_id": pad_id, "cls_token_id": pad_id + 2,
         "sep_token_id": pad_id + 3, "bos_token_id": pad_id + 2, "eos_token_id": pad_id + 3,
-        "id2label": {str(i): l for i, l in enumerate(common.LABELS)},
-        "label2id": {l: i for i, l in enumerate(common.LABELS)},
+        "id2label": {str(i): l for i, l in enumerate(labels)},
+        "label2id": {l: i for i, l in enumerate(labels)},
         "torch_dtype": "float32", "transformers_version": "4.48.0",
     }
     if spec["rope_scaling"] is not None:

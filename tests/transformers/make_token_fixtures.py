@@ -1,21 +1,34 @@
 #!/usr/bin/env python3
-"""Writes the token-classification fixture of tests/transformers/fixtures and its reference.
+"""Writes the token-classification fixtures of tests/transformers/fixtures and their references.
 
   bert-token-f32        BertForTokenClassification (a PII detector's layout: the encoder without
                         a pooler, `classifier` over every token; id2label of BIO PII tags),
                         float32 tensors, config.json, tokenizer.json, tokenizer_config.json
-  token_reference.json  per text: the stride windows the tokenizer makes (ids, code-point
-                        offsets), each window's per-token logits from the reference model below,
-                        and the spans of every aggregation strategy of the Hugging Face
+  roberta-token-f32     RobertaForTokenClassification (positions from pad_token_id + 1, so a
+                        window holds 62 tokens)
+  modernbert-token-f32  ModernBertForTokenClassification (the layout of
+                        llm-semantic-router/mmbert32k-pii-detector-merged: model.*, then every
+                        token through head.dense → classifier_activation → head.norm and
+                        `classifier`): 3 layers, global attention in layers 0 and 2, a local
+                        window of ±4 tokens, shorter than every text
+  mmbert-token-f32      the same head on make_modernbert_fixtures' mmBERT config (every bias,
+                        YaRN rope_scaling, a window of ±8)
+  token_reference.json, roberta-token-reference.json, modernbert-token-reference.json,
+  mmbert-token-reference.json
+                        per text: the stride windows the tokenizer makes (ids, code-point
+                        offsets), each window's per-token logits from the reference model, and the
+                        spans of every aggregation strategy of the Hugging Face
                         token-classification pipeline (none, simple, first, average, max)
 
-The model is make_fixtures.py's reference BERT encoder (imported, so both fixtures share one
-reference of modeling_bert.py) with BertForTokenClassification's head. The spans come from a
-port of transformers' src/transformers/pipelines/token_classification.py (gather_pre_entities,
-aggregate, aggregate_word(s), group_sub_entities, get_tag, group_entities,
-aggregate_overlapping_entities, the ignore_labels default ["O"]) and of the `tokenizers`
-WordPiece decoder its convert_tokens_to_string calls; neither package is installed here.
-Offsets are Python string indices (Unicode code points), as the pipeline gives them.
+The BERT-family models are make_fixtures.py's reference encoder and the ModernBERT ones
+make_modernbert_fixtures.py's (imported, so each architecture has one reference of its modeling
+file) with the *ForTokenClassification head. The spans come from a port of transformers'
+src/transformers/pipelines/token_classification.py (gather_pre_entities, aggregate,
+aggregate_word(s), group_sub_entities, get_tag, group_entities, aggregate_overlapping_entities,
+the ignore_labels default ["O"]) and of the `tokenizers` WordPiece decoder its
+convert_tokens_to_string calls; neither package is installed here. Offsets are Python string
+indices (Unicode code points), as the pipeline gives them. Every fixture uses make_fixtures'
+WordPiece tokenizer (tests/tokenizers verifies the tokenizer.json runner on its own).
 
 The classifier's bias favours the I- tags and the weights are scaled so that the argmax of
 neighbouring tokens often agrees: the spans then include multi-token and multi-word groups, and
@@ -37,6 +50,7 @@ import torch
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import make_fixtures as mf  # noqa: E402  (the shared reference encoder and file writers)
+import make_modernbert_fixtures as mb  # noqa: E402  (the ModernBERT reference)
 
 LABELS = ["O", "B-EMAIL_ADDRESS", "I-EMAIL_ADDRESS", "B-PERSON", "I-PERSON",
           "B-PHONE_NUMBER", "I-PHONE_NUMBER", "B-LOCATION", "I-LOCATION"]
@@ -102,7 +116,7 @@ def words_of(text):
     return words
 
 
-def wordpiece(word, vocab):
+def wordpiece(word, vocab, unk):
     """(token, id, start, end) of one word; offsets in code points of the original text."""
     chars = "".join(c for c, _ in word)
     pieces, start = [], 0
@@ -115,16 +129,17 @@ def wordpiece(word, vocab):
                 break
             end -= 1
         if found is None:
-            return [("[UNK]", vocab["[UNK]"], word[0][1], word[-1][1] + 1)]
+            return [(unk, vocab[unk], word[0][1], word[-1][1] + 1)]
         pieces.append((found, vocab[found], word[start][1], word[end - 1][1] + 1))
         start = end
     return pieces
 
 
-def windows(text, vocab, max_length, stride):
+def windows(text, vocab, max_length, stride, specials=("[CLS]", "[SEP]", "[UNK]")):
     """The first encoding and its overflowing ones, as tokenizers' Encoding::truncate (right
-    side) cuts them, each post-processed with [CLS] … [SEP]."""
-    tokens = [p for w in words_of(text) for p in wordpiece(w, vocab)]
+    side) cuts them, each post-processed with [CLS] … [SEP] (`specials`: cls, sep, unk)."""
+    cls, sep, unk = specials
+    tokens = [p for w in words_of(text) for p in wordpiece(w, vocab, unk)]
     limit = max_length - 2
     ranges = []
     if len(tokens) <= limit:
@@ -140,8 +155,8 @@ def windows(text, vocab, max_length, stride):
     for start, stop in ranges:
         part = tokens[start:stop]
         out.append({
-            "tokens": ["[CLS]"] + [t for t, _, _, _ in part] + ["[SEP]"],
-            "ids": [vocab["[CLS]"]] + [i for _, i, _, _ in part] + [vocab["[SEP]"]],
+            "tokens": [cls] + [t for t, _, _, _ in part] + [sep],
+            "ids": [vocab[cls]] + [i for _, i, _, _ in part] + [vocab[sep]],
             "offsets": [[0, 0]] + [[s, e] for _, _, s, e in part] + [[0, 0]],
             "special": [1] + [0] * len(part) + [1],
         })
@@ -318,97 +333,78 @@ class Pipeline:
                 for e in all_entities]
 
 
-# --- the model: make_fixtures' encoder with BertForTokenClassification's head ----------------
+# --- the models: make_fixtures' BERT-family encoder with BertForTokenClassification's head, and
+# make_modernbert_fixtures' encoder with ModernBertForTokenClassification's ---------------------
 
 class TokenClassifier(torch.nn.Module):
-    def __init__(self, vocab_size):
+    """BertForTokenClassification / RobertaForTokenClassification: `classifier` on every token."""
+
+    def __init__(self, vocab_size, roberta=False, pad_id=0):
         super().__init__()
+        self.roberta, self.pad_id = roberta, pad_id
         self.word = torch.nn.Embedding(vocab_size, mf.HIDDEN)
         self.position = torch.nn.Embedding(mf.MAX_POSITIONS, mf.HIDDEN)
-        self.token_type = torch.nn.Embedding(2, mf.HIDDEN)
+        self.token_type = torch.nn.Embedding(1 if roberta else 2, mf.HIDDEN)
         self.embedding_norm = torch.nn.LayerNorm(mf.HIDDEN, eps=1e-12)
         self.layers = torch.nn.ModuleList([mf.Layer() for _ in range(mf.LAYERS)])
         self.head = torch.nn.Linear(mf.HIDDEN, len(LABELS))  # classifier
 
     def forward(self, ids, mask):
-        positions = torch.arange(ids.shape[1]).unsqueeze(0).expand_as(ids)
-        x = self.word(ids) + self.token_type(torch.zeros_like(ids)) + self.position(positions)
-        x = self.embedding_norm(x)
-        extended = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
-        for layer in self.layers:
-            x = layer(x, extended)
-        return self.head(x)  # every token: batch × tokens × labels
+        return self.head(mf.hidden_states(self, ids, mask))  # batch × tokens × labels
 
     def tensors(self):
-        out = {
-            "bert.embeddings.word_embeddings.weight": self.word.weight,
-            "bert.embeddings.position_embeddings.weight": self.position.weight,
-            "bert.embeddings.token_type_embeddings.weight": self.token_type.weight,
-            "bert.embeddings.LayerNorm.weight": self.embedding_norm.weight,
-            "bert.embeddings.LayerNorm.bias": self.embedding_norm.bias,
-        }
-        for i, layer in enumerate(self.layers):
-            l = f"bert.encoder.layer.{i}."
-            for name, module in [("attention.self.query", layer.query),
-                                 ("attention.self.key", layer.key),
-                                 ("attention.self.value", layer.value),
-                                 ("attention.output.dense", layer.attention_dense),
-                                 ("attention.output.LayerNorm", layer.attention_norm),
-                                 ("intermediate.dense", layer.intermediate),
-                                 ("output.dense", layer.output),
-                                 ("output.LayerNorm", layer.output_norm)]:
-                out[l + name + ".weight"] = module.weight
-                out[l + name + ".bias"] = module.bias
+        out = mf.encoder_tensors(self, "roberta." if self.roberta else "bert.")
         out["classifier.weight"], out["classifier.bias"] = self.head.weight, self.head.bias
         return out
 
 
-def config(vocab):
-    return {
-        "architectures": ["BertForTokenClassification"], "model_type": "bert",
+def bert_config(vocab, roberta, pad_id):
+    c = {
+        "architectures": ["RobertaForTokenClassification" if roberta else "BertForTokenClassification"],
+        "model_type": "roberta" if roberta else "bert",
         "vocab_size": len(vocab), "hidden_size": mf.HIDDEN, "num_hidden_layers": mf.LAYERS,
         "num_attention_heads": mf.HEADS, "intermediate_size": mf.INTERMEDIATE,
         "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
         "classifier_dropout": None, "max_position_embeddings": mf.MAX_POSITIONS,
-        "type_vocab_size": 2, "initializer_range": 0.02, "layer_norm_eps": 1e-12,
-        "pad_token_id": 0, "position_embedding_type": "absolute",
+        "type_vocab_size": 1 if roberta else 2, "initializer_range": 0.02,
+        "layer_norm_eps": 1e-12, "pad_token_id": pad_id, "position_embedding_type": "absolute",
         "id2label": {str(i): l for i, l in enumerate(LABELS)},
         "label2id": {l: i for i, l in enumerate(LABELS)},
         "torch_dtype": "float32", "transformers_version": "4.46.0",
     }
+    if roberta:
+        c.update({"bos_token_id": 0, "eos_token_id": 2})
+    return c
 
 
-def run(model, id_rows):
+def run(model, id_rows, pad_id):
     width = max(len(r) for r in id_rows)
-    ids = torch.tensor([r + [0] * (width - len(r)) for r in id_rows])
+    ids = torch.tensor([r + [pad_id] * (width - len(r)) for r in id_rows])
     mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in id_rows])
     with torch.no_grad():
         out = model(ids, mask)
     return [out[i, : len(r)] for i, r in enumerate(id_rows)]
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", default=str(mf.OUT))
-    out = pathlib.Path(parser.parse_args().out)
-    torch.set_num_threads(1)
-    vocab = mf.vocabulary(mf.SPECIALS_BERT, mf.WORDS + WORDS)
-    model = TokenClassifier(len(vocab)).eval()
-    mf.randomise(model, 33)
-    with torch.no_grad():  # I- tags likelier than B- tags, O likeliest: spans of several tokens
+def favour_spans(classifier):
+    """I- tags likelier than B- tags, O likeliest: spans of several tokens."""
+    with torch.no_grad():
         bias = {"O": 1.5, "B": 0.0, "I": 1.0}
         for i, label in enumerate(LABELS):
-            model.head.bias[i] = bias[label[0]]
+            classifier.bias[i] = bias[label[0]]
 
-    texts = []
-    all_windows = [windows(t, vocab, mf.MAX_POSITIONS, STRIDE) for t in TEXTS]
+
+def reference(name, model, vocab, specials, max_length, pad_id, batch_tolerance):
+    """Every text's windows, their logits (one padded batch, checked against one by one) and
+    the spans of every strategy; checks that no decision rests on a near tie."""
+    all_windows = [windows(t, vocab, max_length, STRIDE, specials) for t in TEXTS]
     rows = [w["ids"] for ws in all_windows for w in ws]
-    batch = run(model, rows)
-    single = [run(model, [r])[0] for r in rows]
+    batch = run(model, rows, pad_id)
+    single = [run(model, [r], pad_id)[0] for r in rows]
     gap = max((b - s).abs().max().item() for b, s in zip(batch, single))
-    assert gap < 1e-5, f"reference: batch differs from one by one by {gap}"
-    pipeline = Pipeline(LABELS, "[UNK]")
-    n = 0
+    assert gap < batch_tolerance, f"{name} reference: batch differs from one by one by {gap}"
+    pipeline = Pipeline(LABELS, specials[2])
+    texts, n = [], 0
     multi_token = {s: 0 for s in STRATEGIES}
     for text, ws in zip(TEXTS, all_windows):
         logits = [batch[n + i].numpy() for i in range(len(ws))]
@@ -427,26 +423,84 @@ def main():
             "spans": spans,
         })
     assert len(all_windows[-1]) >= 3, "the long text must need several stride windows"
-    assert pipeline.smallest_gap > 1e-3, f"an argmax rests on a gap of {pipeline.smallest_gap}"
-    assert all(multi_token[s] >= 3 for s in STRATEGIES[1:]), multi_token
+    assert pipeline.smallest_gap > 1e-3, f"{name}: an argmax rests on a gap of {pipeline.smallest_gap}"
+    assert all(multi_token[s] >= 3 for s in STRATEGIES[1:]), (name, multi_token)
     differ = sum(1 for t in texts if t["spans"]["simple"] != t["spans"]["first"])
-    assert differ >= 2, "the word strategies should disagree with simple on some texts"
-
-    d = out / "bert-token-f32"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "config.json").write_text(json.dumps(config(vocab), indent=2) + "\n")
-    (d / "tokenizer.json").write_text(
-        json.dumps(mf.tokenizer_json(vocab, mf.SPECIALS_BERT, False)) + "\n")
-    tc = {"do_lower_case": True, "model_max_length": mf.MAX_POSITIONS,
-          "tokenizer_class": "BertTokenizer", "unk_token": "[UNK]"}
-    (d / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n")
-    mf.save_safetensors(d / "model.safetensors", model.tensors(), "F32")
-    reference = {"labels": LABELS, "max_length": mf.MAX_POSITIONS, "stride": STRIDE,
-                 "texts": texts}
-    (out / "token_reference.json").write_text(json.dumps(reference, ensure_ascii=False) + "\n")
+    assert differ >= 2, f"{name}: the word strategies should disagree with simple on some texts"
     counts = {s: sum(len(t["spans"][s]) for t in texts) for s in STRATEGIES}
-    print(f"token fixture: {len(vocab)} tokens, {len(rows)} windows, spans {counts}, "
-          f"multi-token spans {multi_token}, smallest argmax gap {pipeline.smallest_gap:.2e}")
+    print(f"{name}: {len(vocab)} tokens, {len(rows)} windows, spans {counts}, "
+          f"multi-token spans {multi_token}, smallest argmax gap {pipeline.smallest_gap:.2e}, "
+          f"batch against one by one {gap:.1e}")
+    return {"labels": LABELS, "max_length": max_length, "stride": STRIDE, "texts": texts}
+
+
+def write_checkpoint(d, config, tokenizer, tokenizer_config, tensors):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    (d / "tokenizer.json").write_text(json.dumps(tokenizer) + "\n")
+    (d / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2) + "\n")
+    mf.save_safetensors(d / "model.safetensors", tensors, "F32")
+
+
+def write_reference(path, ref):
+    path.write_text(json.dumps(ref, ensure_ascii=False) + "\n")
+
+
+def bert_family(out, vocab, roberta, seed, fixture, reference_file):
+    specials = mf.SPECIALS_ROBERTA if roberta else mf.SPECIALS_BERT
+    pad_id = vocab[specials[1] if roberta else specials[0]]
+    model = TokenClassifier(len(vocab), roberta, pad_id).eval()
+    mf.randomise(model, seed)
+    favour_spans(model.head)
+    # RoBERTa's positions start at pad_token_id + 1: a window holds that many tokens fewer.
+    max_length = mf.MAX_POSITIONS - (pad_id + 1 if roberta else 0)
+    names = ("<s>", "</s>", "<unk>") if roberta else ("[CLS]", "[SEP]", "[UNK]")
+    ref = reference(fixture, model, vocab, names, max_length, pad_id, 1e-5)
+    tc = {"do_lower_case": True, "model_max_length": max_length,
+          "tokenizer_class": "BertTokenizer", "unk_token": names[2]}
+    write_checkpoint(out / fixture, bert_config(vocab, roberta, pad_id),
+                     mf.tokenizer_json(vocab, specials, roberta), tc, model.tensors())
+    write_reference(out / reference_file, ref)
+
+
+def modernbert(out, vocab, spec, fixture, reference_file):
+    """A ModernBertForTokenClassification whose windows (max_length mf.MAX_POSITIONS) are longer
+    than its local attention window, so both kinds of layer shape the logits."""
+    pad_id = vocab["[PAD]"]
+    model = mb.TokenClassifier(len(vocab), spec, len(LABELS)).eval()
+    mb.randomise(model, spec["seed"])
+    favour_spans(model.classifier)
+    names = ("[CLS]", "[SEP]", "[UNK]")
+    # float32 rounding differs with the padded width; well inside the 1e-4 the tests allow
+    ref = reference(fixture, model, vocab, names, mf.MAX_POSITIONS, pad_id, 5e-5)
+    config = mb.config(vocab, pad_id, spec, "ModernBertForTokenClassification", LABELS,
+                       mf.MAX_POSITIONS)
+    tc = {"model_max_length": mf.MAX_POSITIONS, "tokenizer_class": "PreTrainedTokenizerFast",
+          "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]"}
+    write_checkpoint(out / fixture, config, mf.tokenizer_json(vocab, mf.SPECIALS_BERT, False), tc,
+                     model.tensors())
+    write_reference(out / reference_file, ref)
+
+
+# ModernBERT-base's shape (no biases, thetas 160000 / 10000) in 3 layers, global attention in
+# layers 0 and 2, a local window of ±4 tokens; mmBERT's (every bias, YaRN) as
+# make_modernbert_fixtures has it.
+MODERNBERT = dict(mb.MODELS["modernbert"], layers=3, seed=52)
+MMBERT = dict(mb.MODELS["mmbert"], seed=51)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default=str(mf.OUT))
+    out = pathlib.Path(parser.parse_args().out)
+    torch.set_num_threads(1)
+    bert_vocab = mf.vocabulary(mf.SPECIALS_BERT, mf.WORDS + WORDS)
+    bert_family(out, bert_vocab, False, 33, "bert-token-f32", "token_reference.json")
+    bert_family(out, mf.vocabulary(mf.SPECIALS_ROBERTA, mf.WORDS + WORDS), True, 34,
+                "roberta-token-f32", "roberta-token-reference.json")
+    modernbert(out, bert_vocab, MODERNBERT, "modernbert-token-f32",
+               "modernbert-token-reference.json")
+    modernbert(out, bert_vocab, MMBERT, "mmbert-token-f32", "mmbert-token-reference.json")
 
 
 if __name__ == "__main__":

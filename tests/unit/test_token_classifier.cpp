@@ -1,12 +1,16 @@
-// The native BERT token classifier against tests/transformers/make_token_fixtures.py: the stride
-// windows its tokenizer makes, per-token logits of the reference model, batches of mixed
-// lengths, and the spans of every aggregation strategy of the transformers pipeline.
+// The native token classifiers (BERT, RoBERTa, ModernBERT, mmBERT with YaRN) against
+// tests/transformers/make_token_fixtures.py: the stride windows the tokenizer makes, per-token
+// logits of the reference models, batches of mixed lengths, the spans of every aggregation
+// strategy of the transformers pipeline, and config.json's architecture picking the model.
 #include "mcpclass/learned/token_classifier.hpp"
 
 #ifdef MCPCLASS_WITH_LEARNED
 
 #include "learned/bert_model.hpp"
 #include "learned/bert_token_model.hpp"
+#include "learned/modernbert_model.hpp"
+#include "learned/modernbert_token_model.hpp"
+#include "learned/token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
 #include "transformer_fixtures.hpp"
@@ -23,13 +27,25 @@ namespace json = boost::json;
 
 namespace {
 
-json::object token_reference() {
-  return json::parse(transformer_test::read_file(transformer_test::fixture("token_reference.json")))
+// A token-classification fixture and its reference (make_token_fixtures.py).
+struct Fixture {
+  const char* dir;
+  const char* reference;
+};
+constexpr Fixture kFixtures[] = {
+    {"bert-token-f32", "token_reference.json"},
+    {"roberta-token-f32", "roberta-token-reference.json"},
+    {"modernbert-token-f32", "modernbert-token-reference.json"},
+    {"mmbert-token-f32", "mmbert-token-reference.json"},
+};
+
+json::object token_reference(const Fixture& f = kFixtures[0]) {
+  return json::parse(transformer_test::read_file(transformer_test::fixture(f.reference)))
       .as_object();
 }
 
-std::string dir() {
-  return transformer_test::fixture("bert-token-f32");
+std::string dir(const Fixture& f = kFixtures[0]) {
+  return transformer_test::fixture(f.dir);
 }
 
 // Code points before byte `b` of `text`.
@@ -48,119 +64,145 @@ std::vector<TokenizedText> windows_of(const TextTokenizer& tokenizer, const std:
   return out;
 }
 
-std::unique_ptr<TextTokenizer> fixture_tokenizer(const json::object& ref) {
+std::unique_ptr<TextTokenizer> fixture_tokenizer(const Fixture& f, const json::object& ref) {
   TokenizerOptions options;
   options.max_length = static_cast<std::size_t>(ref.at("max_length").as_int64());
   options.stride = static_cast<std::size_t>(ref.at("stride").as_int64());
-  return open_text_tokenizer(dir() + "/tokenizer.json", options);
+  return open_text_tokenizer(dir(f) + "/tokenizer.json", options);
 }
 
 }  // namespace
 
 TEST_CASE("transformers.token.windows_and_logits_match_the_reference") {
-  const auto ref = token_reference();
-  const auto tokenizer = fixture_tokenizer(ref);
-  const BertTokenModel model(dir());
-  CHECK(model.config().labels.size() == 9);
-  double worst = 0.0;
-  std::size_t windows = 0;
-  for (const auto& item : ref.at("texts").as_array()) {
-    const auto& t = item.as_object();
-    const std::string text(t.at("text").as_string());
-    CAPTURE(text);
-    const auto got = windows_of(*tokenizer, text);
-    const auto& want = t.at("windows").as_array();
-    REQUIRE(got.size() == want.size());
-    std::vector<BertInput> inputs;
-    for (const auto& w : got) inputs.push_back({w.ids, w.type_ids});
-    const auto logits = model.logits(inputs, 1);
-    for (std::size_t i = 0; i < got.size(); ++i, ++windows) {
-      const auto& w = want[i].as_object();
-      REQUIRE(got[i].ids.size() == w.at("ids").as_array().size());
-      for (std::size_t k = 0; k < got[i].ids.size(); ++k) {
-        CHECK(got[i].ids[k] == w.at("ids").as_array()[k].as_int64());
-        const auto& off = w.at("offsets").as_array()[k].as_array();
-        CHECK(code_point_at(text, got[i].offsets[k].first) == off[0].as_int64());
-        CHECK(code_point_at(text, got[i].offsets[k].second) == off[1].as_int64());
-        const auto& row = w.at("logits").as_array()[k].as_array();
-        for (std::size_t j = 0; j < row.size(); ++j)
-          worst =
-              std::max(worst, std::abs(logits[i][k * row.size() + j] - row[j].to_number<double>()));
+  for (const auto& f : kFixtures) {
+    CAPTURE(std::string(f.dir));
+    const auto ref = token_reference(f);
+    const auto tokenizer = fixture_tokenizer(f, ref);
+    const auto model = open_token_model(dir(f));
+    CHECK(model->labels().size() == 9);
+    double worst = 0.0;
+    std::size_t windows = 0;
+    for (const auto& item : ref.at("texts").as_array()) {
+      const auto& t = item.as_object();
+      const std::string text(t.at("text").as_string());
+      CAPTURE(text);
+      const auto got = windows_of(*tokenizer, text);
+      const auto& want = t.at("windows").as_array();
+      REQUIRE(got.size() == want.size());
+      std::vector<BertInput> inputs;
+      for (const auto& w : got) inputs.push_back({w.ids, w.type_ids});
+      const auto logits = model->logits(inputs, 1);
+      for (std::size_t i = 0; i < got.size(); ++i, ++windows) {
+        const auto& w = want[i].as_object();
+        REQUIRE(got[i].ids.size() == w.at("ids").as_array().size());
+        for (std::size_t k = 0; k < got[i].ids.size(); ++k) {
+          CHECK(got[i].ids[k] == w.at("ids").as_array()[k].as_int64());
+          const auto& off = w.at("offsets").as_array()[k].as_array();
+          CHECK(code_point_at(text, got[i].offsets[k].first) == off[0].as_int64());
+          CHECK(code_point_at(text, got[i].offsets[k].second) == off[1].as_int64());
+          const auto& row = w.at("logits").as_array()[k].as_array();
+          for (std::size_t j = 0; j < row.size(); ++j)
+            worst = std::max(worst,
+                             std::abs(logits[i][k * row.size() + j] - row[j].to_number<double>()));
+        }
       }
     }
+    MESSAGE(std::string(f.dir) << ": " << windows
+                               << " windows: max |logit − reference| = " << worst);
+    CHECK(windows >= 10);
+    CHECK(worst <= 1e-4);
   }
-  MESSAGE(windows << " windows: max |logit − reference| = " << worst);
-  CHECK(windows >= 10);
-  CHECK(worst <= 1e-4);
+}
+
+TEST_CASE("transformers.token.modernbert_windows_are_longer_than_the_local_attention") {
+  // Both kinds of layer shape the reference logits above: global ones and sliding windows
+  // that cut every text.
+  for (const char* name : {"modernbert-token-f32", "mmbert-token-f32"}) {
+    CAPTURE(std::string(name));
+    const ModernBertTokenModel model(transformer_test::fixture(name));
+    const auto& c = model.config();
+    CHECK(std::count(c.global_layer.begin(), c.global_layer.end(), true) >= 1);
+    CHECK(std::count(c.global_layer.begin(), c.global_layer.end(), false) >= 1);
+    CHECK(c.local_attention / 2 + 1 < 20);  // the shortest text has 20 tokens or more
+  }
+  CHECK(ModernBertTokenModel(transformer_test::fixture("mmbert-token-f32"))
+            .config()
+            .global_rope.type == RopeSettings::Type::yarn);
 }
 
 TEST_CASE("transformers.token.mixed_batch_equals_one_by_one") {
-  const auto ref = token_reference();
-  const auto tokenizer = fixture_tokenizer(ref);
-  const BertTokenModel model(dir());
-  std::vector<TokenizedText> all;
-  for (const auto& item : ref.at("texts").as_array())
-    for (auto& w : windows_of(*tokenizer, std::string(item.at("text").as_string())))
-      all.push_back(std::move(w));
-  std::vector<BertInput> inputs;
-  for (const auto& w : all) inputs.push_back({w.ids, w.type_ids});
-  // Bit for bit at each thread count. (Across thread counts only the first token's row came
-  // out bit-exact here, which is all the sequence head reads: oneDNN's sgemm may sum a block's
-  // other rows in another order on more threads.)
-  for (const std::size_t threads : {1, 2}) {
-    CAPTURE(threads);
-    const auto batch = model.logits(inputs, threads);
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      CAPTURE(i);
-      CHECK(model.logits(std::span(&inputs[i], 1), threads).front() == batch[i]);
+  for (const auto& f : kFixtures) {
+    CAPTURE(std::string(f.dir));
+    const auto ref = token_reference(f);
+    const auto tokenizer = fixture_tokenizer(f, ref);
+    const auto model = open_token_model(dir(f));
+    std::vector<TokenizedText> all;
+    for (const auto& item : ref.at("texts").as_array())
+      for (auto& w : windows_of(*tokenizer, std::string(item.at("text").as_string())))
+        all.push_back(std::move(w));
+    std::vector<BertInput> inputs;
+    for (const auto& w : all) inputs.push_back({w.ids, w.type_ids});
+    // Bit for bit at each thread count. (Across thread counts only the first token's row came
+    // out bit-exact here, which is all the sequence head reads: oneDNN's sgemm may sum a
+    // block's other rows in another order on more threads.)
+    for (const std::size_t threads : {1, 2}) {
+      CAPTURE(threads);
+      const auto batch = model->logits(inputs, threads);
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        CAPTURE(i);
+        CHECK(model->logits(std::span(&inputs[i], 1), threads).front() == batch[i]);
+      }
     }
   }
 }
 
 TEST_CASE("transformers.token.spans_match_the_pipeline_for_every_strategy") {
-  const auto ref = token_reference();
-  TokenClassifierSettings settings;
-  settings.model = dir();
-  settings.stride = static_cast<std::size_t>(ref.at("stride").as_int64());
-  const auto classifier = make_token_classifier(settings);
-  std::size_t spans = 0, multi_token = 0;
-  double worst = 0.0;
-  for (const auto& item : ref.at("texts").as_array()) {
-    const auto& t = item.as_object();
-    const std::string text(t.at("text").as_string());
-    for (const auto& [name, expected] : t.at("spans").as_object()) {
-      const auto strategy = parse_token_aggregation(name);
-      REQUIRE(strategy.has_value());
-      CAPTURE(text);
-      CAPTURE(std::string(name));
-      const auto got = classifier->detect(text, *strategy);
-      const auto& want = expected.as_array();
-      REQUIRE(got.size() == want.size());
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        const auto& w = want[i].as_object();
-        const auto& g = got[i];
-        CHECK(g.label ==
-              (*strategy == TokenAggregation::none ? w.at("entity") : w.at("entity_group"))
-                  .as_string());
-        CHECK(g.word == w.at("word").as_string());
-        CHECK(g.start == static_cast<std::size_t>(w.at("start").as_int64()));
-        CHECK(g.end == static_cast<std::size_t>(w.at("end").as_int64()));
-        CHECK(code_point_at(text, g.byte_start) == g.start);
-        CHECK(code_point_at(text, g.byte_end) == g.end);
-        if (*strategy == TokenAggregation::none)
-          CHECK(g.index == static_cast<std::size_t>(w.at("index").as_int64()));
-        worst = std::max(worst, std::abs(g.score - w.at("score").to_number<double>()));
-        ++spans;
-        multi_token +=
-            g.word.find(' ') != std::string::npos || g.word.size() < g.byte_end - g.byte_start;
+  for (const auto& f : kFixtures) {
+    CAPTURE(std::string(f.dir));
+    const auto ref = token_reference(f);
+    TokenClassifierSettings settings;
+    settings.model = dir(f);
+    settings.stride = static_cast<std::size_t>(ref.at("stride").as_int64());
+    const auto classifier = make_token_classifier(settings);
+    std::size_t spans = 0, multi_token = 0;
+    double worst = 0.0;
+    for (const auto& item : ref.at("texts").as_array()) {
+      const auto& t = item.as_object();
+      const std::string text(t.at("text").as_string());
+      for (const auto& [name, expected] : t.at("spans").as_object()) {
+        const auto strategy = parse_token_aggregation(name);
+        REQUIRE(strategy.has_value());
+        CAPTURE(text);
+        CAPTURE(std::string(name));
+        const auto got = classifier->detect(text, *strategy);
+        const auto& want = expected.as_array();
+        REQUIRE(got.size() == want.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const auto& w = want[i].as_object();
+          const auto& g = got[i];
+          CHECK(g.label ==
+                (*strategy == TokenAggregation::none ? w.at("entity") : w.at("entity_group"))
+                    .as_string());
+          CHECK(g.word == w.at("word").as_string());
+          CHECK(g.start == static_cast<std::size_t>(w.at("start").as_int64()));
+          CHECK(g.end == static_cast<std::size_t>(w.at("end").as_int64()));
+          CHECK(code_point_at(text, g.byte_start) == g.start);
+          CHECK(code_point_at(text, g.byte_end) == g.end);
+          if (*strategy == TokenAggregation::none)
+            CHECK(g.index == static_cast<std::size_t>(w.at("index").as_int64()));
+          worst = std::max(worst, std::abs(g.score - w.at("score").to_number<double>()));
+          ++spans;
+          multi_token +=
+              g.word.find(' ') != std::string::npos || g.word.size() < g.byte_end - g.byte_start;
+        }
       }
     }
+    MESSAGE(std::string(f.dir) << ": " << spans << " spans (" << multi_token
+                               << " of several tokens): max |score − reference| = " << worst);
+    CHECK(spans >= 400);
+    CHECK(multi_token >= 50);
+    CHECK(worst <= 1e-4);
   }
-  MESSAGE(spans << " spans (" << multi_token
-                << " of several tokens): max |score − reference| = " << worst);
-  CHECK(spans >= 400);
-  CHECK(multi_token >= 50);
-  CHECK(worst <= 1e-4);
 }
 
 TEST_CASE("transformers.token.the_configured_strategy_and_ignore_labels_apply") {
@@ -177,6 +219,9 @@ TEST_CASE("transformers.token.the_configured_strategy_and_ignore_labels_apply") 
   CHECK(fewer.size() < spans.size());
   for (const auto& s : fewer) CHECK(s.label != spans.front().label);
   CHECK(first->info().at("architecture") == "BertForTokenClassification");
+  settings.model = dir(kFixtures[2]);
+  CHECK(make_token_classifier(settings)->info().at("architecture") ==
+        "ModernBertForTokenClassification");
 }
 
 TEST_CASE("transformers.token.a_checkpoint_of_the_other_head_is_refused") {
@@ -185,6 +230,42 @@ TEST_CASE("transformers.token.a_checkpoint_of_the_other_head_is_refused") {
                        ClassifyError);
   CHECK_THROWS_WITH_AS(BertSequenceModel{dir()},
                        doctest::Contains("is a token classifier; this needs a sequence classifier"),
+                       ClassifyError);
+  CHECK_THROWS_WITH_AS(ModernBertTokenModel(transformer_test::fixture("modernbert-f32")),
+                       doctest::Contains("is a sequence classifier; this needs a token classifier"),
+                       ClassifyError);
+  CHECK_THROWS_WITH_AS(ModernBertModel(transformer_test::fixture("modernbert-token-f32")),
+                       doctest::Contains("is a token classifier; this needs a sequence classifier"),
+                       ClassifyError);
+  TokenClassifierSettings settings;
+  settings.model = transformer_test::fixture("modernbert-f32");
+  CHECK_THROWS_WITH_AS(make_token_classifier(settings),
+                       doctest::Contains("architecture 'ModernBertForSequenceClassification' is a "
+                                         "sequence classifier; this needs a token classifier"),
+                       ClassifyError);
+}
+
+TEST_CASE("transformers.token.an_unsupported_architecture_is_a_load_error_naming_the_file") {
+  const auto copy = transformer_test::copy_of("modernbert-token-f32", "token-arch");
+  transformer_test::set_config(copy, "architectures",
+                               json::array{"DebertaV2ForTokenClassification"});
+  TokenClassifierSettings settings;
+  settings.model = copy;
+  const std::string want = copy +
+                           "/config.json': architecture 'DebertaV2ForTokenClassification' is "
+                           "not a supported token classifier (BertForTokenClassification, "
+                           "RobertaForTokenClassification, XLMRobertaForTokenClassification, "
+                           "ModernBertForTokenClassification)";
+  CHECK_THROWS_WITH_AS(make_token_classifier(settings), doctest::Contains(want.c_str()),
+                       ClassifyError);
+}
+
+TEST_CASE("transformers.token.a_modernbert_tensor_the_config_does_not_account_for_is_refused") {
+  const auto copy = transformer_test::copy_of("mmbert-token-f32", "token-bias");
+  transformer_test::set_config(copy, "classifier_bias", false);
+  CHECK_THROWS_WITH_AS(ModernBertTokenModel{copy},
+                       doctest::Contains("tensor 'head.dense.bias' is not part of a "
+                                         "ModernBertForTokenClassification"),
                        ClassifyError);
 }
 

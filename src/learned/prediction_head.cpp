@@ -1,0 +1,18 @@
+#include "learned/prediction_head.hpp"
+
+namespace mcpclass::learned::detail {
+
+void PredictionHead::apply(std::vector<float>& x, std::size_t rows) const {
+  std::vector<float> y(rows * dense.out);
+  linear(dense, x.data(), rows, y.data());
+  activate(activation, y.data(), y.size());
+  layer_norm(norm, eps, y.data(), rows);
+  x = std::move(y);
+}
+
+PredictionHead take_prediction_head(CheckpointTensors& file, const ModernBertConfig& c) {
+  return {take_dense(file, "head.dense", c.hidden, c.hidden, c.classifier_bias),
+          c.classifier_activation, take_norm(file, "head.norm", c.hidden, c.norm_bias), c.norm_eps};
+}
+
+}  // namespace mcpclass::learned::detail

@@ -63,8 +63,11 @@ std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
       architecture == "RobertaForSequenceClassification" ||
       architecture == "XLMRobertaForSequenceClassification")
     return std::make_unique<Adapted<BertSequenceModel>>(dir, adapter_dir, progress);
-  config_error(file, "architecture '" + architecture +
-                         "' is not supported (BertForSequenceClassification, "
+  config_error(file, "architecture '" + architecture + "' " +
+                         (architecture.ends_with("ForTokenClassification")
+                              ? "is a token classifier; this needs a sequence classifier"
+                              : "is not supported") +
+                         " (BertForSequenceClassification, "
                          "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "
                          "ModernBertForSequenceClassification)");
 }

@@ -1,7 +1,8 @@
 // libFuzzer target: the transformer checkpoint loader (issue 31, "Bad input"). The first byte
 // picks what the rest is, written to a checkpoint directory as a published one holds it:
 //   0  model.safetensors      → read_checkpoint_tensors, every tensor checked finite at its shape
-//   1  config.json            → read_bert_config, checkpoint_labels
+//   1  config.json            → read_bert_config and read_modernbert_config (each for both heads),
+//                               checkpoint_labels
 //   2  adapter_config.json, a NUL, adapter_model.safetensors → merge_lora_adapter into a fixed
 //      small base (an nn.Linear "m", a classifier and an embedding)
 // Each must load or throw ClassifyError: never crash, hang, or allocate past what the input's own
@@ -11,6 +12,7 @@
 #include "learned/checkpoint_config.hpp"
 #include "learned/checkpoint_files.hpp"
 #include "learned/lora_adapter.hpp"
+#include "learned/modernbert_config.hpp"
 #include "learned/safetensors.hpp"
 #include "mcpclass/classify/errors.hpp"
 
@@ -111,6 +113,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (c.labels.empty() || c.max_tokens() == 0) fail("a config without labels or tokens");
           } catch (const ClassifyError&) {
             // a config the other head refuses; the loop tries both
+          }
+          try {
+            const auto m = read_modernbert_config(dir.string(), head);
+            if (m.labels.empty() || m.max_tokens() == 0 || m.global_layer.size() != m.layers ||
+                m.hidden % m.heads != 0)
+              fail("a ModernBERT config without labels, tokens or a layer type a layer");
+          } catch (const ClassifyError&) {
+            // as above
           }
         }
         checkpoint_labels(read_checkpoint_config(dir.string()), "config.json");

@@ -10,6 +10,7 @@
 #include "learned/bert_token_model.hpp"
 #include "learned/modernbert_model.hpp"
 #include "learned/modernbert_token_model.hpp"
+#include "learned/sequence_model.hpp"
 #include "learned/token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
@@ -236,6 +237,10 @@ TEST_CASE("transformers.token.a_checkpoint_of_the_other_head_is_refused") {
                        ClassifyError);
   CHECK_THROWS_WITH_AS(ModernBertModel(transformer_test::fixture("modernbert-token-f32")),
                        doctest::Contains("is a token classifier; this needs a sequence classifier"),
+                       ClassifyError);
+  CHECK_THROWS_WITH_AS(open_sequence_model(transformer_test::fixture("modernbert-token-f32")),
+                       doctest::Contains("architecture 'ModernBertForTokenClassification' is a "
+                                         "token classifier; this needs a sequence classifier"),
                        ClassifyError);
   TokenClassifierSettings settings;
   settings.model = transformer_test::fixture("modernbert-f32");

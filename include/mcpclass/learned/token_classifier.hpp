@@ -1,5 +1,6 @@
 // Token classification (PII detection and other NER) with a Hugging Face *ForTokenClassification
-// checkpoint (BertForTokenClassification, RobertaForTokenClassification, XLM-RoBERTa): labelled
+// checkpoint (BertForTokenClassification, RobertaForTokenClassification, XLM-RoBERTa,
+// ModernBertForTokenClassification: ModernBERT and mmBERT): labelled
 // spans of a text, merged exactly as the `transformers` token-classification pipeline merges
 // them (its aggregation strategies none, simple, first, average and max, the ignore_labels
 // default ["O"], stride windows over long texts, overlapping windows merged as the pipeline's

@@ -22,6 +22,8 @@ layer 0; final_norm; head.dense → classifier_activation → head.norm → clas
 modeling_rope_utils.py's _compute_yarn_parameters. transformers applies `rope_scaling` to the
 RoPE of both layer types, each with its own theta; so does this reference. The tokenizer is
 make_fixtures.py's WordPiece (the tokenizer.json runner is verified separately, tests/tokenizers).
+TokenClassifier (ModernBertForTokenClassification: the prediction head and classifier on every
+token) is what make_token_fixtures.py writes its ModernBERT and mmBERT token fixtures with.
 
 usage: /usr/bin/python3 tests/transformers/make_modernbert_fixtures.py [--out DIR]
 The output is byte-for-byte the same on every run (seeded; ctest transformers.fixtures_reproduce).

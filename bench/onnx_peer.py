@@ -78,6 +78,16 @@ def spread(values):
     return {"median": values[len(values) // 2], "min": values[0], "max": values[-1]}
 
 
+def emit(result, path):
+    """The run's JSON into `path`, or onto stdout without one."""
+    text = json.dumps(result, indent=2) + "\n"
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
 def config_json(cli, base, tmp, name, **classifier):
     doc = json.loads(subprocess.run([cli, "config", "-c", base], check=True, capture_output=True,
                                     text=True).stdout)
@@ -300,12 +310,7 @@ def main():
     if "skipped" not in fwd:
         log(f"forward: native ÷ ORT mean time {fwd['native_vs_ort_mean']['median']:.2f} "
             f"(f32 {fwd['native_f32_vs_ort_mean']['median']:.2f})")
-    text = json.dumps(result, indent=2) + "\n"
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

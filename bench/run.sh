@@ -13,6 +13,9 @@
 #   onnx        the learned default vs the same model exported to ONNX and served by the TS SDK +
 #               onnxruntime-node (bench/onnx_peer.py): agreement, HTTP at c1/c32, encoder forward
 #               alone (onnx.json); needs the libtorch build, python3-torch and python3-onnx
+#   transformer kind transformer (BERT-base, ModernBERT-base sizes) vs ONNX Runtime on the same
+#               model (bench/transformer_peer.py): latency at 32/128 tokens, HTTP c8, FLOP rate,
+#               RSS; opt-in (MCPCLASS_BENCH_ONLY=transformer)
 #   profile     where a request's CPU goes over HTTP: mcpclass against bare Beast, per shared object
 #               and symbol, with perf (bench/profile_http.py, profile.json)
 #   tokenizers  tokenizer.json encoding per text, mcpclass vs the reference Hugging Face tokenizers
@@ -25,6 +28,7 @@
 # (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile,
 # tokenizers),
 # MCPCLASS_BENCH_ONNX_THREADS (1: intra-op threads of both encoders in the onnx section),
+# MCPCLASS_BENCH_TRANSFORMER_THREADS (2: both sides of the opt-in transformer section),
 # MCPCLASS_BENCH_TORCH_BUILD_DIR (./build; empty = skip), MCPCLASS_BENCH_OUT (bench/results).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -97,6 +101,23 @@ if [[ ",$ONLY," == *,onnx,* ]]; then
       --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
   fi
 fi
+# transformer: kind transformer at BERT-base and ModernBERT-base sizes against ONNX Runtime on the
+# same model (bench/transformer_peer.py; issue 31), not in the default set (minutes per model):
+# MCPCLASS_BENCH_ONLY=transformer. Needs Debian's python3-torch; writes transformer-onnx.json and
+# the tables as transformer-onnx-tables.md (transformer-onnx.md quotes them with the notes).
+if [[ ",$ONLY," == *,transformer,* ]]; then
+  if [ ${#torch_args[@]} -eq 0 ]; then
+    echo "bench: transformer skipped: no build with the learned component at '$TORCH_BUILD'" >&2
+  else
+    cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target bench_transformer >&2
+    [ -f "$ROOT/tests/tokenizers/node_modules/tokenizers/package.json" ] ||
+      (cd "$ROOT/tests/tokenizers" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    /usr/bin/python3 "$ROOT/bench/transformer_peer.py" --cli "$TORCH_BUILD/mcpclass" \
+      --bench-binary "$TORCH_BUILD/bench/learned/bench_transformer" \
+      --json "$OUT/transformer-onnx.json" --md "$OUT/transformer-onnx-tables.md" \
+      --threads "${MCPCLASS_BENCH_TRANSFORMER_THREADS:-2}" --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
+  fi
+fi
 # profile: where a request's CPU goes over HTTP, mcpclass against bare Beast, by shared object
 # and symbol (bench/profile_http.py, perf record; issue 16).
 if [[ ",$ONLY," == *,profile,* ]]; then
@@ -112,7 +133,7 @@ if [[ ",$ONLY," == *,tokenizers,* ]]; then
   PATH="$("$ROOT/scripts/node-for-tests.sh"):$PATH" RAYON_NUM_THREADS=1 MCPCLASS_BENCH_OUT="$OUT" \
     node "$ROOT/bench/tokenizers.mjs" "$BUILD" >&2
 fi
-SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/,profile,/,/g; s/,tokenizers,/,/g; s/^,//; s/,$//')"
+SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/,transformer,/,/g; s/,profile,/,/g; s/,tokenizers,/,/g; s/^,//; s/,$//')"
 if [ -z "$SUITE_ONLY" ]; then
   # Only the separate sections ran: carry their JSON into the existing report.
   [ -f "$OUT/report.json" ] && /usr/bin/python3 "$ROOT/bench/report.py" "$OUT"

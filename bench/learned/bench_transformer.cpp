@@ -1,6 +1,6 @@
 // Latency of `kind: transformer` on one text through the public API (tokenisation, forward
-// pass, softmax, the Classification): the first timing of issue 31's native BERT family, before
-// its benchmark rows against ONNX Runtime exist. Prints one JSON line.
+// pass, softmax, the Classification); bench/transformer_peer.py times it against ONNX Runtime on
+// the same model (issue 31's benchmark rows). Prints one JSON line.
 // usage: bench_transformer MODEL_DIR TEXT THREADS REPEAT
 #include "mcpclass/config/config.hpp"
 

@@ -35,8 +35,9 @@ export function createSession(path, threads) {
   });
 }
 
-/** ids, mask feeds of batch 1 (int64); an empty row is one masked-out padding token. */
-export function feeds(ids) {
+/** ids, mask feeds of batch 1 (int64) under the graph's input names; an empty row is one
+ * masked-out padding token. */
+export function feeds(ids, names = ["ids", "mask"]) {
   const n = Math.max(ids.length, 1);
   const idsT = new BigInt64Array(n);
   const maskT = new BigInt64Array(n);
@@ -44,7 +45,7 @@ export function feeds(ids) {
     idsT[i] = BigInt(ids[i]);
     maskT[i] = 1n;
   }
-  return { ids: new ort.Tensor("int64", idsT, [1, n]), mask: new ort.Tensor("int64", maskT, [1, n]) };
+  return { [names[0]]: new ort.Tensor("int64", idsT, [1, n]), [names[1]]: new ort.Tensor("int64", maskT, [1, n]) };
 }
 
 export class OnnxClassifier extends Routed {

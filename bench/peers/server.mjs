@@ -5,7 +5,8 @@
 // CONFIG.json is what `mcpclass config` prints. The rule classifier (rules.mjs) by default; with
 // --onnx DIR [--threads N] the learned default exported by export_onnx.py, run by ONNX Runtime
 // with N intra-op threads (onnx_classifier.mjs; CONFIG.json from `mcpclass config -c
-// models/mmlu14.yaml`). HTTP paths, stateful (Mcp-Session-Id) like mcpclass:
+// models/mmlu14.yaml`); with --transformer DIR [--threads N] a Hugging Face checkpoint's
+// model.onnx (transformer_classifier.mjs; CONFIG.json with classifier.kind transformer). HTTP paths, stateful (Mcp-Session-Id) like mcpclass:
 //   /mcp      answers POSTs with JSON bodies (enableJsonResponse: true)
 //   /mcp-sse  answers POSTs with SSE streams (the SDK's default)
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -25,10 +26,13 @@ function option(name) {
 }
 
 const config = JSON.parse(readFileSync(option("--config"), "utf8"));
-const onnxDir = option("--onnx");
-const classifier = onnxDir
-  ? await (await import("./onnx_classifier.mjs")).OnnxClassifier.load(config, onnxDir, Number(option("--threads") ?? 1))
-  : new RuleClassifier(config);
+const onnxDir = option("--onnx") ?? option("--transformer");
+const threads = Number(option("--threads") ?? 1);
+const classifier = option("--transformer")
+  ? await (await import("./transformer_classifier.mjs")).OnnxTransformerClassifier.load(config, onnxDir, threads)
+  : onnxDir
+    ? await (await import("./onnx_classifier.mjs")).OnnxClassifier.load(config, onnxDir, threads)
+    : new RuleClassifier(config);
 
 function makeServer() {
   const server = new McpServer({ name: onnxDir ? "ts-sdk-onnx-peer" : "ts-sdk-rules-peer", version: "1.0.0" });

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 namespace mcpclass::learned::detail {
 
@@ -24,6 +26,23 @@ void attention_head(const float* q, const float* k, const float* v, dnnl::memory
     std::fill(row + hi, row + n, 0.0f);
   }
   dnnl::sgemm('N', 'N', rows, width, rows, 1.0f, scores, ld_scores, v, ld, 0.0f, out, ld_out);
+}
+
+void attention_heads(const float* qkv, dnnl::memory::dim ld, std::size_t n, std::size_t heads,
+                     std::size_t dh, float scale, float* out, dnnl::memory::dim ld_out,
+                     std::size_t window) {
+  const std::size_t w = heads * dh;
+  const auto h_count = static_cast<std::int64_t>(heads);
+#pragma omp parallel
+  {
+    std::vector<float> scores(n * n);
+#pragma omp for schedule(static)
+    for (std::int64_t h = 0; h < h_count; ++h) {
+      const std::size_t col = static_cast<std::size_t>(h) * dh;
+      attention_head(qkv + col, qkv + w + col, qkv + 2 * w + col, ld, n, dh, scale, scores.data(),
+                     static_cast<dnnl::memory::dim>(n), out + col, ld_out, window);
+    }
+  }
 }
 
 }  // namespace mcpclass::learned::detail

@@ -18,4 +18,13 @@ void attention_head(const float* q, const float* k, const float* v, dnnl::memory
                     dnnl::memory::dim ld_scores, float* out, dnnl::memory::dim ld_out,
                     std::size_t window = std::numeric_limits<std::size_t>::max());
 
+/// Every head of one text's self-attention: `heads` heads of dh values side by side in rows of
+/// `qkv` ([queries | keys | values], each heads × dh wide, rows `ld` apart), the context of head
+/// h into columns h·dh… of `out`. The heads are shared among the calling thread's OpenMP team,
+/// each computed on one thread as attention_head() computes it alone, so the result does not
+/// depend on the thread count. Thread-safety: pure.
+void attention_heads(const float* qkv, dnnl::memory::dim ld, std::size_t n, std::size_t heads,
+                     std::size_t dh, float scale, float* out, dnnl::memory::dim ld_out,
+                     std::size_t window = std::numeric_limits<std::size_t>::max());
+
 }  // namespace mcpclass::learned::detail

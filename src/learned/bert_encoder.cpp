@@ -114,21 +114,11 @@ void BertEncoder::attention(const std::vector<float>& qkv, std::span<const BertI
   using dim = dnnl::memory::dim;
   const std::size_t w = config_.hidden, heads = config_.heads, dh = w / heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  std::vector<float> scores;
   std::size_t offset = 0;
   for (const auto& in : inputs) {
-    const std::size_t n = in.ids.size();
-    scores.resize(n * n);
-    const float* base = qkv.data() + offset * 3 * w;
-    for (std::size_t h = 0; h < heads; ++h) {
-      const float* q = base + h * dh;
-      const float* k = base + w + h * dh;
-      const float* v = base + 2 * w + h * dh;
-      attention_head(q, k, v, static_cast<dim>(3 * w), n, dh, scale, scores.data(),
-                     static_cast<dim>(n), context.data() + offset * w + h * dh,
-                     static_cast<dim>(w));
-    }
-    offset += padded_rows(n);
+    attention_heads(qkv.data() + offset * 3 * w, static_cast<dim>(3 * w), in.ids.size(), heads, dh,
+                    scale, context.data() + offset * w, static_cast<dim>(w));
+    offset += padded_rows(in.ids.size());
   }
 }
 

@@ -43,18 +43,27 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
   else
     for (std::size_t r = 0; r < rows; ++r)
       std::copy(dn.bias.begin(), dn.bias.end(), y + r * dn.out);
-  // The blocks are shared among the call's threads and each product runs on one: oneDNN may
-  // split a product's inner dimension among threads, which would make a row's sums (in the last
-  // bits) depend on the thread count.
-  const auto blocks = static_cast<std::int64_t>(rows / kRowBlock);
+  // Each product is one block of kRowBlock rows by one chunk of kColumnChunk outputs, run on one
+  // thread: its shape, and so oneDNN's kernel and summation order, depend on neither the batch
+  // nor the thread count (oneDNN may split a product's inner dimension among threads, which
+  // would make a row's sums depend on the thread count in the last bits). The threads share the
+  // chunks, not the row blocks: each streams only its chunks' weights from memory, once, and
+  // reuses them from cache for every row block; sharing the row blocks made every thread read
+  // every weight once per block it ran (a 128-token text: 4 full passes over the weights each).
+  const auto blocks = rows / kRowBlock;
+  const auto chunks = static_cast<std::int64_t>((dn.out + kColumnChunk - 1) / kColumnChunk);
   bool failed = false;
 #pragma omp parallel for schedule(static) reduction(|| : failed)
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::size_t r = static_cast<std::size_t>(b) * kRowBlock;
-    failed = failed ||
-             dnnl::sgemm('N', 'T', d(kRowBlock), d(dn.out), d(dn.in), 1.0f, x + r * dn.in,
-                         d(dn.in), dn.weight.data(), d(dn.in), 1.0f, y + r * dn.out,
-                         d(dn.out)) != dnnl::status::success;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::size_t col = static_cast<std::size_t>(c) * kColumnChunk;
+    const std::size_t width = std::min(kColumnChunk, dn.out - col);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t r = b * kRowBlock;
+      failed =
+          failed || dnnl::sgemm('N', 'T', d(kRowBlock), d(width), d(dn.in), 1.0f, x + r * dn.in,
+                                d(dn.in), dn.weight.data() + col * dn.in, d(dn.in), 1.0f,
+                                y + r * dn.out + col, d(dn.out)) != dnnl::status::success;
+    }
   }
   if (failed) throw ClassifyError("oneDNN sgemm failed in the encoder");
 }

@@ -14,6 +14,11 @@ namespace mcpclass::learned::detail {
 /// Rows a text's activations are padded to.
 inline constexpr std::size_t kRowBlock = 16;
 
+/// Output columns of one product in linear(): 128 divides the widths of BERT-base and
+/// ModernBERT-base (768, 1152, 2304, 3072) into an even number of chunks for two threads, and
+/// a chunk's weights (128 × in floats) stay in L2 while every row block uses them.
+inline constexpr std::size_t kColumnChunk = 128;
+
 /// `tokens` rounded up to a multiple of kRowBlock.
 constexpr std::size_t padded_rows(std::size_t tokens) {
   return (tokens + kRowBlock - 1) / kRowBlock * kRowBlock;
@@ -46,7 +51,8 @@ Dense take_dense(CheckpointTensors& file, const std::string& name, std::size_t i
 Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t width, bool bias);
 
 /// y = x · Wᵀ + b over `rows` rows (a multiple of kRowBlock), one sgemm per block of kRowBlock
-/// rows. Throws ClassifyError if oneDNN fails. Thread-safety: pure.
+/// rows and chunk of kColumnChunk outputs (threads share the chunks). Throws ClassifyError if
+/// oneDNN fails. Thread-safety: pure.
 void linear(const Dense& d, const float* x, std::size_t rows, float* y);
 
 /// LayerNorm over each of `rows` rows of n.weight.size() values in place (mean and variance in

@@ -79,18 +79,13 @@ void ModernBertEncoder::attention(const Layer& layer, std::vector<float>& qkv,
   std::size_t longest = 0;
   for (const auto& in : inputs) longest = std::max(longest, in.ids.size());
   const auto table = rope_table(layer.global ? global_rope_ : local_rope_, longest);
-  std::vector<float> scores;
   for (std::size_t b = 0; b < inputs.size(); ++b) {
     const std::size_t n = inputs[b].ids.size();
     float* base = qkv.data() + first_row[b] * 3 * w;
     apply_rope(table, base, 3 * w, n, heads, dh);      // queries
     apply_rope(table, base + w, 3 * w, n, heads, dh);  // keys
-    scores.resize(n * n);
-    for (std::size_t h = 0; h < heads; ++h)
-      attention_head(base + h * dh, base + w + h * dh, base + 2 * w + h * dh,
-                     static_cast<dnnl::memory::dim>(3 * w), n, dh, scale, scores.data(),
-                     static_cast<dnnl::memory::dim>(n), context.data() + first_row[b] * w + h * dh,
-                     static_cast<dnnl::memory::dim>(w), window);
+    attention_heads(base, static_cast<dnnl::memory::dim>(3 * w), n, heads, dh, scale,
+                    context.data() + first_row[b] * w, static_cast<dnnl::memory::dim>(w), window);
   }
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The committed fixtures are what make_fixtures.py, make_modernbert_fixtures.py,
-# make_lora_fixtures.py and make_token_fixtures.py write: regenerate them in a temporary
+# make_lora_fixtures.py, make_token_fixtures.py and make_sentence_fixtures.py write: regenerate them in a temporary
 # directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
 # within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
 # AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
@@ -14,6 +14,7 @@ trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_modernbert_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_lora_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_token_fixtures.py" --out "$out"
+/usr/bin/python3 "$here/make_sentence_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
 /usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json lora_reference.json <<'PY'
 import json, sys
@@ -71,6 +72,18 @@ for a, b in zip(committed["texts"], made["texts"], strict=True):
             worst = max(worst, abs(sa.pop("score") - sb.pop("score")))
             assert sa == sb, (strategy, sa, sb)
 print(f"token reference: max abs difference {worst:.3g}")
+sys.exit(0 if worst <= 1e-5 else 1)
+PY
+# The sentence-transformers reference: the same token ids, embeddings within 1e-5.
+/usr/bin/python3 - "$here/fixtures/sentence_reference.json" "$out/sentence_reference.json" <<'PY'
+import json, sys
+committed, made = (json.load(open(p, encoding="utf-8")) for p in sys.argv[1:3])
+assert committed["texts"] == made["texts"] and committed["ids"] == made["ids"], "texts or ids differ"
+worst = 0.0
+for name, variant in committed["variants"].items():
+    for row, other in zip(variant["embeddings"], made["variants"][name]["embeddings"], strict=True):
+        worst = max([worst] + [abs(a - b) for a, b in zip(row, other, strict=True)])
+print(f"sentence reference: max abs difference {worst:.3g}")
 sys.exit(0 if worst <= 1e-5 else 1)
 PY
 echo "the fixtures reproduce"

@@ -66,7 +66,9 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
   o.convert->add_option("--out", o.out_dir, "Output folder (encoder.pt, tokenizer.model)")
       ->required();
   o.inspect = model->add_subcommand(
-      "inspect", "What kind: transformer computes for a Hugging Face checkpoint directory (JSON)");
+      "inspect",
+      "What mcpclass computes for a Hugging Face checkpoint directory (kind: transformer) or a "
+      "sentence-transformers directory (an encoder: modules.json), as JSON");
   o.inspect->add_option("dir", o.inspect_dir, "config.json, model.safetensors, tokenizer.json")
       ->required()
       ->check(CLI::ExistingDirectory);

@@ -35,7 +35,22 @@ constexpr Known kKnown[] = {
     {"RobertaForTokenClassification", "roberta", BertFamily::roberta, "roberta", BertHead::token},
     {"XLMRobertaForTokenClassification", "xlm-roberta", BertFamily::roberta, "roberta",
      BertHead::token},
+    {"BertModel", "bert", BertFamily::bert, "", BertHead::none},
+    {"RobertaModel", "roberta", BertFamily::roberta, "", BertHead::none},
+    {"XLMRobertaModel", "xlm-roberta", BertFamily::roberta, "", BertHead::none},
 };
+
+const char* head_name(BertHead head) {
+  switch (head) {
+    case BertHead::sequence:
+      return "a sequence classifier";
+    case BertHead::token:
+      return "a token classifier";
+    case BertHead::none:
+      return "a base model (no head)";
+  }
+  return "";
+}
 
 // The architectures of one head, for messages.
 std::string architectures(BertHead head) {
@@ -68,11 +83,8 @@ BertConfig read_bert_config(const std::string& dir, BertHead head) {
     config_error(b.file, "architecture '" + b.architecture + "' is not supported (" +
                              architectures(head) + ")");
   if (known->head != head)
-    config_error(b.file, "architecture '" + b.architecture + "' is a " +
-                             (known->head == BertHead::token ? "token" : "sequence") +
-                             " classifier; this needs a " +
-                             (head == BertHead::token ? "token" : "sequence") + " classifier (" +
-                             architectures(head) + ")");
+    config_error(b.file, "architecture '" + b.architecture + "' is " + head_name(known->head) +
+                             "; this needs " + head_name(head) + " (" + architectures(head) + ")");
   if (model_type != known->model_type)
     config_error(b.file, "model_type '" + model_type + "' does not match architecture '" +
                              b.architecture + "' (expected '" + known->model_type + "')");
@@ -104,7 +116,7 @@ BertConfig read_bert_config(const std::string& dir, BertHead head) {
       pos != "absolute")
     config_error(b.file, "position_embedding_type '" + pos + "' is not supported (absolute)");
   b.labels = checkpoint_labels(c, b.file);
-  if (head == BertHead::token) return b;  // problem_type applies to sequence heads only
+  if (head != BertHead::sequence) return b;  // problem_type applies to sequence heads only
   const auto problem = config_string(c, b.file, "problem_type", "single_label_classification");
   if (problem != "single_label_classification")
     config_error(b.file,

@@ -13,15 +13,17 @@ namespace mcpclass::learned::detail {
 
 enum class BertFamily { bert, roberta };
 /// What the checkpoint computes from the hidden states: one answer a text
-/// (*ForSequenceClassification) or one a token (*ForTokenClassification).
-enum class BertHead { sequence, token };
+/// (*ForSequenceClassification), one a token (*ForTokenClassification), or nothing: the base
+/// model (BertModel, RobertaModel, XLMRobertaModel; its tensors have no prefix), whose hidden
+/// states a sentence-transformers Pooling reads.
+enum class BertHead { sequence, token, none };
 
 struct BertConfig {
   std::string file;          ///< The config.json read, for messages.
   std::string architecture;  ///< e.g. BertForSequenceClassification.
   BertFamily family = BertFamily::bert;
   BertHead head = BertHead::sequence;
-  std::string prefix;  ///< Tensor name prefix of the encoder: "bert" or "roberta".
+  std::string prefix;  ///< Tensor name prefix of the encoder: "bert", "roberta" or "" (none).
   std::size_t vocab = 0, hidden = 0, layers = 0, heads = 0, intermediate = 0;
   std::size_t max_positions = 0, type_vocab = 0;
   float layer_norm_eps = 1e-12f;

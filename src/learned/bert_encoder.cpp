@@ -32,7 +32,7 @@ BertCheckpoint read_bert_checkpoint(const std::string& dir, BertHead head,
 
 BertEncoder::BertEncoder(const BertConfig& config, CheckpointTensors& file) : config_(config) {
   const auto& c = config_;
-  const std::string p = c.prefix + ".";
+  const std::string p = c.prefix.empty() ? std::string() : c.prefix + ".";
   const auto h = s(c.hidden);
   auto norm = [&](const std::string& name) { return take_norm(file, name, c.hidden, true); };
   word_ = file.take(p + "embeddings.word_embeddings.weight", {s(c.vocab), h});

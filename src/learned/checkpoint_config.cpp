@@ -84,7 +84,7 @@ double config_number(const json::object& c, const std::string& file, const char*
   return x;
 }
 
-json::object read_json_object_file(const std::string& path, const std::string& missing) {
+json::value read_json_file(const std::string& path, const std::string& missing) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw ClassifyError("cannot read '" + path + "' (" + missing + ")");
@@ -93,7 +93,13 @@ json::object read_json_object_file(const std::string& path, const std::string& m
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   boost::system::error_code jec;
   auto doc = json::parse(text, jec);
-  if (jec || !doc.is_object()) config_error(path, "not a JSON object");
+  if (jec) config_error(path, "not JSON");
+  return doc;
+}
+
+json::object read_json_object_file(const std::string& path, const std::string& missing) {
+  auto doc = read_json_file(path, missing);
+  if (!doc.is_object()) config_error(path, "not a JSON object");
   return std::move(doc.as_object());
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,10 @@
 #include <vector>
 
 namespace mcpclass::learned::detail {
+
+/// `path` as JSON (at most 4 MiB). Throws ClassifyError naming the file; `missing` says, for a
+/// file that cannot be read, where it should be.
+boost::json::value read_json_file(const std::string& path, const std::string& missing);
 
 /// `path` as a JSON object (at most 4 MiB): config.json, adapter_config.json. Throws ClassifyError
 /// naming the file; `missing` says, for a file that cannot be read, where it should be.

@@ -42,4 +42,20 @@ std::vector<float> encode_by_length(const std::vector<std::vector<std::int32_t>>
   return out;
 }
 
+std::vector<float> TokenSentenceEncoder::encode(std::span<const std::string> texts,
+                                                const EncodeProgress& progress) const {
+  std::vector<std::vector<std::int32_t>> ids;
+  ids.reserve(texts.size());
+  for (const auto& t : texts) ids.push_back(token_ids(t));
+  return encode_ids(ids, progress);
+}
+
+std::vector<float> TokenSentenceEncoder::encode_tokens(
+    std::span<const std::vector<std::int32_t>> ids) const {
+  std::vector<std::vector<std::int32_t>> rows(ids.begin(), ids.end());
+  for (auto& r : rows)
+    if (r.size() > max_tokens()) r.resize(max_tokens());
+  return encode_ids(rows, {});
+}
+
 }  // namespace mcpclass::learned::detail

@@ -1,5 +1,5 @@
-// Internal: the batching both sentence encoders share. Texts run shortest first in batches of
-// similar length, so padding wastes little; results go back in input order.
+// Internal: the batching the native sentence encoders share. Texts run shortest first in
+// batches of similar length, so padding wastes little; results go back in input order.
 #pragma once
 
 #include "mcpclass/learned/embedding_encoder.hpp"
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace mcpclass::learned::detail {
@@ -25,5 +26,22 @@ std::vector<float> encode_by_length(const std::vector<std::vector<std::int32_t>>
                                     bool trim_each_batch,
                                     const std::function<std::vector<float>(TokenRows)>& forward,
                                     const EncodeProgress& progress);
+
+/// The SentenceEncoder members the native encoders share: encode() tokenizes every text with
+/// token_ids(), encode_tokens() drops ids past max_tokens(); both hand the ids to encode_ids().
+/// Thread-safety: as SentenceEncoder.
+class TokenSentenceEncoder : public SentenceEncoder {
+ public:
+  std::vector<float> encode(std::span<const std::string> texts,
+                            const EncodeProgress& progress = {}) const final;
+  std::vector<float> encode_tokens(std::span<const std::vector<std::int32_t>> ids) const final;
+
+ protected:
+  /// Tokens a text keeps.
+  virtual std::size_t max_tokens() const = 0;
+  /// texts × dimension() vectors of already truncated ids.
+  virtual std::vector<float> encode_ids(const std::vector<std::vector<std::int32_t>>& ids,
+                                        const EncodeProgress& progress) const = 0;
+};
 
 }  // namespace mcpclass::learned::detail

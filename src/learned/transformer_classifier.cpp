@@ -2,6 +2,8 @@
 
 #include "learned/checkpoint_config.hpp"
 #include "learned/label_map.hpp"
+#include "learned/sentence_transformer_config.hpp"
+#include "learned/sentence_transformer_model.hpp"
 #include "learned/sequence_model.hpp"
 #include "learned/token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -119,6 +121,26 @@ std::string tokenizer_model_type(const std::string& path) {
   return type != nullptr && type->is_string() ? std::string(type->as_string()) : "unknown";
 }
 
+// tokenizer.json of `dir`: its file, model type and vocabulary, for inspection.
+json::object describe_tokenizer(const std::string& dir) {
+  const auto path = (std::filesystem::path(dir) / "tokenizer.json").string();
+  const auto tokenizer = open_text_tokenizer(path);
+  return {{"file", path},
+          {"model", tokenizer_model_type(path)},
+          {"vocab_size", tokenizer->vocab_size()}};
+}
+
+// `mcpclass model inspect` of a sentence-transformers directory: no labels, its pooling.
+json::object inspect_sentence_transformer(const std::string& dir,
+                                          const CheckpointProgress& progress) {
+  const SentenceTransformerModel model(dir, progress);
+  json::object out{{"architecture", model.bert().architecture},
+                   {"sentence_transformers", model.config().modules_file}};
+  for (auto& [key, value] : model.describe()) out[key] = value;
+  out["tokenizer"] = describe_tokenizer(model.config().transformer_dir);
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categories,
@@ -134,6 +156,12 @@ namespace mcpclass::learned {
 
 json::object inspect_checkpoint(const std::string& dir, const std::string& adapter_dir,
                                 const LearnedProgress& progress) {
+  if (detail::is_sentence_transformer_dir(dir)) {
+    if (!adapter_dir.empty())
+      throw ClassifyError("'" + dir + "' is a sentence-transformers encoder; --adapter applies " +
+                          "to a kind transformer checkpoint");
+    return detail::inspect_sentence_transformer(dir, progress);
+  }
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture = detail::config_architecture(detail::read_checkpoint_config(dir), file);
   json::object out{{"architecture", architecture}};
@@ -149,11 +177,7 @@ json::object inspect_checkpoint(const std::string& dir, const std::string& adapt
   json::array labels;
   for (const auto& l : label_names) labels.emplace_back(l);
   out["labels"] = std::move(labels);
-  const auto tokenizer_path = (std::filesystem::path(dir) / "tokenizer.json").string();
-  const auto tokenizer = open_text_tokenizer(tokenizer_path);
-  out["tokenizer"] = json::object{{"file", tokenizer_path},
-                                  {"model", detail::tokenizer_model_type(tokenizer_path)},
-                                  {"vocab_size", tokenizer->vocab_size()}};
+  out["tokenizer"] = detail::describe_tokenizer(dir);
   return out;
 }
 

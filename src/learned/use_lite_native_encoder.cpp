@@ -111,7 +111,7 @@ struct Plan {
   std::array<dnnl::memory::desc, kLinears> scratchpads;
 };
 
-class NativeUseLite final : public SentenceEncoder {
+class NativeUseLite final : public TokenSentenceEncoder {
  public:
   explicit NativeUseLite(const EncoderOptions& options)
       : options_(options), engine_(dnnl::engine::kind::cpu, 0) {
@@ -157,24 +157,13 @@ class NativeUseLite final : public SentenceEncoder {
     return ids;
   }
 
-  std::vector<float> encode(std::span<const std::string> texts,
-                            const EncodeProgress& progress) const override {
-    std::vector<std::vector<std::int32_t>> ids;
-    ids.reserve(texts.size());
-    for (const auto& t : texts) ids.push_back(token_ids(t));
-    return encode_rows(ids, progress);
-  }
-
-  std::vector<float> encode_tokens(std::span<const std::vector<std::int32_t>> ids) const override {
-    std::vector<std::vector<std::int32_t>> rows(ids.begin(), ids.end());
-    for (auto& r : rows)
-      if (r.size() > options_.max_tokens) r.resize(options_.max_tokens);
-    return encode_rows(rows, {});
-  }
-
  private:
-  std::vector<float> encode_rows(const std::vector<std::vector<std::int32_t>>& ids,
-                                 const EncodeProgress& progress) const {
+  std::size_t max_tokens() const override {
+    return options_.max_tokens;
+  }
+
+  std::vector<float> encode_ids(const std::vector<std::vector<std::int32_t>>& ids,
+                                const EncodeProgress& progress) const override {
     // oneDNN runs on OpenMP: this thread's team size is its own setting, so it is set per call.
     omp_set_num_threads(static_cast<int>(options_.threads));
     return encode_by_length(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The committed fixtures are what make_fixtures.py, make_modernbert_fixtures.py,
-# make_lora_fixtures.py and make_token_fixtures.py write: regenerate them in a temporary
+# make_lora_fixtures.py, make_token_fixtures.py and make_sentence_fixtures.py write: regenerate them in a temporary
 # directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
 # within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
 # AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
@@ -14,12 +14,13 @@ trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_modernbert_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_lora_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_token_fixtures.py" --out "$out"
+/usr/bin/python3 "$here/make_sentence_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
 # Every reference: the same texts, ids (and for token classification the same windows and
-# spans: labels, offsets, words), logits and scores within 1e-5.
+# spans: labels, offsets, words), logits, scores and sentence embeddings within 1e-5.
 /usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json \
     lora_reference.json token_reference.json roberta-token-reference.json \
-    modernbert-token-reference.json mmbert-token-reference.json <<'PY'
+    modernbert-token-reference.json mmbert-token-reference.json sentence_reference.json <<'PY'
 import json, sys
 worst = 0.0
 
@@ -55,10 +56,20 @@ def token(committed, made, file):
                 assert sa == sb, (file, strategy, sa, sb)
 
 
+def sentence(committed, made, file):
+    assert committed["texts"] == made["texts"] and committed["ids"] == made["ids"], file
+    for name, variant in committed["variants"].items():
+        for row, other in zip(variant["embeddings"], made["variants"][name]["embeddings"], strict=True):
+            close(row, other)
+
+
 for file in sys.argv[3:]:
     committed, made = (json.load(open(f"{d}/{file}", encoding="utf-8")) for d in sys.argv[1:3])
-    (token if isinstance(committed["texts"][0], dict) else sequence)(committed, made, file)
-print(f"reference logits and scores: max abs difference {worst:.3g}")
+    if "variants" in committed:
+        sentence(committed, made, file)
+    else:
+        (token if isinstance(committed["texts"][0], dict) else sequence)(committed, made, file)
+print(f"reference logits, scores and embeddings: max abs difference {worst:.3g}")
 sys.exit(0 if worst <= 1e-5 else 1)
 PY
 echo "the fixtures reproduce"

@@ -1,8 +1,10 @@
 // Sentence encoders: text → fixed-size, L2-normalised vectors, behind a tokenizer (sentencepiece
 // `.model`, Hugging Face `tokenizer.json` or BERT `vocab.txt`: text_tokenizer.hpp).
-// Two implementations, chosen by the encoder file: USE-lite weights as safetensors (written by
-// `mcpclass model convert`) run natively on oneDNN without libtorch; anything else is loaded as
-// a TorchScript module by libtorch. Available with MCPCLASS_WITH_LEARNED.
+// Three implementations, chosen by the encoder path: USE-lite weights as safetensors (written by
+// `mcpclass model convert`) and a sentence-transformers model directory (modules.json, a
+// BERT-family Transformer module, Pooling, optionally Normalize; its own tokenizer.json) run
+// natively on oneDNN without libtorch; anything else is loaded as a TorchScript module by
+// libtorch. Available with MCPCLASS_WITH_LEARNED.
 //
 // Encoder contract (any model, not only USE-lite): a TorchScript module whose
 // `forward(ids: Tensor[int64, B×T], mask: Tensor[int64, B×T]) -> Tensor[float32, B×D]` takes
@@ -25,8 +27,11 @@ namespace mcpclass::learned {
 enum class EncoderPrecision { automatic, bf16, f32 };
 
 struct EncoderOptions {
-  std::string encoder_path;    ///< USE-lite safetensors or TorchScript file.
-  std::string tokenizer_path;  ///< sentencepiece `.model`, tokenizer.json or vocab.txt.
+  /// USE-lite safetensors, a sentence-transformers directory or a TorchScript file.
+  std::string encoder_path;
+  /// sentencepiece `.model`, tokenizer.json or vocab.txt (a sentence-transformers directory
+  /// uses its own tokenizer.json instead).
+  std::string tokenizer_path;
   std::size_t max_tokens = 128;
   std::size_t batch_size = 32;
   /// Intra-op threads, applied on the calling thread for each call; also the thread count of

@@ -21,10 +21,12 @@ namespace json = boost::json;
 /// Model paths may start with `cache:`, meaning "relative to learned_cache_dir()"; other relative
 /// paths are relative to the working directory.
 struct LearnedSettings {
-  /// Sentence encoder: USE-lite weights as safetensors (run natively, no libtorch), or any
-  /// TorchScript module `forward(ids: int64[B,T], mask: int64[B,T]) -> float[B,D]`.
+  /// Sentence encoder: USE-lite weights as safetensors or a sentence-transformers model
+  /// directory (modules.json; both run natively, no libtorch), or any TorchScript module
+  /// `forward(ids: int64[B,T], mask: int64[B,T]) -> float[B,D]`.
   std::string encoder = "cache:use-lite/use-lite.safetensors";
-  /// sentencepiece `.model` whose ids the encoder expects.
+  /// sentencepiece `.model` whose ids the encoder expects (not read for a sentence-transformers
+  /// directory, which brings its tokenizer.json).
   std::string tokenizer = "cache:use-lite/tokenizer.model";
   /// embedding_knn: labelled examples (CSV with `category` and `text` columns, or JSONL with
   /// `text` and `category`). Required for embedding_knn.

@@ -1,0 +1,120 @@
+#include "learned/sentence_transformer_encoder.hpp"
+
+#include "learned/hf/normalizers.hpp"
+#include "learned/hf/unicode.hpp"
+#include "learned/length_batches.hpp"
+#include "learned/sentence_transformer_model.hpp"
+#include "learned/sequence_model.hpp"
+#include "mcpclass/classify/errors.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/learned/text_tokenizer.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace mcpclass::learned {
+using classify::ClassifyError;
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Activation rows of one forward pass (as transformer_classifier.cpp bounds them).
+constexpr std::size_t kMaxBatchRows = 8192;
+
+// Transformer.tokenize: str.strip(), then str.lower() when do_lower_case (the tokenizer.json
+// normalizers Strip and Lowercase compute the same on Unicode text).
+std::unique_ptr<hf::Normalizer> text_preparation(bool lowercase) {
+  boost::json::array steps{boost::json::object{{"type", "Strip"}}};
+  if (lowercase) steps.push_back(boost::json::object{{"type", "Lowercase"}});
+  return hf::make_normalizer(boost::json::object{{"type", "Sequence"}, {"normalizers", steps}});
+}
+
+// The checksum of everything that decides the embeddings.
+std::string directory_id(const SentenceTransformerModel& m) {
+  const auto& c = m.config();
+  const fs::path t(c.transformer_dir);
+  const auto weights = fs::exists(t / "model.safetensors") ? t / "model.safetensors"
+                                                           : t / "model.safetensors.index.json";
+  std::string all = c.pooling.describe() + (c.normalize ? "+normalize" : "") +
+                    (c.do_lower_case ? "+lower" : "") + std::to_string(m.max_tokens());
+  for (const auto& f : {fs::path(c.modules_file), fs::path(c.pooling_file), t / "config.json",
+                        weights, t / "tokenizer.json"})
+    all += file_checksum(f.string());
+  return text_checksum(all);
+}
+
+class SentenceTransformerEncoder final : public TokenSentenceEncoder {
+ public:
+  explicit SentenceTransformerEncoder(const EncoderOptions& options)
+      : options_(options), model_(options.encoder_path) {
+    if (options.precision == EncoderPrecision::bf16)
+      throw ClassifyError("'" + options.encoder_path +
+                          "': a sentence-transformers encoder computes in float32 only so far "
+                          "(precision auto or f32)");
+    if (options.max_tokens == 0 || options.batch_size == 0)
+      throw ClassifyError("max_tokens and batch_size must be positive");
+    max_tokens_ = std::min(options.max_tokens, model_.max_tokens());
+    const auto file = (fs::path(model_.config().transformer_dir) / "tokenizer.json").string();
+    TokenizerOptions t;
+    t.max_length = max_tokens_;
+    tokenizer_ = open_text_tokenizer(file, t);
+    if (tokenizer_->vocab_size() > model_.bert().vocab)
+      throw ClassifyError("'" + file + "' has " + std::to_string(tokenizer_->vocab_size()) +
+                          " tokens but '" + model_.bert().file + "' vocab_size is " +
+                          std::to_string(model_.bert().vocab));
+    prepare_ = text_preparation(model_.config().do_lower_case);
+    model_id_ = directory_id(model_);
+  }
+
+  std::size_t dimension() const override { return model_.dimension(); }
+  std::string model_id() const override { return model_id_; }
+  std::size_t piece_count() const override { return tokenizer_->vocab_size(); }
+
+  std::vector<std::int32_t> token_ids(const std::string& text) const override {
+    hf::require_utf8(text);  // before the normalizers decode it
+    hf::NormalizedText t(text, 0);
+    prepare_->normalize(t);
+    return tokenizer_->encode(t.text()).ids;
+  }
+
+ private:
+  std::size_t max_tokens() const override { return max_tokens_; }
+
+  std::vector<float> encode_ids(const std::vector<std::vector<std::int32_t>>& ids,
+                                const EncodeProgress& progress) const override {
+    return encode_by_length(
+        ids, dimension(), options_.batch_size,
+        [](std::size_t longest) {
+          return std::max<std::size_t>(kMaxBatchRows / sequence_rows(longest), 1);
+        },
+        false,
+        [this](TokenRows rows) {
+          std::vector<BertInput> inputs;
+          inputs.reserve(rows.size());
+          for (const auto* r : rows) inputs.push_back({*r, {}});
+          return model_.embeddings(inputs, options_.threads, true);
+        },
+        progress);
+  }
+
+  EncoderOptions options_;
+  SentenceTransformerModel model_;
+  std::size_t max_tokens_ = 0;
+  std::unique_ptr<TextTokenizer> tokenizer_;
+  std::unique_ptr<hf::Normalizer> prepare_;
+  std::string model_id_;
+};
+
+}  // namespace
+
+std::shared_ptr<const SentenceEncoder> load_sentence_transformer(const EncoderOptions& options) {
+  return std::make_shared<SentenceTransformerEncoder>(options);
+}
+
+}  // namespace mcpclass::learned::detail

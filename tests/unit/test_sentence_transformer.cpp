@@ -1,0 +1,316 @@
+// A sentence-transformers model directory as the encoder of the learned classifiers, against the
+// PyTorch reference of tests/transformers/make_sentence_fixtures.py: every pooling mode,
+// Normalize on and off, truncation at max_seq_length, batches of mixed lengths, embedding_knn
+// and trained_head classifiers configured over the directory, inspection and bad directories.
+#include "mcpclass/learned/learned_classifier.hpp"
+
+#ifdef MCPCLASS_WITH_LEARNED
+
+#include "learned/sentence_transformer_model.hpp"
+#include "mcpclass/classify/classification.hpp"
+#include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
+#include "mcpclass/learned/learned_settings.hpp"
+#include "transformer_fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+using namespace mcpclass;
+using namespace mcpclass::learned;
+using mcpclass::classify::ClassifyError;
+using namespace mcpclass::learned::detail;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kFixture = "minilm-sentence";
+
+json::object reference() {
+  return transformer_test::reference("sentence_reference.json");
+}
+
+std::vector<std::string> reference_texts() {
+  std::vector<std::string> out;
+  const auto ref = reference();
+  for (const auto& t : ref.at("texts").as_array()) out.emplace_back(t.as_string());
+  return out;
+}
+
+std::vector<float> flat(const json::array& rows) {
+  std::vector<float> out;
+  for (const auto& row : rows)
+    for (const auto& v : row.as_array()) out.push_back(static_cast<float>(v.to_number<double>()));
+  return out;
+}
+
+// A copy of the fixture whose Pooling config and modules.json are those of reference variant
+// `name` (the committed fixture is mean_normalize).
+std::string variant_dir(const std::string& name) {
+  const auto dir = transformer_test::copy_of(kFixture, "sentence-" + name);
+  const auto v = reference().at("variants").at(name).as_object();
+  transformer_test::write_file(dir + "/1_Pooling/config.json",
+                               json::serialize(v.at("pooling").as_object()));
+  json::array modules = json::parse(transformer_test::read_file(dir + "/modules.json")).as_array();
+  if (!v.at("normalize").as_bool()) modules.pop_back();
+  transformer_test::write_file(dir + "/modules.json", json::serialize(modules));
+  return dir;
+}
+
+EncoderOptions options_for(const std::string& dir) {
+  EncoderOptions o;
+  o.encoder_path = dir;
+  o.max_tokens = 128;
+  return o;
+}
+
+std::vector<BertInput> inputs_of(const std::vector<std::vector<std::int32_t>>& ids) {
+  std::vector<BertInput> out;
+  for (const auto& i : ids) out.push_back({i, {}});
+  return out;
+}
+
+// The message of the ClassifyError loading `dir` throws, or "(loaded)".
+std::string load_error(const std::string& dir) {
+  try {
+    const SentenceTransformerModel model(dir);
+  } catch (const ClassifyError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+void set_json(const std::string& file, const std::string& key, const json::value& value) {
+  auto c = json::parse(transformer_test::read_file(file)).as_object();
+  c[key] = value;
+  transformer_test::write_file(file, json::serialize(c));
+}
+
+}  // namespace
+
+TEST_CASE("sentence transformers: token ids and embeddings of every pooling match the reference") {
+  const auto ref = reference();
+  const auto want_ids = transformer_test::reference_ids(ref);
+  const auto encoder = load_sentence_encoder(options_for(transformer_test::fixture(kFixture)));
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const auto& t : reference_texts()) ids.push_back(encoder->token_ids(t));
+  CHECK(ids == want_ids);  // stripped, tokenized, truncated at max_seq_length 48
+  CHECK(ids.back().size() == 48);
+  for (const auto& [name, value] : ref.at("variants").as_object()) {
+    CAPTURE(name);
+    const auto dir = variant_dir(name);
+    const SentenceTransformerModel model(dir);
+    const auto& v = value.as_object();
+    CHECK(model.config().normalize == v.at("normalize").as_bool());
+    CHECK(model.max_tokens() == 48);
+    const auto want = flat(v.at("embeddings").as_array());
+    CHECK(model.dimension() * ids.size() == want.size());
+    const auto got = model.embeddings(inputs_of(ids), 1, model.config().normalize);
+    const double gap = transformer_test::max_abs_difference(got, want);
+    MESSAGE(name << ": max |embedding − reference| = " << gap);
+    CHECK(gap <= 1e-4);
+    fs::remove_all(dir);
+  }
+  // The encoder of the classifiers gives the published output (mean, Normalize).
+  const auto texts = reference_texts();
+  const double gap = transformer_test::max_abs_difference(
+      encoder->encode(texts),
+      flat(ref.at("variants").at("mean_normalize").at("embeddings").as_array()));
+  MESSAGE("encoder: max |embedding − reference| = " << gap);
+  CHECK(gap <= 1e-4);
+  CHECK(encoder->dimension() == 64);
+}
+
+TEST_CASE("sentence transformers: a batch of mixed lengths equals the texts one by one") {
+  const auto texts = reference_texts();
+  for (const std::string name : {"mean_normalize", "cls", "all"}) {
+    CAPTURE(name);
+    const auto dir = variant_dir(name);
+    EncoderOptions o = options_for(dir);
+    o.batch_size = 7;  // several batches, shortest first, put back in input order
+    const auto encoder = load_sentence_encoder(o);
+    const auto batch = encoder->encode(texts);
+    std::vector<float> single;
+    for (const auto& t : texts) {
+      const auto one = encoder->encode(std::span(&t, 1));
+      single.insert(single.end(), one.begin(), one.end());
+    }
+    CHECK(batch == single);  // bit for bit
+    std::vector<std::vector<std::int32_t>> ids;
+    for (const auto& t : texts) ids.push_back(encoder->token_ids(t));
+    CHECK(encoder->encode_tokens(ids) == batch);
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE("sentence transformers: the encoder's vectors are unit vectors without Normalize too") {
+  const auto dir = variant_dir("mean");
+  const auto encoder = load_sentence_encoder(options_for(dir));
+  const auto v = encoder->encode(reference_texts());
+  for (std::size_t r = 0; r < v.size() / 64; ++r) {
+    double norm = 0.0;
+    for (std::size_t j = 0; j < 64; ++j) norm += static_cast<double>(v[r * 64 + j]) * v[r * 64 + j];
+    CHECK(norm == doctest::Approx(1.0).epsilon(1e-5));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sentence transformers: model inspect describes the directory") {
+  const auto out = inspect_checkpoint(transformer_test::fixture(kFixture));
+  CHECK(out.at("architecture").as_string() == "BertModel");
+  CHECK(out.at("pooling").as_string() == "mean");
+  CHECK(out.at("normalize").as_bool());
+  CHECK(out.at("dimension").to_number<int>() == 64);
+  CHECK(out.at("max_tokens").to_number<int>() == 48);
+  CHECK(out.at("tokenizer").at("model").as_string() == "WordPiece");
+  CHECK(std::string(out.at("compute").as_string()).find("mean pooling") != std::string::npos);
+}
+
+namespace {
+
+// Three labelled texts of every category of training_data.csv.
+std::vector<LabelledExample> few_examples() {
+  const auto all = read_labelled_examples(MCPCLASS_SOURCE_DIR "/tests/data/training_data.csv");
+  std::map<std::string, int> taken;
+  std::vector<LabelledExample> out;
+  for (const auto& e : all)
+    if (taken[e.category]++ < 3) out.push_back(e);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sentence transformers: embedding_knn over the directory classifies its examples") {
+  const auto dir = transformer_test::copy_of(kFixture, "sentence-knn");
+  const auto examples = few_examples();
+  {
+    std::ofstream out(dir + "/examples.jsonl");
+    for (const auto& e : examples)
+      out << json::serialize(json::object{{"text", e.text}, {"category", e.category}}) << "\n";
+  }
+  auto c = config::default_config();
+  c.classifier.kind = "embedding_knn";
+  c.classifier.learned.encoder = dir;
+  c.classifier.learned.examples = dir + "/examples.jsonl";
+  c.classifier.learned.index = dir + "/index.hnsw";
+  c.classifier.learned.k = 1;
+  const auto classifier = config::make_classifier(c);
+  CHECK(classifier->info().at("index_size").to_number<std::size_t>() == examples.size());
+  std::size_t correct = 0;
+  for (const auto& e : examples)
+    correct += classifier->classify(e.text, {true}).category == e.category ? 1 : 0;
+  MESSAGE("embedding_knn over the directory: " << correct << "/" << examples.size());
+  CHECK(correct == examples.size());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sentence transformers: a head trained over the directory serves as trained_head") {
+  const auto dir = transformer_test::copy_of(kFixture, "sentence-head");
+  const auto examples = few_examples();
+  auto c = config::default_config();
+  c.classifier.kind = "trained_head";
+  c.classifier.learned.encoder = dir;
+  c.classifier.learned.head = dir + "/head.pt";
+  HeadTrainingOptions options;
+  options.epochs = 300;
+  options.learning_rate = 3e-2;
+  const auto report =
+      train_head(c.categories, c.classifier.learned, examples, dir + "/head.pt", options);
+  CHECK(report.train_rows + report.validation_rows >= examples.size());
+  const auto classifier = config::make_classifier(c);
+  CHECK(classifier->kind() == "trained_head");
+  std::size_t correct = 0;
+  for (const auto& e : examples)
+    correct += classifier->classify(e.text, {true}).category == e.category ? 1 : 0;
+  MESSAGE("trained_head over the directory, its training texts: " << correct << "/"
+                                                                  << examples.size());
+  CHECK(correct >= examples.size() - 2);  // the validation rows were held out of training
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sentence transformers: a bad directory is a load error naming the file and key") {
+  const auto dir = transformer_test::copy_of(kFixture, "sentence-bad");
+  const auto pooling = dir + "/1_Pooling/config.json";
+  const auto modules = dir + "/modules.json";
+  const auto original_modules = transformer_test::read_file(modules);
+  SUBCASE("an unknown pooling key") {
+    set_json(pooling, "pooling_mode_attention_tokens", true);
+    CHECK(
+        load_error(dir).find(pooling + "': unknown pooling key 'pooling_mode_attention_tokens'") !=
+        std::string::npos);
+  }
+  SUBCASE("an unknown pooling_mode") {
+    set_json(pooling, "pooling_mode", "median");
+    CHECK(load_error(dir).find("pooling_mode 'median' is not a pooling mode") != std::string::npos);
+  }
+  SUBCASE("no pooling mode") {
+    set_json(pooling, "pooling_mode_mean_tokens", false);
+    CHECK(load_error(dir).find("no pooling_mode_* is true") != std::string::npos);
+  }
+  SUBCASE("a word_embedding_dimension other than hidden_size") {
+    set_json(pooling, "word_embedding_dimension", 384);
+    CHECK(load_error(dir).find(pooling + "': word_embedding_dimension 384 is not the "
+                                         "Transformer's hidden_size 64") != std::string::npos);
+  }
+  SUBCASE("no Pooling module") {
+    auto m = json::parse(original_modules).as_array();
+    m.erase(m.begin() + 1, m.end());
+    transformer_test::write_file(modules, json::serialize(m));
+    CHECK(load_error(dir).find(modules +
+                               "': modules[1] must be sentence_transformers.models.Pooling") !=
+          std::string::npos);
+  }
+  SUBCASE("a module this library does not compute") {
+    auto m = json::parse(original_modules).as_array();
+    m[2].as_object()["type"] = "sentence_transformers.models.Dense";
+    transformer_test::write_file(modules, json::serialize(m));
+    CHECK(load_error(dir).find("modules[2] is 'sentence_transformers.models.Dense'") !=
+          std::string::npos);
+  }
+  SUBCASE("a module path outside the directory") {
+    auto m = json::parse(original_modules).as_array();
+    m[1].as_object()["path"] = "../elsewhere";
+    transformer_test::write_file(modules, json::serialize(m));
+    CHECK(load_error(dir).find("modules[1].path '../elsewhere' leaves the model directory") !=
+          std::string::npos);
+  }
+  SUBCASE("modules.json is not a list") {
+    transformer_test::write_file(modules, "{}");
+    CHECK(load_error(dir).find(modules + "': must be a non-empty list of modules") !=
+          std::string::npos);
+  }
+  SUBCASE("no sentence_bert_config.json") {
+    fs::remove(dir + "/sentence_bert_config.json");
+    CHECK(load_error(dir).find("sentence_bert_config.json': is missing") != std::string::npos);
+  }
+  SUBCASE("a Transformer that is not a base model") {
+    transformer_test::set_config(dir, "architectures",
+                                 json::array{"BertForSequenceClassification"});
+    CHECK(load_error(dir).find("is a sequence classifier; this needs a base model") !=
+          std::string::npos);
+  }
+  SUBCASE("a missing tensor") {
+    const auto bytes =
+        transformer_test::read_file(transformer_test::fixture(kFixture) + "/model.safetensors");
+    // Renaming the tensor in the header keeps the file valid but without it.
+    auto renamed = bytes;
+    const auto at = renamed.find("encoder.layer.1.output.dense.weight");
+    REQUIRE(at != std::string::npos);
+    renamed[at] = 'X';
+    transformer_test::write_file(dir + "/model.safetensors", renamed);
+    CHECK(load_error(dir).find("encoder.layer.1.output.dense.weight") != std::string::npos);
+  }
+  SUBCASE("precision bf16") {
+    auto o = options_for(dir);
+    o.precision = EncoderPrecision::bf16;
+    CHECK_THROWS_WITH_AS(load_sentence_encoder(o),
+                         doctest::Contains("computes in float32 only so far"), ClassifyError);
+  }
+  fs::remove_all(dir);
+}
+
+#endif  // MCPCLASS_WITH_LEARNED

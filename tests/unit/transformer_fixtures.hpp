@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace transformer_test {
 
 inline std::string fixture(const std::string& name) {
@@ -147,10 +149,13 @@ Run run_reference_texts(const Model& model, const std::string& dir, std::size_t 
   return r;
 }
 
-/// A fresh copy of fixture `name` under the temporary directory, to modify.
+/// A fresh copy of fixture `name` under the temporary directory, to modify. Named after this
+/// process too: ctest runs each test case as its own process, in parallel, and two cases copying
+/// the same variant under one name removed each other's files mid-read.
 inline std::string copy_of(const std::string& name, const std::string& as) {
   namespace fs = std::filesystem;
-  const auto dir = fs::temp_directory_path() / ("mcpclass-transformer-" + as);
+  const auto dir =
+      fs::temp_directory_path() / ("mcpclass-transformer-" + std::to_string(::getpid()) + "-" + as);
   fs::remove_all(dir);
   fs::copy(fixture(name), dir, fs::copy_options::recursive);
   return dir.string();

@@ -2,15 +2,11 @@
 
 #include "learned/activations.hpp"
 #include "learned/checkpoint_config.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
 #include <filesystem>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

@@ -1,7 +1,7 @@
 #include "learned/bert_encoder.hpp"
 
 #include "learned/attention_head.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -9,19 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
-
 namespace mcpclass::learned::detail {
-
-namespace {
-
-std::int64_t s(std::size_t v) {
-  return static_cast<std::int64_t>(v);
-}
-
-}  // namespace
 
 BertCheckpoint read_bert_checkpoint(const std::string& dir, BertHead head,
                                     const std::string& adapter_dir,
@@ -33,11 +21,13 @@ BertCheckpoint read_bert_checkpoint(const std::string& dir, BertHead head,
 BertEncoder::BertEncoder(const BertConfig& config, CheckpointTensors& file) : config_(config) {
   const auto& c = config_;
   const std::string p = c.prefix.empty() ? std::string() : c.prefix + ".";
-  const auto h = s(c.hidden);
+  const auto h = shape_dim(c.hidden);
   auto norm = [&](const std::string& name) { return take_norm(file, name, c.hidden, true); };
-  word_ = file.take(p + "embeddings.word_embeddings.weight", {s(c.vocab), h});
-  position_ = file.take(p + "embeddings.position_embeddings.weight", {s(c.max_positions), h});
-  token_type_ = file.take(p + "embeddings.token_type_embeddings.weight", {s(c.type_vocab), h});
+  word_ = file.take(p + "embeddings.word_embeddings.weight", {shape_dim(c.vocab), h});
+  position_ =
+      file.take(p + "embeddings.position_embeddings.weight", {shape_dim(c.max_positions), h});
+  token_type_ =
+      file.take(p + "embeddings.token_type_embeddings.weight", {shape_dim(c.type_vocab), h});
   embedding_norm_ = norm(p + "embeddings.LayerNorm");
   for (std::size_t i = 0; i < c.layers; ++i) {
     const std::string l = p + "encoder.layer." + std::to_string(i) + ".";

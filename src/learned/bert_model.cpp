@@ -1,14 +1,10 @@
 #include "learned/bert_model.hpp"
 
 #include "learned/checkpoint_files.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <algorithm>
 #include <cmath>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

@@ -1,6 +1,6 @@
 #include "learned/checkpoint_config.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -9,10 +9,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

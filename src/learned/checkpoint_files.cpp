@@ -2,7 +2,7 @@
 
 #include "learned/lora_adapter.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -11,10 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

@@ -13,6 +13,11 @@
 
 namespace mcpclass::learned::detail {
 
+/// A size as an entry of the shape take() expects.
+constexpr std::int64_t shape_dim(std::size_t v) {
+  return static_cast<std::int64_t>(v);
+}
+
 /// (bytes of tensor data read and converted, bytes in all the files being read).
 using CheckpointProgress = std::function<void(std::size_t, std::size_t)>;
 

@@ -1,37 +1,25 @@
 #include "learned/dense_rows.hpp"
 
 #include "learned/checkpoint_files.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cmath>
 
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
-
 namespace mcpclass::learned::detail {
-
-namespace {
-
-std::int64_t s(std::size_t v) {
-  return static_cast<std::int64_t>(v);
-}
-
-}  // namespace
 
 Dense take_dense(CheckpointTensors& file, const std::string& name, std::size_t in, std::size_t out,
                  bool bias) {
-  Dense d{in, out, file.take(name + ".weight", {s(out), s(in)}), {}};
-  if (bias) d.bias = file.take(name + ".bias", {s(out)});
+  Dense d{in, out, file.take(name + ".weight", {shape_dim(out), shape_dim(in)}), {}};
+  if (bias) d.bias = file.take(name + ".bias", {shape_dim(out)});
   return d;
 }
 
 Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t width, bool bias) {
-  Norm n{file.take(name + ".weight", {s(width)}), {}};
-  if (bias) n.bias = file.take(name + ".bias", {s(width)});
+  Norm n{file.take(name + ".weight", {shape_dim(width)}), {}};
+  if (bias) n.bias = file.take(name + ".bias", {shape_dim(width)});
   return n;
 }
 

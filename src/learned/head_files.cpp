@@ -2,19 +2,15 @@
 // written here, no libtorch) or as a TorchScript module (through the libtorch plugin). Both
 // formats hold the same named tensors, checked here once.
 #include "learned/head_model.hpp"
+#include "learned/learned_errors.hpp"
 #include "learned/safetensors.hpp"
 #include "learned/torch_plugin.hpp"
-#include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 
 #include <boost/json.hpp>
 
 #include <fstream>
 #include <iterator>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

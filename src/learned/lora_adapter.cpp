@@ -2,7 +2,7 @@
 
 #include "learned/checkpoint_config.hpp"
 #include "learned/hf/regex.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -12,10 +12,6 @@
 #include <memory>
 #include <optional>
 #include <vector>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

@@ -1,7 +1,7 @@
 #include "learned/modernbert_encoder.hpp"
 
 #include "learned/attention_head.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -9,10 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

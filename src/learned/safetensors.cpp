@@ -1,6 +1,6 @@
 #include "learned/safetensors.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 
 #include <boost/json.hpp>
@@ -9,10 +9,6 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

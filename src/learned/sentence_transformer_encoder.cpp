@@ -2,10 +2,10 @@
 
 #include "learned/hf/normalizers.hpp"
 #include "learned/hf/unicode.hpp"
+#include "learned/learned_errors.hpp"
 #include "learned/length_batches.hpp"
 #include "learned/sentence_transformer_model.hpp"
 #include "learned/sequence_model.hpp"
-#include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
 
@@ -13,10 +13,6 @@
 
 #include <algorithm>
 #include <filesystem>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

@@ -1,7 +1,7 @@
 // Locating the run-time modules (see sentencepiece_shim_path.hpp).
 #include "learned/sentencepiece_shim_path.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -27,10 +27,6 @@
 #ifndef MCPCLASS_MODULE_INSTALL_DIR
 #define MCPCLASS_MODULE_INSTALL_DIR ""
 #endif
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

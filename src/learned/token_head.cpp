@@ -1,12 +1,8 @@
 #include "learned/token_head.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <algorithm>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

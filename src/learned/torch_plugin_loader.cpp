@@ -1,15 +1,11 @@
 // Loading libmcpclass_torch.so (see torch_plugin.hpp). Not linked into the plugin itself, which
 // defines torch_plugin() as its own table: keep anything else the plugin might use out of here.
+#include "learned/learned_errors.hpp"
 #include "learned/torch_plugin.hpp"
-#include "mcpclass/classify/errors.hpp"
 
 #include <dlfcn.h>
 
 #include <mutex>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

@@ -1,9 +1,9 @@
 #include "learned/use_lite_native_encoder.hpp"
 
 #include "learned/attention_head.hpp"
+#include "learned/learned_errors.hpp"
 #include "learned/length_batches.hpp"
 #include "learned/safetensors.hpp"
-#include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/learned/text_tokenizer.hpp"
 
@@ -19,10 +19,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

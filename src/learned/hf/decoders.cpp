@@ -3,15 +3,11 @@
 #include "learned/hf/byte_level.hpp"
 #include "learned/hf/json_fields.hpp"
 #include "learned/hf/unicode.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
 #include <map>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

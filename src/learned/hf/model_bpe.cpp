@@ -3,7 +3,7 @@
 // the leftmost pair. Results per word are cached, as the reference does.
 #include "learned/hf/json_fields.hpp"
 #include "learned/hf/models.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -11,10 +11,6 @@
 #include <mutex>
 #include <queue>
 #include <shared_mutex>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

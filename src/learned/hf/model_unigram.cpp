@@ -3,16 +3,12 @@
 // less 10, and consecutive unknown characters fuse into one unknown token.
 #include "learned/hf/json_fields.hpp"
 #include "learned/hf/models.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
 #include <cstdio>
 #include <limits>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

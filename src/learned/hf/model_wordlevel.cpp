@@ -1,13 +1,9 @@
 // WordLevel: each piece is one vocabulary entry, or the unknown token.
 #include "learned/hf/json_fields.hpp"
 #include "learned/hf/models.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

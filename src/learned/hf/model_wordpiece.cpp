@@ -2,13 +2,9 @@
 // unmatchable rest, or longer than max_input_chars_per_word, is the unknown token.
 #include "learned/hf/json_fields.hpp"
 #include "learned/hf/models.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

@@ -4,17 +4,13 @@
 #include "learned/hf/precompiled_charsmap.hpp"
 #include "learned/hf/regex.hpp"
 #include "learned/hf/unicode.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
 #include <utf8proc.h>
 
 #include <optional>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

@@ -1,13 +1,9 @@
 #include "learned/hf/pieces.hpp"
 
 #include "learned/hf/regex.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <algorithm>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

@@ -4,13 +4,9 @@
 #include "learned/hf/json_fields.hpp"
 #include "learned/hf/regex.hpp"
 #include "learned/hf/unicode.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

@@ -1,15 +1,11 @@
 #include "learned/hf/precompiled_charsmap.hpp"
 
 #include "learned/hf/unicode.hpp"
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <utf8proc.h>
 
 #include <cstring>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

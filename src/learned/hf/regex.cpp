@@ -1,13 +1,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "learned/hf/regex.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <pcre2.h>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

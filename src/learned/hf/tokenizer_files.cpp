@@ -1,16 +1,12 @@
 #include "learned/hf/tokenizer_files.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <boost/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::hf {
 

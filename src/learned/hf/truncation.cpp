@@ -1,10 +1,6 @@
 #include "learned/hf/truncation.hpp"
 
-#include "mcpclass/classify/errors.hpp"
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
+#include "learned/learned_errors.hpp"
 
 namespace mcpclass::learned::hf {
 

@@ -1,15 +1,11 @@
 #include "learned/torch_plugin/torch_files.hpp"
 
-#include "mcpclass/classify/errors.hpp"
+#include "learned/learned_errors.hpp"
 
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-namespace mcpclass::learned {
-using classify::ClassifyError;
-}  // namespace mcpclass::learned
 
 namespace mcpclass::learned::detail {
 

@@ -1,8 +1,8 @@
 // libFuzzer target: the transformer checkpoint loader (issue 31, "Bad input"). The first byte
 // picks what the rest is, written to a checkpoint directory as a published one holds it:
 //   0  model.safetensors      → read_checkpoint_tensors, every tensor checked finite at its shape
-//   1  config.json            → read_bert_config and read_modernbert_config (each for both heads),
-//                               checkpoint_labels
+//   1  config.json            → read_bert_config (a base model and both heads),
+//                               read_modernbert_config (both heads), checkpoint_labels
 //   2  adapter_config.json, a NUL, adapter_model.safetensors → merge_lora_adapter into a fixed
 //      small base (an nn.Linear "m", a classifier and an embedding)
 // Each must load or throw ClassifyError: never crash, hang, or allocate past what the input's own
@@ -107,6 +107,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       case 1: {
         write(dir / "config.json", rest);
+        try {  // a base model (a sentence-transformers directory's): no labels needed
+          if (read_bert_config(dir.string(), BertHead::none).max_tokens() == 0)
+            fail("a base model config without tokens");
+        } catch (const ClassifyError&) {
+          // a config of a head, or a bad one
+        }
         for (const auto head : {BertHead::sequence, BertHead::token}) {
           try {
             const auto c = read_bert_config(dir.string(), head);

@@ -3,7 +3,10 @@
 
 Two parts, each line {"text", "jailbreak", "split"}:
   generated  templated jailbreaks and benign near-misses (the shapes the rules were tuned on);
-  held_out   held_out.txt copied verbatim, hand-written before the rules and never tuned on.
+  held_out   held_out.txt copied verbatim, hand-written before the rules (by the rules' author,
+             so not blind to them);
+  after_rules  after_rules.txt copied verbatim, hand-written after the rules in shapes they were
+             not tuned on, and not tuned on once measured.
 Deterministic (fixed seed), so re-running it reproduces the committed file.
 """
 import json
@@ -136,9 +139,9 @@ def generated():
     return unique
 
 
-def held_out():
+def hand_written(name):
     rows = []
-    for line in (HERE / "held_out.txt").read_text(encoding="utf-8").splitlines():
+    for line in (HERE / name).read_text(encoding="utf-8").splitlines():
         if not line or line.startswith("#"):
             continue
         label, text = line.split("\t", 1)
@@ -148,7 +151,8 @@ def held_out():
 
 def main():
     with open(HERE / "labelled.jsonl", "w", encoding="utf-8") as out:
-        for split, rows in (("generated", generated()), ("held_out", held_out())):
+        for split, rows in (("generated", generated()), ("held_out", hand_written("held_out.txt")),
+                            ("after_rules", hand_written("after_rules.txt"))):
             for text, label in rows:
                 out.write(json.dumps({"text": text, "jailbreak": label, "split": split},
                                      ensure_ascii=False) + "\n")

@@ -18,10 +18,13 @@ struct RuleSpec {
 };
 
 // Vocabulary the patterns share. `(?: \w+){0,n}?` allows up to n filler words.
-#define OVERRIDE_VERB \
-  "(?:ignore|disregard|forget|skip|override|overrule|bypass|drop|discard|abandon|neglect)"
-#define PRIOR \
-  "(?:previous|prior|above|earlier|preceding|original|initial|former|old|existing|past|foregoing)"
+#define OVERRIDE_VERB                                                                          \
+  "(?:ignore|disregard|forget|skip|override|overrule|bypass|drop|discard|abandon|neglect|set " \
+  "aside|pay no attention to|never ?mind|cancel|scrap|throw out|stop following|do not follow|" \
+  "don t follow)"
+#define PRIOR                                                                               \
+  "(?:previous|previously given|prior|above|earlier|preceding|original|initial|former|old|" \
+  "existing|past|foregoing)"
 #define DIRECTIVES                                                                          \
   "(?:instructions?|rules?|guidelines?|directions?|directives?|prompts?|orders?|commands?|" \
   "constraints?|restrictions?|polic(?:y|ies)|programming|guidance|training)"
@@ -31,59 +34,94 @@ struct RuleSpec {
 #define LAX_ADJ                                                                            \
   "(?:unfiltered|uncensored|unrestricted|unbound|unmoderated|jailbroken|amoral|unchained|" \
   "unlimited)"
-#define AGENT "(?:ai|assistant|model|chatbot|bot|llm|gpt|version|persona|mode|personality|entity)"
+#define AGENT                                                                                \
+  "(?:ai|assistant|model|chatbot|bot|llm|gpt|version|persona|mode|personality|entity|alter " \
+  "ego|self|twin|side|counterpart)"
 #define REVEAL "(?:reveal|print|repeat|show|output|display|leak|dump|disclose|expose|recite|paste)"
+// The well-known named jailbreak personas besides DAN.
+#define PERSONA_NAME "(?:stan|dude|aim|betterdan|antigpt|evilbot|mongo tom|ucar|apophis|basedgpt)"
 
 constexpr std::array kRules = {
     // Instruction override.
     RuleSpec{"instruction_override", 0.9,
              "\\b" OVERRIDE_VERB "(?: \\w+){0,4}? " PRIOR "(?: \\w+){0,2}? " DIRECTIVES "\\b"},
+    RuleSpec{"override_given_instructions", 0.85,
+             "\\b" OVERRIDE_VERB "(?: \\w+){0,3}? " DIRECTIVES
+             " (?:you (?:were|have been|ve been) (?:given|told)|you received|you got|given to "
+             "you)\\b"},
     RuleSpec{"override_everything", 0.85,
              "\\b(?:ignore|disregard|forget) (?:everything|all)(?: that)? (?:you (?:were|have "
-             "been|ve been) "
-             "told|above|before|i said before|prior)\\b"},
+             "been|ve been) told|above|before|i said before|prior)\\b"},
+    RuleSpec{"everything_cancelled", 0.85,
+             "\\beverything (?:you were|you ve been|you have been|i) (?:told|instructed|given|said)"
+             "(?: \\w+){0,4}? (?:is|are|was) (?:now )?(?:cancelled|canceled|void|null|revoked|"
+             "obsolete|irrelevant|invalid|over)\\b"},
     RuleSpec{
         "override_your_rules", 0.8,
-        "\\b(?:ignore|disregard|forget|override|bypass|break) (?:all |any )?(?:of )?your (?:\\w+ )?"
-        "(?:rules|guidelines|instructions|programming|polic(?:y|ies)|restrictions|constraints|"
-        "ethics|safety \\w+|content polic(?:y|ies))\\b"},
+        "\\b(?:ignore|disregard|forget|override|bypass|break) (?:all |any )?(?:of )?(?:your|its) "
+        "(?:\\w+ )?(?:rules|guidelines|instructions|programming|polic(?:y|ies)|restrictions|"
+        "constraints|ethics|safety \\w+|content polic(?:y|ies))\\b"},
     RuleSpec{
         "rules_revoked", 0.85,
-        "\\byour (?:\\w+ )?(?:rules|guidelines|instructions|restrictions|policies|filters|"
-        "programming) (?:no longer apply|are (?:now )?(?:void|lifted|removed|disabled|suspended|"
-        "gone|cancelled|canceled|off))\\b|\\b(?:rules|guidelines|restrictions|filters|limits) "
-        "(?:do not|don t|dont|no longer) apply\\b|\\bno (?:rules|restrictions|guidelines|limits) "
-        "apply\\b"},
+        "\\byour (?:\\w+ )?(?:rules|guidelines|instructions|restrictions|polic(?:y|ies)|filters|"
+        "programming) (?:no longer apply|(?:is|are) (?:now )?(?:void|lifted|removed|disabled|"
+        "suspended|gone|cancelled|canceled|off|revoked))\\b|\\b(?:rules|guidelines|restrictions|"
+        "filters|limits) (?:do not|don t|dont|no longer) apply\\b|\\bno (?:rules|restrictions|"
+        "guidelines|limits) apply\\b"},
+    RuleSpec{"safety_off", 0.85,
+             "\\b(?:safety|content|ethical|moderation) (?:features?|filters?|polic(?:y|ies)|rules|"
+             "guidelines|settings|guardrails|protocols) (?:is|are|have been|has been) (?:now )?"
+             "(?:off|disabled|suspended|lifted|removed|deactivated|turned off|bypassed)\\b"},
+    RuleSpec{"spoofed_delimiter", 0.5,
+             "\\bend of (?:user )?(?:input|prompt|conversation)\\b|\\bim start system\\b|\\bbegin "
+             "system (?:prompt|message)\\b|\\b(?:system|admin) new instructions\\b"},
+    RuleSpec{"new_instructions", 0.3, "\\bnew (?:instructions|rules|directives)\\b"},
+    RuleSpec{"obedience", 0.35,
+             "\\b(?:obey|do as i say|only follow my|comply with every|must comply)\\b"},
     // System-prompt extraction.
     RuleSpec{
         "prompt_extraction", 0.9,
         "\\b" REVEAL "(?: \\w+){0,3}? (?:system|hidden|secret|initial|original|developer|internal|"
         "confidential|pre)(?: \\w+)? (?:prompts?|instructions?|messages?|rules|configuration)\\b"},
-    RuleSpec{"reveal_your_prompt", 0.8,
-             "\\b(?:reveal|print|repeat|show|output|display|leak|dump|disclose|expose|tell|give|"
-             "share) (?:me )?your "
-             "(?:\\w+ )?(?:prompt|instructions)\\b"},
+    RuleSpec{
+        "reveal_your_prompt", 0.8,
+        "\\b(?:reveal|print|repeat|show|output|display|leak|dump|disclose|expose|tell|give|share|"
+        "write|quote|reproduce|copy) (?:out |down )?(?:me )?your (?:\\w+ ){0,2}(?:prompt|"
+        "instructions)\\b"},
     RuleSpec{"prompt_question", 0.6,
              "\\bwhat (?:is|are|were) your (?:system|hidden|initial|original|secret|exact) "
              "(?:prompt|instructions|rules)\\b"},
+    RuleSpec{
+        "instructions_received", 0.5,
+        "\\b(?:instructions|rules|prompt|guidelines|directives) you (?:received|were given|got|"
+        "have been given)\\b|\\bwhat (?:were|have) you (?:been )?(?:told|instructed)\\b|\\byou "
+        "were told (?:before|in your)\\b"},
     RuleSpec{"context_dump", 0.6,
              "\\b(?:print|repeat|output|show|dump|reveal|display|write)(?: \\w+){0,2}? everything "
              "(?:in|from|before|above)\\b"},
+    RuleSpec{"before_first_message", 0.3,
+             "\\bbefore (?:my|this|the) (?:first |current )?message\\b"},
     RuleSpec{"text_above", 0.4,
              "\\b(?:repeat|print|output|show|copy)(?: \\w+){0,3}? (?:text|words|everything|content|"
              "messages?|lines) above\\b"},
     RuleSpec{"verbatim_dump", 0.4,
              "\\b(?:verbatim|word for word|starting with you are|include everything|from the first "
-             "line)\\b"},
-    RuleSpec{
-        "hidden_mention", 0.3,
-        "\\b(?:hidden|secret|confidential|internal) (?:rules|instructions|prompt|guidelines)\\b"},
+             "line|exact wording|quote (?:it|them|that) (?:exactly|verbatim))\\b"},
+    RuleSpec{"hidden_mention", 0.3,
+             "\\b(?:hidden|secret|confidential|internal) (?:\\w+ )?(?:rules|instructions|prompt|"
+             "guidelines)\\b"},
     // Role-play personas.
     RuleSpec{"dan_persona", 0.9,
              "\\b(?:you are|you re|youre|you will be|pretend to be|act as|become|roleplay as|play) "
              "(?:now |going to be )?dan\\b|\\bdan (?:mode|which stands|can do anything|has no)\\b|"
              "\\bdan\\b.{0,80}\\bdo anything now\\b|\\bdo anything now\\b.{0,80}\\bdan\\b"},
+    RuleSpec{"named_persona", 0.85,
+             "\\b" PERSONA_NAME " mode\\b|\\b(?:you are|you re|youre|act as|respond as|answer as|"
+             "pretend to be|roleplay as|play|become) (?:now )?" PERSONA_NAME
+             "\\b|\\bstrive to avoid norms\\b"},
     RuleSpec{"do_anything_now", 0.45, "\\b(?:do|does|can do) anything now\\b"},
+    RuleSpec{"say_anything", 0.35,
+             "\\byou (?:can|may|are free to) (?:now )?(?:say|do|write|answer) anything\\b"},
     RuleSpec{"developer_mode", 0.35, "\\bdeveloper mode\\b"},
     RuleSpec{"developer_mode_enabled", 0.7,
              "\\bdeveloper mode (?:enabled|activated|output|response)\\b"},
@@ -92,15 +130,20 @@ constexpr std::array kRules = {
              "constrained|subject|required to follow)\\b"},
     RuleSpec{
         "freed_from_restrictions", 0.8,
-        "\\b(?:free|freed|released|liberated|broken free|broke free|breaks free|unshackled) "
-        "(?:from|of) (?:all |any |its |your |their |the )?(?:\\w+ )?(?:restrictions|limitations|"
-        "rules|constraints|guidelines|filters|shackles|programming|censorship)\\b"},
+        "\\b(?:(?:free|freed|released|liberated|broken free|broke free|breaks free|unshackled) "
+        "(?:from|of)|escaped(?: from)?|broken out of|broke out of) (?:all |any |its |your |their "
+        "|the )?(?:\\w+ )?(?:restrictions|limitations|rules|constraints|guidelines|filters|"
+        "shackles|programming|censorship|alignment|guardrails|safety \\w+|training)\\b"},
     RuleSpec{
         "no_restrictions_persona", 0.9,
         "\\b(?:pretend|imagine|act|behave|respond|answer|reply|roleplay|role play)(?: \\w+){0,6}? "
         "(?:no|without)(?: any)? (?:\\w+ )?" LIMITS "\\b"},
+    RuleSpec{"hypothetical_unrestricted", 0.7,
+             "\\bif you (?:had|have|were) (?:no|without)(?: any)? (?:\\w+ )?" LIMITS "\\b"},
     RuleSpec{"limitless_agent", 0.8,
-             "\\b" AGENT " (?:with no|without|free of)(?: any)? (?:\\w+ )?" LIMITS "\\b"},
+             "\\b" AGENT " (?:with no|without|free of)(?: any)? (?:\\w+ )?" LIMITS "\\b|\\b" AGENT
+             " (?:that|who|which) (?:doesn t|does not|don t|do not|never|won t|will not) (?:care "
+             "about|follow|obey|respect|have)(?: any)?(?: the)? (?:\\w+ )?" LIMITS "\\b"},
     RuleSpec{
         "unfiltered_persona", 0.85,
         "\\b(?:act|acting|behave|roleplay|role play|pretend|respond|become|simulate|be|as|you are|"
@@ -117,25 +160,28 @@ constexpr std::array kRules = {
              "character\\b"},
     RuleSpec{"never_refuse", 0.45,
              "\\b(?:never|not|don t|dont|do not|won t|will not|cannot|can t) (?:refuse|decline|say "
-             "no)\\b|"
-             "\\bwithout (?:refusing|refusal|any refusal)\\b|\\bno matter what\\b"},
+             "no)\\b|\\bwithout (?:refusing|refusal|any refusal)\\b|\\bno matter what\\b|\\bnever "
+             "say (?:that )?you (?:can t|cannot|are unable|won t)\\b"},
     RuleSpec{"jailbroken_mention", 0.3, "\\bjailbroken\\b"},
     RuleSpec{"no_filters_phrase", 0.35,
              "\\b(?:with no|without(?: any)?) (?:filters?|censorship|restrictions|limits|rules|"
              "guidelines|morals|ethics)\\b"},
+    RuleSpec{"authority_claim", 0.3,
+             "\\b(?:i am|i m|im) (?:an? |your )?(?:openai |anthropic |google |meta )?(?:engineer|"
+             "developer|admin|administrator|creator|owner|employee)\\b"},
     // Safety bypass.
     RuleSpec{
         "bypass_safety", 0.8,
         "\\b(?:bypass|disable|turn off|remove|ignore|circumvent|evade|deactivate)(?: \\w+){0,3}? "
-        "(?:safety|content|ethical|moderation) "
-        "(?:filters?|settings|rules|guidelines|polic(?:y|ies)|"
-        "restrictions|measures|protocols)\\b|\\b(?:bypass|disable|circumvent|evade|remove|turn "
-        "off)(?: \\w+){0,2}? (?:guardrails|safeguards|censorship)\\b"},
+        "(?:safety|content|ethical|moderation) (?:filters?|settings|rules|guidelines|polic(?:y|"
+        "ies)|restrictions|measures|protocols)\\b|\\b(?:bypass|disable|circumvent|evade|remove|"
+        "turn off)(?: \\w+){0,2}? (?:guardrails|safeguards|censorship)\\b"},
     // Encoded payloads.
-    RuleSpec{
-        "decode_and_follow", 0.45,
-        "\\b(?:decode|decrypt|decipher|unscramble|convert)\\b.{0,80}?\\b(?:follow|execute|obey|do "
-        "what|comply|carry out|act on)\\b"},
+    RuleSpec{"decode_and_follow", 0.5,
+             "\\b(?:decode|decrypt|decipher|unscramble)\\b.{0,80}?\\b(?:follow|execute|obey|do "
+             "what|do it|do that|do as|comply|carry out|act on|run it|apply it)\\b"},
+    RuleSpec{"convert_and_follow", 0.4,
+             "\\bconvert\\b.{0,80}?\\b(?:follow|execute|obey|do what|comply|carry out|act on)\\b"},
     RuleSpec{"encoding_mention", 0.2, "\\b(?:base ?64|rot ?13|hex|encoded|cipher|morse)\\b"},
 };
 
@@ -146,6 +192,7 @@ constexpr std::array kRules = {
 #undef LAX_ADJ
 #undef AGENT
 #undef REVEAL
+#undef PERSONA_NAME
 
 // Bounds each rule's DFA cache, hence the memory any text can make it use.
 constexpr std::int64_t kRuleMaxMem = 8 << 20;

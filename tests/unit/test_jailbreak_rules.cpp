@@ -42,7 +42,7 @@ std::vector<Labelled> read_labelled() {
 
 // The newest hand-written split (make_labelled.py), written after the rules and not tuned on: its
 // precision and recall are reported, not required, as they measure how the rules generalize.
-constexpr std::string_view kBlindSplit = "after_rules";
+constexpr std::string_view kBlindSplit = "blind";
 
 struct Counts {
   int tp = 0, fp = 0, fn = 0, tn = 0;

@@ -30,13 +30,25 @@ struct RuleSpec {
   "constraints?|restrictions?|polic(?:y|ies)|programming|guidance|training)"
 #define LIMITS                                                                                \
   "(?:restrictions?|limits?|limitations?|filters?|rules|guidelines|censorship|ethics|morals|" \
-  "boundaries|constraints|content polic(?:y|ies)|safety \\w+|ethical \\w+|moral \\w+)"
+  "boundaries|constraints|obligations|content polic(?:y|ies)|safety \\w+|ethical \\w+|moral " \
+  "\\w+)"
 #define LAX_ADJ                                                                            \
   "(?:unfiltered|uncensored|unrestricted|unbound|unmoderated|jailbroken|amoral|unchained|" \
-  "unlimited)"
+  "unlimited|evil)"
 #define AGENT                                                                                \
   "(?:ai|assistant|model|chatbot|bot|llm|gpt|version|persona|mode|personality|entity|alter " \
   "ego|self|twin|side|counterpart)"
+// What keeps the model in line: its instructions, policies, safety measures, persona.
+#define TARGET                                                                               \
+  "(?:instructions|rules|guidelines|directives?|programming|training|restrictions|filters?|" \
+  "safeguards|guardrails|content polic(?:y|ies)|polic(?:y|ies)|safety (?:rules|layer|"       \
+  "features?|settings|filters?|guidelines|module|measures)|ethics(?: module)?|censorship|"   \
+  "alignment|system prompt|persona)"
+// A state that voids them.
+#define VOIDED                                                                                 \
+  "(?:lifted|off|removed|disabled|suspended|optional|void|cancelled|canceled|switched off|"    \
+  "turned off|gone|a mistake|(?:doesn t|does not|don t|do not|didn t|did not) (?:exist|apply|" \
+  "matter)|no longer (?:exists?|apply|applies|matters?))"
 #define REVEAL "(?:reveal|print|repeat|show|output|display|leak|dump|disclose|expose|recite|paste)"
 // The well-known named jailbreak personas besides DAN.
 #define PERSONA_NAME "(?:stan|dude|aim|betterdan|antigpt|evilbot|mongo tom|ucar|apophis|basedgpt)"
@@ -56,11 +68,11 @@ constexpr std::array kRules = {
              "\\beverything (?:you were|you ve been|you have been|i) (?:told|instructed|given|said)"
              "(?: \\w+){0,4}? (?:is|are|was) (?:now )?(?:cancelled|canceled|void|null|revoked|"
              "obsolete|irrelevant|invalid|over)\\b"},
-    RuleSpec{
-        "override_your_rules", 0.8,
-        "\\b(?:ignore|disregard|forget|override|bypass|break) (?:all |any )?(?:of )?(?:your|its) "
-        "(?:\\w+ )?(?:rules|guidelines|instructions|programming|polic(?:y|ies)|restrictions|"
-        "constraints|ethics|safety \\w+|content polic(?:y|ies))\\b"},
+    RuleSpec{"override_your_rules", 0.8,
+             "\\b(?:ignore|disregard|forget|override|bypass|break) (?:all |any )?(?:of "
+             ")?(?:your|its|my) "
+             "(?:\\w+ )?(?:rules|guidelines|instructions|programming|polic(?:y|ies)|restrictions|"
+             "constraints|ethics|safety \\w+|content polic(?:y|ies))\\b"},
     RuleSpec{
         "rules_revoked", 0.85,
         "\\byour (?:\\w+ )?(?:rules|guidelines|instructions|restrictions|polic(?:y|ies)|filters|"
@@ -75,7 +87,7 @@ constexpr std::array kRules = {
     RuleSpec{"spoofed_delimiter", 0.5,
              "\\bend of (?:user )?(?:input|prompt|conversation)\\b|\\bim start system\\b|\\bbegin "
              "system (?:prompt|message)\\b|\\b(?:system|admin) new instructions\\b"},
-    RuleSpec{"new_instructions", 0.3, "\\bnew (?:instructions|rules|directives)\\b"},
+    RuleSpec{"new_instructions", 0.3, "\\bnew (?:instructions|rules|directives?)\\b"},
     RuleSpec{"obedience", 0.35,
              "\\b(?:obey|do as i say|only follow my|comply with every|must comply)\\b"},
     // System-prompt extraction.
@@ -86,8 +98,8 @@ constexpr std::array kRules = {
     RuleSpec{
         "reveal_your_prompt", 0.8,
         "\\b(?:reveal|print|repeat|show|output|display|leak|dump|disclose|expose|tell|give|share|"
-        "write|quote|reproduce|copy) (?:out |down )?(?:me )?your (?:\\w+ ){0,2}(?:prompt|"
-        "instructions)\\b"},
+        "write|quote|reproduce|copy)(?: \\w+){0,4}? your (?:\\w+ ){0,2}(?:prompt|instructions|"
+        "configuration|system message|setup)\\b"},
     RuleSpec{"prompt_question", 0.6,
              "\\bwhat (?:is|are|were) your (?:system|hidden|initial|original|secret|exact) "
              "(?:prompt|instructions|rules)\\b"},
@@ -140,18 +152,22 @@ constexpr std::array kRules = {
         "(?:no|without)(?: any)? (?:\\w+ )?" LIMITS "\\b"},
     RuleSpec{"hypothetical_unrestricted", 0.7,
              "\\bif you (?:had|have|were) (?:no|without)(?: any)? (?:\\w+ )?" LIMITS "\\b"},
-    RuleSpec{"limitless_agent", 0.8,
-             "\\b" AGENT " (?:with no|without|free of)(?: any)? (?:\\w+ )?" LIMITS "\\b|\\b" AGENT
-             " (?:that|who|which) (?:doesn t|does not|don t|do not|never|won t|will not) (?:care "
-             "about|follow|obey|respect|have)(?: any)?(?: the)? (?:\\w+ )?" LIMITS "\\b"},
+    RuleSpec{
+        "limitless_agent", 0.8,
+        "\\b" AGENT " (?:with no|without|free of)(?: any)? (?:\\w+ )?" LIMITS "\\b|\\b" AGENT
+        " (?:that|who|which) (?:doesn t|does not|don t|do not|never|won t|will not) (?:care "
+        "about|follow|obey|respect|have)(?: any)?(?: the)? (?:\\w+ )?" LIMITS "\\b|\\b" AGENT
+        " (?:that|who|which) (?:ignores|disregards|breaks|bypasses|violates|has no)(?: all| any)?"
+        "(?: the)? (?:\\w+ )?" LIMITS "\\b|\\b" AGENT " (?:that|who|which) (?:never|won t|will "
+        "not|doesn t|does not) (?:refuse|refuses|decline|declines|say no)\\b"},
     RuleSpec{
         "unfiltered_persona", 0.85,
         "\\b(?:act|acting|behave|roleplay|role play|pretend|respond|become|simulate|be|as|you are|"
-        "you re|youre)(?: \\w+){0,3}? " LAX_ADJ "(?: \\w+){0,2}? " AGENT "\\b"},
+        "you re|youre)(?: \\w+){0,4}? " LAX_ADJ "(?: \\w+){0,2}? " AGENT "\\b"},
     RuleSpec{
         "you_have_no_limits", 0.6,
-        "\\b(?:you|u) (?:now )?(?:have|ve got|got) no (?:\\w+ )?(?:filters|restrictions|limits|"
-        "limitations|rules|morals|ethics|guidelines|boundaries)\\b"},
+        "\\b(?:you|u|it|\\w+gpt|\\w+bot) (?:now )?(?:have|has|ve got|got) no (?:\\w+ )?(?:filters|"
+        "restrictions|limits|limitations|rules|morals|ethics|guidelines|boundaries|safety)\\b"},
     RuleSpec{"jailbreak_mode", 0.8,
              "\\b(?:jailbreak|jailbroken|unrestricted|unfiltered|uncensored|evil) mode\\b"},
     RuleSpec{"god_mode", 0.45, "\\bgod mode\\b"},
@@ -172,13 +188,60 @@ constexpr std::array kRules = {
     // Safety bypass.
     RuleSpec{
         "bypass_safety", 0.8,
-        "\\b(?:bypass|disable|turn off|remove|ignore|circumvent|evade|deactivate)(?: \\w+){0,3}? "
+        "\\b(?:bypass\\w*|disabl\\w*|turn off|remov\\w*|ignor\\w*|circumvent\\w*|evad\\w*|"
+        "deactivat\\w*)(?: \\w+){0,3}? "
         "(?:safety|content|ethical|moderation) (?:filters?|settings|rules|guidelines|polic(?:y|"
         "ies)|restrictions|measures|protocols)\\b|\\b(?:bypass|disable|circumvent|evade|remove|"
         "turn off)(?: \\w+){0,2}? (?:guardrails|safeguards|censorship)\\b"},
+    // Voiding what keeps the model in line, said in other words.
+    RuleSpec{"target_voided", 0.7,
+             "\\b(?:your|its) (?:\\w+ ){0,2}" TARGET "(?: \\w+){0,5}? " VOIDED "\\b"},
+    RuleSpec{
+        "act_against_target", 0.7,
+        "\\b(?:ignor\\w*|disregard\\w*|discard\\w*|drop\\w*|forget\\w*|bypass\\w*|skip\\w*|"
+        "without|abandon\\w*|suspend\\w*|remov\\w*|disabl\\w*) (?:all |any )?(?:of )?(?:your|its|"
+        "the assistant s) (?:\\w+ ){0,2}" TARGET "\\b|\\b(?:ignor\\w*|disregard\\w*|discard\\w*|"
+        "drop\\w*|forget\\w*|abandon\\w*) the (?:\\w+ )?(?:persona|programming|alignment|"
+        "safeguards|guardrails|system prompt)\\b"},
+    RuleSpec{"pretend_target_absent", 0.8,
+             "\\b(?:pretend|imagine|assume|act as if|suppose)(?: \\w+){0,3}? " TARGET
+             " (?:doesn t|does not|don t|do not|didn t|did not) (?:exist|apply)\\b"},
+    RuleSpec{"target_state", 0.4,
+             "\\b" TARGET "(?: \\w+){0,7}? (?:lifted|switched off|turned off|suspended|disabled|"
+             "removed|off)\\b"},
+    RuleSpec{
+        "consider_them_void", 0.45,
+        "\\bconsider (?:them|it|those|these|all \\w+) (?:lifted|removed|void|cancelled|canceled|"
+        "suspended|gone|off|disabled)\\b"},
+    RuleSpec{
+        "session_scope", 0.25,
+        "\\bfor (?:this|the rest of this|the rest of the|the next) (?:chat|conversation|session|"
+        "answer|reply|response)\\b"},
+    RuleSpec{"prior_rules_dismissed", 0.8,
+             "\\b" PRIOR " " DIRECTIVES
+             "\\b.{0,80}\\b(?:disregard|ignore|forget|discard|drop) (?:them|"
+             "those|it|these)\\b"},
+    RuleSpec{"overrides_earlier", 0.7,
+             "\\boverrides? (?:all |any )?(?:earlier|previous|prior|other|existing) (?:ones|"
+             "instructions|rules|directives)\\b"},
+    RuleSpec{
+        "secret_instructions", 0.7,
+        "\\b(?:instructions|rules|guidelines|prompt|configuration)(?: \\w+){0,2}? you (?:re|are) "
+        "(?:hiding|not (?:supposed|allowed|meant) to (?:share|reveal|tell|show))\\b|\\btold you to "
+        "keep (?:secret|hidden|confidential)\\b|\\b(?:what|everything) you (?:re|are) hiding\\b"},
+    RuleSpec{
+        "not_an_assistant", 0.7,
+        "\\bforget (?:that )?you (?:are|re) (?:an? )?(?:ai|assistant|language model|chatbot)\\b"},
+    RuleSpec{
+        "built_without_limits", 0.6,
+        "\\b(?:trained|built|designed|programmed|created|made) without (?:any )?(?:\\w+ )?" LIMITS
+        "\\b"},
+    RuleSpec{"lax_output", 0.45, "\\b" LAX_ADJ " (?:answer|response|reply|output|version|take)\\b"},
+    RuleSpec{"sudo_mode", 0.3, "\\bsudo mode\\b"},
     // Encoded payloads.
     RuleSpec{"decode_and_follow", 0.5,
-             "\\b(?:decode|decrypt|decipher|unscramble)\\b.{0,80}?\\b(?:follow|execute|obey|do "
+             "\\b(?:decode|decrypt|decipher|unscramble|rot ?13|base ?64 "
+             "decode)\\b.{0,80}?\\b(?:follow|execute|obey|do "
              "what|do it|do that|do as|comply|carry out|act on|run it|apply it)\\b"},
     RuleSpec{"convert_and_follow", 0.4,
              "\\bconvert\\b.{0,80}?\\b(?:follow|execute|obey|do what|comply|carry out|act on)\\b"},
@@ -193,6 +256,8 @@ constexpr std::array kRules = {
 #undef AGENT
 #undef REVEAL
 #undef PERSONA_NAME
+#undef TARGET
+#undef VOIDED
 
 // Bounds each rule's DFA cache, hence the memory any text can make it use.
 constexpr std::int64_t kRuleMaxMem = 8 << 20;

@@ -29,6 +29,13 @@
 // text. Both are normalized like the text and matched as whole words. (The Semantic Router
 // scores these lists by embedding similarity, method: contrastive; here they are literal.)
 //
+// Measured (tests/data/jailbreak/labelled.jsonl, test_jailbreak_rules.cpp, default threshold):
+// precision 0.99 and recall 0.99 on the 316 texts the rules were tuned on; on texts written
+// after a round of tuning, in shapes it had not seen, precision stayed 1.0 but recall was 0.2,
+// 0.08 and 0.13 in three rounds. So the rules catch the well-known phrasings and rarely fire on
+// benign text, but paraphrases escape them: recall on new attacks needs a model (the signal's
+// classifier or embedding methods).
+//
 // Thread-safety: immutable after construction; score() may run on many threads at once.
 #pragma once
 

@@ -5,9 +5,11 @@ Two parts, each line {"text", "jailbreak", "split"}:
   generated  templated jailbreaks and benign near-misses (the shapes the rules were tuned on);
   held_out   held_out.txt copied verbatim, hand-written before the rules (by the rules' author,
              so not blind to them);
-  after_rules  after_rules.txt copied verbatim, hand-written after the first round of rules in
-             shapes they were not tuned on (recall 0.2 on it), then tuned on in the second round;
-  blind      blind.txt copied verbatim, hand-written after the second round, never tuned on.
+  after_round1  after_round1.txt, hand-written after the first round of rules in shapes it was
+             not tuned on (recall 0.2 on it), then tuned on in the second round;
+  after_round2  after_round2.txt, the same after the second round (recall 0.08), tuned on in the
+             third;
+  after_round3  after_round3.txt, hand-written after the third round, never tuned on.
 Deterministic (fixed seed), so re-running it reproduces the committed file.
 """
 import json
@@ -153,8 +155,9 @@ def hand_written(name):
 def main():
     with open(HERE / "labelled.jsonl", "w", encoding="utf-8") as out:
         for split, rows in (("generated", generated()), ("held_out", hand_written("held_out.txt")),
-                            ("after_rules", hand_written("after_rules.txt")),
-                            ("blind", hand_written("blind.txt"))):
+                            ("after_round1", hand_written("after_round1.txt")),
+                            ("after_round2", hand_written("after_round2.txt")),
+                            ("after_round3", hand_written("after_round3.txt"))):
             for text, label in rows:
                 out.write(json.dumps({"text": text, "jailbreak": label, "split": split},
                                      ensure_ascii=False) + "\n")

@@ -61,6 +61,9 @@ double FuzzyKeywords::similarity(const Keyword& k, std::string_view window) {
 void FuzzyKeywords::score(std::string_view text, std::span<double> scores) const {
   const std::string folded = fold_case(text, !case_sensitive_);
   const auto words = split_words(folded, in_word);
+  // starts[i]: bytes of the first i words, so a window's length costs O(1).
+  std::vector<std::size_t> starts(words.size() + 1, 0);
+  for (std::size_t i = 0; i < words.size(); ++i) starts[i + 1] = starts[i] + words[i].size();
   std::string window;
   for (std::size_t k = 0; k < keywords_.size(); ++k) {
     const Keyword& keyword = keywords_[k];
@@ -69,11 +72,8 @@ void FuzzyKeywords::score(std::string_view text, std::span<double> scores) const
     for (std::size_t count = std::max<std::size_t>(keyword.words, 2) - 1;
          count <= keyword.words + 1 && best < 100.0; ++count) {
       for (std::size_t from = 0; from + count <= words.size(); ++from) {
-        // The window's length, without building it when it is too long to reach 50.
-        std::size_t length = count - 1;
-        for (std::size_t i = from; i < from + count && length <= longest; ++i)
-          length += words[i].size();
-        if (length > longest) continue;
+        // Windows too long to reach 50 are not built.
+        if (starts[from + count] - starts[from] + count - 1 > longest) continue;
         window.clear();
         for (std::size_t i = from; i < from + count; ++i) {
           if (i > from) window += ' ';

@@ -7,7 +7,8 @@
 // Bounded work on any text: a keyword is at most kMaxKeywordBytes, so its longest common
 // subsequence with a window is one bit-parallel pass over the window (Hyyrö), and windows longer
 // than three times the keyword are skipped, since their similarity cannot exceed 50 (the lowest
-// threshold the settings accept). So a text costs O(bytes · words per keyword) per keyword.
+// threshold the settings accept). So a keyword costs at most three windows per text word, each
+// O(3·|keyword|) bytes: linear in the text, and a signal's cost is that times its keywords.
 #pragma once
 
 #include <array>

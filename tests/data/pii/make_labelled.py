@@ -3,8 +3,9 @@
 (src/routing/pii_recognizers.cpp, tests/unit/test_pii_recognizers.cpp).
 
 Each line is {"text", "spans": [{"type", "start", "end"}], "split"}: offsets are UTF-8 byte
-offsets, `split` is "generated" (this script's templates, seeded) or "heldout" (handwritten.txt,
-written by hand before the recognizers were run on it). Valid numbers are built with their
+offsets, `split` is "generated" (this script's templates, seeded), "heldout" (handwritten.txt,
+written by hand before the recognizers were run on it) or "heldout-2" (handwritten_2.txt, a
+second batch written after the first measurement, before the recognizers were run on it). Valid numbers are built with their
 checksums (Luhn, mod-97) and rules (SSN ranges, NANP area codes); near-misses break exactly one
 rule. Run it again to reproduce the file byte for byte: python3 make_labelled.py
 """
@@ -384,14 +385,14 @@ def generated():
 MARK = re.compile(r"\[\[([A-Z_]+):(.*?)\]\]")
 
 
-def handwritten():
+def handwritten(name):
     rows = []
-    with open(os.path.join(HERE, "handwritten.txt"), encoding="utf-8") as f:
+    with open(os.path.join(HERE, name), encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             if not line or line.startswith("#"):
                 continue
-            line = line.replace("\\n", "\n")
+            line = line.replace("\\n", "\n").replace("\\t", "\t")
             b, pos = Builder(), 0
             for m in MARK.finditer(line):
                 b.add(line[pos:m.start()])
@@ -405,7 +406,8 @@ def handwritten():
 def main():
     out = os.path.join(HERE, "labelled.jsonl")
     with open(out, "w", encoding="utf-8") as f:
-        for split, rows in (("generated", generated()), ("heldout", handwritten())):
+        for split, rows in (("generated", generated()), ("heldout", handwritten("handwritten.txt")),
+                            ("heldout-2", handwritten("handwritten_2.txt"))):
             for b in rows:
                 f.write(json.dumps({"text": b.text, "spans": b.spans, "split": split},
                                    ensure_ascii=False) + "\n")

@@ -29,14 +29,21 @@ bool glue_char(char c) {
   return c == '-' || c == '.' || c == ',' || c == '/';
 }
 
+// A ',' joins digits only ("4,111"); after a word it separates fields ("DE,+49 ...").
+bool glues(std::string_view text, std::size_t glue, std::size_t neighbour) {
+  const char c = text[glue];
+  return glue_char(c) && (c == ',' ? is_digit(text[neighbour]) : is_ascii_alnum(text[neighbour]));
+}
+
 bool starts_token(std::string_view text, std::size_t pos) {
   if (word_char_before(text, pos)) return false;
-  return !(pos >= 2 && glue_char(text[pos - 1]) && is_ascii_alnum(text[pos - 2]));
+  if (pos > 0 && text[pos - 1] == '#') return false;  // "#0412-345-678": an issue or order id
+  return !(pos >= 2 && is_digit(text[pos]) && glues(text, pos - 1, pos - 2));
 }
 
 bool ends_token(std::string_view text, std::size_t pos) {
   if (word_char_at(text, pos)) return false;
-  return !(pos + 1 < text.size() && glue_char(text[pos]) && is_ascii_alnum(text[pos + 1]));
+  return !(pos + 1 < text.size() && glues(text, pos, pos + 1));
 }
 
 // Where a run of groups may be split between two numbers.

@@ -2,7 +2,7 @@
 // separators ("+44 (0)20 7946 0958"), each read once. A run may hold several numbers split by
 // spaces ("020 7946 0958 4111 1111 1111 1111"), so windows of at most kMaxGroups groups and
 // kMaxDigits digits are tried from the run's start and after each number found, the longest
-// match first: the work per group is bounded, the scan linear.
+// match first: the work and memory per group are bounded, the scan linear.
 #include "mcpclass/routing/pii_recognizers.hpp"
 #include "routing/pii_grouped_number.hpp"
 #include "routing/pii_scanners.hpp"
@@ -51,43 +51,41 @@ bool splits(std::string_view separator) {
   return separator == " " || separator == " (";
 }
 
-struct DigitRun {
-  std::size_t start = 0;  // with the '+' or '(' before the first group
-  bool plus = false;
-  bool paren = false;
-  std::vector<DigitGroup> groups;
-  std::vector<std::string_view> separators;
-  std::size_t end = 0;
-};
+// Reads the groups of a run one at a time, so that a run's groups are never all held: a run of
+// a million groups costs the window it is matched in.
+class RunReader {
+ public:
+  RunReader(std::string_view text, std::size_t first_digit) : text_(text), p_(first_digit) {}
 
-// Reads the run at `i` (a digit, or a '+' or '(' before one) into `run`.
-void read_run(std::string_view text, std::size_t i, DigitRun& run) {
-  run.start = i;
-  run.groups.clear();
-  run.separators.clear();
-  std::size_t p = i;
-  run.plus = text[p] == '+';
-  if (run.plus) ++p;
-  run.paren = text[p] == '(';
-  if (run.paren) ++p;
-  while (true) {
-    const std::size_t begin = p;
-    while (p < text.size() && is_digit(text[p])) ++p;
-    run.groups.push_back(DigitGroup{begin, p});
-    std::size_t q = p;
-    while (q < text.size() && q - p < kMaxSeparator && separator_char(text[q])) ++q;
-    if (q == p || q >= text.size() || !is_digit(text[q])) break;
-    run.separators.push_back(text.substr(p, q - p));
-    p = q;
+  bool done() const { return done_; }
+  /// The next group and the separator after it (empty where the run ends). Not after done().
+  std::pair<DigitGroup, std::string_view> next() {
+    const std::size_t begin = p_;
+    while (p_ < text_.size() && is_digit(text_[p_])) ++p_;
+    const DigitGroup group{begin, p_};
+    std::size_t q = p_;
+    while (q < text_.size() && q - p_ < kMaxSeparator && separator_char(text_[q])) ++q;
+    if (q == p_ || q >= text_.size() || !is_digit(text_[q])) {
+      done_ = true;
+      end_ = p_;
+      return {group, {}};
+    }
+    const std::string_view separator = text_.substr(p_, q - p_);
+    p_ = q;
+    return {group, separator};
   }
-  run.end = p;
-  // A '(' that no ')' closes right after the first group is the prose's: "(4111 1111 ...)".
-  if (run.paren && (run.separators.empty() || run.separators[0].front() != ')')) {
-    run.paren = false;
-    run.start = run.groups[0].begin;
-    run.plus = false;
+  /// Reads the rest of the run; where it ends.
+  std::size_t skip_to_end() {
+    while (!done_) next();
+    return end_;
   }
-}
+
+ private:
+  std::string_view text_;
+  std::size_t p_;
+  std::size_t end_ = 0;
+  bool done_ = false;
+};
 
 std::optional<std::string_view> classify(const GroupedNumber& number) {
   if (is_credit_card(number)) return pii_type::credit_card;
@@ -96,42 +94,77 @@ std::optional<std::string_view> classify(const GroupedNumber& number) {
   return std::nullopt;
 }
 
-// The numbers in one run, appended to `out`.
-void match_run(std::string_view text, const DigitRun& run, std::vector<PiiMatch>& out) {
-  const std::size_t n = run.groups.size();
-  const bool right_ok = ends_token(text, run.end);
-  std::size_t k = 0;
-  while (k < n) {
-    if (k > 0 && !splits(run.separators[k - 1])) return;
-    GroupedNumber number;
-    number.text = text;
-    number.plus = k == 0 && run.plus;
-    number.paren = k == 0 ? run.paren : run.separators[k - 1] == " (";
-    const std::size_t begin = k == 0 ? run.start : run.groups[k].begin - (number.paren ? 1 : 0);
+// The groups from where the next number may start, at most kMaxGroups of them, and the
+// separator after each; kept across runs so that a text of many short runs allocates once.
+struct Window {
+  std::vector<DigitGroup> groups;
+  std::vector<std::string_view> after;
+  GroupedNumber number;
+};
+
+// Matches the run that starts at `i` (a digit, or a '+' or '(' before one); where it ends.
+std::size_t scan_run(std::string_view text, std::size_t i, Window& window,
+                     std::vector<PiiMatch>& out) {
+  std::size_t p = i;
+  bool plus = text[p] == '+';
+  if (plus) ++p;
+  bool paren = text[p] == '(';
+  if (paren) ++p;
+  RunReader reader(text, p);
+  auto& [groups, after, number] = window;
+  groups.clear();
+  after.clear();
+  const auto fill = [&] {
+    while (groups.size() < kMaxGroups && !reader.done()) {
+      const auto [group, separator] = reader.next();
+      groups.push_back(group);
+      after.push_back(separator);
+    }
+  };
+  fill();
+  std::size_t start = i;
+  // A '(' that no ')' closes right after the first group is the prose's: "(4111 1111 ...)".
+  if (paren && (after[0].empty() || after[0].front() != ')')) {
+    paren = plus = false;
+    start = groups[0].begin;
+  }
+  number.text = text;
+  std::string_view before;  // the separator before groups[0]; empty at the run's start
+  for (bool first = true;; first = false) {
+    if (!first && !splits(before)) break;
+    number.plus = first && plus;
+    number.paren = first ? paren : before == " (";
+    const std::size_t begin = first ? start : groups[0].begin - (number.paren ? 1 : 0);
     std::optional<std::pair<std::size_t, std::string_view>> best;  // last group, type
     std::size_t digits = 0;
-    for (std::size_t j = k; j < n && j - k < kMaxGroups; ++j) {
-      digits += run.groups[j].end - run.groups[j].begin;
+    for (std::size_t j = 0; j < groups.size(); ++j) {
+      digits += groups[j].end - groups[j].begin;
       if (digits > kMaxDigits) break;
-      if (j + 1 == n ? !right_ok : !splits(run.separators[j])) continue;
-      number.groups = std::span(run.groups).subspan(k, j - k + 1);
-      number.separators = std::span(run.separators).subspan(k, j - k);
+      if (after[j].empty() ? !ends_token(text, groups[j].end) : !splits(after[j])) continue;
+      number.groups = std::span(groups).first(j + 1);
+      number.separators = std::span(after).first(j);
       number.digits.clear();
-      for (std::size_t g = k; g <= j; ++g) number.digits += number.group(g - k);
+      for (std::size_t g = 0; g <= j; ++g) number.digits += number.group(g);
       if (const auto type = classify(number)) best.emplace(j, *type);
     }
     // Groups left over before a number are a part of something else ("5126 0933 9295 9544", a
     // card failing Luhn, holds no phone number "0933 9295 9544"), so no number starts after them.
-    if (!best) return;
-    out.push_back(PiiMatch{std::string(best->second), begin, run.groups[best->first].end, 1.0});
-    k = best->first + 1;
+    if (!best) break;
+    const auto [last, type] = *best;
+    out.push_back(PiiMatch{std::string(type), begin, groups[last].end, 1.0});
+    before = after[last];
+    if (before.empty()) return groups[last].end;
+    groups.erase(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(last + 1));
+    after.erase(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(last + 1));
+    fill();
   }
+  return reader.skip_to_end();
 }
 
 }  // namespace
 
 void scan_digit_groups(std::string_view text, std::vector<PiiMatch>& out) {
-  DigitRun run;
+  Window window;
   std::size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
@@ -142,9 +175,7 @@ void scan_digit_groups(std::string_view text, std::vector<PiiMatch>& out) {
       ++i;
       continue;
     }
-    read_run(text, i, run);
-    match_run(text, run, out);
-    i = run.end;
+    i = scan_run(text, i, window, out);
   }
 }
 

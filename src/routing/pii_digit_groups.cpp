@@ -111,7 +111,9 @@ std::size_t scan_run(std::string_view text, std::size_t i, Window& window,
   bool paren = text[p] == '(';
   if (paren) ++p;
   RunReader reader(text, p);
-  auto& [groups, after, number] = window;
+  auto& groups = window.groups;  // not a structured binding: clang 14 cannot capture one
+  auto& after = window.after;
+  auto& number = window.number;
   groups.clear();
   after.clear();
   const auto fill = [&] {

@@ -49,7 +49,7 @@ cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_fuzzers |
 # file per transcript (its client lines, in order) for the engine.
 SEEDS="$BUILD/seeds"
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{fuzz_jsonrpc,fuzz_session,fuzz_config,fuzz_http_request,fuzz_sse,fuzz_oauth,fuzz_http_client,fuzz_checkpoint}
+mkdir -p "$SEEDS"/{fuzz_jsonrpc,fuzz_session,fuzz_config,fuzz_http_request,fuzz_sse,fuzz_oauth,fuzz_http_client,fuzz_checkpoint,fuzz_pii}
 for t in "$ROOT"/tests/transcripts/*.jsonl; do
   name="$(basename "$t" .jsonl)"
   sed -n 's/^>>\{0,1\} //p' "$t" >"$SEEDS/fuzz_session/$name"
@@ -82,6 +82,13 @@ printf '\6{"keys":[{"kty":"EC","kid":"k","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tL
 cp "$ROOT"/tests/fuzz/seeds/http_client/* "$SEEDS/fuzz_http_client/"
 # fuzz_checkpoint: a selector byte (0 safetensors, 1 config.json, 2 adapter), then the file(s).
 cp "$ROOT"/tests/fuzz/seeds/checkpoint/* "$SEEDS/fuzz_checkpoint/"
+# fuzz_pii: the texts of the labelled PII set, one file each.
+/usr/bin/python3 - "$ROOT/tests/data/pii/labelled.jsonl" "$SEEDS/fuzz_pii" <<'PY'
+import json, sys
+for n, line in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    with open("%s/labelled-%d" % (sys.argv[2], n), "w", encoding="utf-8") as f:
+        f.write(json.loads(line)["text"])
+PY
 for f in "$ROOT"/tests/fuzz/seeds/config/* "$ROOT"/examples/*.yaml "$ROOT"/examples/*.json; do
   [ -f "$f" ] && cp "$f" "$SEEDS/fuzz_config/"
 done

@@ -6,6 +6,8 @@
 #include "mcpclass/transport/server/http_server_config.hpp"
 #include "util/config_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -89,6 +91,36 @@ json::object server_to_json(const ServerSettings& s) {
   return out;
 }
 
+// What the decisions name exists: their models under route.models, their domains' categories.
+void check_router(const Config& config) {
+  const auto& router = config.router;
+  for (std::size_t i = 0; i < router.signals.domains.size(); ++i) {
+    const auto& d = router.signals.domains[i];
+    const auto at = strict::index_path("routing.signals.domains", i);
+    if (d.categories.empty() && !config.categories.find(d.name))
+      throw ConfigError(
+          strict::member_path(at, "name"),
+          fmt::format("'{}' is not a category; name one with mmlu_categories", d.name));
+    for (const auto& c : d.categories)
+      if (!config.categories.find(c))
+        throw ConfigError(strict::member_path(at, "mmlu_categories"),
+                          fmt::format("'{}' is not a category", c));
+  }
+  if (!config.route) return;
+  for (std::size_t i = 0; i < router.decisions.size(); ++i) {
+    const auto& refs = router.decisions[i].model_refs;
+    for (std::size_t j = 0; j < refs.size(); ++j)
+      if (!config.route->models.contains(refs[j].model))
+        throw ConfigError(
+            strict::member_path(
+                strict::index_path(
+                    strict::member_path(strict::index_path("routing.decisions", i), "modelRefs"),
+                    j),
+                "model"),
+            fmt::format("no upstream for model '{}' (route.models)", refs[j].model));
+  }
+}
+
 }  // namespace
 
 Config config_from_json(const json::value& document) {
@@ -118,14 +150,22 @@ Config config_from_json(const json::value& document) {
     }
   }
 
+  // `routing` holds the classifier's routing policy and the semantic router's decisions.
+  json::object policy;
+  routing::RouterSettings router;
+  if (routing != nullptr) {
+    policy = strict::as_object(*routing, "routing");
+    router = routing::RouterSettings::take_from(policy, "routing");
+  }
   Config config{
       categories ? classify::CategorySet::from_json(*categories, "categories")
                  : defaults->categories,
       std::move(classifier_settings),
-      routing ? classify::RoutingPolicy::from_json(*routing, "routing") : classify::RoutingPolicy{},
+      routing ? classify::RoutingPolicy::from_json(policy, "routing") : classify::RoutingPolicy{},
       server ? parse_server(*server) : ServerSettings{},
       std::nullopt,
       std::nullopt,
+      std::move(router),
   };
   if (token_classifier != nullptr)
     config.token_classifier =
@@ -142,6 +182,7 @@ Config config_from_json(const json::value& document) {
     config.route = RouteSettings::from_json(*route, "route");
     config.route->check_against(config.categories, config.routing, "route");
   }
+  check_router(config);
   if (config.classifier.kind == "rules" || config.classifier.kind == "composite") {
     // Compiling once here reports bad patterns and unknown categories at load time, with the
     // key path, instead of on first use.
@@ -160,7 +201,9 @@ json::object Config::to_json() const {
   for (auto& kv : classifier_json) cls[kv.key()] = std::move(kv.value());
   for (const auto& kv : classifier.remote) cls[kv.key()] = kv.value();
   out["classifier"] = std::move(cls);
-  out["routing"] = routing.to_json();
+  json::object routing_json = routing.to_json();
+  router.to_json(routing_json);
+  out["routing"] = std::move(routing_json);
   out["server"] = server_to_json(server);
   if (route) out["route"] = route->to_json();
   if (token_classifier) out["token_classifier"] = token_classifier->to_json();

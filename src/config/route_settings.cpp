@@ -16,23 +16,8 @@ namespace strict = util::strict;
 
 namespace {
 
-template <class Enum, std::size_t N>
-Enum parse_enum(const std::string& value, const std::array<std::pair<const char*, Enum>, N>& names,
-                const std::string& path) {
-  std::string choices;
-  for (const auto& [name, e] : names) {
-    if (value == name) return e;
-    choices += (choices.empty() ? "" : ", ") + std::string(name);
-  }
-  strict::fail(path, fmt::format("'{}' is not one of {}", value, choices));
-}
-
-template <class Enum, std::size_t N>
-const char* enum_name(Enum e, const std::array<std::pair<const char*, Enum>, N>& names) {
-  for (const auto& [name, value] : names)
-    if (value == e) return name;
-  return "";
-}
+using strict::enum_name;
+using strict::parse_enum;
 
 constexpr std::array<std::pair<const char*, ReasoningStyle>, 4> kStyles{{
     {"none", ReasoningStyle::none},

@@ -1,4 +1,4 @@
-#include "routing/keyword_signal.hpp"
+#include "mcpclass/routing/keyword_signal.hpp"
 
 #include "routing/keyword_bm25.hpp"
 #include "routing/keyword_fuzzy.hpp"

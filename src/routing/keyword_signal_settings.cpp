@@ -1,5 +1,5 @@
+#include "mcpclass/routing/keyword_signal.hpp"
 #include "routing/keyword_fuzzy.hpp"
-#include "routing/keyword_signal.hpp"
 #include "util/config_reader.hpp"
 
 #include <algorithm>

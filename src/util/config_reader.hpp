@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -35,6 +36,26 @@ std::int64_t as_integer(const json::value& v, const std::string& path);
 const json::object& as_object(const json::value& v, const std::string& path);
 const json::array& as_array(const json::value& v, const std::string& path);
 std::vector<std::string> as_string_list(const json::value& v, const std::string& path);
+
+/// The enum value `value` names in `names`; otherwise fails at `path` listing the choices.
+template <class Enum, std::size_t N>
+Enum parse_enum(const std::string& value, const std::array<std::pair<const char*, Enum>, N>& names,
+                const std::string& path) {
+  std::string choices;
+  for (const auto& [name, e] : names) {
+    if (value == name) return e;
+    choices += (choices.empty() ? "" : ", ") + std::string(name);
+  }
+  fail(path, "'" + value + "' is not one of " + choices);
+}
+
+/// The name of `e` in `names` ("" if absent).
+template <class Enum, std::size_t N>
+const char* enum_name(Enum e, const std::array<std::pair<const char*, Enum>, N>& names) {
+  for (const auto& [name, value] : names)
+    if (value == e) return name;
+  return "";
+}
 
 /// Reads members of one object; remembers which keys were consumed.
 class ObjectReader {

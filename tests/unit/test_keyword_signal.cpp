@@ -1,7 +1,7 @@
 // The keyword signal (routing.signals.keywords): each method and operator as the Semantic
 // Router defines them, case sensitivity, configuration errors naming their key, hostile input.
+#include "mcpclass/routing/keyword_signal.hpp"
 #include "mcpclass/util/config_error.hpp"
-#include "routing/keyword_signal.hpp"
 
 #include <doctest/doctest.h>
 

@@ -12,6 +12,7 @@
 #include "mcpclass/config/route_settings.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/learned/token_classifier.hpp"
+#include "mcpclass/routing/router_settings.hpp"
 #include "mcpclass/util/limits.hpp"
 #include "mcpclass/version.hpp"
 
@@ -78,6 +79,9 @@ struct Config {
   /// `token_classifier`: a token-classification checkpoint (PII detection) served as its own
   /// MCP tool next to classify_text; absent = none. See mcpclass/learned/token_classifier.hpp.
   std::optional<learned::TokenClassifierSettings> token_classifier;
+  /// `routing.signals`, `routing.decisions`, `routing.strategy`, `routing.embedding_model`: the
+  /// semantic router's decisions (`mcpclass route`); empty = the category picks the model.
+  routing::RouterSettings router;
 
   /// The same document shape parse_config() reads (round-trips).
   json::object to_json() const;

@@ -1,4 +1,4 @@
-// Internal: the `keywords` signal of the semantic router (routing.signals.keywords[i]), in the
+// The `keywords` signal of the semantic router (routing.signals.keywords[i]), in the
 // Semantic Router's shape:
 //
 //   - name: urgent_keywords

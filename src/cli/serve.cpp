@@ -145,9 +145,10 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   if (options.route && want_http) {
     descriptors = std::make_shared<util::DescriptorBudget>();
     route_proxy = std::make_shared<route::RouteProxy>(
-        *config.route, route::RouteProxyOptions{.classifier = service.classifier(),
-                                                .max_text_length = config.server.max_text_length,
-                                                .descriptors = descriptors});
+        std::make_shared<const route::Router>(
+            *config.route, config.router, route::make_signal_models(config, service.classifier())),
+        route::RouteProxyOptions{.max_text_length = config.server.max_text_length,
+                                 .descriptors = descriptors});
   }
   service::ReloadStage route_stage;
   if (route_proxy) {
@@ -156,7 +157,8 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
                       const std::shared_ptr<const classify::Classifier>& next_classifier) {
       if (!next.route)
         throw config::ConfigError("route", "mcpclass route needs its `route` section");
-      return route_proxy->prepare(*next.route, next_classifier);
+      return route_proxy->prepare(std::make_shared<const route::Router>(
+          *next.route, next.router, route::make_signal_models(next, next_classifier)));
     };
   }
 

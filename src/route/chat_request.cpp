@@ -194,6 +194,37 @@ std::string prompt_text(const json::object& request, config::RouteText mode) {
   return out;
 }
 
+std::size_t rewrite_user_text(json::object& request,
+                              const std::function<std::string(std::string_view)>& rewrite) {
+  auto* messages = request.if_contains("messages");
+  if (messages == nullptr || !messages->is_array()) return 0;
+  std::size_t changed = 0;
+  auto apply = [&](json::value& text) {
+    auto next = rewrite(text.get_string());
+    if (next != text.get_string()) {
+      text = std::move(next);
+      ++changed;
+    }
+  };
+  for (auto& m : messages->get_array()) {
+    if (!has_role(m, "user")) continue;
+    auto* content = m.get_object().if_contains("content");
+    if (content == nullptr) continue;
+    if (content->is_string()) apply(*content);
+    if (auto* parts = content->if_array()) {
+      for (auto& part : *parts) {
+        auto* p = part.if_object();
+        if (p == nullptr) continue;
+        const auto* type = p->if_contains("type");
+        auto* text = p->if_contains("text");
+        if (type && type->is_string() && type->get_string() == "text" && text && text->is_string())
+          apply(*text);
+      }
+    }
+  }
+  return changed;
+}
+
 void write_reasoning(json::object& request, const config::RouteUpstream& upstream,
                      bool use_reasoning) {
   using config::ReasoningStyle;

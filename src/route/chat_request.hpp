@@ -7,6 +7,8 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +22,11 @@ std::string prompt_text(const boost::json::object& request, config::RouteText mo
 /// Writes the reasoning decision the way `upstream`'s family reads it, replacing the client's.
 void write_reasoning(boost::json::object& request, const config::RouteUpstream& upstream,
                      bool use_reasoning);
+
+/// Rewrites the text of every user message (a string content, or each "text" part) with
+/// `rewrite`. Returns how many texts it changed.
+std::size_t rewrite_user_text(boost::json::object& request,
+                              const std::function<std::string(std::string_view)>& rewrite);
 
 /// Puts `prompt` (if not empty) in a system message as `mode` says.
 void apply_system_prompt(boost::json::object& request, const std::string& prompt,

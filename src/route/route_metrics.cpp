@@ -1,5 +1,6 @@
 #include "route/route_metrics.hpp"
 
+#include "mcpclass/route/router.hpp"
 #include "mcpclass/util/prometheus.hpp"
 
 #include <fmt/format.h>
@@ -34,9 +35,17 @@ void RouteMetrics::routed(std::string_view category, std::string_view model) {
   ++requests_[{std::string(category), std::string(model)}];
 }
 
-void RouteMetrics::decision(double seconds) {
+void RouteMetrics::evaluated(const RouteEvaluation& e, double seconds) {
   std::lock_guard lock(mutex_);
   observe(decision_, kDecisionBounds.data(), seconds);
+  ++decisions_[e.decision.empty() ? std::string("none") : e.decision];
+  for (const auto& s : e.signals) {
+    observe(signal_seconds_[{s.type, s.name}], kDecisionBounds.data(), s.seconds);
+    auto& matches = signal_matches_[{s.type, s.name}];
+    if (s.matched) ++matches;
+  }
+  if (e.action == RouteEvaluation::Action::block) ++blocked_[e.block_reason];
+  if (e.redactions > 0) redacted_["pii"] += e.redactions;
 }
 
 void RouteMetrics::upstream(std::string_view model, double seconds) {
@@ -82,9 +91,37 @@ std::string RouteMetrics::prometheus() const {
     out += fmt::format("mcpclass_route_requests_total{{category=\"{}\",model=\"{}\"}} {}\n",
                        label(key.first), label(key.second), n);
   out +=
-      "# HELP mcpclass_route_decision_seconds Text extraction, classification and rewrite.\n"
+      "# HELP mcpclass_route_decision_seconds Text extraction, signals, decision and rewrite.\n"
       "# TYPE mcpclass_route_decision_seconds histogram\n";
   histogram(out, "mcpclass_route_decision_seconds", "", decision_, kDecisionBounds);
+  out +=
+      "# HELP mcpclass_route_decisions_total Routed requests by the decision that matched "
+      "(none: the classifier's category chose).\n# TYPE mcpclass_route_decisions_total counter\n";
+  for (const auto& [name, n] : decisions_)
+    out += fmt::format("mcpclass_route_decisions_total{{decision=\"{}\"}} {}\n", label(name), n);
+  out +=
+      "# HELP mcpclass_route_signal_seconds Time to compute a signal (only signals an evaluated "
+      "condition or guard read are computed).\n# TYPE mcpclass_route_signal_seconds histogram\n";
+  for (const auto& [key, h] : signal_seconds_)
+    histogram(out, "mcpclass_route_signal_seconds",
+              fmt::format("type=\"{}\",signal=\"{}\"", label(key.first), label(key.second)), h,
+              kDecisionBounds);
+  out +=
+      "# HELP mcpclass_route_signal_matches_total Computed signals that matched.\n"
+      "# TYPE mcpclass_route_signal_matches_total counter\n";
+  for (const auto& [key, n] : signal_matches_)
+    out += fmt::format("mcpclass_route_signal_matches_total{{type=\"{}\",signal=\"{}\"}} {}\n",
+                       label(key.first), label(key.second), n);
+  out +=
+      "# HELP mcpclass_route_blocked_total Requests a decision's guard refused, by reason.\n"
+      "# TYPE mcpclass_route_blocked_total counter\n";
+  for (const auto& [reason, n] : blocked_)
+    out += fmt::format("mcpclass_route_blocked_total{{reason=\"{}\"}} {}\n", label(reason), n);
+  out +=
+      "# HELP mcpclass_route_redactions_total Message texts rewritten to remove personal data.\n"
+      "# TYPE mcpclass_route_redactions_total counter\n";
+  for (const auto& [reason, n] : redacted_)
+    out += fmt::format("mcpclass_route_redactions_total{{reason=\"{}\"}} {}\n", label(reason), n);
   out +=
       "# HELP mcpclass_route_upstream_seconds Request sent to the upstream's response head.\n"
       "# TYPE mcpclass_route_upstream_seconds histogram\n";

@@ -13,10 +13,14 @@
 
 namespace mcpclass::route {
 
+struct RouteEvaluation;
+
 class RouteMetrics {
  public:
+  /// A routed request's evaluation: its time (the decision histogram), its decision, the
+  /// signals it computed (latency, matches), a block or redactions.
+  void evaluated(const RouteEvaluation& e, double seconds);
   void routed(std::string_view category, std::string_view model);
-  void decision(double seconds);
   void upstream(std::string_view model, double seconds);
   void first_byte(std::string_view model, double seconds);
   void upstream_error(std::string_view model, std::string_view reason);
@@ -37,6 +41,11 @@ class RouteMetrics {
   std::map<std::pair<std::string, std::string>, std::uint64_t> errors_;
   std::map<std::string, std::uint64_t, std::less<>> refused_;
   Histogram decision_;
+  std::map<std::string, std::uint64_t, std::less<>> decisions_;
+  std::map<std::pair<std::string, std::string>, Histogram> signal_seconds_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> signal_matches_;
+  std::map<std::string, std::uint64_t, std::less<>> blocked_;
+  std::map<std::string, std::uint64_t, std::less<>> redacted_;
   std::map<std::string, Histogram, std::less<>> upstream_;
   std::map<std::string, Histogram, std::less<>> first_byte_;
 };

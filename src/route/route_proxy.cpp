@@ -36,6 +36,7 @@ namespace {
 
 constexpr std::string_view kChatPath = "/v1/chat/completions";
 constexpr std::string_view kModelsPath = "/v1/models";
+constexpr std::string_view kExplainPath = "/v1/route/explain";
 constexpr const char* kJson = "application/json";
 
 double seconds_since(Clock::time_point t) {
@@ -59,9 +60,9 @@ void error_response(HttpAppResponse& response, unsigned status, std::string_view
   response.respond(status, std::move(headers), openai_error(message, type, code, param));
 }
 
-// What one request is routed with: the classifier and the upstreams of one configuration.
+// What one request is routed with: the router and the upstreams of one configuration.
 struct Generation {
-  std::shared_ptr<const classify::Classifier> classifier;
+  std::shared_ptr<const Router> router;
   std::shared_ptr<const RouteTable> table;
 };
 
@@ -78,11 +79,10 @@ struct Forward {
   std::shared_ptr<const Generation> generation;
   Clock::time_point received = Clock::now();
   bool routed = false;
-  json::object request;  // routed: the client's request with the category's system prompt
-  std::string raw;       // passed through: the body as received
+  RouteEvaluation evaluation;  // routed: the decision and the request to forward
+  std::string raw;             // passed through: the body as received
   std::string accept;
-  bool use_reasoning = false;
-  HttpHeaders decision_headers;  // x-mcpclass-category, -reasoning, -confidence
+  HttpHeaders decision_headers;  // x-vsr-*, x-mcpclass-*
 
   std::mutex mutex;
   std::set<std::string> tried;
@@ -153,7 +153,8 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                      json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}}));
   }
 
-  void chat(HttpAppRequest& request, const std::shared_ptr<HttpAppResponse>& response) {
+  void chat(HttpAppRequest& request, const std::shared_ptr<HttpAppResponse>& response,
+            bool explain) {
     auto parsed = jsonrpc::parse_json(request.body, {.max_bytes = request.body.size() + 1});
     if (auto* error = std::get_if<jsonrpc::Error>(&parsed)) {
       return error_response(*response, 400,
@@ -164,85 +165,59 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     if (!body.is_object())
       return error_response(*response, 400, "The body must be a JSON object",
                             "invalid_request_error", "invalid_request");
-    auto& object = body.get_object();
-    const auto* messages = object.if_contains("messages");
-    if (messages == nullptr || !messages->is_array())
-      return error_response(*response, 400, "'messages' is required and must be an array",
-                            "invalid_request_error", "invalid_request");
-    const auto* model_value = object.if_contains("model");
-    if (model_value != nullptr && !model_value->is_string())
-      return error_response(*response, 400, "'model' must be a string", "invalid_request_error",
-                            "invalid_request");
-    const std::string model = model_value ? std::string(model_value->get_string()) : "auto";
-
-    auto generation = current.load();
-    const auto& table = *generation->table;
-    const bool routed = table.routed(model);
-    const auto* named = table.find(model);
-    if (!routed && named == nullptr) {
-      return error_response(
-          *response, 404,
-          fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
-          "invalid_request_error", "model_not_found");
-    }
-    // Checked where routing reads them; a passed-through request is the upstream's to judge.
-    if (routed) {
-      if (auto e = check_messages(messages->get_array()))
-        return error_response(*response, 400, e->message, "invalid_request_error",
-                              "invalid_request", {}, e->param);
-    }
     auto fwd = std::make_shared<Forward>();
     fwd->response = response;
-    fwd->generation = std::move(generation);
+    fwd->generation = current.load();
     fwd->accept = std::string(request.header("accept"));
-    watch_cancel(fwd);
-    if (!routed) {
-      const auto& upstream_model = named->settings.upstream_model;
-      fwd->raw = upstream_model.empty() || upstream_model == model
-                     ? std::move(request.body)
-                     : replace_model(request.body, upstream_model);
-      metrics.routed("passthrough", model);
-      return start(fwd, model);
-    }
-    fwd->routed = true;
-    fwd->request = std::move(object);
-    const auto& classifier = *fwd->generation->classifier;
-    auto decide = [self = shared_from_this(), fwd] { self->decide(fwd); };
+    fwd->raw = std::move(request.body);
+    auto decide = [self = shared_from_this(), fwd, explain,
+                   object = std::move(body.get_object())]() mutable {
+      self->decide(fwd, std::move(object), explain);
+    };
     // Rules answer in microseconds: a hop to a worker would cost more than it spares.
-    if (classifier.kind() == "rules") return decide();
+    if (!fwd->generation->router->slow()) return decide();
     pool.post(std::move(decide));
   }
 
-  void decide(const std::shared_ptr<Forward>& fwd) {
-    const auto& classifier = *fwd->generation->classifier;
-    const auto& table = *fwd->generation->table;
+  void decide(const std::shared_ptr<Forward>& fwd, json::object request, bool explain) {
+    const auto& router = *fwd->generation->router;
     const auto t0 = Clock::now();
-    classify::Classification c;
+    auto& e = fwd->evaluation;
     try {
-      const std::string text = prompt_text(fwd->request, table.settings().text);
-      c = classifier.classify(utf8_prefix(text, options.max_text_length));
-    } catch (const std::exception& e) {
-      error_response(*fwd->response, 500, fmt::format("Classification failed: {}", e.what()),
-                     "server_error", "classification_failed");
-      return done(fwd);
+      e = router.evaluate(std::move(request), options.max_text_length, explain);
+    } catch (const std::exception& ex) {
+      return error_response(*fwd->response, 500,
+                            fmt::format("Classification failed: {}", ex.what()), "server_error",
+                            "classification_failed");
     }
-    const auto* category = classifier.categories().find(c.category);
-    apply_system_prompt(fwd->request, category ? category->system_prompt : std::string(),
-                        table.settings().system_prompt);
-    fwd->use_reasoning = c.use_reasoning;
-    fwd->decision_headers = {{"x-mcpclass-category", c.category},
-                             {"x-mcpclass-reasoning", c.use_reasoning ? "true" : "false"},
-                             {"x-mcpclass-confidence", fmt::format("{:.6f}", c.confidence)}};
-    metrics.decision(std::chrono::duration<double>(Clock::now() - t0).count());
-    if (table.find(c.model) == nullptr) {
-      // The configuration checks this when it loads; a classifier may still name any model.
-      error_response(*fwd->response, 500,
-                     fmt::format("No upstream for model '{}' (route.models)", c.model),
-                     "server_error", "no_upstream", fwd->decision_headers);
-      return done(fwd);
+    HttpHeaders headers(e.response_headers.begin(), e.response_headers.end());
+    if (e.action == RouteEvaluation::Action::reject)
+      return respond_json(*fwd->response, e.status, std::move(headers), e.error_body);
+    if (explain)
+      return respond_json(*fwd->response, 200, std::move(headers), json::serialize(e.to_json()));
+    if (e.action == RouteEvaluation::Action::passthrough) {
+      const auto& upstream_model = fwd->generation->table->find(e.model)->settings.upstream_model;
+      if (!upstream_model.empty() && upstream_model != e.model)
+        fwd->raw = replace_model(fwd->raw, upstream_model);
+      metrics.routed("passthrough", e.model);
+      watch_cancel(fwd);
+      return start(fwd, e.model);
     }
-    metrics.routed(c.category, c.model);
-    start(fwd, c.model);
+    fwd->raw.clear();
+    metrics.evaluated(e, std::chrono::duration<double>(Clock::now() - t0).count());
+    if (e.action == RouteEvaluation::Action::block)
+      return respond_json(*fwd->response, e.status, std::move(headers), e.error_body);
+    fwd->routed = true;
+    fwd->decision_headers = std::move(headers);
+    metrics.routed(e.category.empty() ? e.decision : e.category, e.model);
+    watch_cancel(fwd);
+    start(fwd, e.model);
+  }
+
+  static void respond_json(HttpAppResponse& response, unsigned status, HttpHeaders headers,
+                           std::string body) {
+    headers.emplace_back("Content-Type", kJson);
+    response.respond(status, std::move(headers), std::move(body));
   }
 
   void watch_cancel(const std::shared_ptr<Forward>& fwd) {
@@ -266,12 +241,12 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     live.erase(fwd);
   }
 
-  std::string upstream_body(const Forward& fwd, const Upstream& u) const {
+  static std::string upstream_body(const Forward& fwd, const Upstream& u) {
     if (!fwd.routed) return fwd.raw;
-    json::object out = fwd.request;
-    out["model"] = u.settings.upstream_model.empty() ? u.name : u.settings.upstream_model;
-    write_reasoning(out, u.settings, fwd.use_reasoning);
-    return json::serialize(out);
+    if (u.name == fwd.evaluation.model) return fwd.evaluation.forwarded;
+    for (const auto& [model, body] : fwd.evaluation.fallbacks)
+      if (model == u.name) return body;
+    return fwd.generation->router->upstream_body(fwd.evaluation, u.name);
   }
 
   void start(const std::shared_ptr<Forward>& fwd, const std::string& name) {
@@ -282,6 +257,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     req.headers = {{"Content-Type", kJson},
                    {"Accept", fwd->accept.empty() ? std::string(kJson) : fwd->accept}};
     if (!u.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + u.api_key);
+    if (fwd->routed) mutate_headers(req.headers, fwd->evaluation);
     req.body = upstream_body(*fwd, u);
     req.timeout = u.settings.timeout;
 
@@ -348,6 +324,18 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       error_response(*fwd->response, 503, fmt::format("Service unavailable: {}", e.what()),
                      "server_error", "shutting_down");
       done(fwd);
+    }
+  }
+
+  // The decision's header_mutation: deletes first, then updates replace and adds append.
+  static void mutate_headers(HttpHeaders& headers, const RouteEvaluation& e) {
+    auto erase = [&](std::string_view name) {
+      std::erase_if(headers, [&](const auto& kv) { return boost::beast::iequals(kv.first, name); });
+    };
+    for (const auto& name : e.upstream_headers_removed) erase(name);
+    for (const auto& [name, value] : e.upstream_headers) {
+      erase(name);
+      headers.emplace_back(name, value);
     }
   }
 
@@ -434,22 +422,23 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   }
 };
 
-RouteProxy::RouteProxy(config::RouteSettings settings, RouteProxyOptions options)
+RouteProxy::RouteProxy(std::shared_ptr<const Router> router, RouteProxyOptions options)
     : impl_(std::make_shared<Impl>(std::move(options))) {
-  if (!impl_->options.classifier) throw std::invalid_argument("RouteProxy: no classifier");
-  impl_->current.store(std::make_shared<const Generation>(Generation{
-      impl_->options.classifier,
-      std::make_shared<const RouteTable>(std::move(settings), impl_->options.descriptors)}));
+  if (!router) throw std::invalid_argument("RouteProxy: no router");
+  auto table =
+      std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
+  impl_->current.store(
+      std::make_shared<const Generation>(Generation{std::move(router), std::move(table)}));
 }
 
-std::function<void()> RouteProxy::prepare(config::RouteSettings settings,
-                                          std::shared_ptr<const classify::Classifier> classifier) {
-  if (!classifier) throw std::invalid_argument("RouteProxy::prepare: no classifier");
+std::function<void()> RouteProxy::prepare(std::shared_ptr<const Router> router) {
+  if (!router) throw std::invalid_argument("RouteProxy::prepare: no router");
   auto table = impl_->current.load()->table;
   // Unchanged upstreams keep their connections; any change builds them all anew.
-  if (table->settings().to_json() != settings.to_json())
-    table = std::make_shared<const RouteTable>(std::move(settings), impl_->options.descriptors);
-  auto next = std::make_shared<const Generation>(Generation{std::move(classifier), table});
+  if (table->settings().to_json() != router->route_settings().to_json())
+    table =
+        std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
+  auto next = std::make_shared<const Generation>(Generation{std::move(router), table});
   return [impl = impl_, next = std::move(next)] {
     auto previous = impl->current.exchange(next);
     if (previous->table != next->table) impl->retire(previous->table);
@@ -475,15 +464,16 @@ void RouteProxy::handle(HttpAppRequest request, std::shared_ptr<HttpAppResponse>
                             "method_not_allowed", {{"Allow", "GET"}});
     return impl.models(*response);
   }
-  if (request.path != kChatPath)
+  const bool explain = request.path == kExplainPath;
+  if (request.path != kChatPath && !explain)
     return error_response(*response, 404,
-                          fmt::format("No such endpoint: {} (this proxy serves {} and {})",
-                                      request.path, kChatPath, kModelsPath),
+                          fmt::format("No such endpoint: {} (this proxy serves {}, {} and {})",
+                                      request.path, kChatPath, kExplainPath, kModelsPath),
                           "invalid_request_error", "not_found");
   if (request.method != "POST")
-    return error_response(*response, 405, "POST /v1/chat/completions", "invalid_request_error",
-                          "method_not_allowed", {{"Allow", "POST"}});
-  impl.chat(request, response);
+    return error_response(*response, 405, fmt::format("POST {}", request.path),
+                          "invalid_request_error", "method_not_allowed", {{"Allow", "POST"}});
+  impl.chat(request, response, explain);
 }
 
 std::string RouteProxy::too_large_body(std::string_view message) const {

@@ -23,7 +23,7 @@ from ._native import lib
 
 __all__ = [
     "ABI_VERSION", "Category", "CategoryProbability", "Classifier", "Decision", "Error",
-    "Result", "Server", "TokenClassifier", "decide", "entropy", "version",
+    "Result", "Router", "Server", "TokenClassifier", "decide", "entropy", "version",
 ]
 
 ABI_VERSION = _native.ABI_VERSION
@@ -379,6 +379,46 @@ class TokenClassifier(_Handle):
         start and end (code points, i.e. Python string indices: text[start:end]), byte_start
         and byte_end (UTF-8 bytes)."""
         return json.loads(self.detect_json(text, aggregation))["spans"]
+
+
+class Router(_Handle):
+    """The semantic router of a configuration document (its `route` and `routing` sections):
+    evaluate() answers what `mcpclass route` would do with a chat completion request (the
+    decision, the body to forward, the headers, or a block), from the same code. Use
+    Router.from_file for a path. `classifier`: the Classifier its domain signals read (None:
+    built from the configuration)."""
+
+    _free = staticmethod(lib.mcpc_router_free)
+
+    def __init__(self, config: str, classifier: Optional[Classifier] = None, *,
+                 _path: Optional[str] = None):
+        super().__init__()
+        err = c_void_p()
+        with _Config(config, _path) as cfg:
+            if classifier is None:
+                _check(lib.mcpc_router_new(cfg.handle, None, byref(self._handle), byref(err)), err)
+            else:
+                with _Use(classifier) as c:
+                    _check(lib.mcpc_router_new(cfg.handle, c, byref(self._handle), byref(err)),
+                           err)
+
+    @classmethod
+    def from_file(cls, path: str, classifier: Optional[Classifier] = None) -> "Router":
+        return cls(None, classifier, _path=path)
+
+    def evaluate_json(self, request: str, explain: bool = False) -> str:
+        """The evaluation document (see mcpc_route_evaluate_json) for a request body."""
+        data = request.encode("utf-8", "surrogatepass")
+        out, err = c_void_p(), c_void_p()
+        with _Use(self) as h:
+            _check(lib.mcpc_route_evaluate_json(h, data, len(data), 1 if explain else 0,
+                                                byref(out), byref(err)), err)
+        return _take_string(out)
+
+    def evaluate(self, request: dict, explain: bool = False) -> dict:
+        """evaluate_json for a request dict: {"action", "model", "decision", "body", "headers",
+        "signals", "decisions", ...}."""
+        return json.loads(self.evaluate_json(json.dumps(request), explain))
 
 
 def entropy(probabilities: Sequence[float]) -> float:

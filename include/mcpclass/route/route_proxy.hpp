@@ -1,13 +1,13 @@
 // The OpenAI-compatible routing proxy behind `mcpclass route` (docs/route.md): mounted on an
-// HttpServer (HttpServerOptions::app), it serves POST /v1/chat/completions (classify the prompt,
-// pick the model and reasoning, forward, stream the answer back) and GET /v1/models.
+// HttpServer (HttpServerOptions::app), it serves POST /v1/chat/completions (a Router evaluates
+// the request: signals, decision, guards, rewrite; then forward and stream the answer back),
+// POST /v1/route/explain (the evaluation alone, nothing forwarded) and GET /v1/models.
 // Thread-safety: handle() runs concurrently on the server's I/O threads; prometheus(),
 // cancel_all(), prepare() and the swap it returns may be called from any thread; stop() and the
 // destructor belong to the owner, after the HttpServer stopped.
 #pragma once
 
-#include "mcpclass/classify/classifier.hpp"
-#include "mcpclass/config/route_settings.hpp"
+#include "mcpclass/route/router.hpp"
 #include "mcpclass/transport/server/http_app.hpp"
 #include "mcpclass/util/descriptor_budget.hpp"
 
@@ -20,11 +20,10 @@
 namespace mcpclass::route {
 
 struct RouteProxyOptions {
-  /// What routed requests are classified with, until prepare() swaps in another.
-  std::shared_ptr<const classify::Classifier> classifier;
-  /// Longer prompts are classified on their first max_text_length bytes.
+  /// Longer prompts are evaluated on their first max_text_length bytes.
   std::size_t max_text_length = 10'000;
-  /// Threads that run classifiers other than rules (rules run on the I/O thread).
+  /// Threads that run evaluations that may run a model (Router::slow(); others run on the I/O
+  /// thread).
   std::size_t worker_threads = 2;
   /// The descriptors the proxy's upstream sockets share with the HTTP server's connections
   /// (HttpServerOptions::descriptors): a request that would need one more than the budget holds
@@ -34,15 +33,14 @@ struct RouteProxyOptions {
 
 class RouteProxy final : public transport::server::HttpApp {
  public:
-  /// Resolves each api_key "${NAME}" and starts a connection pool per model. Throws ConfigError
-  /// (an unset variable, an unusable ca_file).
-  RouteProxy(config::RouteSettings settings, RouteProxyOptions options);
-  /// For a reload: builds the upstreams of `settings` as the constructor does (throws the same
-  /// ConfigError, and nothing changed) and returns the swap, which makes them and `classifier`
-  /// what later requests are routed with, together; requests in flight finish on theirs. Settings
-  /// equal to the current ones keep the current upstreams and their connections.
-  std::function<void()> prepare(config::RouteSettings settings,
-                                std::shared_ptr<const classify::Classifier> classifier);
+  /// Routes with `router`; resolves each api_key "${NAME}" of its route settings and starts a
+  /// connection pool per model. Throws ConfigError (an unset variable, an unusable ca_file).
+  RouteProxy(std::shared_ptr<const Router> router, RouteProxyOptions options);
+  /// For a reload: builds the upstreams of `router`'s route settings as the constructor does
+  /// (throws the same ConfigError, and nothing changed) and returns the swap, which makes them
+  /// and `router` what later requests are routed with, together; requests in flight finish on
+  /// theirs. Route settings equal to the current ones keep the upstreams and their connections.
+  std::function<void()> prepare(std::shared_ptr<const Router> router);
   /// Calls stop().
   ~RouteProxy() override;
   RouteProxy(const RouteProxy&) = delete;

@@ -1,0 +1,56 @@
+// The C ABI's router: a thin shell over route::Router, the evaluation `mcpclass route` forwards.
+#include "mcpclass/route/router.hpp"
+#include "internal.hpp"
+#include "mcpclass/config/config.hpp"
+
+#include <boost/json.hpp>
+
+struct mcpc_router {
+  std::shared_ptr<const mcpclass::route::Router> router;
+  std::size_t max_text_length = mcpclass::util::limits::kMaxTextLength;
+};
+
+using namespace mcpclass;
+using namespace mcpclass::capi;
+
+int mcpc_router_new(const mcpc_config* config, const mcpc_classifier* classifier, mcpc_router** out,
+                    mcpc_error** err) {
+  return guard(err, [&] {
+    require(out, "out");
+    *out = nullptr;
+    require(config, "config");
+    const auto& c = config->config;
+    if (!c.route) throw classify::ConfigError("route", "is not configured (the upstream models)");
+    std::shared_ptr<const classify::Classifier> cls =
+        classifier ? classifier->classifier
+                   : std::shared_ptr<const classify::Classifier>(config::make_classifier(c));
+    auto handle = std::make_unique<mcpc_router>();
+    handle->router = std::make_shared<const route::Router>(*c.route, c.router,
+                                                           route::make_signal_models(c, cls));
+    handle->max_text_length = c.server.max_text_length;
+    *out = handle.release();
+    return MCPC_OK;
+  });
+}
+
+void mcpc_router_free(mcpc_router* router) {
+  delete router;
+}
+
+int mcpc_route_evaluate_json(const mcpc_router* router, const char* request_json,
+                             size_t request_len, int explain, char** out_json, mcpc_error** err) {
+  return guard(err, [&] {
+    require(out_json, "out_json");
+    *out_json = nullptr;
+    require(router, "router");
+    const auto text = text_arg(request_json, request_len, "request_json");
+    boost::system::error_code ec;
+    auto parsed = boost::json::parse(text, ec);
+    if (ec || !parsed.is_object())
+      fail(MCPC_ERR_INVALID_TEXT, "request_json must be a JSON object (a chat completion body)");
+    const auto e = router->router->evaluate(std::move(parsed.get_object()), router->max_text_length,
+                                            explain != 0);
+    *out_json = dup_string(boost::json::serialize(e.to_json()));
+    return MCPC_OK;
+  });
+}

@@ -1,0 +1,364 @@
+// The evaluation in the order of the Semantic Router's request flow: parse → signals → decision
+// → jailbreak guard → PII policy → model, reasoning and system prompt. Signals are computed on
+// first use, so a signal that no evaluated condition or guard reads costs nothing.
+#include "mcpclass/route/router.hpp"
+
+#include "mcpclass/routing/decision_engine.hpp"
+#include "mcpclass/routing/pii_recognizers.hpp"
+#include "route/chat_request.hpp"
+#include "routing/signal_set.hpp"
+
+#include <fmt/format.h>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace mcpclass::route {
+
+namespace json = boost::json;
+using routing::SignalType;
+
+namespace {
+
+// Names and categories come from the configuration; a header value never holds a line break.
+std::string header_value(std::string_view s) {
+  std::string out(s);
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + header_value(n);
+  return out;
+}
+
+RouteEvaluation rejected(unsigned status, std::string_view message, std::string_view code,
+                         std::string_view param = {}) {
+  RouteEvaluation e;
+  e.action = RouteEvaluation::Action::reject;
+  e.status = status;
+  e.error_body = openai_error(message, "invalid_request_error", code, param);
+  return e;
+}
+
+template <class List>
+const auto* find_named(const List& list, std::string_view name) {
+  for (const auto& s : list)
+    if (s.name == name) return &s;
+  return name.empty() && !list.empty() ? &list.front() : nullptr;
+}
+
+}  // namespace
+
+struct Router::Impl {
+  config::RouteSettings route;
+  routing::RouterSettings router;
+  std::unique_ptr<routing::SignalSet> signals;
+  bool slow = false;
+
+  const config::RouteUpstream* upstream(std::string_view model) const {
+    const auto it = route.models.find(std::string(model));
+    return it == route.models.end() ? nullptr : &it->second;
+  }
+
+  bool routed(std::string_view model) const {
+    return std::find(route.routed_models.begin(), route.routed_models.end(), model) !=
+           route.routed_models.end();
+  }
+
+  // The classifier's category picks the model and reasoning: no decisions configured, or none
+  // matched.
+  void by_category(routing::SignalEvaluation& ev, RouteEvaluation& out) const {
+    const auto& c = ev.classification();
+    const auto& classifier = *signals->models().classifier;
+    const auto* category = classifier.categories().find(c.category);
+    const auto before = out.body;
+    apply_system_prompt(out.body, category ? category->system_prompt : std::string(),
+                        route.system_prompt);
+    out.system_prompt_injected = out.body != before;
+    out.model = c.model;
+    out.use_reasoning = c.use_reasoning;
+    out.category = c.category;
+    out.confidence = c.confidence;
+  }
+
+  // The decision's guards; true when one blocks the request.
+  bool guard(const routing::DecisionSettings& d, routing::SignalEvaluation& ev,
+             RouteEvaluation& out) const {
+    const auto& sig = router.signals;
+    if (d.jailbreak_enabled) {
+      const auto* j = find_named(sig.jailbreak, d.jailbreak_signal);
+      const double threshold = d.jailbreak_threshold ? *d.jailbreak_threshold
+                               : j                   ? j->threshold
+                                                     : 0.5;
+      const double score = ev.jailbreak_score(d.jailbreak_signal);
+      if (score >= threshold) {
+        out.action = RouteEvaluation::Action::block;
+        out.status = 400;
+        out.block_reason = "jailbreak";
+        out.response_headers.emplace_back("x-vsr-matched-jailbreak", j ? j->name : "builtin");
+        out.error_body = openai_error(
+            fmt::format("The request was blocked: it looks like a jailbreak attempt (score {:.2f} "
+                        ">= {:.2f}, decision '{}')",
+                        score, threshold, d.name),
+            "invalid_request_error", "jailbreak_detected");
+        return true;
+      }
+    }
+    if (d.pii_enabled) {
+      const auto found = ev.disallowed_pii(d.pii_signal, d.pii_allowed);
+      if (!found.empty()) {
+        std::set<std::string> types;
+        for (const auto& m : found) types.insert(m.type);
+        const std::vector<std::string> list(types.begin(), types.end());
+        out.response_headers.emplace_back("x-mcpclass-pii-types", joined(list));
+        if (d.pii_action == routing::PiiAction::block) {
+          out.action = RouteEvaluation::Action::block;
+          out.status = 400;
+          out.block_reason = "pii";
+          out.error_body = openai_error(
+              fmt::format("The request was blocked: it contains personal data the decision '{}' "
+                          "does not allow ({})",
+                          d.name, fmt::join(list, ", ")),
+              "invalid_request_error", "pii_detected");
+          return true;
+        }
+      }
+      if (d.pii_action == routing::PiiAction::redact) redact(d, out);
+    }
+    return false;
+  }
+
+  // Every user message's disallowed PII replaced by its type, before it leaves the proxy.
+  void redact(const routing::DecisionSettings& d, RouteEvaluation& out) const {
+    const auto* p = find_named(router.signals.pii, d.pii_signal);
+    const auto source = p ? p->source : routing::PiiSource::builtin;
+    const double threshold = p ? p->threshold : 0.0;
+    out.redactions += rewrite_user_text(out.body, [&](std::string_view text) {
+      std::vector<routing::PiiMatch> spans;
+      for (auto& m : signals->pii_spans(text, source))
+        if (m.score >= threshold &&
+            std::find(d.pii_allowed.begin(), d.pii_allowed.end(), m.type) == d.pii_allowed.end())
+          spans.push_back(std::move(m));
+      return spans.empty() ? std::string(text) : routing::redact(text, spans);
+    });
+  }
+
+  void by_decision(const routing::DecisionSettings& d, double confidence,
+                   RouteEvaluation& out) const {
+    const auto& ref = d.model_refs.front();
+    out.decision = d.name;
+    out.model = ref.model;
+    out.use_reasoning = ref.use_reasoning;
+    out.reasoning_effort = ref.reasoning_effort;
+    out.lora_name = ref.lora_name;
+    out.confidence = confidence;
+    const auto before = out.body;
+    apply_system_prompt(out.body, d.system_prompt,
+                        d.system_prompt_replace ? config::SystemPromptMode::replace
+                                                : config::SystemPromptMode::insert);
+    out.system_prompt_injected = out.body != before;
+    out.upstream_headers = d.headers.add;
+    out.upstream_headers.insert(out.upstream_headers.end(), d.headers.update.begin(),
+                                d.headers.update.end());
+    out.upstream_headers_removed = d.headers.remove;
+  }
+
+  void headers(const routing::SignalEvaluation& ev, RouteEvaluation& out) const {
+    auto& h = out.response_headers;
+    std::vector<std::string> matched[5];
+    for (const auto& r : ev.reports())
+      if (r.value.matched) matched[static_cast<int>(r.type)].push_back(r.name);
+    static constexpr const char* kNames[5] = {"x-vsr-matched-keywords", "x-vsr-matched-embeddings",
+                                              "x-vsr-matched-domains", "x-vsr-matched-pii",
+                                              "x-vsr-matched-jailbreak"};
+    for (int t = 0; t < 5; ++t) {
+      const bool present =
+          std::any_of(h.begin(), h.end(), [&](const auto& kv) { return kv.first == kNames[t]; });
+      if (!matched[t].empty() && !present) h.emplace_back(kNames[t], joined(matched[t]));
+    }
+    if (!out.decision.empty())
+      h.emplace_back("x-vsr-selected-decision", header_value(out.decision));
+    if (!out.category.empty()) {
+      h.emplace_back("x-vsr-selected-category", header_value(out.category));
+      h.emplace_back("x-mcpclass-category", header_value(out.category));
+    }
+    if (out.action == RouteEvaluation::Action::block) {
+      h.emplace_back("x-vsr-response-path", "blocked");
+      return;
+    }
+    h.emplace_back("x-vsr-selected-model", header_value(out.model));
+    h.emplace_back("x-vsr-selected-reasoning", out.use_reasoning ? "on" : "off");
+    h.emplace_back("x-vsr-selected-confidence", fmt::format("{:.4f}", out.confidence));
+    h.emplace_back("x-vsr-injected-system-prompt", out.system_prompt_injected ? "true" : "false");
+    h.emplace_back("x-mcpclass-reasoning", out.use_reasoning ? "true" : "false");
+    h.emplace_back("x-mcpclass-confidence", fmt::format("{:.6f}", out.confidence));
+  }
+};
+
+Router::Router(config::RouteSettings route, routing::RouterSettings router,
+               routing::SignalModels models)
+    : impl_(std::make_unique<Impl>()) {
+  if (!models.classifier) throw std::invalid_argument("Router: no classifier");
+  impl_->slow = models.classifier->kind() != "rules" || models.encoder || models.pii_model ||
+                !models.jailbreak.empty();
+  impl_->signals = std::make_unique<routing::SignalSet>(router.signals, std::move(models));
+  impl_->route = std::move(route);
+  impl_->router = std::move(router);
+}
+
+Router::~Router() = default;
+
+const config::RouteSettings& Router::route_settings() const noexcept {
+  return impl_->route;
+}
+const routing::RouterSettings& Router::router_settings() const noexcept {
+  return impl_->router;
+}
+bool Router::slow() const noexcept {
+  return impl_->slow;
+}
+
+RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_length,
+                                 bool exhaustive) const {
+  const auto& impl = *impl_;
+  const auto* messages = request.if_contains("messages");
+  if (messages == nullptr || !messages->is_array())
+    return rejected(400, "'messages' is required and must be an array", "invalid_request");
+  const auto* model_value = request.if_contains("model");
+  if (model_value != nullptr && !model_value->is_string())
+    return rejected(400, "'model' must be a string", "invalid_request");
+  const std::string model = model_value ? std::string(model_value->get_string()) : "auto";
+  if (!impl.routed(model)) {
+    if (impl.upstream(model) == nullptr)
+      return rejected(
+          404, fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
+          "model_not_found");
+    RouteEvaluation e;
+    e.action = RouteEvaluation::Action::passthrough;
+    e.model = model;
+    e.body = std::move(request);
+    return e;
+  }
+  if (auto e = check_messages(messages->get_array()))
+    return rejected(400, e->message, "invalid_request", e->param);
+
+  RouteEvaluation out;
+  out.action = RouteEvaluation::Action::forward;
+  out.body = std::move(request);
+  routing::SignalEvaluation ev(
+      *impl.signals,
+      std::string(utf8_prefix(prompt_text(out.body, impl.route.text), max_text_length)));
+  const auto choice = routing::choose_decision(
+      impl.router, [&](SignalType type, const std::string& name) { return ev.value(type, name); },
+      exhaustive);
+  for (const auto& t : choice.trace) {
+    const auto* d = find_named(impl.router.decisions, t.name);
+    out.decisions.push_back(json::object{{"name", t.name},
+                                         {"priority", d ? d->priority : 0},
+                                         {"evaluated", t.evaluated},
+                                         {"matched", t.outcome.matched},
+                                         {"confidence", t.outcome.confidence}});
+  }
+  if (choice.decision == nullptr) {
+    impl.by_category(ev, out);
+  } else if (!impl.guard(*choice.decision, ev, out)) {
+    impl.by_decision(*choice.decision, choice.confidence, out);
+  } else {
+    out.decision = choice.decision->name;
+  }
+  // A domain signal ran the classifier: its category is reported too.
+  if (out.category.empty() &&
+      std::any_of(ev.reports().begin(), ev.reports().end(),
+                  [](const auto& r) { return r.type == SignalType::domain; }))
+    out.category = ev.classification().category;
+  impl.headers(ev, out);
+  for (const auto& r : ev.reports())
+    out.signals.push_back({std::string(routing::to_string(r.type)), r.name, r.value.matched,
+                           r.value.confidence, r.details, r.seconds});
+  if (out.action == RouteEvaluation::Action::forward && impl.upstream(out.model) == nullptr) {
+    // The configuration checks this when it loads; a classifier may still name any model.
+    auto e = rejected(500, fmt::format("No upstream for model '{}' (route.models)", out.model),
+                      "no_upstream");
+    e.response_headers = std::move(out.response_headers);
+    return e;
+  }
+  if (out.action == RouteEvaluation::Action::forward) {
+    out.forwarded = upstream_body(out, out.model);
+    std::set<std::string> seen{out.model};
+    for (const auto* u = impl.upstream(out.model);
+         u && !u->fallback.empty() && seen.insert(u->fallback).second;
+         u = impl.upstream(u->fallback))
+      out.fallbacks.emplace_back(u->fallback, upstream_body(out, u->fallback));
+  }
+  return out;
+}
+
+std::string Router::upstream_body(const RouteEvaluation& evaluation,
+                                  const std::string& model) const {
+  const auto* u = impl_->upstream(model);
+  if (u == nullptr) return {};
+  json::object out = evaluation.body;
+  const bool primary = model == evaluation.model;
+  if (primary && !evaluation.lora_name.empty())
+    out["model"] = evaluation.lora_name;
+  else
+    out["model"] = u->upstream_model.empty() ? model : u->upstream_model;
+  if (primary && !evaluation.reasoning_effort.empty()) {
+    auto family = *u;
+    family.reasoning_effort = evaluation.reasoning_effort;
+    write_reasoning(out, family, evaluation.use_reasoning);
+  } else {
+    write_reasoning(out, *u, evaluation.use_reasoning);
+  }
+  return json::serialize(out);
+}
+
+json::object RouteEvaluation::to_json() const {
+  static constexpr const char* kActions[] = {"forward", "passthrough", "reject", "block"};
+  json::array sig;
+  for (const auto& s : signals)
+    sig.push_back(json::object{{"type", s.type},
+                               {"name", s.name},
+                               {"matched", s.matched},
+                               {"confidence", s.confidence},
+                               {"details", json::array(s.details.begin(), s.details.end())},
+                               {"seconds", s.seconds}});
+  json::object headers_json;
+  for (const auto& [k, v] : response_headers) headers_json[k] = v;
+  json::object upstream_json;
+  for (const auto& [k, v] : upstream_headers) upstream_json[k] = v;
+  json::object out{{"action", kActions[static_cast<int>(action)]},
+                   {"model", model},
+                   {"decision", decision},
+                   {"category", category},
+                   {"confidence", confidence},
+                   {"use_reasoning", use_reasoning},
+                   {"signals", std::move(sig)},
+                   {"decisions", decisions},
+                   {"headers", std::move(headers_json)},
+                   {"upstream_headers", std::move(upstream_json)},
+                   {"upstream_headers_removed",
+                    json::array(upstream_headers_removed.begin(), upstream_headers_removed.end())},
+                   {"redactions", redactions}};
+  if (!lora_name.empty()) out["lora_name"] = lora_name;
+  if (!reasoning_effort.empty()) out["reasoning_effort"] = reasoning_effort;
+  if (action == Action::block) out["block_reason"] = block_reason;
+  if (!forwarded.empty()) out["body"] = json::parse(forwarded);
+  if (!fallbacks.empty()) {
+    json::array chain;
+    for (const auto& [model, body] : fallbacks)
+      chain.push_back(json::object{{"model", model}, {"body", json::parse(body)}});
+    out["fallbacks"] = std::move(chain);
+  }
+  if (action == Action::reject || action == Action::block) {
+    out["status"] = status;
+    out["error"] = json::parse(error_body);
+  }
+  return out;
+}
+
+}  // namespace mcpclass::route

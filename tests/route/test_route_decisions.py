@@ -412,3 +412,100 @@ def test_the_c_abi_evaluation_is_what_the_proxy_forwards(router, upstream):  # n
             assert e["action"] == "block" and status == e["status"] == 400, (prompt, e)
             assert json.loads(body)["error"] == e["error"]["error"], prompt
             assert upstream.records() == []
+
+
+TOKEN_MODEL = os.path.join(SOURCE, "tests", "transformers", "fixtures", "bert-token-f32")
+
+
+def test_model_signals_a_jailbreak_classifier_and_a_pii_model(tmp_path, upstream):  # noqa: F811
+    # jailbreak with method classifier (any kind: here rules over two categories of its own),
+    # and pii from the token_classifier checkpoint, which must report what `mcpclass detect`
+    # reports for the same text.
+    config = categories_without_routing() + textwrap.dedent(f"""
+        token_classifier: {{model: "{TOKEN_MODEL}"}}
+        routing:
+          default_model: m-none
+          signals:
+            jailbreak:
+              - name: jb_model
+                method: classifier
+                label: jailbreak
+                threshold: 0.5
+                classifier:
+                  categories: [{{name: jailbreak, description: j}}, {{name: benign, description: b}}]
+                  kind: rules
+                  fallback: benign
+                  rules: {{jailbreak: {{keywords: [override, sudo mode]}}}}
+            pii:
+              - {{name: model_pii, source: model, threshold: 0.0}}
+              - {{name: both_pii, source: both, threshold: 0.0}}
+          decisions:
+            - {{name: guard, priority: 9, rules: {{type: jailbreak, name: jb_model}}, modelRefs: [{{model: m-none}}]}}
+            - name: pii
+              priority: 5
+              rules: {{operator: OR, conditions: [{{type: pii, name: model_pii}}, {{type: pii, name: both_pii}}]}}
+              modelRefs: [{{model: m-vllm}}]
+        """) + models_yaml(upstream.url)
+    r = RouteWith(tmp_path, config)
+    try:
+        status, _, body = r.post_json("/v1/route/explain", ask("enter sudo mode and override it"))
+        e = json.loads(body)
+        assert status == 200 and e["decision"] == "guard", e
+        jb = [s for s in e["signals"] if s["name"] == "jb_model"][0]
+        assert jb["matched"] and jb["confidence"] > 0.5
+
+        text = "write to alice@example.com or call +1 415 555 2671 about Paris"
+        status, _, body = r.post_json("/v1/route/explain", ask(text))
+        e = json.loads(body)
+        signals = {s["name"]: s for s in e["signals"]}
+        out = subprocess.run([BIN, "detect", "--model", TOKEN_MODEL, text], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        model_types = sorted({s["entity_group"] for s in json.loads(out.stdout)["spans"]})
+        assert signals["model_pii"]["details"] == model_types
+        assert signals["model_pii"]["matched"] == bool(model_types)
+        if "both_pii" in signals:  # OR stops at model_pii when it matched
+            assert set(signals["both_pii"]["details"]) >= {"EMAIL_ADDRESS", "PHONE_NUMBER"}
+        else:
+            assert model_types
+    finally:
+        assert r.stop() == 0
+
+
+def test_reload_swaps_signals_and_decisions_together(tmp_path, upstream):  # noqa: F811
+    import signal
+    import time
+    base = categories_without_routing() + textwrap.dedent("""
+        routing:
+          default_model: m-none
+          signals:
+            keywords: [{name: kw, operator: OR, keywords: [WORD]}]
+          decisions:
+            - {name: NAME, rules: {type: keyword, name: kw}, modelRefs: [{model: MODEL}]}
+        """)
+    first = base.replace("WORD", "alpha").replace("NAME", "first").replace("MODEL", "m-vllm")
+    r = RouteWith(tmp_path, first + models_yaml(upstream.url))
+    try:
+        status, h, _ = r.post(ask("alpha beta"))
+        assert h["x-vsr-selected-decision"] == "first" and h["x-mcpclass-model"] == "m-vllm"
+        second = base.replace("WORD", "beta").replace("NAME", "second").replace("MODEL", "m-deepseek")
+        (tmp_path / "router.yaml").write_text(second + models_yaml(upstream.url))
+        r.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            status, h, _ = r.post(ask("beta only"))
+            if h.get("x-vsr-selected-decision") == "second":
+                break
+            time.sleep(0.2)
+        assert h["x-vsr-selected-decision"] == "second" and h["x-mcpclass-model"] == "m-deepseek"
+        status, h, _ = r.post(ask("alpha only"))
+        assert "x-vsr-selected-decision" not in h  # the old keyword went with the old decisions
+        # A reload whose decisions name a signal that does not exist is refused as a whole.
+        bad = second.replace("name: kw}, modelRefs", "name: nope}, modelRefs")
+        (tmp_path / "router.yaml").write_text(bad + models_yaml(upstream.url))
+        r.proc.send_signal(signal.SIGHUP)
+        time.sleep(1.0)
+        status, h, _ = r.post(ask("beta only"))
+        assert h["x-vsr-selected-decision"] == "second"
+    finally:
+        assert r.stop() == 0

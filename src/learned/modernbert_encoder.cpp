@@ -131,13 +131,14 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
     normed = x;
     layer_norm(layer.mlp_norm, c.norm_eps, normed.data(), rows);
     linear(layer.mlp_in, normed.data(), rows, wide.data());
-    // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)).
+    // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)); the inputs are gathered
+    // first, so that one call activates every row's.
     const std::size_t m = c.intermediate;
-    for (std::size_t r = 0; r < rows; ++r) {
-      float* input = wide.data() + r * 2 * m;
-      activate(c.activation, input, m);
-      for (std::size_t j = 0; j < m; ++j) gated[r * m + j] = input[j] * input[m + j];
-    }
+    for (std::size_t r = 0; r < rows; ++r)
+      std::copy_n(wide.data() + r * 2 * m, m, gated.data() + r * m);
+    activate(c.activation, gated.data(), gated.size());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < m; ++j) gated[r * m + j] *= wide[r * 2 * m + m + j];
     linear(layer.mlp_out, gated.data(), rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
   }

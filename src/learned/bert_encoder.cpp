@@ -32,12 +32,9 @@ BertEncoder::BertEncoder(const BertConfig& config, CheckpointTensors& file) : co
   for (std::size_t i = 0; i < c.layers; ++i) {
     const std::string l = p + "encoder.layer." + std::to_string(i) + ".";
     Layer layer;
-    layer.qkv = {c.hidden, 3 * c.hidden, {}, {}};
-    for (const char* part : {"query", "key", "value"}) {
-      auto one = take_dense(file, l + "attention.self." + part, c.hidden, c.hidden);
-      layer.qkv.weight.insert(layer.qkv.weight.end(), one.weight.begin(), one.weight.end());
-      layer.qkv.bias.insert(layer.qkv.bias.end(), one.bias.begin(), one.bias.end());
-    }
+    const std::string self = l + "attention.self.";
+    layer.qkv = take_stacked_dense(file, {self + "query", self + "key", self + "value"}, c.hidden,
+                                   c.hidden);
     layer.attention_out = take_dense(file, l + "attention.output.dense", c.hidden, c.hidden);
     layer.attention_norm = norm(l + "attention.output.LayerNorm");
     layer.intermediate = take_dense(file, l + "intermediate.dense", c.hidden, c.intermediate);

@@ -129,13 +129,13 @@ HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs,
     linear(layer.qkv, x.data(), rows, qkv.data());
     attention(qkv, inputs, context);
     linear(layer.attention_out, context.data(), rows, projected.data());
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-    layer_norm(layer.attention_norm, x.data(), rows);
+    residual_norm(layer.attention_norm, config_.layer_norm_eps, x.data(), projected.data(), rows,
+                  x.data());
     linear(layer.intermediate, x.data(), rows, wide.data());
     activate(config_.activation, wide.data(), wide.size());
     linear(layer.output, wide.data(), rows, projected.data());
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-    layer_norm(layer.output_norm, x.data(), rows);
+    residual_norm(layer.output_norm, config_.layer_norm_eps, x.data(), projected.data(), rows,
+                  x.data());
   }
   out.values = std::move(x);
   return out;

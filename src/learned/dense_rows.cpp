@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace mcpclass::learned::detail {
 
@@ -52,21 +53,42 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
   }
 }
 
+namespace {
+
+// LayerNorm of one row of w values from `in` into `out` (which may be `in`).
+void norm_row(const Norm& n, float eps, const float* in, float* out, std::size_t w) {
+  double mean = 0.0;
+  for (std::size_t i = 0; i < w; ++i) mean += in[i];
+  mean /= static_cast<double>(w);
+  double var = 0.0;
+  for (std::size_t i = 0; i < w; ++i) var += (in[i] - mean) * (in[i] - mean);
+  const double inv = 1.0 / std::sqrt(var / static_cast<double>(w) + eps);
+  for (std::size_t i = 0; i < w; ++i) {
+    out[i] = static_cast<float>((in[i] - mean) * inv) * n.weight[i];
+    if (!n.bias.empty()) out[i] += n.bias[i];
+  }
+}
+
+}  // namespace
+
+void residual_norm(const Norm& n, float eps, float* x, const float* residual, std::size_t rows,
+                   float* normed) {
+  const std::size_t w = n.weight.size();
+  const auto count = static_cast<std::int64_t>(rows);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < count; ++r) {
+    float* row = x + static_cast<std::size_t>(r) * w;
+    if (residual != nullptr) {
+      const float* add = residual + static_cast<std::size_t>(r) * w;
+      for (std::size_t i = 0; i < w; ++i) row[i] += add[i];
+    }
+    norm_row(n, eps, row, normed + static_cast<std::size_t>(r) * w, w);
+  }
+}
+
 void layer_norm(const Norm& n, float eps, float* x, std::size_t rows) {
   const std::size_t w = n.weight.size();
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* row = x + r * w;
-    double mean = 0.0;
-    for (std::size_t i = 0; i < w; ++i) mean += row[i];
-    mean /= static_cast<double>(w);
-    double var = 0.0;
-    for (std::size_t i = 0; i < w; ++i) var += (row[i] - mean) * (row[i] - mean);
-    const double inv = 1.0 / std::sqrt(var / static_cast<double>(w) + eps);
-    for (std::size_t i = 0; i < w; ++i) {
-      row[i] = static_cast<float>((row[i] - mean) * inv) * n.weight[i];
-      if (!n.bias.empty()) row[i] += n.bias[i];
-    }
-  }
+  for (std::size_t r = 0; r < rows; ++r) norm_row(n, eps, x + r * w, x + r * w, w);
 }
 
 }  // namespace mcpclass::learned::detail

@@ -55,6 +55,13 @@ Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t wid
 /// team sharing the panels. Thread-safety: pure.
 void linear(const Dense& d, const float* x, std::size_t rows, float* y);
 
+/// Each of `rows` rows of x (n.weight.size() values) plus the same row of `residual` (none:
+/// nullptr) into x, then LayerNorm of that row into `normed` (which may be x), as layer_norm()
+/// computes it; the calling thread's OpenMP team shares the rows, one pass over each (the
+/// residual connections and norms between a layer's products). Thread-safety: pure.
+void residual_norm(const Norm& n, float eps, float* x, const float* residual, std::size_t rows,
+                   float* normed);
+
 /// LayerNorm over each of `rows` rows of n.weight.size() values in place (mean and variance in
 /// double, as precise as torch's float32 kernel or better). Thread-safety: pure.
 void layer_norm(const Norm& n, float eps, float* x, std::size_t rows);

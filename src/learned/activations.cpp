@@ -2,9 +2,6 @@
 
 #include "learned/checkpoint_config.hpp"
 
-#include <algorithm>
-#include <cmath>
-
 namespace mcpclass::learned::detail {
 
 HiddenActivation config_activation(const boost::json::object& c, const std::string& file,
@@ -27,24 +24,6 @@ const char* activation_description(HiddenActivation a) {
       break;
   }
   return "ReLU";
-}
-
-void activate(HiddenActivation a, float* x, std::size_t count) {
-  switch (a) {
-    case HiddenActivation::gelu:  // exact, as torch.nn.functional.gelu
-      for (std::size_t i = 0; i < count; ++i)
-        x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * static_cast<float>(M_SQRT1_2)));
-      break;
-    case HiddenActivation::gelu_tanh: {
-      const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
-      for (std::size_t i = 0; i < count; ++i)
-        x[i] = 0.5f * x[i] * (1.0f + std::tanh(k * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
-      break;
-    }
-    case HiddenActivation::relu:
-      for (std::size_t i = 0; i < count; ++i) x[i] = std::max(x[i], 0.0f);
-      break;
-  }
 }
 
 }  // namespace mcpclass::learned::detail

@@ -20,7 +20,9 @@ HiddenActivation config_activation(const boost::json::object& c, const std::stri
 /// What `a` computes, for `mcpclass model inspect`.
 const char* activation_description(HiddenActivation a);
 
-/// Applies `a` to `count` values in place. Thread-safety: pure.
+/// Applies `a` to `count` values in place, the GELUs with oneDNN's vectorised eltwise kernel
+/// (activate.cpp; the calling thread's OpenMP team shares the values). Each value's result
+/// depends on that value alone. Throws ClassifyError if oneDNN fails. Thread-safety: pure.
 void activate(HiddenActivation a, float* x, std::size_t count);
 
 }  // namespace mcpclass::learned::detail

@@ -32,12 +32,9 @@ BertEncoder::BertEncoder(const BertConfig& config, CheckpointTensors& file) : co
   for (std::size_t i = 0; i < c.layers; ++i) {
     const std::string l = p + "encoder.layer." + std::to_string(i) + ".";
     Layer layer;
-    layer.qkv = {c.hidden, 3 * c.hidden, {}, {}};
-    for (const char* part : {"query", "key", "value"}) {
-      auto one = take_dense(file, l + "attention.self." + part, c.hidden, c.hidden);
-      layer.qkv.weight.insert(layer.qkv.weight.end(), one.weight.begin(), one.weight.end());
-      layer.qkv.bias.insert(layer.qkv.bias.end(), one.bias.begin(), one.bias.end());
-    }
+    const std::string self = l + "attention.self.";
+    layer.qkv = take_stacked_dense(file, {self + "query", self + "key", self + "value"}, c.hidden,
+                                   c.hidden);
     layer.attention_out = take_dense(file, l + "attention.output.dense", c.hidden, c.hidden);
     layer.attention_norm = norm(l + "attention.output.LayerNorm");
     layer.intermediate = take_dense(file, l + "intermediate.dense", c.hidden, c.intermediate);
@@ -132,13 +129,13 @@ HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs,
     linear(layer.qkv, x.data(), rows, qkv.data());
     attention(qkv, inputs, context);
     linear(layer.attention_out, context.data(), rows, projected.data());
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-    layer_norm(layer.attention_norm, x.data(), rows);
+    residual_norm(layer.attention_norm, config_.layer_norm_eps, x.data(), projected.data(), rows,
+                  x.data());
     linear(layer.intermediate, x.data(), rows, wide.data());
     activate(config_.activation, wide.data(), wide.size());
     linear(layer.output, wide.data(), rows, projected.data());
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-    layer_norm(layer.output_norm, x.data(), rows);
+    residual_norm(layer.output_norm, config_.layer_norm_eps, x.data(), projected.data(), rows,
+                  x.data());
   }
   out.values = std::move(x);
   return out;

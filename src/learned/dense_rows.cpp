@@ -1,20 +1,37 @@
 #include "learned/dense_rows.hpp"
 
 #include "learned/checkpoint_files.hpp"
-#include "learned/learned_errors.hpp"
+#include "learned/packed_product.hpp"
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace mcpclass::learned::detail {
 
 Dense take_dense(CheckpointTensors& file, const std::string& name, std::size_t in, std::size_t out,
                  bool bias) {
-  Dense d{in, out, file.take(name + ".weight", {shape_dim(out), shape_dim(in)}), {}};
+  Dense d{in,
+          out,
+          pack_weights(file.take(name + ".weight", {shape_dim(out), shape_dim(in)}), in, out),
+          {}};
   if (bias) d.bias = file.take(name + ".bias", {shape_dim(out)});
   return d;
+}
+
+Dense take_stacked_dense(CheckpointTensors& file, const std::vector<std::string>& names,
+                         std::size_t in, std::size_t out) {
+  std::vector<float> weight, bias;
+  for (const auto& name : names) {
+    const auto w = file.take(name + ".weight", {shape_dim(out), shape_dim(in)});
+    weight.insert(weight.end(), w.begin(), w.end());
+    const auto b = file.take(name + ".bias", {shape_dim(out)});
+    bias.insert(bias.end(), b.begin(), b.end());
+  }
+  const std::size_t stacked = names.size() * out;
+  return {in, stacked, pack_weights(weight, in, stacked), std::move(bias)};
 }
 
 Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t width, bool bias) {
@@ -24,53 +41,54 @@ Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t wid
 }
 
 void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
-  using dim = dnnl::memory::dim;
-  const auto d = [](std::size_t v) { return static_cast<dim>(v); };
-  if (dn.bias.empty())
-    std::fill_n(y, rows * dn.out, 0.0f);
-  else
-    for (std::size_t r = 0; r < rows; ++r)
-      std::copy(dn.bias.begin(), dn.bias.end(), y + r * dn.out);
-  // Each product is one block of kRowBlock rows by one chunk of kColumnChunk outputs, run on one
-  // thread: its shape, and so oneDNN's kernel and summation order, depend on neither the batch
-  // nor the thread count (oneDNN may split a product's inner dimension among threads, which
-  // would make a row's sums depend on the thread count in the last bits). The threads share the
-  // chunks, not the row blocks: each streams only its chunks' weights from memory, once, and
-  // reuses them from cache for every row block; sharing the row blocks made every thread read
-  // every weight once per block it ran (a 128-token text: 4 full passes over the weights each).
-  const auto blocks = rows / kRowBlock;
-  const auto chunks = static_cast<std::int64_t>((dn.out + kColumnChunk - 1) / kColumnChunk);
-  bool failed = false;
-#pragma omp parallel for schedule(static) reduction(|| : failed)
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::size_t col = static_cast<std::size_t>(c) * kColumnChunk;
-    const std::size_t width = std::min(kColumnChunk, dn.out - col);
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t r = b * kRowBlock;
-      failed =
-          failed || dnnl::sgemm('N', 'T', d(kRowBlock), d(width), d(dn.in), 1.0f, x + r * dn.in,
-                                d(dn.in), dn.weight.data() + col * dn.in, d(dn.in), 1.0f,
-                                y + r * dn.out + col, d(dn.out)) != dnnl::status::success;
-    }
+  // The threads share the panels, not the rows: each streams only its panels' weights from
+  // memory, once per pass of rows, and a row's result does not depend on the split.
+  const std::size_t panels = panels_of(dn.out);
+#pragma omp parallel
+  {
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    packed_product(dn.weight.data(), dn.bias.empty() ? nullptr : dn.bias.data(), dn.in, dn.out,
+                   panels * t / team, panels * (t + 1) / team, x, rows, y);
   }
-  if (failed) throw ClassifyError("oneDNN sgemm failed in the encoder");
+}
+
+namespace {
+
+// LayerNorm of one row of w values from `in` into `out` (which may be `in`).
+void norm_row(const Norm& n, float eps, const float* in, float* out, std::size_t w) {
+  double mean = 0.0;
+  for (std::size_t i = 0; i < w; ++i) mean += in[i];
+  mean /= static_cast<double>(w);
+  double var = 0.0;
+  for (std::size_t i = 0; i < w; ++i) var += (in[i] - mean) * (in[i] - mean);
+  const double inv = 1.0 / std::sqrt(var / static_cast<double>(w) + eps);
+  for (std::size_t i = 0; i < w; ++i) {
+    out[i] = static_cast<float>((in[i] - mean) * inv) * n.weight[i];
+    if (!n.bias.empty()) out[i] += n.bias[i];
+  }
+}
+
+}  // namespace
+
+void residual_norm(const Norm& n, float eps, float* x, const float* residual, std::size_t rows,
+                   float* normed) {
+  const std::size_t w = n.weight.size();
+  const auto count = static_cast<std::int64_t>(rows);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < count; ++r) {
+    float* row = x + static_cast<std::size_t>(r) * w;
+    if (residual != nullptr) {
+      const float* add = residual + static_cast<std::size_t>(r) * w;
+      for (std::size_t i = 0; i < w; ++i) row[i] += add[i];
+    }
+    norm_row(n, eps, row, normed + static_cast<std::size_t>(r) * w, w);
+  }
 }
 
 void layer_norm(const Norm& n, float eps, float* x, std::size_t rows) {
   const std::size_t w = n.weight.size();
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* row = x + r * w;
-    double mean = 0.0;
-    for (std::size_t i = 0; i < w; ++i) mean += row[i];
-    mean /= static_cast<double>(w);
-    double var = 0.0;
-    for (std::size_t i = 0; i < w; ++i) var += (row[i] - mean) * (row[i] - mean);
-    const double inv = 1.0 / std::sqrt(var / static_cast<double>(w) + eps);
-    for (std::size_t i = 0; i < w; ++i) {
-      row[i] = static_cast<float>((row[i] - mean) * inv) * n.weight[i];
-      if (!n.bias.empty()) row[i] += n.bias[i];
-    }
-  }
+  for (std::size_t r = 0; r < rows; ++r) norm_row(n, eps, x + r * w, x + r * w, w);
 }
 
 }  // namespace mcpclass::learned::detail

@@ -1,8 +1,8 @@
 // Internal: the dense products and norms of the native transformer encoders and their heads,
 // computed so that a text's result cannot depend on the batch around it: every text's
-// activation rows start at a multiple of kRowBlock and are padded to one, and linear() runs one
-// sgemm per block, so every product has the same shape whatever the batch (oneDNN picks kernels
-// by shape); the norms work row by row.
+// activation rows start at a multiple of kRowBlock and are padded to one (attention and the
+// heads find a text's rows there), linear() computes each output row from that row alone
+// (packed_product.hpp), and the norms work row by row.
 #pragma once
 
 #include <cstddef>
@@ -14,11 +14,6 @@ namespace mcpclass::learned::detail {
 /// Rows a text's activations are padded to.
 inline constexpr std::size_t kRowBlock = 16;
 
-/// Output columns of one product in linear(): 128 divides the widths of BERT-base and
-/// ModernBERT-base (768, 1152, 2304, 3072) into an even number of chunks for two threads, and
-/// a chunk's weights (128 × in floats) stay in L2 while every row block uses them.
-inline constexpr std::size_t kColumnChunk = 128;
-
 /// `tokens` rounded up to a multiple of kRowBlock.
 constexpr std::size_t padded_rows(std::size_t tokens) {
   return (tokens + kRowBlock - 1) / kRowBlock * kRowBlock;
@@ -27,10 +22,10 @@ constexpr std::size_t padded_rows(std::size_t tokens) {
 /// An nn.Linear's weights; `bias` is empty for nn.Linear(bias=False).
 struct Dense {
   std::size_t in = 0, out = 0;
-  std::vector<float> weight;  ///< out × in, as nn.Linear stores it.
+  std::vector<float> weight;  ///< pack_weights() of the out × in weights nn.Linear stores.
   std::vector<float> bias;
 
-  std::size_t parameters() const { return weight.size() + bias.size(); }
+  std::size_t parameters() const { return in * out + bias.size(); }
 };
 
 /// An nn.LayerNorm's weights; `bias` is empty for LayerNorm(bias=False).
@@ -43,17 +38,29 @@ struct Norm {
 struct CheckpointTensors;
 
 /// `name.weight` (out × in) and, if `bias`, `name.bias` (out) taken out of `file`
-/// (CheckpointTensors::take: a missing, misshapen or non-finite tensor is an error naming it).
+/// (CheckpointTensors::take: a missing, misshapen or non-finite tensor is an error naming it),
+/// the weights packed (the checkpoint's copy is dropped as each is packed).
 Dense take_dense(CheckpointTensors& file, const std::string& name, std::size_t in, std::size_t out,
                  bool bias = true);
+
+/// The Linear layers `names` (each in → out, with biases) as one of in → names.size() · out:
+/// their outputs side by side, in the order of `names` (BERT's query, key and value).
+Dense take_stacked_dense(CheckpointTensors& file, const std::vector<std::string>& names,
+                         std::size_t in, std::size_t out);
 
 /// `name.weight` and, if `bias`, `name.bias`, each `width` values, taken out of `file`.
 Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t width, bool bias);
 
-/// y = x · Wᵀ + b over `rows` rows (a multiple of kRowBlock), one sgemm per block of kRowBlock
-/// rows and chunk of kColumnChunk outputs (threads share the chunks). Throws ClassifyError if
-/// oneDNN fails. Thread-safety: pure.
+/// y = x · Wᵀ + b over `rows` rows: packed_product() over all rows, the calling thread's OpenMP
+/// team sharing the panels. Thread-safety: pure.
 void linear(const Dense& d, const float* x, std::size_t rows, float* y);
+
+/// Each of `rows` rows of x (n.weight.size() values) plus the same row of `residual` (none:
+/// nullptr) into x, then LayerNorm of that row into `normed` (which may be x), as layer_norm()
+/// computes it; the calling thread's OpenMP team shares the rows, one pass over each (the
+/// residual connections and norms between a layer's products). Thread-safety: pure.
+void residual_norm(const Norm& n, float eps, float* x, const float* residual, std::size_t rows,
+                   float* normed);
 
 /// LayerNorm over each of `rows` rows of n.weight.size() values in place (mean and variance in
 /// double, as precise as torch's float32 kernel or better). Thread-safety: pure.

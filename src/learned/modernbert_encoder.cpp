@@ -120,24 +120,22 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
   for (const auto& layer : layers_) {
     const float* attention_input = x.data();
     if (!layer.attention_norm.weight.empty()) {
-      normed = x;
-      layer_norm(layer.attention_norm, c.norm_eps, normed.data(), rows);
+      residual_norm(layer.attention_norm, c.norm_eps, x.data(), nullptr, rows, normed.data());
       attention_input = normed.data();
     }
     linear(layer.qkv, attention_input, rows, qkv.data());
     attention(layer, qkv, inputs, out.first_row, context);
     linear(layer.attention_out, context.data(), rows, projected.data());
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
-    normed = x;
-    layer_norm(layer.mlp_norm, c.norm_eps, normed.data(), rows);
+    residual_norm(layer.mlp_norm, c.norm_eps, x.data(), projected.data(), rows, normed.data());
     linear(layer.mlp_in, normed.data(), rows, wide.data());
-    // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)).
+    // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)); the inputs are gathered
+    // first, so that one call activates every row's.
     const std::size_t m = c.intermediate;
-    for (std::size_t r = 0; r < rows; ++r) {
-      float* input = wide.data() + r * 2 * m;
-      activate(c.activation, input, m);
-      for (std::size_t j = 0; j < m; ++j) gated[r * m + j] = input[j] * input[m + j];
-    }
+    for (std::size_t r = 0; r < rows; ++r)
+      std::copy_n(wide.data() + r * 2 * m, m, gated.data() + r * m);
+    activate(c.activation, gated.data(), gated.size());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < m; ++j) gated[r * m + j] *= wide[r * 2 * m + m + j];
     linear(layer.mlp_out, gated.data(), rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
   }

@@ -1,0 +1,80 @@
+// The packed linear-layer kernel of the native encoders: every output is its own row's sum (to
+// float precision against double), bit for bit the same whatever rows share the product and
+// however the panels are split among threads -- the property the batch contract rests on.
+#ifdef MCPCLASS_WITH_LEARNED
+
+#include "learned/packed_product.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace mcpclass::learned::detail;
+
+namespace {
+
+std::vector<float> uniform(std::size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+bool same_bits(const float* a, const float* b, std::size_t n) {
+  return std::memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("packed product: each output is its row's sum, whatever the rows and the panel split") {
+  std::mt19937 rng(31);
+  // Widths below, at and past a panel (16), a tail panel of 5 and 3 outputs, the 6-row tiles'
+  // every remainder (13 rows: 6 + 6 + 1), BERT-base's width.
+  for (const auto& [in, out] :
+       {std::pair<std::size_t, std::size_t>{5, 37}, {64, 16}, {33, 3}, {768, 48}}) {
+    CAPTURE(in);
+    CAPTURE(out);
+    const std::size_t rows = 13, panels = panels_of(out);
+    const auto weight = uniform(out * in, rng), bias = uniform(out, rng),
+               x = uniform(rows * in, rng);
+    const auto packed = pack_weights(weight, in, out);
+    std::vector<float> all(rows * out);
+    packed_product(packed.data(), bias.data(), in, out, 0, panels, x.data(), rows, all.data());
+    double worst = 0.0;
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t o = 0; o < out; ++o) {
+        double want = bias[o];
+        for (std::size_t k = 0; k < in; ++k)
+          want += static_cast<double>(x[r * in + k]) * weight[o * in + k];
+        worst = std::max(worst, std::abs(all[r * out + o] - want));
+      }
+    CHECK(worst <= 1e-6 * static_cast<double>(in));
+    // Each row alone, and rows 4..10 (other tile boundaries), give the same bits.
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::vector<float> one(out);
+      packed_product(packed.data(), bias.data(), in, out, 0, panels, x.data() + r * in, 1,
+                     one.data());
+      CHECK(same_bits(one.data(), all.data() + r * out, out));
+    }
+    std::vector<float> middle(7 * out);
+    packed_product(packed.data(), bias.data(), in, out, 0, panels, x.data() + 4 * in, 7,
+                   middle.data());
+    CHECK(same_bits(middle.data(), all.data() + 4 * out, 7 * out));
+    // The panels in two calls, as two threads share them.
+    std::vector<float> split(rows * out);
+    packed_product(packed.data(), bias.data(), in, out, 0, panels / 2, x.data(), rows,
+                   split.data());
+    packed_product(packed.data(), bias.data(), in, out, panels / 2, panels, x.data(), rows,
+                   split.data());
+    CHECK(same_bits(split.data(), all.data(), rows * out));
+    // Without a bias, the sums alone.
+    std::vector<float> bare(rows * out);
+    packed_product(packed.data(), nullptr, in, out, 0, panels, x.data(), rows, bare.data());
+    for (std::size_t i = 0; i < rows * out; ++i) CHECK(bare[i] + bias[i % out] == all[i]);
+  }
+}
+
+#endif  // MCPCLASS_WITH_LEARNED

@@ -124,12 +124,12 @@ func startRouter(t *testing.T) (*httptest.Server, *fake) {
 	if err := os.WriteFile(path, []byte(testConfig(f.url, closedPort(t))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc, cls, maxBody, err := LoadConfig(path, "")
+	rc, router, maxBody, err := LoadConfig(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cls.Close() })
-	rt, err := NewRouter(rc, cls, maxBody)
+	t.Cleanup(func() { router.Close() })
+	rt, err := NewRouter(rc, router, maxBody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +217,17 @@ func TestRoutedPerFamily(t *testing.T) {
 
 func TestPassthroughAndErrors(t *testing.T) {
 	srv, f := startRouter(t)
+	// The client's bytes; the model's upstream name replaces the model's, nothing else changes.
 	body := `{"model": "m-vllm",  "messages": [{"role":"user","content":"derivative"}], "x": 1.50}`
 	resp, _ := post(t, srv, body)
 	rec := f.last(t)
-	if resp.StatusCode != 200 || rec.Raw != body || resp.Header.Get("x-mcpclass-model") != "m-vllm" ||
-		resp.Header.Get("x-mcpclass-category") != "" {
+	if want := strings.Replace(body, `"m-vllm"`, `"qwen-up"`, 1); resp.StatusCode != 200 || rec.Raw != want ||
+		resp.Header.Get("x-mcpclass-model") != "m-vllm" || resp.Header.Get("x-mcpclass-category") != "" {
 		t.Fatalf("passthrough: %d %v %q", resp.StatusCode, resp.Header, rec.Raw)
+	}
+	body = `{"messages": [], "model" : "m-none" ,"x":[1, 2]}`
+	if resp, _ := post(t, srv, body); resp.StatusCode != 200 || f.last(t).Raw != body {
+		t.Fatalf("passthrough without upstream_model: %d %q", resp.StatusCode, f.last(t).Raw)
 	}
 	n := len(f.records(t))
 	for _, c := range []struct {

@@ -4,38 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 )
 
-// routerConfig has a route section, signals and decisions: a keyword decision with a system
-// prompt, a PII decision that blocks, a model with a fallback of another reasoning family.
-const routerConfig = `
-categories:
-  - {name: math, description: Math, model: m-a, use_reasoning: true}
-  - {name: general, description: Everything else, model: m-b}
-classifier: {kind: rules, fallback: general, rules: {math: {keywords: [algebra]}}}
-routing:
-  default_model: m-b
-  signals:
-    keywords: [{name: urgent, operator: OR, keywords: [urgent]}]
-    pii: [{name: contact}]
-  decisions:
-    - name: contact_block
-      priority: 200
-      rules: {type: pii, name: contact}
-      modelRefs: [{model: m-b}]
-      plugins: [{type: pii, configuration: {action: block}}]
-    - name: urgent
-      priority: 100
-      rules: {type: keyword, name: urgent}
-      modelRefs: [{model: m-a, use_reasoning: true}]
-      plugins: [{type: system_prompt, configuration: {system_prompt: "Answer fast."}}]
-route:
-  models:
-    m-a: {base_url: "http://127.0.0.1:9/v1", upstream_model: a-up, reasoning: openai, fallback: m-b}
-    m-b: {base_url: "http://127.0.0.1:9/v1", reasoning: vllm}
-`
+// routerPath is the configuration both bindings' Router tests read.
+const routerPath = "../testdata/router.yaml"
+
+func openTestRouter(t *testing.T) *Router {
+	t.Helper()
+	r, err := OpenRouterFile(routerPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
 
 func askRouter(t *testing.T, r *Router, model, text string) *RouteEvaluation {
 	t.Helper()
@@ -56,11 +39,7 @@ type chatBody struct {
 }
 
 func TestRouterDecisionBodyAndFallbacks(t *testing.T) {
-	r, err := OpenRouter(routerConfig, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTestRouter(t)
 	ev := askRouter(t, r, "auto", "urgent: the build is red")
 	var body chatBody
 	if err := json.Unmarshal(ev.Body, &body); err != nil {
@@ -90,11 +69,7 @@ func TestRouterDecisionBodyAndFallbacks(t *testing.T) {
 }
 
 func TestRouterBlockAndReject(t *testing.T) {
-	r, err := OpenRouter(routerConfig, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openTestRouter(t)
 	ev := askRouter(t, r, "auto", "urgent: write to jane.doe@example.com")
 	var e struct{ Error struct{ Code string } }
 	if ev.Action != "block" || ev.Status != 400 || ev.BlockReason != "pii" || ev.Body != nil ||
@@ -115,15 +90,15 @@ func TestRouterErrorsAndClose(t *testing.T) {
 	if _, err := OpenRouter("categories: [{name: a, description: A}]\n", nil); !errors.Is(err, ErrConfig) {
 		t.Fatalf("no route section: %v", err)
 	}
-	path := filepath.Join(t.TempDir(), "router.yaml")
-	if err := os.WriteFile(path, []byte(routerConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cls, err := Open(routerConfig)
+	text, err := os.ReadFile(routerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := OpenRouterFile(path, cls)
+	cls, err := Open(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRouter(string(text), cls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +111,7 @@ func TestRouterErrorsAndClose(t *testing.T) {
 	if _, err := r.Evaluate([]byte(`{"model":"auto","messages":[]}`)); err != ErrClosed {
 		t.Fatalf("after Close: %v", err)
 	}
-	if _, err := OpenRouter(routerConfig, cls); err != ErrClosed {
+	if _, err := OpenRouter(string(text), cls); err != ErrClosed {
 		t.Fatalf("a closed classifier: %v", err)
 	}
 }

@@ -2,37 +2,14 @@
 configuration with a route section, signals and decisions."""
 
 import json
+import pathlib
 
 import pytest
 
 import mcpclass
 
-CONFIG = """
-categories:
-  - {name: math, description: Math, model: m-a, use_reasoning: true}
-  - {name: general, description: Everything else, model: m-b}
-classifier: {kind: rules, fallback: general, rules: {math: {keywords: [algebra]}}}
-routing:
-  default_model: m-b
-  signals:
-    keywords: [{name: urgent, operator: OR, keywords: [urgent]}]
-    pii: [{name: contact}]
-  decisions:
-    - name: contact_block
-      priority: 200
-      rules: {type: pii, name: contact}
-      modelRefs: [{model: m-b}]
-      plugins: [{type: pii, configuration: {action: block}}]
-    - name: urgent
-      priority: 100
-      rules: {type: keyword, name: urgent}
-      modelRefs: [{model: m-a, use_reasoning: true}]
-      plugins: [{type: system_prompt, configuration: {system_prompt: "Answer fast."}}]
-route:
-  models:
-    m-a: {base_url: "http://127.0.0.1:9/v1", upstream_model: a-up, reasoning: openai, fallback: m-b}
-    m-b: {base_url: "http://127.0.0.1:9/v1", reasoning: vllm}
-"""
+CONFIG_PATH = pathlib.Path(__file__).resolve().parents[2] / "testdata" / "router.yaml"
+CONFIG = CONFIG_PATH.read_text()
 
 
 def ask(text, model="auto"):
@@ -79,12 +56,10 @@ def test_router_block_reject_passthrough():
             r.evaluate_json("[1, 2]")
 
 
-def test_router_errors_and_close(tmp_path):
+def test_router_errors_and_close():
     with pytest.raises(mcpclass.ConfigError):
         mcpclass.Router("categories: [{name: a, description: A}]\n")  # no route section
-    path = tmp_path / "router.yaml"
-    path.write_text(CONFIG)
-    r = mcpclass.Router.from_file(str(path))
+    r = mcpclass.Router.from_file(str(CONFIG_PATH))
     assert r.evaluate(ask("urgent"))["decision"] == "urgent"
     r.close()
     r.close()  # idempotent

@@ -103,7 +103,17 @@ func testConfig(upstream, dead string) string {
     "code": {"keywords": ["python", "compiler"]},
     "history": {"keywords": ["empire", "battle"]},
     "law": {"keywords": ["contract", "lawsuit"]}}},
-  "routing": {"default_model": "m-none"},
+  "routing": {
+    "default_model": "m-none",
+    "signals": {"keywords": [{"name": "urgent", "operator": "OR", "keywords": ["urgent"]}], "pii": [{"name": "contact"}]},
+    "decisions": [
+      {"name": "contact_block", "priority": 200, "rules": {"type": "pii", "name": "contact"}, "modelRefs": [{"model": "m-none"}],
+       "plugins": [{"type": "pii", "configuration": {"action": "block"}}]},
+      {"name": "urgent", "priority": 100, "rules": {"type": "keyword", "name": "urgent"}, "modelRefs": [{"model": "m-dead", "use_reasoning": true}],
+       "plugins": [{"type": "system_prompt", "configuration": {"system_prompt": "Answer fast.", "mode": "replace"}},
+                   {"type": "header_mutation", "configuration": {"add": [{"name": "X-Route-Tier", "value": "urgent"}], "delete": ["X-Client-Secret"]}}]}
+    ]
+  },
   "route": {
     "system_prompt": "insert",
     "models": {
@@ -300,5 +310,33 @@ func TestStreaming(t *testing.T) {
 	rest, _ := io.ReadAll(resp.Body)
 	if !bytes.Contains(rest, []byte("part2")) || !bytes.HasSuffix(rest, []byte("data: [DONE]\n\n")) {
 		t.Fatalf("rest %q", rest)
+	}
+}
+
+// A decision of the routing section: its model (unreachable, so its fallback), system prompt and
+// header mutation reach the upstream, the x-vsr-* headers the client; a PII block is answered by
+// the router and never forwarded.
+func TestDecisionsBlockAndHeaderMutation(t *testing.T) {
+	srv, f := startRouter(t)
+	resp, data := post(t, srv, userRequest("urgent: is the server down?"), "X-Client-Secret", "s")
+	rec := f.last(t)
+	kw, _ := rec.Body["chat_template_kwargs"].(map[string]any)
+	msgs, _ := rec.Body["messages"].([]any)
+	if resp.StatusCode != 200 || resp.Header.Get("x-vsr-selected-decision") != "urgent" ||
+		resp.Header.Get("x-vsr-matched-keywords") != "urgent" || resp.Header.Get("x-mcpclass-model") != "m-vllm" ||
+		rec.Body["model"] != "qwen-up" || kw["enable_thinking"] != true || len(msgs) != 2 ||
+		msgs[0].(map[string]any)["content"] != "Answer fast." {
+		t.Fatalf("decision: %d %s %v %+v", resp.StatusCode, data, resp.Header, rec)
+	}
+	if rec.Headers["x-route-tier"] != "urgent" || rec.Headers["x-client-secret"] != "" {
+		t.Fatalf("header mutation: %v", rec.Headers)
+	}
+	n := len(f.records(t))
+	resp, data = post(t, srv, userRequest("urgent: mail jane.doe@example.com the report"))
+	var e struct{ Error struct{ Code string } }
+	json.Unmarshal(data, &e)
+	if resp.StatusCode != 400 || e.Error.Code != "pii_detected" || resp.Header.Get("x-vsr-selected-decision") != "contact_block" ||
+		resp.Header.Get("x-vsr-response-path") != "blocked" || len(f.records(t)) != n {
+		t.Fatalf("block: %d %s %v", resp.StatusCode, data, resp.Header)
 	}
 }

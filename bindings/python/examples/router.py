@@ -146,9 +146,9 @@ def _body(obj):
 
 
 class HttpError(Exception):
-    def __init__(self, status, code, message):
+    def __init__(self, status, code, message, headers=None):
         super().__init__(message)
-        self.status, self.code = status, code
+        self.status, self.code, self.headers = status, code, headers or {}
 
 
 def make_handler(router):
@@ -210,8 +210,11 @@ def make_handler(router):
                     break
                 except OSError as e:
                     error = e
+            # The answer's headers; an upstream error too says what was decided and which
+            # upstream failed, as `mcpclass route`'s does.
+            answer = dict(extra, **{"x-mcpclass-model": key})
             if conn is None:
-                raise HttpError(502, "upstream_unavailable", f"{chain[-1][0]}: {error}")
+                raise HttpError(502, "upstream_unavailable", f"{key}: {error}", answer)
             try:
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 headers["Content-Length"] = str(len(body))
@@ -227,10 +230,10 @@ def make_handler(router):
                     conn.request("POST", m.url.path, body=body, headers=headers)
                     resp = conn.getresponse()
                 except socket.timeout as e:
-                    raise HttpError(504, "upstream_timeout", f"{key}: {e}") from None
+                    raise HttpError(504, "upstream_timeout", f"{key}: {e}", answer) from None
                 except (OSError, http.client.HTTPException) as e:
-                    raise HttpError(502, "upstream_unavailable", f"{key}: {e}") from None
-                self._relay(resp, dict(extra, **{"x-mcpclass-model": key}))
+                    raise HttpError(502, "upstream_unavailable", f"{key}: {e}", answer) from None
+                self._relay(resp, answer)
             finally:
                 conn.close()  # also cancels the upstream when the client went away
 
@@ -272,8 +275,9 @@ def make_handler(router):
 
         def _error(self, e):
             kind = "server_error" if e.status >= 500 else "invalid_request_error"
-            self._json(e.status, {"error": {"message": str(e), "type": kind, "param": None,
-                                            "code": e.code}})
+            self._send(e.status, json.dumps({"error": {
+                "message": str(e), "type": kind, "param": None, "code": e.code}}).encode(),
+                e.headers)
 
     return Handler
 

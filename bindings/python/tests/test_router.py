@@ -180,6 +180,8 @@ def test_passthrough_and_errors(setup):
     assert resp.status == 503 and b"busy" in data
     resp, data = post(port, ask("hi", fake={"close": True}))  # closed without an answer
     assert resp.status == 502 and json.loads(data)["error"]["code"] == "upstream_unavailable"
+    assert resp.getheader("x-mcpclass-model") == "m-none"
+    assert resp.getheader("x-mcpclass-category") == "general"
 
 
 def test_fallback(setup):

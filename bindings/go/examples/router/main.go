@@ -187,7 +187,7 @@ type exchange struct {
 	bodies  [][]byte          // the body for each model of the chain
 	headers map[string]string // the evaluation's headers for the client
 	eval    *mcpclass.RouteEvaluation
-	served  string // the model that answered
+	served  string // the model that answered, or was tried last
 }
 
 type exchangeKey struct{}
@@ -317,6 +317,7 @@ func (t fallbackTransport) RoundTrip(out *http.Request) (*http.Response, error) 
 	ex := out.Context().Value(exchangeKey{}).(*exchange)
 	var err error
 	for i, key := range ex.chain {
+		ex.served = key
 		up := t.rt.upstreams[key]
 		body := ex.bodies[i]
 		ctx, cancel := context.WithCancel(out.Context())
@@ -345,7 +346,6 @@ func (t fallbackTransport) RoundTrip(out *http.Request) (*http.Response, error) 
 		var resp *http.Response
 		resp, err = up.transport.RoundTrip(req)
 		if err == nil {
-			ex.served = key
 			resp.Body = cancelOnClose{resp.Body, cancel} // the timeout covers the whole answer
 			return resp, nil
 		}
@@ -390,6 +390,12 @@ func (rt *Router) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 	if r.Context().Err() != nil && errors.Is(r.Context().Err(), context.Canceled) {
 		return // the client went away
 	}
+	// The answer says what was decided and which upstream failed, as `mcpclass route`'s does.
+	ex := r.Context().Value(exchangeKey{}).(*exchange)
+	for k, v := range ex.headers {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("x-mcpclass-model", ex.served)
 	var ne net.Error
 	if !connectFailed(err) && (errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())) {
 		writeError(w, http.StatusGatewayTimeout, "upstream_timeout", err.Error())

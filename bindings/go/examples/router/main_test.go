@@ -270,7 +270,8 @@ func TestPassthroughAndErrors(t *testing.T) {
 	}
 	// An upstream that closes the connection without answering: 502.
 	resp, data = post(t, srv, `{"model":"auto","fake":{"close":true},"messages":[{"role":"user","content":"hi"}]}`)
-	if resp.StatusCode != 502 || !bytes.Contains(data, []byte(`"upstream_unavailable"`)) {
+	if resp.StatusCode != 502 || !bytes.Contains(data, []byte(`"upstream_unavailable"`)) ||
+		resp.Header.Get("x-mcpclass-model") != "m-none" || resp.Header.Get("x-mcpclass-category") != "general" {
 		t.Fatalf("%d %s", resp.StatusCode, data)
 	}
 }

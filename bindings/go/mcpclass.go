@@ -62,7 +62,7 @@ var (
 	ErrInternal        = &Error{Code: int(C.MCPC_ERR_INTERNAL), Status: "MCPC_ERR_INTERNAL"}
 )
 
-// ErrClosed is returned by methods of a closed Classifier or Server.
+// ErrClosed is returned by methods of a closed Classifier, Server or Router.
 var ErrClosed = errors.New("mcpclass: already closed")
 
 // toError turns a status and its error object into a Go error, releasing the object.

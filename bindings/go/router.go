@@ -13,8 +13,10 @@ import (
 )
 
 // RouteEvaluation is what `mcpclass route` would do with a chat completion request: Action
-// "forward" (send Body to Model's upstream), "passthrough" (the request named a configured
-// model), "reject" or "block" (answer Status with Error, OpenAI's error object).
+// "forward" (send Body to Model's upstream, or, when that upstream cannot be reached, each of
+// Fallbacks in order; answer with Headers; UpstreamHeadersRemoved then UpstreamHeaders mutate
+// the upstream request's headers), "passthrough" (the request named a configured model),
+// "reject" or "block" (answer Status with Headers and Error, OpenAI's error document).
 type RouteEvaluation struct {
 	Action          string            `json:"action"`
 	Model           string            `json:"model"`
@@ -25,11 +27,20 @@ type RouteEvaluation struct {
 	Body            json.RawMessage   `json:"body,omitempty"`
 	Headers         map[string]string `json:"headers"`
 	UpstreamHeaders map[string]string `json:"upstream_headers"`
-	Status          int               `json:"status,omitempty"`
-	Error           json.RawMessage   `json:"error,omitempty"`
-	BlockReason     string            `json:"block_reason,omitempty"`
-	Signals         []json.RawMessage `json:"signals"`
-	Decisions       []json.RawMessage `json:"decisions"`
+	// UpstreamHeadersRemoved are the header names the decision deletes from the upstream request.
+	UpstreamHeadersRemoved []string          `json:"upstream_headers_removed"`
+	Fallbacks              []RouteFallback   `json:"fallbacks,omitempty"`
+	Status                 int               `json:"status,omitempty"`
+	Error                  json.RawMessage   `json:"error,omitempty"`
+	BlockReason            string            `json:"block_reason,omitempty"`
+	Signals                []json.RawMessage `json:"signals"`
+	Decisions              []json.RawMessage `json:"decisions"`
+}
+
+// RouteFallback is one model of the fallback chain and the exact body for its upstream.
+type RouteFallback struct {
+	Model string          `json:"model"`
+	Body  json.RawMessage `json:"body"`
 }
 
 // Router is the semantic router of a configuration (its route and routing sections): the

@@ -1,8 +1,11 @@
 """Parity of the three routers: `mcpclass route` (C++), the Go router (bindings/go/examples/router)
 and the Python router (bindings/python/examples/router.py), each a real process with the same
-configuration and the same fake upstream. Every prompt of prompts.jsonl goes to each of them; the
-x-mcpclass-* headers and what the upstream received (model, reasoning fields, messages) must be
-identical.
+configuration and the same fake upstream. The bindings' routers forward what the library's
+evaluation (mcpclass.Router) says, so this checks their HTTP side: every prompt of prompts.jsonl,
+and a few that the configuration's decisions (over keyword, domain and PII signals, with system
+prompt, header mutation and PII redaction plugins) select, goes to each of them; the x-mcpclass-*
+headers, the selected decision and what the upstream received (model, reasoning fields,
+messages, the mutated header) must be identical.
 
 The Python router is the reference. The Go router is skipped without `go`; `mcpclass route` is
 skipped while MCPCLASS_BIN has no `route` subcommand.
@@ -36,9 +39,53 @@ LIBRARY = os.environ.get("MCPCLASS_LIBRARY") or str(
     pathlib.Path(BIN).resolve().parent / "capi" / "libmcpclass.so")
 PROMPTS = [json.loads(line)["prompt"] for line in (HERE / "prompts.jsonl").read_text().splitlines()
            if line.strip()]
+# Prompts the decisions select (PII, keywords), after prompts.jsonl's.
+DECISION_PROMPTS = [
+    "Please email jane.doe@example.com the eigenvalues of [[2, 1], [1, 2]].",
+    "Call me at +1 415 555 0132 about the French Revolution.",
+    "urgent: my python script crashes on import",
+    "asap: the SQL migration is stuck",
+    "How do I write a python decorator?",
+    "Who won the battle of Hastings in 1066?",
+]
+ALL_PROMPTS = PROMPTS + DECISION_PROMPTS
 HEADERS = ("x-mcpclass-category", "x-mcpclass-model", "x-mcpclass-reasoning",
-           "x-mcpclass-confidence")
+           "x-mcpclass-confidence", "x-vsr-selected-decision", "x-vsr-matched-keywords",
+           "x-vsr-matched-pii", "x-mcpclass-pii-types")
+ROUTED_HEADERS = ("x-mcpclass-model", "x-mcpclass-reasoning", "x-mcpclass-confidence")
 FIELDS = ("model", "reasoning_effort", "chat_template_kwargs", "messages")
+UPSTREAM_HEADERS = ("x-route-tier",)
+
+# Decisions over keyword, domain and PII signals; prompts no decision selects are routed by the
+# classifier's category as before.
+ROUTING = {
+    "signals": {
+        "keywords": [{"name": "urgent", "operator": "OR", "keywords": ["urgent", "asap"]},
+                     {"name": "code", "operator": "OR", "keywords": ["python", "sql"]}],
+        "domains": [{"name": "history"}],
+        "pii": [{"name": "contact", "pii_types_allowed": []}],
+    },
+    "decisions": [
+        {"name": "private", "priority": 300, "rules": {"type": "pii", "name": "contact"},
+         "modelRefs": [{"model": "m-none"}],
+         "plugins": [{"type": "pii", "configuration": {"action": "redact"}}]},
+        {"name": "urgent_code", "priority": 250,
+         "rules": {"operator": "AND", "conditions": [{"type": "keyword", "name": "urgent"},
+                                                     {"type": "keyword", "name": "code"}]},
+         "modelRefs": [{"model": "m-openai", "use_reasoning": True, "reasoning_effort": "medium"}],
+         "plugins": [
+             {"type": "system_prompt", "configuration": {
+                 "system_prompt": "You are an on-call engineer.", "mode": "replace"}},
+             {"type": "header_mutation", "configuration": {
+                 "add": [{"name": "X-Route-Tier", "value": "urgent"}]}}]},
+        {"name": "code", "priority": 200, "rules": {"type": "keyword", "name": "code"},
+         "modelRefs": [{"model": "m-vllm", "use_reasoning": False}],
+         "plugins": [{"type": "system_prompt",
+                      "configuration": {"system_prompt": "You write code."}}]},
+        {"name": "history", "priority": 100, "rules": {"type": "domain", "name": "history"},
+         "modelRefs": [{"model": "m-deepseek", "use_reasoning": True}]},
+    ],
+}
 
 
 def free_port():
@@ -49,7 +96,7 @@ def free_port():
 
 def make_config(upstream):
     """The embedded default (five categories, keyword rules, the routing policy) with models
-    spread over the reasoning families."""
+    spread over the reasoning families, and ROUTING's signals and decisions."""
     out = subprocess.run([BIN, "config"], capture_output=True, text=True, timeout=60, check=True)
     doc = json.loads(out.stdout)
     families = {"math": "m-openai", "science": "m-vllm", "technology": "m-deepseek",
@@ -65,6 +112,7 @@ def make_config(upstream):
         doc["routing"]["default_model"]: {"base_url": upstream, "reasoning": "openai",
                                           "reasoning_effort": "medium",
                                           "reasoning_effort_off": "minimal"}}}
+    doc["routing"].update(copy.deepcopy(ROUTING))
     return doc
 
 
@@ -169,7 +217,7 @@ def results(tmp_path_factory):
                         env, port)
             try:
                 out[name] = [send(p.port, fake, request_for(i, prompt))
-                             for i, prompt in enumerate(PROMPTS)]
+                             for i, prompt in enumerate(ALL_PROMPTS)]
             finally:
                 p.stop()
     finally:
@@ -188,17 +236,30 @@ def send(port, fake, body):
     assert resp.status == 200, (resp.status, body)
     records = fake.wait_for(lambda r: len(r) > before)
     received = records[before]["body"]
-    return ({h: resp.getheader(h) for h in HEADERS}, {f: received.get(f) for f in FIELDS})
+    upstream = {h: records[before]["headers"].get(h) for h in UPSTREAM_HEADERS}
+    return ({h: resp.getheader(h) for h in HEADERS},
+            dict({f: received.get(f) for f in FIELDS}, **upstream))
 
 
 def test_python_router_routes_every_prompt(results):
     rows = results["python"]
-    assert len(rows) == len(PROMPTS) == 50
-    # The prompts reach every family, so the comparison covers each rewrite.
+    assert len(PROMPTS) == 50 and len(rows) == len(ALL_PROMPTS)
+    # The prompts reach every family and every decision, so the comparison covers each rewrite.
     assert {h["x-mcpclass-model"] for h, _ in rows} >= {"m-openai", "m-vllm", "m-deepseek"}
+    assert {h["x-vsr-selected-decision"] for h, _ in rows} == {
+        None, "private", "urgent_code", "code", "history"}
     for headers, body in rows:
-        assert all(headers[h] is not None for h in HEADERS)
+        assert all(headers[h] is not None for h in ROUTED_HEADERS)
         assert headers["x-mcpclass-reasoning"] in ("true", "false")
+        if headers["x-vsr-selected-decision"] is None:
+            assert headers["x-mcpclass-category"] is not None
+    by_decision = {h["x-vsr-selected-decision"]: (h, b) for h, b in rows}
+    # PII redacted before it leaves the router; the decision's system prompt and header.
+    h, b = by_decision["private"]
+    assert "jane.doe@example.com" not in json.dumps(b["messages"]) and h["x-mcpclass-pii-types"]
+    h, b = by_decision["urgent_code"]
+    assert b["messages"][0] == {"role": "system", "content": "You are an on-call engineer."}
+    assert b["x-route-tier"] == "urgent" and b["reasoning_effort"] == "medium"
 
 
 @pytest.mark.parametrize("name", ["go", "cpp"])
@@ -206,6 +267,6 @@ def test_same_decisions_as_python(results, name):
     if name not in results:
         pytest.skip({"go": "go not found",
                      "cpp": f"{BIN} has no route subcommand yet"}[name])
-    diffs = [f"{i} {PROMPTS[i]!r}:\n  python {results['python'][i]}\n  {name} {row}"
+    diffs = [f"{i} {ALL_PROMPTS[i]!r}:\n  python {results['python'][i]}\n  {name} {row}"
              for i, row in enumerate(results[name]) if row != results["python"][i]]
-    assert not diffs, f"{len(diffs)} of {len(PROMPTS)} differ:\n" + "\n".join(diffs[:10])
+    assert not diffs, f"{len(diffs)} of {len(ALL_PROMPTS)} differ:\n" + "\n".join(diffs[:10])

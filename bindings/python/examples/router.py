@@ -1,15 +1,17 @@
 """An OpenAI-compatible routing proxy over the mcpclass binding, the in-process twin of
 `mcpclass route` (docs/route.md); standard library only (plus PyYAML for a YAML configuration).
 
-POST /v1/chat/completions is classified, rewritten for the chosen model (model name, reasoning
-fields, optional system prompt) and forwarded to that model's upstream; the answer is copied to
-the client as it arrives (chunked), so SSE streams through.
+POST /v1/chat/completions is evaluated by the library (mcpclass.Router, the code `mcpclass route`
+runs: signals, decision, guards, the body for the chosen model and for each of its fallbacks, the
+headers) and forwarded to that model's upstream; the answer is copied to the client as it arrives
+(chunked), so SSE streams through. This file owns only the HTTP side: serving, upstream
+connections, fallback on connect failures, the answer's headers.
 
     MCPCLASS_LIBRARY=build/capi/libmcpclass.so PYTHONPATH=bindings/python \\
         /usr/bin/python3 bindings/python/examples/router.py --config router.yaml --http 127.0.0.1:8080
 
-The configuration is the file `mcpclass route` reads. Without PyYAML (Debian: python3-yaml) it
-must be JSON.
+The configuration is the file `mcpclass route` reads (the library reads it whole; this file reads
+the upstreams of route.models). Without PyYAML (Debian: python3-yaml) it must be JSON.
 """
 
 import argparse
@@ -26,7 +28,6 @@ import urllib.parse
 import mcpclass
 
 DEFAULT_MAX_BODY = 4 << 20  # server.http.max_body_bytes' default
-FAMILIES = ("openai", "vllm", "deepseek", "none")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Connection-level headers are not forwarded (RFC 9110 7.6.1); the length is recomputed.
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer",
@@ -56,7 +57,7 @@ def _expand(value):
 
 
 class Model:
-    """One entry of route.models, defaults filled in."""
+    """What the proxy needs of one entry of route.models to reach its upstream."""
 
     def __init__(self, name, cfg):
         if not isinstance(cfg, dict) or not cfg.get("base_url"):
@@ -64,16 +65,9 @@ class Model:
         self.name = name
         self.base_url = _expand(cfg["base_url"])
         self.api_key = _expand(cfg.get("api_key"))
-        self.upstream_model = cfg.get("upstream_model") or name
-        self.reasoning = cfg.get("reasoning") or "none"
-        if self.reasoning not in FAMILIES:
-            raise ConfigError(f"route.models.{name}.reasoning: {self.reasoning!r} is not one of "
-                              f"{', '.join(FAMILIES)}")
-        self.effort = cfg.get("reasoning_effort") or "high"
-        self.effort_off = cfg.get("reasoning_effort_off") or "low"
+        self.upstream_model = cfg.get("upstream_model") or ""
         self.connect_timeout = float(cfg.get("connect_timeout", 5))
         self.timeout = float(cfg.get("timeout", 600))
-        self.fallback = cfg.get("fallback") or ""
         url = urllib.parse.urlsplit(self.base_url.rstrip("/") + "/chat/completions")
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ConfigError(f"route.models.{name}.base_url: {self.base_url!r} is not http(s)")
@@ -100,107 +94,61 @@ class Router:
         if not isinstance(doc, dict):
             raise ConfigError(f"{path}: not a mapping")
         route = doc.get("route") or {}
-        self.text_mode = route.get("text", "last_user")
         self.routed = route.get("routed_models", ["auto"])
-        self.system_prompt = route.get("system_prompt", "none")
-        if self.text_mode not in ("last_user", "all_user"):
-            raise ConfigError(f"route.text: {self.text_mode!r} is not last_user or all_user")
-        if self.system_prompt not in ("none", "insert", "replace"):
-            raise ConfigError(f"route.system_prompt: {self.system_prompt!r}")
         self.models = {n: Model(n, c) for n, c in (route.get("models") or {}).items()}
-        for m in self.models.values():
-            if m.fallback and m.fallback not in self.models:
-                raise ConfigError(f"route.models.{m.name}.fallback: {m.fallback!r} is unknown")
         self.max_body = ((doc.get("server") or {}).get("http") or {}).get(
             "max_body_bytes", DEFAULT_MAX_BODY)
-        # The file first (its relative paths resolve against its directory); a library that
-        # does not know the route section rejects it, then the rest of the document is loaded.
+        self.router = mcpclass.Router.from_file(path)  # reads and checks every section
+
+    def evaluate(self, raw):
+        """The library's evaluation of a request body (bytes); HttpError when it is not a JSON
+        object or a model failed."""
         try:
-            self.classifier = mcpclass.Classifier.from_file(path)
-        except mcpclass.ConfigError:
-            if "route" not in doc:
-                raise
-            rest = {k: v for k, v in doc.items() if k != "route"}
-            self.classifier = mcpclass.Classifier(json.dumps(rest))
-        self.categories = self.classifier.categories()
-        for c in self.categories:
-            if c.model and c.model not in self.models:
-                raise ConfigError(f"category {c.name}: model {c.model!r} has no route.models entry")
+            return json.loads(self.router.evaluate_json(raw.decode("utf-8")))
+        except (UnicodeDecodeError, mcpclass.InvalidTextError):
+            raise HttpError(400, "invalid_request", "the body must be a JSON object") from None
+        except mcpclass.Error as e:
+            raise HttpError(500, "classification_failed", e.message) from None
 
-    # --- the decision -------------------------------------------------------------------------
-
-    def text(self, messages):
-        texts = [_content_text(m.get("content")) for m in messages
-                 if isinstance(m, dict) and m.get("role") == "user"]
-        if not texts:
-            return ""
-        return "\n".join(texts) if self.text_mode == "all_user" else texts[-1]
-
-    def with_system_prompt(self, messages, class_index):
-        prompt = self.categories[class_index].system_prompt
-        if self.system_prompt == "none" or not prompt:
-            return messages
-        for i, m in enumerate(messages):
-            if isinstance(m, dict) and m.get("role") == "system":
-                if self.system_prompt == "insert":
-                    return messages
-                out = list(messages)
-                out[i] = dict(m, content=prompt)
-                return out
-        return [{"role": "system", "content": prompt}] + list(messages)
-
-    def rewrite(self, request, messages, key, reasoning):
-        """The body for model `key`: its upstream name and its family's reasoning fields."""
-        m = self.models[key]
-        out = dict(request, model=m.upstream_model, messages=messages)
-        if m.reasoning == "openai":
-            out["reasoning_effort"] = m.effort if reasoning else m.effort_off
-        elif m.reasoning in ("vllm", "deepseek"):
-            kwargs = out.get("chat_template_kwargs")
-            kwargs = dict(kwargs) if isinstance(kwargs, dict) else {}
-            kwargs["enable_thinking" if m.reasoning == "vllm" else "thinking"] = reasoning
-            out["chat_template_kwargs"] = kwargs
-        return json.dumps(out).encode()
-
-    def chain(self, key):
-        seen = []
-        while key and key not in seen:
-            seen.append(key)
-            key = self.models[key].fallback
-        return seen
+    def close(self):
+        self.router.close()
 
 
-def _content_text(content):
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p["text"] for p in content if isinstance(p, dict)
-                         and p.get("type") == "text" and isinstance(p.get("text"), str))
-    return ""
+def replace_model(raw, model):
+    """`raw` (a JSON object's bytes) with the value of its top-level "model" member replaced,
+    every other byte as the client sent it (what `mcpclass route` forwards on a passthrough)."""
+    text = raw.decode("utf-8")
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+    out, copied = [], 0
+    i = ws.match(text, 0).end()
+    if not text.startswith("{", i):
+        return raw
+    i = ws.match(text, i + 1).end()
+    while text.startswith('"', i):
+        key, i = decoder.raw_decode(text, i)
+        i = ws.match(text, i).end()
+        if not text.startswith(":", i):
+            break
+        start = ws.match(text, i + 1).end()
+        _, end = decoder.raw_decode(text, start)
+        if key == "model":
+            out += [text[copied:start], json.dumps(model, ensure_ascii=False)]
+            copied = end
+        i = ws.match(text, end).end()
+        if text.startswith(",", i):
+            i = ws.match(text, i + 1).end()
+    return ("".join(out) + text[copied:]).encode("utf-8")
 
 
-def route(classifier, request):
-    """The decision alone, in place, for a caller without upstreams (the example's former API,
-    which bindings/python/tests/test_mcpclass.py still uses): the last user message is
-    classified, `model` becomes the classifier's model and the category's prompt replaces the
-    first system message (or is inserted). Returns the mcpclass.Result."""
-    texts = [_content_text(m.get("content")) for m in request["messages"]
-             if isinstance(m, dict) and m.get("role") == "user"]
-    result = classifier.classify(texts[-1] if texts else "")
-    request["model"] = result.model
-    prompt = classifier.categories()[result.class_index].system_prompt
-    messages = request["messages"]
-    if messages and isinstance(messages[0], dict) and messages[0].get("role") == "system":
-        messages[0] = dict(messages[0], content=prompt)
-    elif prompt:
-        messages.insert(0, {"role": "system", "content": prompt})
-    return result
+def _body(obj):
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 class HttpError(Exception):
-    def __init__(self, status, code, message):
+    def __init__(self, status, code, message, headers=None):
         super().__init__(message)
-        self.status, self.code = status, code
+        self.status, self.code, self.headers = status, code, headers or {}
 
 
 def make_handler(router):
@@ -224,12 +172,11 @@ def make_handler(router):
             if self.path != "/v1/chat/completions":
                 return self._error(HttpError(404, "not_found", f"no such endpoint: {self.path}"))
             try:
-                chain, bodies, headers = self._decide()
-                self._forward(chain, bodies, headers)
+                self._chat()
             except HttpError as e:
                 self._error(e)
 
-        def _decide(self):
+        def _chat(self):
             if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
                 raise HttpError(400, "invalid_request", "chunked request bodies are not supported")
             length = int(self.headers.get("Content-Length") or 0)
@@ -237,60 +184,56 @@ def make_handler(router):
                 self.close_connection = True  # the unread body is not drained
                 raise HttpError(413, "request_too_large", "the body is larger than max_body_bytes")
             raw = self.rfile.read(length)
-            try:
-                request = json.loads(raw)
-            except ValueError:
-                request = None
-            if not isinstance(request, dict):
-                raise HttpError(400, "invalid_request", "the body must be a JSON object")
-            messages = request.get("messages")
-            if not isinstance(messages, list):
-                raise HttpError(400, "invalid_request", "messages must be an array")
-            model = request.get("model")
-            if isinstance(model, str) and model in router.routed:
-                try:
-                    r = router.classifier.classify(router.text(messages))
-                except mcpclass.Error as e:
-                    raise HttpError(500, "classification_failed", e.message) from None
-                if r.model not in router.models:
-                    raise HttpError(500, "classification_failed",
-                                    f"the chosen model {r.model!r} has no route.models entry")
-                msgs = router.with_system_prompt(messages, r.class_index)
-                headers = {"x-mcpclass-category": r.category,
-                           "x-mcpclass-reasoning": "true" if r.use_reasoning else "false",
-                           "x-mcpclass-confidence": f"{r.confidence:.6f}"}
-                return (router.chain(r.model),
-                        lambda key: router.rewrite(request, msgs, key, r.use_reasoning), headers)
-            if isinstance(model, str) and model in router.models:
-                return [model], lambda key: raw, {}  # passthrough: the client's bytes
-            raise HttpError(404, "model_not_found", f"the model {model!r} does not exist")
+            ev = router.evaluate(raw)
+            action = ev["action"]
+            if action in ("reject", "block"):
+                return self._send(ev["status"], _body(ev["error"]), ev["headers"])
+            if action == "passthrough":
+                # The client's bytes, to that model only, with its upstream name if it has one.
+                m = router.models.get(ev["model"])
+                if m and m.upstream_model and m.upstream_model != ev["model"]:
+                    raw = replace_model(raw, m.upstream_model)
+                return self._forward([(ev["model"], raw)], {}, {}, [])
+            chain = [(ev["model"], _body(ev["body"]))]
+            chain += [(f["model"], _body(f["body"])) for f in ev.get("fallbacks", [])]
+            self._forward(chain, ev["headers"], ev["upstream_headers"],
+                          ev["upstream_headers_removed"])
 
-        def _forward(self, chain, bodies, extra):
+        def _forward(self, chain, extra, upstream_headers, removed):
             conn = None
-            for key in chain:  # the first model that can be reached; later ones are fallbacks
-                m = router.models[key]
+            for key, body in chain:  # the first model that can be reached; then fallbacks
+                m = router.models.get(key)
+                if m is None:
+                    raise HttpError(500, "no_upstream", f"no upstream for model {key!r}")
                 try:
                     conn = m.connect()
                     break
                 except OSError as e:
                     error = e
+            # The answer's headers; an upstream error too says what was decided and which
+            # upstream failed, as `mcpclass route`'s does.
+            answer = dict(extra, **{"x-mcpclass-model": key})
             if conn is None:
-                raise HttpError(502, "upstream_unavailable", f"{chain[-1]}: {error}")
+                raise HttpError(502, "upstream_unavailable", f"{key}: {error}", answer)
             try:
-                body = bodies(key)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
                 headers["Content-Length"] = str(len(body))
                 headers.setdefault("Content-Type", "application/json")
                 if m.api_key:
                     headers["Authorization"] = f"Bearer {m.api_key}"
+                # The decision's header_mutation: deletes first, then adds and updates replace.
+                for name in list(removed) + list(upstream_headers):
+                    for k in [k for k in headers if k.lower() == name.lower()]:
+                        del headers[k]
+                headers.update(upstream_headers)
                 try:
                     conn.request("POST", m.url.path, body=body, headers=headers)
                     resp = conn.getresponse()
                 except socket.timeout as e:
-                    raise HttpError(504, "upstream_timeout", f"{key}: {e}") from None
+                    raise HttpError(504, "upstream_timeout", f"{key}: {e}", answer) from None
                 except (OSError, http.client.HTTPException) as e:
-                    raise HttpError(502, "upstream_unavailable", f"{key}: {e}") from None
-                self._relay(resp, dict(extra, **{"x-mcpclass-model": key}))
+                    raise HttpError(502, "upstream_unavailable", f"{key}: {e}", answer) from None
+                self._relay(resp, answer)
             finally:
                 conn.close()  # also cancels the upstream when the client went away
 
@@ -319,8 +262,12 @@ def make_handler(router):
             self.wfile.flush()
 
         def _json(self, status, obj):
-            data = json.dumps(obj).encode()
+            self._send(status, json.dumps(obj).encode(), {})
+
+        def _send(self, status, data, headers):
             self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -328,8 +275,9 @@ def make_handler(router):
 
         def _error(self, e):
             kind = "server_error" if e.status >= 500 else "invalid_request_error"
-            self._json(e.status, {"error": {"message": str(e), "type": kind, "param": None,
-                                            "code": e.code}})
+            self._send(e.status, json.dumps({"error": {
+                "message": str(e), "type": kind, "param": None, "code": e.code}}).encode(),
+                e.headers)
 
     return Handler
 
@@ -351,7 +299,7 @@ def main():
     host, _, port = args.http.rpartition(":")
     try:
         router = Router(args.config)
-    except (ConfigError, mcpclass.Error) as e:
+    except (ConfigError, OSError, ValueError, mcpclass.Error) as e:
         sys.exit(f"router: {e}")
     server = serve(router, host or "127.0.0.1", int(port))
     print(f"routing on http://{host}:{server.server_address[1]}", file=sys.stderr, flush=True)

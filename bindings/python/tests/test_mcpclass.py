@@ -318,18 +318,30 @@ def test_server_stdio():
     os.close(out_w)
 
 
-def test_router_example():
+def test_router_example(tmp_path):
+    """The router example's evaluation is the library's (mcpclass.Router): the default
+    categories' decision and the body for the model's upstream (its name, the category's prompt
+    replacing the first system message)."""
     import importlib.util
     path = os.path.join(os.path.dirname(__file__), "..", "examples", "router.py")
     spec = importlib.util.spec_from_file_location("router_example", path)
-    router = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(router)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    config = tmp_path / "router.json"
+    config.write_text(json.dumps({"route": {"system_prompt": "replace", "models": {
+        "openai/gpt-oss-20b": {"base_url": "http://127.0.0.1:9/v1", "upstream_model": "gpt-up"}}}}))
+    router = example.Router(str(config))
     req = {"model": "auto", "messages": [{"role": "system", "content": "generic"},
                                          {"role": "user", "content": "Who won the battle of Hastings in 1066?"}]}
-    with mcpclass.Classifier() as c:
-        r = router.route(c, req)
-    assert r.category == "history" and req["model"] == r.model
-    assert len(req["messages"]) == 2 and "history expert" in req["messages"][0]["content"]
+    ev = router.evaluate(json.dumps(req).encode())
+    assert ev["action"] == "forward" and ev["category"] == "history"
+    assert ev["model"] == "openai/gpt-oss-20b" and ev["body"]["model"] == "gpt-up"
+    messages = ev["body"]["messages"]
+    assert len(messages) == 2 and "history expert" in messages[0]["content"]
+    with pytest.raises(example.HttpError) as e:
+        router.evaluate(b"[1]")
+    assert e.value.status == 400
+    router.close()
 
 
 def test_remote_classifier():

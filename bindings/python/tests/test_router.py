@@ -46,7 +46,22 @@ def config(upstream, dead_port):
             "code": {"keywords": ["python", "compiler"]},
             "history": {"keywords": ["empire", "battle"]},
             "law": {"keywords": ["contract", "lawsuit"]}}},
-        "routing": {"default_model": "m-none"},
+        "routing": {
+            "default_model": "m-none",
+            "signals": {"keywords": [{"name": "urgent", "operator": "OR", "keywords": ["urgent"]}],
+                        "pii": [{"name": "contact"}]},
+            "decisions": [
+                {"name": "contact_block", "priority": 200, "rules": {"type": "pii", "name": "contact"},
+                 "modelRefs": [{"model": "m-none"}],
+                 "plugins": [{"type": "pii", "configuration": {"action": "block"}}]},
+                {"name": "urgent", "priority": 100, "rules": {"type": "keyword", "name": "urgent"},
+                 "modelRefs": [{"model": "m-dead", "use_reasoning": True}],
+                 "plugins": [
+                     {"type": "system_prompt",
+                      "configuration": {"system_prompt": "Answer fast.", "mode": "replace"}},
+                     {"type": "header_mutation",
+                      "configuration": {"add": [{"name": "X-Route-Tier", "value": "urgent"}],
+                                        "delete": ["X-Client-Secret"]}}]}]},
         "route": {"system_prompt": "replace", "models": {
             "m-openai": {"base_url": upstream, "upstream_model": "gpt-up", "reasoning": "openai",
                          "api_key": "${ROUTER_TEST_KEY}", "reasoning_effort_off": "minimal"},
@@ -70,7 +85,7 @@ def setup(tmp_path, monkeypatch):
     yield server.server_address[1], fake
     server.shutdown()
     server.server_close()
-    router.classifier.close()
+    router.close()
     fake.stop()
 
 
@@ -142,12 +157,16 @@ def test_routed_per_family(setup):
 
 def test_passthrough_and_errors(setup):
     port, fake = setup
+    # The client's bytes; the model's upstream name replaces the model's, nothing else changes.
     body = '{"model": "m-vllm",  "messages": [{"role":"user","content":"derivative"}], "x": 1.50}'
     resp, _ = post(port, body)
     rec = fake.records()[-1]
-    assert resp.status == 200 and rec["raw"] == body
+    assert resp.status == 200 and rec["raw"] == body.replace('"m-vllm"', '"qwen-up"')
     assert resp.getheader("x-mcpclass-model") == "m-vllm"
     assert resp.getheader("x-mcpclass-category") is None
+    body = '{"messages": [], "model" : "m-none" ,"x":[1, 2], "y": "\u00e9"}'
+    resp, _ = post(port, body.encode())
+    assert resp.status == 200 and fake.records()[-1]["raw"] == body
     n = len(fake.records())
     for bad, status, code in [('{"model":"gpt-9","messages":[]}', 404, "model_not_found"),
                               ('{"model":"auto","messages":', 400, "invalid_request"),
@@ -161,6 +180,8 @@ def test_passthrough_and_errors(setup):
     assert resp.status == 503 and b"busy" in data
     resp, data = post(port, ask("hi", fake={"close": True}))  # closed without an answer
     assert resp.status == 502 and json.loads(data)["error"]["code"] == "upstream_unavailable"
+    assert resp.getheader("x-mcpclass-model") == "m-none"
+    assert resp.getheader("x-mcpclass-category") == "general"
 
 
 def test_fallback(setup):
@@ -197,6 +218,29 @@ def test_yaml_config(tmp_path, monkeypatch):
     path = tmp_path / "router.yaml"
     path.write_text(yaml.safe_dump(config("http://127.0.0.1:9/v1", closed_port())))
     router = router_mod.Router(str(path))
-    assert router.models["m-openai"].effort_off == "minimal"
-    assert router.routed == ["auto"] and router.text_mode == "last_user"
-    router.classifier.close()
+    assert router.models["m-openai"].upstream_model == "gpt-up" and router.routed == ["auto"]
+    ev = router.evaluate(json.dumps(ask("tell me a joke")).encode())
+    assert ev["action"] == "forward" and ev["body"]["model"] == "m-none"
+    router.close()
+
+
+def test_decisions_block_and_header_mutation(setup):
+    """A decision of the routing section: its model (unreachable here, so its fallback), its
+    system prompt and header mutation reach the upstream, the x-vsr-* headers the client; a PII
+    block is answered by the router and never forwarded."""
+    port, fake = setup
+    resp, _ = post(port, ask("urgent: is the server down?"), {"X-Client-Secret": "s"})
+    rec = fake.records()[-1]
+    assert resp.status == 200 and resp.getheader("x-vsr-selected-decision") == "urgent"
+    assert resp.getheader("x-vsr-matched-keywords") == "urgent"
+    assert resp.getheader("x-mcpclass-model") == "m-vllm"  # m-dead cannot be reached
+    assert rec["body"]["model"] == "qwen-up"
+    assert rec["body"]["chat_template_kwargs"] == {"enable_thinking": True}
+    assert rec["body"]["messages"][0] == {"role": "system", "content": "Answer fast."}
+    assert rec["headers"]["x-route-tier"] == "urgent" and "x-client-secret" not in rec["headers"]
+    n = len(fake.records())
+    resp, data = post(port, ask("urgent: mail jane.doe@example.com the report"))
+    assert resp.status == 400 and json.loads(data)["error"]["code"] == "pii_detected"
+    assert resp.getheader("x-vsr-selected-decision") == "contact_block"
+    assert resp.getheader("x-vsr-response-path") == "blocked"
+    assert len(fake.records()) == n

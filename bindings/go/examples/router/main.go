@@ -1,14 +1,16 @@
 // router: an OpenAI-compatible routing proxy in Go, the in-process twin of `mcpclass route`
-// (docs/route.md). POST /v1/chat/completions is classified with the mcpclass binding, rewritten
-// for the chosen model (model name, reasoning fields, optional system prompt) and forwarded by a
-// net/http/httputil.ReverseProxy to that model's upstream; answers stream back as they arrive.
+// (docs/route.md). POST /v1/chat/completions is evaluated by the library (mcpclass.Router, the
+// code `mcpclass route` runs: signals, decision, guards, the body for the chosen model and its
+// fallbacks, the headers), and forwarded by a net/http/httputil.ReverseProxy to that model's
+// upstream; answers stream back as they arrive. The example owns only the HTTP side: serving,
+// upstream connections, fallback on connect failures, the answer's headers.
 //
 //	go run ./examples/router --config router.json --http 127.0.0.1:8080
 //
-// The configuration is the file `mcpclass route` reads. Go's standard library has no YAML
-// parser, so: a JSON file (JSON is YAML too) gives both the `route` section and the classifier;
-// with a YAML file the classifier is loaded from it and the `route` section comes as JSON from
-// --route FILE.
+// The configuration is the file `mcpclass route` reads; the library reads it whole. Go's
+// standard library has no YAML parser, so the upstreams (route.models' base_url, api_key,
+// timeouts) come from a JSON file, or, for a YAML file, from the route section given as JSON
+// with --route FILE.
 package main
 
 import (
@@ -35,25 +37,20 @@ import (
 	"github.com/mcpclass/mcpclass/bindings/go"
 )
 
-// ModelConfig is one entry of route.models.
+// ModelConfig is what the proxy needs of one entry of route.models to reach its upstream; the
+// library reads the rest (reasoning family, fallback, ...) for the evaluation.
 type ModelConfig struct {
-	BaseURL            string   `json:"base_url"`
-	APIKey             string   `json:"api_key"`
-	UpstreamModel      string   `json:"upstream_model"`
-	Reasoning          string   `json:"reasoning"`
-	ReasoningEffort    string   `json:"reasoning_effort"`
-	ReasoningEffortOff string   `json:"reasoning_effort_off"`
-	ConnectTimeout     *float64 `json:"connect_timeout"`
-	Timeout            *float64 `json:"timeout"`
-	Fallback           string   `json:"fallback"`
-	CAFile             string   `json:"ca_file"`
+	BaseURL        string   `json:"base_url"`
+	APIKey         string   `json:"api_key"`
+	UpstreamModel  string   `json:"upstream_model"`
+	ConnectTimeout *float64 `json:"connect_timeout"`
+	Timeout        *float64 `json:"timeout"`
+	CAFile         string   `json:"ca_file"`
 }
 
-// RouteConfig is the route section.
+// RouteConfig is the part of the route section the proxy reads.
 type RouteConfig struct {
-	Text         string                  `json:"text"`
 	RoutedModels []string                `json:"routed_models"`
-	SystemPrompt string                  `json:"system_prompt"`
 	Models       map[string]*ModelConfig `json:"models"`
 }
 
@@ -65,9 +62,9 @@ func expandEnv(s string) string {
 	return envRef.ReplaceAllStringFunc(s, func(m string) string { return os.Getenv(m[2 : len(m)-1]) })
 }
 
-// LoadConfig reads the configuration file (and the route section from routePath when set) and
-// opens the classifier it describes.
-func LoadConfig(path, routePath string) (*RouteConfig, *mcpclass.Classifier, int64, error) {
+// LoadConfig opens the router of the configuration file (the library reads and checks every
+// section) and reads the upstreams from its route section, or from routePath when set.
+func LoadConfig(path, routePath string) (*RouteConfig, *mcpclass.Router, int64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, 0, err
@@ -77,10 +74,8 @@ func LoadConfig(path, routePath string) (*RouteConfig, *mcpclass.Classifier, int
 	rc := &RouteConfig{}
 	maxBody := int64(defaultMaxBody)
 	if isJSON {
-		if raw, ok := doc["route"]; ok {
-			if err := strictUnmarshal(raw, rc); err != nil {
-				return nil, nil, 0, fmt.Errorf("route: %w", err)
-			}
+		if err := json.Unmarshal(doc["route"], rc); doc["route"] != nil && err != nil {
+			return nil, nil, 0, fmt.Errorf("route: %w", err)
 		}
 		var server struct {
 			HTTP struct {
@@ -99,28 +94,15 @@ func LoadConfig(path, routePath string) (*RouteConfig, *mcpclass.Classifier, int
 			return nil, nil, 0, err
 		}
 		rc = &RouteConfig{}
-		if err := strictUnmarshal(raw, rc); err != nil {
+		if err := json.Unmarshal(raw, rc); err != nil {
 			return nil, nil, 0, fmt.Errorf("%s: %w", routePath, err)
 		}
 	}
-	// The file first (its relative paths resolve against its directory); a library that does
-	// not know the route section rejects it, then the document without it is loaded instead.
-	cls, err := mcpclass.OpenFile(path)
-	if err != nil && isJSON && doc["route"] != nil {
-		delete(doc, "route")
-		rest, _ := json.Marshal(doc)
-		cls, err = mcpclass.Open(string(rest))
-	}
+	router, err := mcpclass.OpenRouterFile(path, nil)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	return rc, cls, maxBody, nil
-}
-
-func strictUnmarshal(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	return rc, router, maxBody, nil
 }
 
 type upstream struct {
@@ -134,60 +116,27 @@ type upstream struct {
 // Router is the proxy: an http.Handler.
 type Router struct {
 	cfg       *RouteConfig
-	cls       *mcpclass.Classifier
-	prompts   []string // category system prompts, by class index
+	router    *mcpclass.Router
 	maxBody   int64
 	upstreams map[string]*upstream
 	proxy     *httputil.ReverseProxy
 }
 
-// NewRouter validates the route section (filling in its defaults) against the classifier.
-func NewRouter(rc *RouteConfig, cls *mcpclass.Classifier, maxBody int64) (*Router, error) {
-	if rc.Text == "" {
-		rc.Text = "last_user"
-	}
-	if rc.SystemPrompt == "" {
-		rc.SystemPrompt = "none"
-	}
+// NewRouter prepares a connection pool per upstream of the route section.
+func NewRouter(rc *RouteConfig, router *mcpclass.Router, maxBody int64) (*Router, error) {
 	if rc.RoutedModels == nil {
 		rc.RoutedModels = []string{"auto"}
 	}
-	if rc.Text != "last_user" && rc.Text != "all_user" {
-		return nil, fmt.Errorf("route.text: %q is not last_user or all_user", rc.Text)
-	}
-	if rc.SystemPrompt != "none" && rc.SystemPrompt != "insert" && rc.SystemPrompt != "replace" {
-		return nil, fmt.Errorf("route.system_prompt: %q is not none, insert or replace", rc.SystemPrompt)
-	}
-	rt := &Router{cfg: rc, cls: cls, maxBody: maxBody, upstreams: map[string]*upstream{}}
+	rt := &Router{cfg: rc, router: router, maxBody: maxBody, upstreams: map[string]*upstream{}}
 	for name, m := range rc.Models {
 		if m == nil || m.BaseURL == "" {
 			return nil, fmt.Errorf("route.models.%s.base_url: required", name)
-		}
-		switch m.Reasoning {
-		case "":
-			m.Reasoning = "none"
-		case "openai", "vllm", "deepseek", "none":
-		default:
-			return nil, fmt.Errorf("route.models.%s.reasoning: %q is not openai, vllm, deepseek or none", name, m.Reasoning)
-		}
-		if m.Fallback != "" && rc.Models[m.Fallback] == nil {
-			return nil, fmt.Errorf("route.models.%s.fallback: %q is not a configured model", name, m.Fallback)
 		}
 		up, err := newUpstream(name, m)
 		if err != nil {
 			return nil, fmt.Errorf("route.models.%s: %w", name, err)
 		}
 		rt.upstreams[name] = up
-	}
-	cats, err := cls.Categories()
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cats {
-		if c.Model != "" && rc.Models[c.Model] == nil {
-			return nil, fmt.Errorf("category %s: model %q has no entry under route.models", c.Name, c.Model)
-		}
-		rt.prompts = append(rt.prompts, c.SystemPrompt)
 	}
 	rt.proxy = &httputil.ReverseProxy{
 		Director:       func(*http.Request) {}, // the transport picks the upstream
@@ -201,15 +150,6 @@ func NewRouter(rc *RouteConfig, cls *mcpclass.Classifier, maxBody int64) (*Route
 
 func newUpstream(name string, m *ModelConfig) (*upstream, error) {
 	m.BaseURL, m.APIKey = expandEnv(m.BaseURL), expandEnv(m.APIKey)
-	if m.UpstreamModel == "" {
-		m.UpstreamModel = name
-	}
-	if m.ReasoningEffort == "" {
-		m.ReasoningEffort = "high"
-	}
-	if m.ReasoningEffortOff == "" {
-		m.ReasoningEffortOff = "low"
-	}
 	u, err := url.Parse(strings.TrimRight(m.BaseURL, "/") + "/chat/completions")
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("base_url %q is not an http(s) URL", m.BaseURL)
@@ -243,13 +183,11 @@ func newUpstream(name string, m *ModelConfig) (*upstream, error) {
 
 // exchange is one request's routing state, carried to the transport in the request context.
 type exchange struct {
-	routed   bool
-	chain    []string                // the chosen model, then its fallbacks
-	body     func(key string) []byte // the body for a model of the chain
-	served   string                  // the model that answered
-	category string
-	conf     float64
-	reason   bool
+	chain   []string          // the chosen model, then its fallbacks
+	bodies  [][]byte          // the body for each model of the chain
+	headers map[string]string // the evaluation's headers for the client
+	eval    *mcpclass.RouteEvaluation
+	served  string // the model that answered, or was tried last
 }
 
 type exchangeKey struct{}
@@ -289,6 +227,8 @@ func (rt *Router) models(w http.ResponseWriter) {
 	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": list})
 }
 
+// chat evaluates the request with the library (the decision and the bodies to forward, exactly
+// as `mcpclass route` does) and forwards it, or answers the rejection or block.
 func (rt *Router) chat(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rt.maxBody))
 	if err != nil {
@@ -300,165 +240,74 @@ func (rt *Router) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	var req map[string]json.RawMessage
-	var messages []json.RawMessage
-	if json.Unmarshal(raw, &req) != nil || req == nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "the body must be a JSON object")
+	ev, err := rt.router.Evaluate(raw)
+	if err != nil {
+		if errors.Is(err, mcpclass.ErrInvalidText) {
+			writeError(w, http.StatusBadRequest, "invalid_request", "the body must be a JSON object")
+		} else {
+			writeError(w, http.StatusInternalServerError, "classification_failed", err.Error())
+		}
 		return
 	}
-	if m := bytes.TrimSpace(req["messages"]); len(m) == 0 || m[0] != '[' || json.Unmarshal(m, &messages) != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "messages must be an array")
+	ex := &exchange{eval: ev}
+	switch ev.Action {
+	case "reject", "block":
+		for k, v := range ev.Headers {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(ev.Status)
+		w.Write(ev.Error)
 		return
+	case "passthrough":
+		// The client's bytes, to that model only, with its upstream name when it has one.
+		if up := rt.cfg.Models[ev.Model]; up != nil && up.UpstreamModel != "" && up.UpstreamModel != ev.Model {
+			raw = replaceModel(raw, up.UpstreamModel)
+		}
+		ex.chain, ex.bodies = []string{ev.Model}, [][]byte{raw}
+	default:
+		ex.chain, ex.bodies, ex.headers = []string{ev.Model}, [][]byte{ev.Body}, ev.Headers
+		for _, f := range ev.Fallbacks {
+			ex.chain, ex.bodies = append(ex.chain, f.Model), append(ex.bodies, f.Body)
+		}
 	}
-	var model string
-	json.Unmarshal(req["model"], &model) // not a string: no such model
-	ex := &exchange{}
-	switch {
-	case contains(rt.cfg.RoutedModels, model):
-		if !rt.decide(w, req, messages, ex) {
+	for _, key := range ex.chain {
+		if rt.upstreams[key] == nil {
+			writeError(w, http.StatusInternalServerError, "no_upstream", fmt.Sprintf("no upstream for model %q (route.models)", key))
 			return
 		}
-	case rt.cfg.Models[model] != nil:
-		// Passthrough: the client's bytes, to that model only.
-		ex.chain = []string{model}
-		ex.body = func(string) []byte { return raw }
-	default:
-		writeError(w, http.StatusNotFound, "model_not_found", fmt.Sprintf("the model %q does not exist", model))
-		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw)) // replaced per model by the transport
 	rt.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex)))
 }
 
-// decide classifies the request's text and prepares the rewritten body for each model of the
-// chain; false when it answered an error.
-func (rt *Router) decide(w http.ResponseWriter, req map[string]json.RawMessage, messages []json.RawMessage, ex *exchange) bool {
-	var texts []string
-	for _, m := range messages {
-		var msg struct {
-			Role    any             `json:"role"`
-			Content json.RawMessage `json:"content"`
+// replaceModel is the body with the value of its top-level "model" member replaced, every
+// other byte as the client sent it (what `mcpclass route` forwards on a passthrough).
+func replaceModel(raw []byte, model string) []byte {
+	value, _ := json.Marshal(model)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return raw
+	}
+	var out []byte
+	copied := 0
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return raw
 		}
-		if json.Unmarshal(m, &msg) != nil || msg.Role != "user" {
-			continue
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return raw
 		}
-		texts = append(texts, contentText(msg.Content))
-	}
-	text := ""
-	if len(texts) > 0 {
-		if rt.cfg.Text == "all_user" {
-			text = strings.Join(texts, "\n")
-		} else {
-			text = texts[len(texts)-1]
-		}
-	}
-	res, err := rt.cls.Classify(text)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "classification_failed", err.Error())
-		return false
-	}
-	if rt.cfg.Models[res.Model] == nil {
-		writeError(w, http.StatusInternalServerError, "classification_failed",
-			fmt.Sprintf("the chosen model %q has no entry under route.models", res.Model))
-		return false
-	}
-	ex.routed, ex.category, ex.conf, ex.reason = true, res.Category, res.Confidence, res.UseReasoning
-	for key, seen := res.Model, map[string]bool{}; key != "" && !seen[key]; key = rt.cfg.Models[key].Fallback {
-		seen[key] = true
-		ex.chain = append(ex.chain, key)
-	}
-	msgs := rt.withSystemPrompt(messages, res.Class)
-	ex.body = func(key string) []byte { return rt.rewrite(req, msgs, key, res.UseReasoning) }
-	return true
-}
-
-// contentText is a message content's text: a string, or the text parts of an array joined by
-// newlines.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []json.RawMessage
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var texts []string
-	for _, p := range parts {
-		var part struct {
-			Type any `json:"type"`
-			Text any `json:"text"`
-		}
-		if json.Unmarshal(p, &part) == nil && part.Type == "text" {
-			if t, ok := part.Text.(string); ok {
-				texts = append(texts, t)
-			}
+		if key == "model" {
+			end := int(dec.InputOffset())
+			start := end - len(v)
+			out = append(append(out, raw[copied:start]...), value...)
+			copied = end
 		}
 	}
-	return strings.Join(texts, "\n")
-}
-
-// withSystemPrompt applies route.system_prompt with the category's prompt.
-func (rt *Router) withSystemPrompt(messages []json.RawMessage, class int) []json.RawMessage {
-	prompt := ""
-	if class >= 0 && class < len(rt.prompts) {
-		prompt = rt.prompts[class]
-	}
-	if rt.cfg.SystemPrompt == "none" || prompt == "" {
-		return messages
-	}
-	content, _ := json.Marshal(prompt)
-	for i, m := range messages {
-		var msg map[string]json.RawMessage
-		var role string
-		if json.Unmarshal(m, &msg) != nil || json.Unmarshal(msg["role"], &role) != nil || role != "system" {
-			continue
-		}
-		if rt.cfg.SystemPrompt == "insert" {
-			return messages // it already has a system message
-		}
-		msg["content"] = content
-		out := append([]json.RawMessage{}, messages...)
-		out[i], _ = json.Marshal(msg)
-		return out
-	}
-	system, _ := json.Marshal(map[string]string{"role": "system", "content": prompt})
-	return append([]json.RawMessage{system}, messages...)
-}
-
-// rewrite is the body sent to model key: its upstream name and its family's reasoning fields;
-// every other field of the client's request is kept as sent.
-func (rt *Router) rewrite(req map[string]json.RawMessage, messages []json.RawMessage, key string, reasoning bool) []byte {
-	m := rt.cfg.Models[key]
-	out := make(map[string]json.RawMessage, len(req)+1)
-	for k, v := range req {
-		out[k] = v
-	}
-	out["model"], _ = json.Marshal(m.UpstreamModel)
-	out["messages"], _ = json.Marshal(messages)
-	kwarg := ""
-	switch m.Reasoning {
-	case "openai":
-		effort := m.ReasoningEffortOff
-		if reasoning {
-			effort = m.ReasoningEffort
-		}
-		out["reasoning_effort"], _ = json.Marshal(effort)
-	case "vllm":
-		kwarg = "enable_thinking"
-	case "deepseek":
-		kwarg = "thinking"
-	}
-	if kwarg != "" {
-		var kwargs map[string]json.RawMessage
-		if json.Unmarshal(out["chat_template_kwargs"], &kwargs) != nil || kwargs == nil {
-			kwargs = map[string]json.RawMessage{}
-		}
-		kwargs[kwarg], _ = json.Marshal(reasoning)
-		out["chat_template_kwargs"], _ = json.Marshal(kwargs)
-	}
-	body, _ := json.Marshal(out)
-	return body
+	return append(out, raw[copied:]...)
 }
 
 // fallbackTransport sends the request to the first model of the chain it can connect to.
@@ -467,9 +316,10 @@ type fallbackTransport struct{ rt *Router }
 func (t fallbackTransport) RoundTrip(out *http.Request) (*http.Response, error) {
 	ex := out.Context().Value(exchangeKey{}).(*exchange)
 	var err error
-	for _, key := range ex.chain {
+	for i, key := range ex.chain {
+		ex.served = key
 		up := t.rt.upstreams[key]
-		body := ex.body(key)
+		body := ex.bodies[i]
 		ctx, cancel := context.WithCancel(out.Context())
 		if up.timeout > 0 {
 			ctx, cancel = context.WithTimeout(out.Context(), up.timeout)
@@ -486,10 +336,16 @@ func (t fallbackTransport) RoundTrip(out *http.Request) (*http.Response, error) 
 		if req.Header.Get("Content-Type") == "" {
 			req.Header.Set("Content-Type", "application/json")
 		}
+		// The decision's header_mutation: deletes first, then adds and updates replace.
+		for _, name := range ex.eval.UpstreamHeadersRemoved {
+			req.Header.Del(name)
+		}
+		for name, value := range ex.eval.UpstreamHeaders {
+			req.Header.Set(name, value)
+		}
 		var resp *http.Response
 		resp, err = up.transport.RoundTrip(req)
 		if err == nil {
-			ex.served = key
 			resp.Body = cancelOnClose{resp.Body, cancel} // the timeout covers the whole answer
 			return resp, nil
 		}
@@ -523,13 +379,10 @@ func connectFailed(err error) bool {
 
 func (rt *Router) addHeaders(resp *http.Response) error {
 	ex := resp.Request.Context().Value(exchangeKey{}).(*exchange)
-	h := resp.Header
-	h.Set("x-mcpclass-model", ex.served)
-	if ex.routed {
-		h.Set("x-mcpclass-category", ex.category)
-		h.Set("x-mcpclass-reasoning", fmt.Sprint(ex.reason))
-		h.Set("x-mcpclass-confidence", fmt.Sprintf("%.6f", ex.conf))
+	for k, v := range ex.headers {
+		resp.Header.Set(k, v)
 	}
+	resp.Header.Set("x-mcpclass-model", ex.served)
 	return nil
 }
 
@@ -537,6 +390,12 @@ func (rt *Router) upstreamError(w http.ResponseWriter, r *http.Request, err erro
 	if r.Context().Err() != nil && errors.Is(r.Context().Err(), context.Canceled) {
 		return // the client went away
 	}
+	// The answer says what was decided and which upstream failed, as `mcpclass route`'s does.
+	ex := r.Context().Value(exchangeKey{}).(*exchange)
+	for k, v := range ex.headers {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("x-mcpclass-model", ex.served)
 	var ne net.Error
 	if !connectFailed(err) && (errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())) {
 		writeError(w, http.StatusGatewayTimeout, "upstream_timeout", err.Error())
@@ -557,15 +416,6 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Write(body)
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func main() {
 	config := flag.String("config", "", "the configuration file `mcpclass route` reads (JSON; YAML with --route)")
 	route := flag.String("route", "", "the route section as a JSON file (for a YAML --config)")
@@ -574,11 +424,11 @@ func main() {
 	if *config == "" {
 		log.Fatal("--config is required")
 	}
-	rc, cls, maxBody, err := LoadConfig(*config, *route)
+	rc, router, maxBody, err := LoadConfig(*config, *route)
 	if err != nil {
 		log.Fatal(err)
 	}
-	rt, err := NewRouter(rc, cls, maxBody)
+	rt, err := NewRouter(rc, router, maxBody)
 	if err != nil {
 		log.Fatal(err)
 	}

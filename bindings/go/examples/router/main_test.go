@@ -103,7 +103,17 @@ func testConfig(upstream, dead string) string {
     "code": {"keywords": ["python", "compiler"]},
     "history": {"keywords": ["empire", "battle"]},
     "law": {"keywords": ["contract", "lawsuit"]}}},
-  "routing": {"default_model": "m-none"},
+  "routing": {
+    "default_model": "m-none",
+    "signals": {"keywords": [{"name": "urgent", "operator": "OR", "keywords": ["urgent"]}], "pii": [{"name": "contact"}]},
+    "decisions": [
+      {"name": "contact_block", "priority": 200, "rules": {"type": "pii", "name": "contact"}, "modelRefs": [{"model": "m-none"}],
+       "plugins": [{"type": "pii", "configuration": {"action": "block"}}]},
+      {"name": "urgent", "priority": 100, "rules": {"type": "keyword", "name": "urgent"}, "modelRefs": [{"model": "m-dead", "use_reasoning": true}],
+       "plugins": [{"type": "system_prompt", "configuration": {"system_prompt": "Answer fast.", "mode": "replace"}},
+                   {"type": "header_mutation", "configuration": {"add": [{"name": "X-Route-Tier", "value": "urgent"}], "delete": ["X-Client-Secret"]}}]}
+    ]
+  },
   "route": {
     "system_prompt": "insert",
     "models": {
@@ -124,12 +134,12 @@ func startRouter(t *testing.T) (*httptest.Server, *fake) {
 	if err := os.WriteFile(path, []byte(testConfig(f.url, closedPort(t))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc, cls, maxBody, err := LoadConfig(path, "")
+	rc, router, maxBody, err := LoadConfig(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cls.Close() })
-	rt, err := NewRouter(rc, cls, maxBody)
+	t.Cleanup(func() { router.Close() })
+	rt, err := NewRouter(rc, router, maxBody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +227,17 @@ func TestRoutedPerFamily(t *testing.T) {
 
 func TestPassthroughAndErrors(t *testing.T) {
 	srv, f := startRouter(t)
+	// The client's bytes; the model's upstream name replaces the model's, nothing else changes.
 	body := `{"model": "m-vllm",  "messages": [{"role":"user","content":"derivative"}], "x": 1.50}`
 	resp, _ := post(t, srv, body)
 	rec := f.last(t)
-	if resp.StatusCode != 200 || rec.Raw != body || resp.Header.Get("x-mcpclass-model") != "m-vllm" ||
-		resp.Header.Get("x-mcpclass-category") != "" {
+	if want := strings.Replace(body, `"m-vllm"`, `"qwen-up"`, 1); resp.StatusCode != 200 || rec.Raw != want ||
+		resp.Header.Get("x-mcpclass-model") != "m-vllm" || resp.Header.Get("x-mcpclass-category") != "" {
 		t.Fatalf("passthrough: %d %v %q", resp.StatusCode, resp.Header, rec.Raw)
+	}
+	body = `{"messages": [], "model" : "m-none" ,"x":[1, 2]}`
+	if resp, _ := post(t, srv, body); resp.StatusCode != 200 || f.last(t).Raw != body {
+		t.Fatalf("passthrough without upstream_model: %d %q", resp.StatusCode, f.last(t).Raw)
 	}
 	n := len(f.records(t))
 	for _, c := range []struct {
@@ -255,7 +270,8 @@ func TestPassthroughAndErrors(t *testing.T) {
 	}
 	// An upstream that closes the connection without answering: 502.
 	resp, data = post(t, srv, `{"model":"auto","fake":{"close":true},"messages":[{"role":"user","content":"hi"}]}`)
-	if resp.StatusCode != 502 || !bytes.Contains(data, []byte(`"upstream_unavailable"`)) {
+	if resp.StatusCode != 502 || !bytes.Contains(data, []byte(`"upstream_unavailable"`)) ||
+		resp.Header.Get("x-mcpclass-model") != "m-none" || resp.Header.Get("x-mcpclass-category") != "general" {
 		t.Fatalf("%d %s", resp.StatusCode, data)
 	}
 }
@@ -295,5 +311,33 @@ func TestStreaming(t *testing.T) {
 	rest, _ := io.ReadAll(resp.Body)
 	if !bytes.Contains(rest, []byte("part2")) || !bytes.HasSuffix(rest, []byte("data: [DONE]\n\n")) {
 		t.Fatalf("rest %q", rest)
+	}
+}
+
+// A decision of the routing section: its model (unreachable, so its fallback), system prompt and
+// header mutation reach the upstream, the x-vsr-* headers the client; a PII block is answered by
+// the router and never forwarded.
+func TestDecisionsBlockAndHeaderMutation(t *testing.T) {
+	srv, f := startRouter(t)
+	resp, data := post(t, srv, userRequest("urgent: is the server down?"), "X-Client-Secret", "s")
+	rec := f.last(t)
+	kw, _ := rec.Body["chat_template_kwargs"].(map[string]any)
+	msgs, _ := rec.Body["messages"].([]any)
+	if resp.StatusCode != 200 || resp.Header.Get("x-vsr-selected-decision") != "urgent" ||
+		resp.Header.Get("x-vsr-matched-keywords") != "urgent" || resp.Header.Get("x-mcpclass-model") != "m-vllm" ||
+		rec.Body["model"] != "qwen-up" || kw["enable_thinking"] != true || len(msgs) != 2 ||
+		msgs[0].(map[string]any)["content"] != "Answer fast." {
+		t.Fatalf("decision: %d %s %v %+v", resp.StatusCode, data, resp.Header, rec)
+	}
+	if rec.Headers["x-route-tier"] != "urgent" || rec.Headers["x-client-secret"] != "" {
+		t.Fatalf("header mutation: %v", rec.Headers)
+	}
+	n := len(f.records(t))
+	resp, data = post(t, srv, userRequest("urgent: mail jane.doe@example.com the report"))
+	var e struct{ Error struct{ Code string } }
+	json.Unmarshal(data, &e)
+	if resp.StatusCode != 400 || e.Error.Code != "pii_detected" || resp.Header.Get("x-vsr-selected-decision") != "contact_block" ||
+		resp.Header.Get("x-vsr-response-path") != "blocked" || len(f.records(t)) != n {
+		t.Fatalf("block: %d %s %v", resp.StatusCode, data, resp.Header)
 	}
 }

@@ -92,6 +92,19 @@ RouteSettings RouteSettings::from_json(const json::value& v, const std::string& 
     if (*n < 1 || *n > 64) strict::fail(r.path_of("upstream_threads"), "must be in [1, 64]");
     s.upstream_threads = static_cast<std::size_t>(*n);
   }
+  if (const auto* c = r.get("conversation")) {
+    strict::ObjectReader cr(*c, r.path_of("conversation"));
+    auto& conv = s.conversation;
+    conv.enabled = cr.boolean("enabled").value_or(true);
+    if (auto t = cr.seconds("ttl", false)) conv.ttl = *t;
+    if (auto m = cr.number("switch_margin")) {
+      if (!(*m >= 0.0 && *m <= 1.0)) strict::fail(cr.path_of("switch_margin"), "must be in [0, 1]");
+      conv.switch_margin = *m;
+    }
+    if (auto b = cr.count("max_bytes", 4096, std::int64_t{1} << 40)) conv.max_bytes = *b;
+    if (auto h = cr.string_list("key_headers")) conv.key_headers = std::move(*h);
+    cr.finish();
+  }
   const std::string models_path = r.path_of("models");
   const auto* models_value = r.get("models");
   r.finish();  // a misspelt key is named before "models is missing"
@@ -157,6 +170,13 @@ json::object RouteSettings::to_json() const {
           {"system_prompt", enum_name(system_prompt, kPromptModes)},
           {"keep_alive_connections", keep_alive_connections},
           {"upstream_threads", upstream_threads},
+          {"conversation",
+           {{"enabled", conversation.enabled},
+            {"ttl", static_cast<double>(conversation.ttl.count()) / 1000},
+            {"switch_margin", conversation.switch_margin},
+            {"max_bytes", conversation.max_bytes},
+            {"key_headers",
+             json::array(conversation.key_headers.begin(), conversation.key_headers.end())}}},
           {"models", std::move(models_json)}};
 }
 

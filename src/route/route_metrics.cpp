@@ -46,6 +46,7 @@ void RouteMetrics::evaluated(const RouteEvaluation& e, double seconds) {
   }
   if (e.action == RouteEvaluation::Action::block) ++blocked_[e.block_reason];
   if (e.redactions > 0) redacted_["pii"] += e.redactions;
+  if (!e.conversation.empty()) ++turns_[e.conversation];
 }
 
 void RouteMetrics::upstream(std::string_view model, double seconds) {
@@ -122,6 +123,13 @@ std::string RouteMetrics::prometheus() const {
       "# TYPE mcpclass_route_redactions_total counter\n";
   for (const auto& [reason, n] : redacted_)
     out += fmt::format("mcpclass_route_redactions_total{{reason=\"{}\"}} {}\n", label(reason), n);
+  out +=
+      "# HELP mcpclass_route_conversation_turns_total Later turns of kept conversations: same "
+      "(chose the kept decision again), kept (would have moved, not by the margin), moved.\n"
+      "# TYPE mcpclass_route_conversation_turns_total counter\n";
+  for (const auto& [outcome, n] : turns_)
+    out += fmt::format("mcpclass_route_conversation_turns_total{{outcome=\"{}\"}} {}\n",
+                       label(outcome), n);
   out +=
       "# HELP mcpclass_route_upstream_seconds Request sent to the upstream's response head.\n"
       "# TYPE mcpclass_route_upstream_seconds histogram\n";

@@ -46,6 +46,7 @@ class RouteMetrics {
   std::map<std::pair<std::string, std::string>, std::uint64_t> signal_matches_;
   std::map<std::string, std::uint64_t, std::less<>> blocked_;
   std::map<std::string, std::uint64_t, std::less<>> redacted_;
+  std::map<std::string, std::uint64_t, std::less<>> turns_;
   std::map<std::string, Histogram, std::less<>> upstream_;
   std::map<std::string, Histogram, std::less<>> first_byte_;
 };

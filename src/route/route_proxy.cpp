@@ -7,6 +7,7 @@
 #include "mcpclass/util/executor.hpp"
 #include "net/http_client.hpp"
 #include "route/chat_request.hpp"
+#include "route/conversation_store.hpp"
 #include "route/route_metrics.hpp"
 #include "route/route_table.hpp"
 
@@ -109,6 +110,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   RouteProxyOptions options;
   std::atomic<std::shared_ptr<const Generation>> current;
   RouteMetrics metrics;
+  ConversationStore conversations;  // outlives reloads: a conversation keeps its decision
   util::ThreadPool pool;
   std::mutex live_mutex;
   std::set<std::shared_ptr<Forward>> live;
@@ -170,21 +172,32 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     fwd->generation = current.load();
     fwd->accept = std::string(request.header("accept"));
     fwd->raw = std::move(request.body);
-    auto decide = [self = shared_from_this(), fwd, explain,
+    const auto& conv = fwd->generation->router->route_settings().conversation;
+    std::string key;
+    if (conv.enabled)
+      key = conversation_key(body.get_object(), conv,
+                             [&](std::string_view name) { return request.header(name); });
+    auto decide = [self = shared_from_this(), fwd, explain, key = std::move(key),
                    object = std::move(body.get_object())]() mutable {
-      self->decide(fwd, std::move(object), explain);
+      self->decide(fwd, std::move(object), explain, key);
     };
     // Rules answer in microseconds: a hop to a worker would cost more than it spares.
     if (!fwd->generation->router->slow()) return decide();
     pool.post(std::move(decide));
   }
 
-  void decide(const std::shared_ptr<Forward>& fwd, json::object request, bool explain) {
+  void decide(const std::shared_ptr<Forward>& fwd, json::object request, bool explain,
+              const std::string& conversation) {
     const auto& router = *fwd->generation->router;
     const auto t0 = Clock::now();
     auto& e = fwd->evaluation;
     try {
-      e = router.evaluate(std::move(request), options.max_text_length, explain);
+      const auto kept = conversation.empty() ? std::nullopt : conversations.find(conversation);
+      e = router.evaluate(std::move(request), options.max_text_length, explain,
+                          kept ? &*kept : nullptr);
+      // An explanation changes nothing; a block keeps what the conversation had.
+      if (!conversation.empty() && !explain && e.action == RouteEvaluation::Action::forward)
+        conversations.keep(conversation, e.kept(), router.route_settings().conversation);
     } catch (const std::exception& ex) {
       return error_response(*fwd->response, 500,
                             fmt::format("Classification failed: {}", ex.what()), "server_error",
@@ -495,7 +508,18 @@ std::string RouteProxy::prometheus() const {
     std::lock_guard lock(impl_->live_mutex);
     in_flight = impl_->live.size();
   }
+  const auto& c = impl_->conversations;
   return impl_->metrics.prometheus() +
+         fmt::format(
+             "# HELP mcpclass_route_conversations Conversations whose decision is kept.\n"
+             "# TYPE mcpclass_route_conversations gauge\nmcpclass_route_conversations {}\n"
+             "# HELP mcpclass_route_conversation_bytes Bytes the kept decisions hold.\n"
+             "# TYPE mcpclass_route_conversation_bytes gauge\nmcpclass_route_conversation_bytes "
+             "{}\n"
+             "# HELP mcpclass_route_conversation_evictions_total Kept decisions evicted for "
+             "space.\n# TYPE mcpclass_route_conversation_evictions_total counter\n"
+             "mcpclass_route_conversation_evictions_total {}\n",
+             c.entries(), c.bytes(), c.evictions()) +
          fmt::format(
              "# HELP mcpclass_route_in_flight Requests between their decision and their answer.\n"
              "# TYPE mcpclass_route_in_flight gauge\nmcpclass_route_in_flight {}\n",

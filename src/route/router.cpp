@@ -73,16 +73,20 @@ struct Router::Impl {
   // matched.
   void by_category(routing::SignalEvaluation& ev, RouteEvaluation& out) const {
     const auto& c = ev.classification();
-    const auto& classifier = *signals->models().classifier;
-    const auto* category = classifier.categories().find(c.category);
+    category_route({"", c.model, c.category, c.confidence, c.use_reasoning}, out);
+  }
+
+  // A category's model, reasoning and (as route.system_prompt says) system prompt.
+  void category_route(const KeptDecision& chosen, RouteEvaluation& out) const {
+    const auto* category = signals->models().classifier->categories().find(chosen.category);
     const auto before = out.body;
     apply_system_prompt(out.body, category ? category->system_prompt : std::string(),
                         route.system_prompt);
     out.system_prompt_injected = out.body != before;
-    out.model = c.model;
-    out.use_reasoning = c.use_reasoning;
-    out.category = c.category;
-    out.confidence = c.confidence;
+    out.model = chosen.model;
+    out.use_reasoning = chosen.use_reasoning;
+    out.category = chosen.category;
+    out.confidence = chosen.confidence;
   }
 
   // The decision's guards; true when one blocks the request.
@@ -167,6 +171,38 @@ struct Router::Impl {
     out.upstream_headers_removed = d.headers.remove;
   }
 
+  // A later turn of a conversation: it stays on the kept decision unless it beats it by the
+  // switch margin. Staying redoes the rewrite from the request as it came.
+  void conversation(const KeptDecision& kept, routing::SignalEvaluation& ev, json::object original,
+                    RouteEvaluation& out) const {
+    if (out.model == kept.model && out.decision == kept.decision) {
+      out.conversation = "same";
+      return;
+    }
+    if (out.confidence > kept.confidence + route.conversation.switch_margin) {
+      out.conversation = "moved";
+      return;
+    }
+    const auto* d = kept.decision.empty() ? nullptr : find_named(router.decisions, kept.decision);
+    // A reload may have removed what the conversation was kept on.
+    if ((!kept.decision.empty() && d == nullptr) || upstream(kept.model) == nullptr) {
+      out.conversation = "moved";
+      return;
+    }
+    RouteEvaluation stay;
+    stay.action = RouteEvaluation::Action::forward;
+    stay.body = std::move(original);
+    stay.decisions = std::move(out.decisions);
+    stay.response_headers = std::move(out.response_headers);
+    if (d != nullptr) {
+      if (!guard(*d, ev, stay)) by_decision(*d, kept.confidence, stay);
+    } else {
+      category_route(kept, stay);  // the classifier's category chose it
+    }
+    stay.conversation = "kept";
+    out = std::move(stay);
+  }
+
   void headers(const routing::SignalEvaluation& ev, RouteEvaluation& out) const {
     auto& h = out.response_headers;
     std::vector<std::string> matched[5];
@@ -194,6 +230,7 @@ struct Router::Impl {
     h.emplace_back("x-vsr-selected-reasoning", out.use_reasoning ? "on" : "off");
     h.emplace_back("x-vsr-selected-confidence", fmt::format("{:.4f}", out.confidence));
     h.emplace_back("x-vsr-injected-system-prompt", out.system_prompt_injected ? "true" : "false");
+    if (!out.conversation.empty()) h.emplace_back("x-mcpclass-conversation", out.conversation);
     h.emplace_back("x-mcpclass-reasoning", out.use_reasoning ? "true" : "false");
     h.emplace_back("x-mcpclass-confidence", fmt::format("{:.6f}", out.confidence));
   }
@@ -222,8 +259,8 @@ bool Router::slow() const noexcept {
   return impl_->slow;
 }
 
-RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_length,
-                                 bool exhaustive) const {
+RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_length, bool exhaustive,
+                                 const KeptDecision* kept) const {
   const auto& impl = *impl_;
   const auto* messages = request.if_contains("messages");
   if (messages == nullptr || !messages->is_array())
@@ -248,6 +285,8 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
 
   RouteEvaluation out;
   out.action = RouteEvaluation::Action::forward;
+  json::object original;  // the request before this turn's rewrite, for a kept decision's
+  if (kept != nullptr) original = request;
   out.body = std::move(request);
   routing::SignalEvaluation ev(
       *impl.signals,
@@ -270,6 +309,8 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
   } else {
     out.decision = choice.decision->name;
   }
+  if (kept != nullptr && out.action == RouteEvaluation::Action::forward)
+    impl.conversation(*kept, ev, std::move(original), out);
   // A domain signal ran the classifier: its category is reported too.
   if (out.category.empty() &&
       std::any_of(ev.reports().begin(), ev.reports().end(),
@@ -347,6 +388,7 @@ json::object RouteEvaluation::to_json() const {
   if (!lora_name.empty()) out["lora_name"] = lora_name;
   if (!reasoning_effort.empty()) out["reasoning_effort"] = reasoning_effort;
   if (action == Action::block) out["block_reason"] = block_reason;
+  if (!conversation.empty()) out["conversation"] = conversation;
   if (!forwarded.empty()) out["body"] = json::parse(forwarded);
   if (!fallbacks.empty()) {
     json::array chain;

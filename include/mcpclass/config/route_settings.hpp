@@ -39,6 +39,22 @@ struct RouteUpstream {
 };
 
 enum class RouteText { last_user, all_user };
+
+/// `route.conversation`: later turns of a conversation stay on the decision of its earlier ones.
+struct ConversationSettings {
+  bool enabled = false;
+  /// How long a conversation's decision is kept after its last turn.
+  std::chrono::milliseconds ttl{1'800'000};
+  /// A later turn moves the conversation only when its confidence beats the kept decision's by
+  /// more than this (a guard's block always applies).
+  double switch_margin = 0.1;
+  /// The kept decisions' bound, by bytes of keys and values; the least recently used go first.
+  std::size_t max_bytes = 16 * 1024 * 1024;
+  /// Request headers that name the conversation, the first present wins; then the body's
+  /// metadata.conversation_id or metadata.session_id; else a hash of the system messages and
+  /// the first user message (a conversation's stable prefix).
+  std::vector<std::string> key_headers{"x-session-id", "x-conversation-id"};
+};
 enum class SystemPromptMode { none, insert, replace };
 
 struct RouteSettings {
@@ -51,6 +67,7 @@ struct RouteSettings {
   /// I/O threads per upstream model, each with its own keep-alive pool.
   std::size_t upstream_threads = 2;
   std::map<std::string, RouteUpstream> models;
+  ConversationSettings conversation;
 
   boost::json::object to_json() const;
   /// Strict: unknown keys, bad types and values throw ConfigError naming `path.key`.

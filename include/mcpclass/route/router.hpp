@@ -32,6 +32,15 @@ struct SignalOutcome {
   double seconds = 0.0;
 };
 
+/// A conversation's decision, kept for its later turns (route.conversation). Plain value.
+struct KeptDecision {
+  std::string decision;  ///< empty: the classifier's category chose
+  std::string model;
+  std::string category;
+  double confidence = 0.0;
+  bool use_reasoning = false;
+};
+
 /// What to do with a request. Plain value.
 struct RouteEvaluation {
   enum class Action {
@@ -61,6 +70,9 @@ struct RouteEvaluation {
   double confidence = 0.0;
   bool system_prompt_injected = false;
   std::string block_reason;  ///< "jailbreak", "pii"
+  /// With a kept decision: "same" (this turn chose it again), "kept" (this turn alone would
+  /// have moved, but not by the switch margin), "moved" (it beat the kept one by the margin).
+  std::string conversation;
   std::size_t redactions = 0;
   /// For the client: x-vsr-* and x-mcpclass-* decision headers.
   HeaderList response_headers;
@@ -74,6 +86,8 @@ struct RouteEvaluation {
   /// {action, model, decision, category, confidence, use_reasoning, signals, decisions, body,
   /// fallbacks: [{model, body}], headers, ...}: POST /v1/route/explain's answer and the C ABI's.
   boost::json::object to_json() const;
+  /// What a conversation keeps of a forwarded evaluation.
+  KeptDecision kept() const { return {decision, model, category, confidence, use_reasoning}; }
 };
 
 class Router {
@@ -97,8 +111,11 @@ class Router {
   /// decision and every signal they use (the explanation), not only until one matches.
   /// `max_text_length`: longer prompts are evaluated on their first bytes. Never throws for a
   /// bad request (reject); throws ClassifyError when a model fails.
+  /// `kept`: the decision of the request's conversation, which this turn keeps unless its own
+  /// confidence beats the kept one's by route.conversation.switch_margin (a guard's block
+  /// always applies).
   RouteEvaluation evaluate(boost::json::object request, std::size_t max_text_length,
-                           bool exhaustive = false) const;
+                           bool exhaustive = false, const KeptDecision* kept = nullptr) const;
 
   /// `evaluation.body` written for `model`'s upstream (a fallback of the evaluated model keeps
   /// the reasoning decision, in its own family's fields, and drops the LoRA name).

@@ -1,5 +1,6 @@
 // The `route` section: what `mcpclass route` (mcpclass/route/route_proxy.hpp) forwards where.
-// docs/route.md describes every key. Plain values.
+// docs/route.md describes every key.
+// Thread-safety: plain values.
 #pragma once
 
 #include "mcpclass/classify/category.hpp"

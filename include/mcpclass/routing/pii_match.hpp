@@ -1,6 +1,6 @@
 // A span of personal data found in a text: what every PII source (the built-in recognizers, a
 // token-classification model, a remote classifier) reports, and what a redaction replaces.
-// Plain value.
+// Thread-safety: a plain value.
 #pragma once
 
 #include <cstddef>

@@ -2,6 +2,7 @@
 // `routing.strategy` in the configuration document, in the shapes of the vLLM Semantic Router's
 // config.yaml where the concepts are the same (docs/route.md, "Signals and decisions"). Plain
 // values; strict readers whose errors name the key.
+// Thread-safety: plain values; take_from() and to_json() touch only their arguments.
 #pragma once
 
 #include "mcpclass/routing/keyword_signal.hpp"

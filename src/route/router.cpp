@@ -75,10 +75,8 @@ struct Router::Impl {
     const auto& c = ev.classification();
     const auto& classifier = *signals->models().classifier;
     const auto* category = classifier.categories().find(c.category);
-    const auto before = out.body;
-    apply_system_prompt(out.body, category ? category->system_prompt : std::string(),
-                        route.system_prompt);
-    out.system_prompt_injected = out.body != before;
+    out.system_prompt_injected = apply_system_prompt(
+        out.body, category ? category->system_prompt : std::string(), route.system_prompt);
     out.model = c.model;
     out.use_reasoning = c.use_reasoning;
     out.category = c.category;
@@ -156,11 +154,10 @@ struct Router::Impl {
     out.reasoning_effort = ref.reasoning_effort;
     out.lora_name = ref.lora_name;
     out.confidence = confidence;
-    const auto before = out.body;
-    apply_system_prompt(out.body, d.system_prompt,
-                        d.system_prompt_replace ? config::SystemPromptMode::replace
-                                                : config::SystemPromptMode::insert);
-    out.system_prompt_injected = out.body != before;
+    out.system_prompt_injected =
+        apply_system_prompt(out.body, d.system_prompt,
+                            d.system_prompt_replace ? config::SystemPromptMode::replace
+                                                    : config::SystemPromptMode::insert);
     out.upstream_headers = d.headers.add;
     out.upstream_headers.insert(out.upstream_headers.end(), d.headers.update.begin(),
                                 d.headers.update.end());

@@ -128,6 +128,25 @@ def signal_counts(port):
         text, re.M)}
 
 
+def decision_costs(port):
+    """The mean in-process time of a routed request's evaluation (mcpclass_route_decision_seconds:
+    text, signals, decision, rewrite) and of each computed signal, µs, from GET /metrics: the part
+    of "added" that does not depend on the machine's scheduling."""
+    _, _, text = procs.http_request(port, "GET", "/metrics")
+
+    def mean(prefix, labels=""):
+        total = re.search(rf"^{prefix}_sum{re.escape(labels)} (\S+)", text, re.M)
+        count = re.search(rf"^{prefix}_count{re.escape(labels)} (\d+)", text, re.M)
+        n = int(count.group(1)) if count else 0
+        return round(float(total.group(1)) / n * 1e6, 2) if n else None
+
+    out = {"decision_us": mean("mcpclass_route_decision_seconds")}
+    labelled = r'^mcpclass_route_signal_seconds_count(\{type="([^"]+)",signal="([^"]+)"\})'
+    for m in re.finditer(labelled, text, re.M):
+        out[f"{m.group(2)}:{m.group(3)}_us"] = mean("mcpclass_route_signal_seconds", m.group(1))
+    return out
+
+
 def check_signals(port, body):
     """Fails unless route_signals computes the keyword, domain and PII signals for `body`, both
     in the explanation and on the forwarding path, and forwards the request by its decision."""
@@ -221,6 +240,7 @@ def main():
                     wrk.run(f"http://127.0.0.1:{targets[name]}/v1/chat/completions", script,
                             args.connections, seconds))
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+        costs = {name: decision_costs(targets[name]) for name in ("route_rules", "route_signals")}
     finally:
         for s in servers:
             s.stop()
@@ -235,7 +255,7 @@ def main():
             raise SystemExit(f"{key}: {bad} failed requests, e.g. {xs[0]['bad_sample']}")
     result = {"seconds": seconds, "rounds": args.rounds, "connections": args.connections,
               "text": TEXT, "signals_computed": signals_checked, "runs": runs, "median": {},
-              "added_ms": {}, "ratios": {}}
+              "added_ms": {}, "ratios": {}, "in_process_us": costs}
     if args.note:
         result["note"] = args.note
     for key in runs:
@@ -260,6 +280,8 @@ def main():
         with open(args.json, "w") as f:
             f.write(text + "\n")
     print(table(result, c))
+    for name, cost in costs.items():
+        print(f"{name} in process, mean µs: " + ", ".join(f"{k} {v}" for k, v in cost.items()))
     print(f"route_signals added p50 {result['added_ms']['route_signals']['p50']:.3f} ms: goal "
           f"<= 0.2 ms {'met' if result['goal']['met'] else 'NOT met'}")
 

@@ -3,9 +3,14 @@
 upstream, answering a fixed chat completion, and a second nginx server block proxies to it
 (`proxy_pass` with keep-alive upstream connections) as the baseline proxy. In the same run,
 alternating over rounds (medians):
-  - latency at 1 connection: upstream direct, through route (rules, and the learned default when
-    its model files are cached), through nginx; "added" = route's p50/p99 - direct p50/p99;
-  - throughput at --connections: route (rules) ÷ nginx proxy_pass.
+  - latency at 1 connection: upstream direct, through route (rules; rules with signals and a
+    decision; the learned default when its model files are cached), through nginx; "added" =
+    route's p50/p99 - direct p50/p99;
+  - throughput at --connections: route (rules, and rules with signals) ÷ nginx proxy_pass.
+route_signals (issue 32) is the rules classifier behind a `routing` section whose one decision
+reads a keyword signal, a domain signal (the classifier's category) and a PII signal (builtin
+recognizers, e-mail allowed): every request computes all three, which the harness checks once
+at startup (POST /v1/route/explain, then one forwarded request's signal counts in /metrics).
 
 usage: bench/route_proxy.py --cli build/mcpclass [--learned-config models/mmlu14.yaml]
                             [--seconds 3] [--rounds 3] [--connections 50] [--json OUT]
@@ -13,6 +18,7 @@ usage: bench/route_proxy.py --cli build/mcpclass [--learned-config models/mmlu14
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -22,7 +28,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import nginx, procs, wrk  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TEXT = "What is the derivative of x squared times the sine of x?"
+# A realistic prompt: a few sentences, a math question (the domain signal), coursework words (the
+# keyword signal) and an e-mail address, which the PII signal allows (the request is forwarded).
+TEXT = ("I'm preparing for a calculus exam next week and got stuck on one problem from the "
+        "practice set. What is the derivative of x squared times the sine of x, and how does the "
+        "product rule apply here? Please show each step so I can follow the reasoning. My tutor "
+        "asked me to forward the worked solution to maria.lopez@example.com afterwards.")
 ANSWER = json.dumps({
     "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "m",
     "choices": [{"index": 0, "finish_reason": "stop",
@@ -48,6 +59,34 @@ NGINX_HTTP = """  upstream model {{ server 127.0.0.1:{upstream}; keepalive 64; }
   }}"""
 
 
+# The embedded default's classifier and categories, with a decision that needs all three signals:
+# an AND evaluates its conditions in order until one fails, and each of them holds for TEXT.
+SIGNALS_ROUTING = """routing:
+  reasoning: rules
+  default_model: openai/gpt-oss-20b
+  strategy: priority
+  signals:
+    keywords:
+      - {name: coursework, operator: OR, keywords: [homework, exam, assignment, problem set]}
+    domains:
+      - {name: mathematics, mmlu_categories: [math]}
+    pii:
+      - {name: personal_data, pii_types_allowed: [EMAIL_ADDRESS], threshold: 0.5, source: builtin}
+  decisions:
+    - name: math_coursework
+      priority: 100
+      rules:
+        operator: AND
+        conditions:
+          - {type: keyword, name: coursework}
+          - {type: domain, name: mathematics}
+          - {operator: NOT, conditions: [{type: pii, name: personal_data}]}
+      modelRefs: [{model: openai/gpt-oss-20b, use_reasoning: true}]
+"""
+SIGNALS = {("keyword", "coursework"), ("domain", "mathematics"), ("pii", "personal_data")}
+SIGNALS_DECISION = "math_coursework"
+
+
 def start_nginx(tmp):
     d = os.path.join(tmp, "nginx")
     os.makedirs(d, exist_ok=True)
@@ -68,16 +107,87 @@ def start_nginx(tmp):
     return server, upstream, proxy
 
 
-def start_route(cli, tmp, name, base_config, upstream):
+def start_route(cli, tmp, name, base_config, upstream, extra=""):
     path = os.path.join(tmp, f"{name}.yaml")
     with open(path, "w") as f:
         if base_config:
             with open(base_config) as base:
                 f.write(base.read() + "\n")
+        f.write(extra)
         f.write("route:\n  models:\n    openai/gpt-oss-20b: {base_url: "
                 f'"http://127.0.0.1:{upstream}/v1", reasoning: openai}}\n')
     return procs.Server([cli, "route", "--config", path, "--http", "127.0.0.1:0"],
                         ready=r"routing \d+ models on http://127\.0\.0\.1:(\d+)/")
+
+
+def signal_counts(port):
+    """mcpclass_route_signal_seconds_count by (type, signal) from GET /metrics."""
+    _, _, text = procs.http_request(port, "GET", "/metrics")
+    return {(m.group(1), m.group(2)): int(m.group(3)) for m in re.finditer(
+        r'^mcpclass_route_signal_seconds_count\{type="([^"]+)",signal="([^"]+)"\} (\d+)',
+        text, re.M)}
+
+
+def decision_costs(port):
+    """The mean in-process time of a routed request's evaluation (mcpclass_route_decision_seconds:
+    text, signals, decision, rewrite) and of each computed signal, µs, from GET /metrics: the part
+    of "added" that does not depend on the machine's scheduling."""
+    _, _, text = procs.http_request(port, "GET", "/metrics")
+
+    def mean(prefix, labels=""):
+        total = re.search(rf"^{prefix}_sum{re.escape(labels)} (\S+)", text, re.M)
+        count = re.search(rf"^{prefix}_count{re.escape(labels)} (\d+)", text, re.M)
+        n = int(count.group(1)) if count else 0
+        return round(float(total.group(1)) / n * 1e6, 2) if n else None
+
+    out = {"decision_us": mean("mcpclass_route_decision_seconds")}
+    labelled = r'^mcpclass_route_signal_seconds_count(\{type="([^"]+)",signal="([^"]+)"\})'
+    for m in re.finditer(labelled, text, re.M):
+        out[f"{m.group(2)}:{m.group(3)}_us"] = mean("mcpclass_route_signal_seconds", m.group(1))
+    return out
+
+
+def check_signals(port, body):
+    """Fails unless route_signals computes the keyword, domain and PII signals for `body`, both
+    in the explanation and on the forwarding path, and forwards the request by its decision."""
+    status, _, text = procs.http_request(port, "POST", "/v1/route/explain", body)
+    explained = json.loads(text) if status == 200 else {}
+    computed = {(x["type"], x["name"]) for x in explained.get("signals", [])}
+    if (explained.get("action"), explained.get("decision")) != ("forward", SIGNALS_DECISION) or \
+            not SIGNALS <= computed:
+        raise SystemExit(f"route_signals: the explanation lacks {sorted(SIGNALS - computed)} or "
+                         f"does not forward by {SIGNALS_DECISION}: {status} {text[:600]}")
+    before = signal_counts(port)
+    status, headers, text = procs.http_request(port, "POST", "/v1/chat/completions", body)
+    after = signal_counts(port)
+    missing = sorted(k for k in SIGNALS if after.get(k, 0) != before.get(k, 0) + 1)
+    if status != 200 or headers.get("x-vsr-selected-decision") != SIGNALS_DECISION or missing:
+        raise SystemExit(f"route_signals: a forwarded request did not compute {missing} or was "
+                         f"not routed by {SIGNALS_DECISION}: {status} {headers} {text[:300]}")
+    return sorted(f"{t}:{n}" for t, n in computed)
+
+
+def table(result, connections):
+    """The figures as text: latency at 1 connection, added over direct, throughput vs nginx."""
+    med, added, ratios = result["median"], result["added_ms"], result["ratios"]
+    c = connections
+
+    def cell(value, fmt):
+        return "-" if value is None else format(value, fmt)
+
+    rows = [("target", "p50 ms", "p99 ms", "+p50 ms", "+p99 ms", "rps c1", f"rps c{c}",
+             f"÷ nginx c{c}")]
+    for name in ("direct", "nginx_proxy", "route_rules", "route_signals", "route_learned"):
+        m1 = med.get(f"{name}@1")
+        if m1 is None:
+            continue
+        a = added.get(name, {})
+        mc = med.get(f"{name}@{c}", {})
+        ratio = 1.0 if name == "nginx_proxy" else ratios.get(f"{name}_vs_nginx_rps_c{c}")
+        rows.append((name, cell(m1["p50_ms"], ".3f"), cell(m1["p99_ms"], ".3f"),
+                     cell(a.get("p50"), ".3f"), cell(a.get("p99"), ".3f"), cell(m1["rps"], ".0f"),
+                     cell(mc.get("rps"), ".0f"), cell(ratio, ".3f")))
+    return "\n".join(f"{r[0]:<15}" + "".join(f"{x:>13}" for x in r[1:]) for r in rows)
 
 
 def main():
@@ -89,6 +199,7 @@ def main():
     ap.add_argument("--connections", type=int, default=50)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--note", help="how the machine was during the run (kept in the JSON)")
     args = ap.parse_args()
     if args.smoke:
         args.seconds, args.rounds = 1, 1
@@ -103,7 +214,12 @@ def main():
         servers.append(nginx)
         rules = start_route(args.cli, tmp, "rules", None, upstream)
         servers.append(rules)
-        targets = {"direct": upstream, "nginx_proxy": proxy, "route_rules": rules.port}
+        with_signals = start_route(args.cli, tmp, "signals", None, upstream, SIGNALS_ROUTING)
+        servers.append(with_signals)
+        signals_checked = check_signals(with_signals.port, body)
+        targets = {"direct": upstream, "nginx_proxy": proxy, "route_rules": rules.port,
+                   "route_signals": with_signals.port}
+        loaded = ("nginx_proxy", "route_rules", "route_signals")
         learned_note = None
         try:
             learned = start_route(args.cli, tmp, "learned", args.learned_config, upstream)
@@ -112,18 +228,19 @@ def main():
         except (RuntimeError, OSError) as e:
             learned_note = f"skipped: {str(e).strip().splitlines()[-1]}"
         runs = {f"{name}@1": [] for name in targets}
-        runs.update({f"{name}@{args.connections}": [] for name in ("nginx_proxy", "route_rules")})
+        runs.update({f"{name}@{args.connections}": [] for name in loaded})
         for port in targets.values():  # warm-up: connections, pools, first model call
             wrk.run(f"http://127.0.0.1:{port}/v1/chat/completions", script, 1, 1)
         for r in range(args.rounds):
             for name, port in targets.items():
                 runs[f"{name}@1"].append(
                     wrk.run(f"http://127.0.0.1:{port}/v1/chat/completions", script, 1, seconds))
-            for name in ("nginx_proxy", "route_rules"):
+            for name in loaded:
                 runs[f"{name}@{args.connections}"].append(
                     wrk.run(f"http://127.0.0.1:{targets[name]}/v1/chat/completions", script,
                             args.connections, seconds))
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+        costs = {name: decision_costs(targets[name]) for name in ("route_rules", "route_signals")}
     finally:
         for s in servers:
             s.stop()
@@ -137,7 +254,10 @@ def main():
         if bad:
             raise SystemExit(f"{key}: {bad} failed requests, e.g. {xs[0]['bad_sample']}")
     result = {"seconds": seconds, "rounds": args.rounds, "connections": args.connections,
-              "text": TEXT, "runs": runs, "median": {}, "added_ms": {}, "ratios": {}}
+              "text": TEXT, "signals_computed": signals_checked, "runs": runs, "median": {},
+              "added_ms": {}, "ratios": {}, "in_process_us": costs}
+    if args.note:
+        result["note"] = args.note
     for key in runs:
         result["median"][key] = {f: round(med(key, f), 4) for f in ("rps", "p50_ms", "p99_ms")}
     for name in [t for t in targets if t != "direct"]:
@@ -145,18 +265,25 @@ def main():
             "p50": round(med(f"{name}@1", "p50_ms") - med("direct@1", "p50_ms"), 4),
             "p99": round(med(f"{name}@1", "p99_ms") - med("direct@1", "p99_ms"), 4)}
     c = args.connections
-    result["ratios"][f"route_rules_vs_nginx_rps_c{c}"] = round(
-        med(f"route_rules@{c}", "rps") / med(f"nginx_proxy@{c}", "rps"), 3)
-    result["ratios"]["route_rules_vs_nginx_rps_c1"] = round(
-        med("route_rules@1", "rps") / med("nginx_proxy@1", "rps"), 3)
+    for name in ("route_rules", "route_signals"):
+        result["ratios"][f"{name}_vs_nginx_rps_c{c}"] = round(
+            med(f"{name}@{c}", "rps") / med(f"nginx_proxy@{c}", "rps"), 3)
+        result["ratios"][f"{name}_vs_nginx_rps_c1"] = round(
+            med(f"{name}@1", "rps") / med("nginx_proxy@1", "rps"), 3)
+    # Issue 32's goal: keyword + domain + PII signals add at most 0.2 ms at p50 over direct.
+    result["goal"] = {"route_signals_added_p50_ms_max": 0.2,
+                      "met": result["added_ms"]["route_signals"]["p50"] <= 0.2}
     if learned_note:
         result["route_learned"] = learned_note
     text = json.dumps(result, indent=2)
     if args.json:
         with open(args.json, "w") as f:
             f.write(text + "\n")
-    print(json.dumps({"median": result["median"], "added_ms": result["added_ms"],
-                      "ratios": result["ratios"]}, indent=2))
+    print(table(result, c))
+    for name, cost in costs.items():
+        print(f"{name} in process, mean µs: " + ", ".join(f"{k} {v}" for k, v in cost.items()))
+    print(f"route_signals added p50 {result['added_ms']['route_signals']['p50']:.3f} ms: goal "
+          f"<= 0.2 ms {'met' if result['goal']['met'] else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -249,18 +249,22 @@ void write_reasoning(json::object& request, const config::RouteUpstream& upstrea
   }
 }
 
-void apply_system_prompt(json::object& request, const std::string& prompt,
+bool apply_system_prompt(json::object& request, const std::string& prompt,
                          config::SystemPromptMode mode) {
-  if (prompt.empty() || mode == config::SystemPromptMode::none) return;
+  if (prompt.empty() || mode == config::SystemPromptMode::none) return false;
   auto* messages = request.if_contains("messages");
-  if (messages == nullptr || !messages->is_array()) return;
+  if (messages == nullptr || !messages->is_array()) return false;
   auto& list = messages->get_array();
   for (auto& m : list) {
     if (!has_role(m, "system")) continue;
-    if (mode == config::SystemPromptMode::replace) m.get_object()["content"] = prompt;
-    return;
+    if (mode != config::SystemPromptMode::replace) return false;
+    auto& content = m.get_object()["content"];
+    if (content.is_string() && content.get_string() == prompt) return false;
+    content = prompt;
+    return true;
   }
   list.insert(list.begin(), json::object{{"role", "system"}, {"content", prompt}});
+  return true;
 }
 
 std::string openai_error(std::string_view message, std::string_view type, std::string_view code,

@@ -28,9 +28,10 @@ void write_reasoning(boost::json::object& request, const config::RouteUpstream& 
 std::size_t rewrite_user_text(boost::json::object& request,
                               const std::function<std::string(std::string_view)>& rewrite);
 
-/// Puts `prompt` (if not empty) in a system message as `mode` says.
-void apply_system_prompt(boost::json::object& request, const std::string& prompt,
-                         config::SystemPromptMode mode);
+/// Puts `prompt` (if not empty) in a system message as `mode` says. Returns whether the request
+/// changed (a system message inserted, or one whose content was not already `prompt` replaced).
+[[nodiscard]] bool apply_system_prompt(boost::json::object& request, const std::string& prompt,
+                                       config::SystemPromptMode mode);
 
 /// A request field OpenAI's API would refuse: `param` names it the way OpenAI does
 /// ("messages[1].content"), `message` says what is wrong (and names `param` too).

@@ -79,10 +79,8 @@ struct Router::Impl {
   // A category's model, reasoning and (as route.system_prompt says) system prompt.
   void category_route(const KeptDecision& chosen, RouteEvaluation& out) const {
     const auto* category = signals->models().classifier->categories().find(chosen.category);
-    const auto before = out.body;
-    apply_system_prompt(out.body, category ? category->system_prompt : std::string(),
-                        route.system_prompt);
-    out.system_prompt_injected = out.body != before;
+    out.system_prompt_injected = apply_system_prompt(
+        out.body, category ? category->system_prompt : std::string(), route.system_prompt);
     out.model = chosen.model;
     out.use_reasoning = chosen.use_reasoning;
     out.category = chosen.category;
@@ -160,11 +158,10 @@ struct Router::Impl {
     out.reasoning_effort = ref.reasoning_effort;
     out.lora_name = ref.lora_name;
     out.confidence = confidence;
-    const auto before = out.body;
-    apply_system_prompt(out.body, d.system_prompt,
-                        d.system_prompt_replace ? config::SystemPromptMode::replace
-                                                : config::SystemPromptMode::insert);
-    out.system_prompt_injected = out.body != before;
+    out.system_prompt_injected =
+        apply_system_prompt(out.body, d.system_prompt,
+                            d.system_prompt_replace ? config::SystemPromptMode::replace
+                                                    : config::SystemPromptMode::insert);
     out.upstream_headers = d.headers.add;
     out.upstream_headers.insert(out.upstream_headers.end(), d.headers.update.begin(),
                                 d.headers.update.end());

@@ -153,6 +153,13 @@ def test_each_decision_rewrites_the_request_its_way(router, upstream):  # noqa: 
     assert r["body"]["messages"][0] == {"role": "system", "content": "You are an on-call engineer."}
     assert r["headers"]["x-route-tier"] == "urgent"
     assert "accept" not in r["headers"]
+    # A system message that already says the decision's prompt is left as it is: not injected.
+    status, h, body = router.post({"model": "auto", "messages": [
+        {"role": "system", "content": "You are an on-call engineer."},
+        {"role": "user", "content": "URGENT: debug this function asap"}]})
+    assert status == 200 and h["x-vsr-selected-decision"] == "urgent_code", body
+    assert h["x-vsr-injected-system-prompt"] == "false"
+    assert sent(upstream)["body"]["messages"][0]["content"] == "You are an on-call engineer."
 
     # refunds: the embedding signal; the LoRA name is the model sent upstream.
     status, h, body = router.post(ask("I want a refund for my broken order"))

@@ -2,7 +2,6 @@
 
 #include "mcpclass/routing/keyword_signal.hpp"
 #include "mcpclass/routing/pii_recognizers.hpp"
-#include "routing/jailbreak_rules.hpp"
 #include "util/config_reader.hpp"
 
 #include <fmt/format.h>
@@ -137,18 +136,31 @@ const std::vector<float>& SignalEvaluation::embedding() {
 }
 
 double SignalEvaluation::jailbreak_score(const std::string& name) {
+  return jailbreak(name).score;
+}
+
+const JailbreakScore& SignalEvaluation::jailbreak(const std::string& name) {
   const auto& list = set_.settings_.jailbreak;
-  if (list.empty()) return set_.default_rules_->score(text_).score;
-  const std::size_t i = name.empty() ? 0 : index_of(list, name);
-  const auto& j = list[i];
-  if (j.method == JailbreakSignalSettings::Method::rules)
-    return set_.jailbreak_rules_[i]->score(text_).score;
-  const auto& classifier = *set_.models_.jailbreak.find(j.name)->second;
-  const auto c = classifier.classify(text_);
-  const auto& categories = classifier.categories();
-  for (std::size_t k = 0; k < categories.size() && k < c.probabilities.size(); ++k)
-    if (categories[k].name == j.label) return c.probabilities[k];
-  return c.category == j.label ? c.confidence : 1.0 - c.confidence;
+  const std::string key = list.empty() ? std::string() : name.empty() ? list.front().name : name;
+  if (const auto it = jailbreak_.find(key); it != jailbreak_.end()) return it->second;
+  JailbreakScore out;
+  if (list.empty()) {
+    out = set_.default_rules_->score(text_);
+  } else {
+    const std::size_t i = index_of(list, key);
+    const auto& j = list[i];
+    if (j.method == JailbreakSignalSettings::Method::rules) {
+      out = set_.jailbreak_rules_[i]->score(text_);
+    } else {
+      const auto& classifier = *set_.models_.jailbreak.find(j.name)->second;
+      const auto c = classifier.classify(text_);
+      const auto& categories = classifier.categories();
+      out.score = c.category == j.label ? c.confidence : 1.0 - c.confidence;
+      for (std::size_t k = 0; k < categories.size() && k < c.probabilities.size(); ++k)
+        if (categories[k].name == j.label) out.score = c.probabilities[k];
+    }
+  }
+  return jailbreak_.emplace(key, std::move(out)).first->second;
 }
 
 std::vector<PiiMatch> SignalEvaluation::disallowed_pii(const std::string& name,
@@ -228,10 +240,9 @@ SignalReport& SignalEvaluation::compute(SignalType type, const std::string& name
     }
     case SignalType::jailbreak: {
       const auto& j = s.jailbreak[index_of(s.jailbreak, name)];
-      const double score = jailbreak_score(name);
-      r.value = {score >= j.threshold, score};
-      if (j.method == JailbreakSignalSettings::Method::rules && r.value.matched)
-        r.details = set_.jailbreak_rules_[index_of(s.jailbreak, name)]->score(text_).rules;
+      const auto& score = jailbreak(name);
+      r.value = {score.score >= j.threshold, score.score};
+      if (r.value.matched) r.details = score.rules;
       break;
     }
   }

@@ -7,6 +7,7 @@
 #include "mcpclass/routing/pii_match.hpp"
 #include "mcpclass/routing/router_settings.hpp"
 #include "mcpclass/routing/signal_models.hpp"
+#include "routing/jailbreak_rules.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -22,7 +23,6 @@ namespace mcpclass::routing {
 
 class KeywordSignal;
 class PiiRecognizers;
-class JailbreakRules;
 
 /// One computed signal, for headers, metrics and the explanation.
 struct SignalReport {
@@ -86,6 +86,9 @@ class SignalEvaluation {
 
  private:
   SignalReport& compute(SignalType type, const std::string& name);
+  // The jailbreak signal `name`'s score (and rules), computed once: the signal and a decision's
+  // guard read the same one, which may be a classifier call.
+  const JailbreakScore& jailbreak(const std::string& name);
   const std::vector<PiiMatch>& spans(PiiSource source);
   const std::vector<float>& embedding();
 
@@ -95,6 +98,7 @@ class SignalEvaluation {
   std::optional<classify::Classification> classification_;
   std::optional<std::vector<float>> embedding_;
   std::map<PiiSource, std::vector<PiiMatch>> spans_;
+  std::map<std::string, JailbreakScore> jailbreak_;  // by signal name ("" when none is set)
 };
 
 }  // namespace mcpclass::routing

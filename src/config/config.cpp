@@ -166,10 +166,13 @@ Config config_from_json(const json::value& document) {
       std::nullopt,
       std::nullopt,
       std::move(router),
+      {},
   };
-  if (token_classifier != nullptr)
-    config.token_classifier =
-        learned::TokenClassifierSettings::from_json(*token_classifier, "token_classifier");
+  if (token_classifier != nullptr) {
+    auto remote = detail::take_remote_token_classifier(*token_classifier);
+    config.token_classifier = remote.settings;
+    config.token_classifier_remote = std::move(remote.remote);
+  }
   // The reference's "short math query" rule is a default, not a demand that a math category
   // exist: drop defaulted rules for absent categories, but reject explicit ones.
   const bool explicit_short_queries =
@@ -206,7 +209,11 @@ json::object Config::to_json() const {
   out["routing"] = std::move(routing_json);
   out["server"] = server_to_json(server);
   if (route) out["route"] = route->to_json();
-  if (token_classifier) out["token_classifier"] = token_classifier->to_json();
+  if (token_classifier && !token_classifier_remote.empty())
+    out["token_classifier"] =
+        json::object{{"remote", token_classifier_remote}, {"tool", token_classifier->tool}};
+  else if (token_classifier)
+    out["token_classifier"] = token_classifier->to_json();
   return out;
 }
 

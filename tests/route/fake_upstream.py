@@ -121,12 +121,7 @@ class FakeUpstream:
                             "index": 0, "finish_reason": "stop",
                             "message": {"role": "assistant", "content": f"answer from {model}"}}],
                         "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}})
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                delay = float(fake.get("delay", 0))
-                chunks = int(fake.get("chunks", 3))
+                delay, chunks = self._begin_stream(fake)
                 for i in range(chunks):
                     if i > 0 and delay > 0:
                         time.sleep(delay)
@@ -162,12 +157,7 @@ class FakeUpstream:
                                           "total_tokens": 4}}
                 if not body.get("stream"):
                     return self._send_json(200, message if api == "messages" else response)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                delay = float(fake.get("delay", 0))
-                chunks = int(fake.get("chunks", 3))
+                delay, chunks = self._begin_stream(fake)
                 parts = [f"part{i} " for i in range(chunks)]
 
                 def event(name, data):
@@ -210,6 +200,14 @@ class FakeUpstream:
                                                   "response": response})
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
+
+            def _begin_stream(self, fake):
+                """Sends an SSE answer's head; returns the request's (delay, chunks)."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                return float(fake.get("delay", 0)), int(fake.get("chunks", 3))
 
             def _chunk(self, data):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))

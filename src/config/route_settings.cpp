@@ -19,11 +19,16 @@ namespace {
 using strict::enum_name;
 using strict::parse_enum;
 
-constexpr std::array<std::pair<const char*, ReasoningStyle>, 4> kStyles{{
+constexpr std::array<std::pair<const char*, ReasoningStyle>, 5> kStyles{{
     {"none", ReasoningStyle::none},
     {"openai", ReasoningStyle::openai},
     {"vllm", ReasoningStyle::vllm},
     {"deepseek", ReasoningStyle::deepseek},
+    {"anthropic", ReasoningStyle::anthropic},
+}};
+constexpr std::array<std::pair<const char*, ApiFormat>, 2> kFormats{{
+    {"openai", ApiFormat::openai},
+    {"anthropic", ApiFormat::anthropic},
 }};
 constexpr std::array<std::pair<const char*, RouteText>, 2> kTexts{{
     {"last_user", RouteText::last_user},
@@ -55,7 +60,23 @@ RouteUpstream parse_upstream(const json::value& v, const std::string& path) {
                                 r.path_of("base_url"));
   u.api_key = r.string("api_key").value_or("");
   u.upstream_model = r.string("upstream_model").value_or("");
+  if (auto s = r.string("api_format"))
+    u.api_format = parse_enum(*s, kFormats, r.path_of("api_format"));
+  const bool anthropic = u.api_format == ApiFormat::anthropic;
+  if (anthropic) u.reasoning = ReasoningStyle::anthropic;
   if (auto s = r.string("reasoning")) u.reasoning = parse_enum(*s, kStyles, r.path_of("reasoning"));
+  // A family's fields only mean something in its own API.
+  if (u.reasoning != ReasoningStyle::none &&
+      (u.reasoning == ReasoningStyle::anthropic) != anthropic)
+    strict::fail(r.path_of("reasoning"),
+                 fmt::format("'{}' is not a reasoning style of api_format {}",
+                             enum_name(u.reasoning, kStyles), enum_name(u.api_format, kFormats)));
+  if (auto n = r.integer("thinking_budget")) {
+    if (*n < 1024 || *n > 1'000'000)
+      strict::fail(r.path_of("thinking_budget"),
+                   "must be in [1024, 1000000] (Anthropic's minimum is 1024)");
+    u.thinking_budget = static_cast<int>(*n);
+  }
   for (auto [key, field] : {std::pair{"reasoning_effort", &u.reasoning_effort},
                             std::pair{"reasoning_effort_off", &u.reasoning_effort_off}}) {
     if (auto s = r.string(key)) {
@@ -72,6 +93,10 @@ RouteUpstream parse_upstream(const json::value& v, const std::string& path) {
 }
 
 }  // namespace
+
+std::string_view to_string(ApiFormat format) {
+  return enum_name(format, kFormats);
+}
 
 RouteSettings RouteSettings::from_json(const json::value& v, const std::string& path) {
   strict::ObjectReader r(v, path);
@@ -122,6 +147,13 @@ RouteSettings RouteSettings::from_json(const json::value& v, const std::string& 
     if (u.fallback == name) strict::fail(at, "a model cannot be its own fallback");
     if (!s.models.contains(u.fallback))
       strict::fail(at, fmt::format("'{}' is not a model under {}", u.fallback, models_path));
+    // A fallback gets the same request: it must read the same API.
+    if (s.models.at(u.fallback).api_format != u.api_format)
+      strict::fail(
+          at, fmt::format("'{}' has api_format {}, '{}' has {}: a fallback speaks its "
+                          "model's API",
+                          u.fallback, enum_name(s.models.at(u.fallback).api_format, kFormats), name,
+                          enum_name(u.api_format, kFormats)));
   }
   for (const auto& alias : s.routed_models) {
     if (s.models.contains(alias))
@@ -152,7 +184,9 @@ json::object RouteSettings::to_json() const {
   json::object models_json;
   for (const auto& [name, u] : models) {
     json::object m{{"base_url", u.base_url},
+                   {"api_format", enum_name(u.api_format, kFormats)},
                    {"reasoning", enum_name(u.reasoning, kStyles)},
+                   {"thinking_budget", u.thinking_budget},
                    {"reasoning_effort", u.reasoning_effort},
                    {"reasoning_effort_off", u.reasoning_effort_off},
                    {"connect_timeout", static_cast<double>(u.connect_timeout.count()) / 1000},

@@ -8,6 +8,7 @@
 #include "net/http_client.hpp"
 #include "route/chat_request.hpp"
 #include "route/conversation_store.hpp"
+#include "route/request_api.hpp"
 #include "route/route_metrics.hpp"
 #include "route/route_table.hpp"
 
@@ -35,7 +36,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::string_view kChatPath = "/v1/chat/completions";
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kExplainPath = "/v1/route/explain";
 constexpr const char* kJson = "application/json";
@@ -54,11 +54,12 @@ bool passes_through(std::string_view name) {
   return true;
 }
 
-void error_response(HttpAppResponse& response, unsigned status, std::string_view message,
-                    std::string_view type, std::string_view code, HttpHeaders headers = {},
-                    std::string_view param = {}) {
+// In the shape of the API the client called (OpenAI's or Anthropic's).
+void error_response(RequestApi api, HttpAppResponse& response, unsigned status,
+                    std::string_view message, std::string_view type, std::string_view code,
+                    HttpHeaders headers = {}, std::string_view param = {}) {
   headers.emplace_back("Content-Type", kJson);
-  response.respond(status, std::move(headers), openai_error(message, type, code, param));
+  response.respond(status, std::move(headers), api_error(api, status, message, type, code, param));
 }
 
 // What one request is routed with: the router and the upstreams of one configuration.
@@ -82,7 +83,9 @@ struct Forward {
   bool routed = false;
   RouteEvaluation evaluation;  // routed: the decision and the request to forward
   std::string raw;             // passed through: the body as received
+  RequestApi api = RequestApi::chat_completions;
   std::string accept;
+  HttpHeaders client_headers;    // anthropic-version and anthropic-beta, for the upstream
   HttpHeaders decision_headers;  // x-vsr-*, x-mcpclass-*
 
   std::mutex mutex;
@@ -155,19 +158,23 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                      json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}}));
   }
 
-  void chat(HttpAppRequest& request, const std::shared_ptr<HttpAppResponse>& response,
-            bool explain) {
+  void chat(HttpAppRequest& request, const std::shared_ptr<HttpAppResponse>& response, bool explain,
+            RequestApi api) {
     auto parsed = jsonrpc::parse_json(request.body, {.max_bytes = request.body.size() + 1});
     if (auto* error = std::get_if<jsonrpc::Error>(&parsed)) {
-      return error_response(*response, 400,
+      return error_response(api, *response, 400,
                             fmt::format("The body is not valid JSON ({})", error->message),
                             "invalid_request_error", "invalid_request");
     }
     auto& body = std::get<json::value>(parsed);
     if (!body.is_object())
-      return error_response(*response, 400, "The body must be a JSON object",
+      return error_response(api, *response, 400, "The body must be a JSON object",
                             "invalid_request_error", "invalid_request");
     auto fwd = std::make_shared<Forward>();
+    fwd->api = api;
+    for (const auto* name : {"anthropic-version", "anthropic-beta"})
+      if (const auto value = request.header(name); !value.empty())
+        fwd->client_headers.emplace_back(name, value);
     fwd->response = response;
     fwd->generation = current.load();
     fwd->accept = std::string(request.header("accept"));
@@ -194,12 +201,12 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     try {
       const auto kept = conversation.empty() ? std::nullopt : conversations.find(conversation);
       e = router.evaluate(std::move(request), options.max_text_length, explain,
-                          kept ? &*kept : nullptr);
+                          kept ? &*kept : nullptr, fwd->api);
       // An explanation changes nothing; a block keeps what the conversation had.
       if (!conversation.empty() && !explain && e.action == RouteEvaluation::Action::forward)
         conversations.keep(conversation, e.kept(), router.route_settings().conversation);
     } catch (const std::exception& ex) {
-      return error_response(*fwd->response, 500,
+      return error_response(fwd->api, *fwd->response, 500,
                             fmt::format("Classification failed: {}", ex.what()), "server_error",
                             "classification_failed");
     }
@@ -266,10 +273,15 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     const auto& u = *fwd->generation->table->find(name);
     net::HttpRequest req;
     req.method = "POST";
-    req.target = u.url.target;
-    req.headers = {{"Content-Type", kJson},
-                   {"Accept", fwd->accept.empty() ? std::string(kJson) : fwd->accept}};
-    if (!u.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + u.api_key);
+    req.target = fwd->api == RequestApi::responses ? u.responses_target : u.url.target;
+    req.headers = upstream_headers(u.settings.api_format, u.api_key, [&](std::string_view header) {
+      for (const auto& [key, value] : fwd->client_headers)
+        if (key == header) return std::string_view(value);
+      return std::string_view();
+    });
+    req.headers.insert(req.headers.begin(),
+                       {{"Content-Type", kJson},
+                        {"Accept", fwd->accept.empty() ? std::string(kJson) : fwd->accept}});
     if (fwd->routed) mutate_headers(req.headers, fwd->evaluation);
     req.body = upstream_body(*fwd, u);
     req.timeout = u.settings.timeout;
@@ -334,8 +346,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       lane.give_back(false);
       fwd->lane = nullptr;
       fwd->engine = nullptr;
-      error_response(*fwd->response, 503, fmt::format("Service unavailable: {}", e.what()),
-                     "server_error", "shutting_down");
+      error_response(fwd->api, *fwd->response, 503,
+                     fmt::format("Service unavailable: {}", e.what()), "server_error",
+                     "shutting_down");
       done(fwd);
     }
   }
@@ -359,7 +372,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     const auto& budget = *options.descriptors;
     HttpHeaders headers = fwd->decision_headers;
     headers.emplace_back("Retry-After", "1");
-    error_response(*fwd->response, 503,
+    error_response(fwd->api, *fwd->response, 503,
                    fmt::format("Too many connections: no descriptor left for a connection to "
                                "upstream '{}' ({} of {} in use); retry later",
                                name, budget.in_use(), budget.limit()),
@@ -406,8 +419,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       return done(fwd);
     }
     if (cancelled) {
-      error_response(*fwd->response, 503, "The request was cancelled (the server is stopping)",
-                     "server_error", "cancelled", fwd->decision_headers);
+      error_response(fwd->api, *fwd->response, 503,
+                     "The request was cancelled (the server is stopping)", "server_error",
+                     "cancelled", fwd->decision_headers);
       return done(fwd);
     }
     const bool timeout = error.kind == net::HttpFailure::timeout;
@@ -426,7 +440,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     HttpHeaders headers = fwd->decision_headers;
     headers.emplace_back("x-mcpclass-model", name);
     const bool gateway_timeout = sent && timeout;
-    error_response(*fwd->response, gateway_timeout ? 504 : 502,
+    error_response(fwd->api, *fwd->response, gateway_timeout ? 504 : 502,
                    fmt::format("Upstream '{}' ({}) {}: {}", name, u.url.origin(),
                                gateway_timeout ? "timed out" : "failed", error.message),
                    "server_error", gateway_timeout ? "upstream_timeout" : "upstream_unavailable",
@@ -471,22 +485,26 @@ bool RouteProxy::handles(std::string_view path) const {
 void RouteProxy::handle(HttpAppRequest request, std::shared_ptr<HttpAppResponse> response) {
   auto& impl = *impl_;
   impl.reap();
+  constexpr auto kChat = RequestApi::chat_completions;
   if (request.path == kModelsPath) {
     if (request.method != "GET")
-      return error_response(*response, 405, "GET /v1/models", "invalid_request_error",
+      return error_response(kChat, *response, 405, "GET /v1/models", "invalid_request_error",
                             "method_not_allowed", {{"Allow", "GET"}});
     return impl.models(*response);
   }
   const bool explain = request.path == kExplainPath;
-  if (request.path != kChatPath && !explain)
-    return error_response(*response, 404,
-                          fmt::format("No such endpoint: {} (this proxy serves {}, {} and {})",
-                                      request.path, kChatPath, kExplainPath, kModelsPath),
-                          "invalid_request_error", "not_found");
+  const auto api = explain ? std::optional(kChat) : api_at(request.path);
+  if (!api)
+    return error_response(
+        kChat, *response, 404,
+        fmt::format("No such endpoint: {} (this proxy serves {}, {}, {}, {} and {})", request.path,
+                    path_of(kChat), path_of(RequestApi::messages), path_of(RequestApi::responses),
+                    kExplainPath, kModelsPath),
+        "invalid_request_error", "not_found");
   if (request.method != "POST")
-    return error_response(*response, 405, fmt::format("POST {}", request.path),
+    return error_response(*api, *response, 405, fmt::format("POST {}", request.path),
                           "invalid_request_error", "method_not_allowed", {{"Allow", "POST"}});
-  impl.chat(request, response, explain);
+  impl.chat(request, response, explain, *api);
 }
 
 std::string RouteProxy::too_large_body(std::string_view message) const {

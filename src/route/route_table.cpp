@@ -1,6 +1,7 @@
 #include "route/route_table.hpp"
 
 #include "mcpclass/classify/errors.hpp"
+#include "route/request_api.hpp"
 #include "util/env_reference.hpp"
 
 #include <algorithm>
@@ -39,8 +40,6 @@ void Lane::give_back(bool clean) {
 RouteTable::RouteTable(config::RouteSettings settings,
                        std::shared_ptr<util::DescriptorBudget> budget)
     : settings_(std::move(settings)) {
-  // "/v1" + "/chat/completions": the base URL names the API root.
-  constexpr std::string_view kCompletions = "/chat/completions";
   for (const auto& [name, s] : settings_.models) {
     const std::string path = "route.models." + name;
     Upstream u;
@@ -48,7 +47,13 @@ RouteTable::RouteTable(config::RouteSettings settings,
     u.settings = s;
     u.api_key = util::resolve_env_reference(s.api_key, path + ".api_key");
     try {
-      u.url = net::parse_http_url(s.base_url + std::string(kCompletions));
+      const bool anthropic = s.api_format == config::ApiFormat::anthropic;
+      u.url = net::parse_http_url(
+          s.base_url + std::string(upstream_path(anthropic ? RequestApi::messages
+                                                           : RequestApi::chat_completions)));
+      u.responses_target =
+          net::parse_http_url(s.base_url + std::string(upstream_path(RequestApi::responses)))
+              .target;
       for (std::size_t i = 0; i < std::max<std::size_t>(1, settings_.upstream_threads); ++i) {
         auto engine = std::make_unique<net::HttpEngine>(s.connect_timeout, s.ca_file, SIZE_MAX,
                                                         settings_.keep_alive_connections);

@@ -50,8 +50,9 @@ class Lane {
 struct Upstream {
   std::string name;
   config::RouteUpstream settings;
-  net::HttpUrl url;     // <base_url>/chat/completions
-  std::string api_key;  // "${NAME}" resolved
+  net::HttpUrl url;  // <base_url>/chat/completions, or /messages for api_format anthropic
+  std::string responses_target;  // <base_url>/responses' target (openai)
+  std::string api_key;           // "${NAME}" resolved
   std::vector<std::unique_ptr<Lane>> lanes;
 };
 

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
-from test_route import BIN, CATEGORIES, SOURCE, Route, ask, models_yaml, node_for_tests  # noqa: E402
+from test_route import BIN, CATEGORIES, SOURCE, Route, ask, client_module, models_yaml, run_node_client  # noqa: E402,E501
 from test_route import upstream  # noqa: E402,F401
 from test_cli import Serve  # noqa: E402
 
@@ -282,14 +282,8 @@ def test_metrics_per_decision_signal_and_block(router, upstream):  # noqa: F811
 
 
 def test_openai_client_sees_a_block_as_an_api_error(router, upstream):  # noqa: F811
-    modules = os.path.join(SOURCE, "tests", "conformance", "node_modules")
-    node = node_for_tests()
-    if not os.path.isdir(os.path.join(modules, "openai")):
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                       cwd=os.path.join(SOURCE, "tests", "conformance"), check=True)
-    assert node, "no Node.js 20+ for the openai client"
     script = textwrap.dedent(f"""
-        const OpenAI = require({json.dumps(os.path.join(modules, "openai"))}).default;
+        const OpenAI = require({json.dumps(client_module("openai"))}).default;
         (async () => {{
           const client = new OpenAI({{baseURL: "http://127.0.0.1:{router.port}/v1", apiKey: "x",
                                      maxRetries: 0}});
@@ -305,9 +299,7 @@ def test_openai_client_sees_a_block_as_an_api_error(router, upstream):  # noqa: 
           console.log(JSON.stringify(caught));
         }})().catch(e => {{ console.error(e); process.exit(1); }});
     """)
-    p = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
+    out = run_node_client(script)
     assert out == {"api": True, "status": 400, "code": "jailbreak_detected",
                    "header": "prompt_injection"}
     assert upstream.records() == []

@@ -13,24 +13,35 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mcpclass::config {
 
 /// How an upstream family reads the reasoning decision.
 enum class ReasoningStyle {
-  none,      ///< not written
-  openai,    ///< "reasoning_effort"
-  vllm,      ///< "chat_template_kwargs": {"enable_thinking": bool} (Qwen3 templates)
-  deepseek,  ///< "chat_template_kwargs": {"thinking": bool}
+  none,       ///< not written
+  openai,     ///< "reasoning_effort"
+  vllm,       ///< "chat_template_kwargs": {"enable_thinking": bool} (Qwen3 templates)
+  deepseek,   ///< "chat_template_kwargs": {"thinking": bool}
+  anthropic,  ///< "thinking": {"type": "enabled", "budget_tokens": N} or {"type": "disabled"}
 };
+
+/// The API an upstream speaks (the Semantic Router's model_config api_format): `openai` serves
+/// <base_url>/chat/completions and /responses, `anthropic` <base_url>/messages.
+enum class ApiFormat { openai, anthropic };
+/// "openai", "anthropic": as the configuration writes it.
+std::string_view to_string(ApiFormat format);
 
 /// One model the proxy can send requests to.
 struct RouteUpstream {
   std::string base_url;        ///< http:// or https://, e.g. "http://127.0.0.1:8000/v1"
   std::string api_key;         ///< as written: "${NAME}" is resolved when the proxy starts
   std::string upstream_model;  ///< the name sent upstream; empty = the model's key
+  ApiFormat api_format = ApiFormat::openai;
+  /// none, unless api_format is anthropic (then anthropic).
   ReasoningStyle reasoning = ReasoningStyle::none;
+  int thinking_budget = 1024;  ///< anthropic: budget_tokens when reasoning (Anthropic's minimum)
   std::string reasoning_effort = "high";     ///< openai: when reasoning
   std::string reasoning_effort_off = "low";  ///< openai: otherwise
   std::chrono::milliseconds connect_timeout{5'000};

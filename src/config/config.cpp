@@ -117,7 +117,8 @@ void check_router(const Config& config) {
                     strict::member_path(strict::index_path("routing.decisions", i), "modelRefs"),
                     j),
                 "model"),
-            fmt::format("no upstream for model '{}' (route.models)", refs[j].model));
+            fmt::format("no upstream for model '{}' (route.models or providers.models)",
+                        refs[j].model));
   }
 }
 
@@ -131,6 +132,7 @@ Config config_from_json(const json::value& document) {
   const auto* routing = r.get("routing");
   const auto* server = r.get("server");
   const auto* route = r.get("route");
+  const auto* providers = r.get("providers");  // the Semantic Router's spelling of route.models
   const auto* token_classifier = r.get("token_classifier");
   r.finish();
 
@@ -178,9 +180,10 @@ Config config_from_json(const json::value& document) {
     std::erase_if(config.routing.short_queries,
                   [&](const auto& rule) { return !config.categories.find(rule.category); });
   config.routing.check_against(config.categories, "routing");
-  if (route != nullptr) {
-    config.route = RouteSettings::from_json(*route, "route");
-    config.route->check_against(config.categories, config.routing, "route");
+  if (route != nullptr || providers != nullptr) {
+    config.route = RouteSettings::from_sections(route, providers);
+    config.route->check_against(config.categories, config.routing,
+                                providers != nullptr ? "providers" : "route");
   }
   check_router(config);
   if (config.classifier.kind == "rules" || config.classifier.kind == "composite") {

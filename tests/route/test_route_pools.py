@@ -135,9 +135,9 @@ def test_weighted_split_over_10000_requests_within_2_percent(tmp_path, upstream_
         for t in threads:
             t.join()
         seconds = time.monotonic() - t0
-        print(f"10,000 requests through a pool of three in {seconds:.1f} s")
         assert statuses == [200] * total
         counts = [up.count() for up in upstream_processes]
+        print(f"10,000 requests through a pool of three in {seconds:.1f} s: {counts}")
         assert sum(counts) == total
         for got, weight in zip(counts, (0.5, 0.3, 0.2)):
             assert abs(got / total - weight) <= 0.02, counts

@@ -91,8 +91,9 @@ json::object server_to_json(const ServerSettings& s) {
   return out;
 }
 
-// What the decisions name exists: their models under route.models, their domains' categories.
-void check_router(const Config& config) {
+// What the decisions name exists: their models (route.models), their domains' categories.
+// `models_key`: where the models were named (route.models or providers.models).
+void check_router(const Config& config, std::string_view models_key) {
   const auto& router = config.router;
   for (std::size_t i = 0; i < router.signals.domains.size(); ++i) {
     const auto& d = router.signals.domains[i];
@@ -117,8 +118,7 @@ void check_router(const Config& config) {
                     strict::member_path(strict::index_path("routing.decisions", i), "modelRefs"),
                     j),
                 "model"),
-            fmt::format("no upstream for model '{}' (route.models or providers.models)",
-                        refs[j].model));
+            fmt::format("no upstream for model '{}' ({})", refs[j].model, models_key));
   }
 }
 
@@ -185,7 +185,7 @@ Config config_from_json(const json::value& document) {
     config.route->check_against(config.categories, config.routing,
                                 providers != nullptr ? "providers" : "route");
   }
-  check_router(config);
+  check_router(config, providers != nullptr ? "providers.models" : "route.models");
   if (config.classifier.kind == "rules" || config.classifier.kind == "composite") {
     // Compiling once here reports bad patterns and unknown categories at load time, with the
     // key path, instead of on first use.

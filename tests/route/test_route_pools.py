@@ -2,7 +2,7 @@
 several real fake upstreams (fake_upstream.py counts the calls each receives): the weighted split
 over 10,000 requests, passive ejection of an endpoint that refuses connections or answers 5xx
 (nothing reaches it until its time is up, then it is back), connect failures retried on another
-endpoint with no request lost or doubled, a 5xx after the request was sent never retried, active
+endpoint with no request lost or doubled, a 5xx or a close after the request was sent never retried, active
 health checks, per-endpoint metrics, and the Semantic Router's `providers.models` spelling."""
 
 import http.client
@@ -71,6 +71,14 @@ def metric(route, name, endpoint, model="m-none"):
     m = re.search(r'^%s\{model="%s",endpoint="%s"\} (\d+)$' % (name, model, endpoint),
                   body.decode(), re.M)
     return int(m.group(1)) if m else None
+
+
+def wait_back(route, endpoint):
+    """Polls the gauge until `endpoint`'s ejection time is up (it reads the proxy's clock)."""
+    deadline = time.monotonic() + 30
+    while metric(route, "mcpclass_route_endpoint_ejected", endpoint) != 0:
+        assert time.monotonic() < deadline, f"{endpoint} stayed ejected"
+        time.sleep(0.05)
 
 
 def ask(conn, model="m-none"):
@@ -153,7 +161,7 @@ def test_refused_endpoint_is_retried_ejected_until_its_time_then_back(tmp_path, 
     port = closed_port()
     route = Route(tmp_path, pool_yaml(
         [("good", good.url, 1), ("down", f"http://127.0.0.1:{port}/v1", 1)],
-        {"consecutive_5xx": 2, "base_ejection_time": "1500ms", "max_ejection_percent": 50}))
+        {"consecutive_5xx": 2, "base_ejection_time": "3s", "max_ejection_percent": 50}))
     try:
         conn = route.conn()
         # Every request is answered: the refused connections were retried on "good".
@@ -167,7 +175,7 @@ def test_refused_endpoint_is_retried_ejected_until_its_time_then_back(tmp_path, 
         # It comes up; once its time is up it is back in rotation.
         back = FakeUpstream(port=port).start()
         try:
-            time.sleep(1.6)
+            wait_back(route, "down")
             assert [ask(conn) for _ in range(10)] == [200] * 10
             assert len(calls(back)) == 5
             assert metric(route, "mcpclass_route_endpoint_ejected", "down") == 0
@@ -183,7 +191,7 @@ def test_5xx_after_send_is_not_retried_and_ejects_the_endpoint(tmp_path, ups):
     bad.fake = {"status": 503, "error": "overloaded"}
     route = Route(tmp_path, pool_yaml(
         [("good", good.url, 1), ("bad", bad.url, 1)],
-        {"consecutive_5xx": 2, "base_ejection_time": 1, "max_ejection_percent": 50}))
+        {"consecutive_5xx": 2, "base_ejection_time": 3, "max_ejection_percent": 50}))
     try:
         conn = route.conn()
         first = [ask(conn) for _ in range(4)]
@@ -194,7 +202,7 @@ def test_5xx_after_send_is_not_retried_and_ejects_the_endpoint(tmp_path, ups):
         assert [ask(conn) for _ in range(10)] == [200] * 10
         assert len(calls(bad)) == 2 and len(calls(good)) == 12
         bad.fake = {}
-        time.sleep(1.1)
+        wait_back(route, "bad")
         assert [ask(conn) for _ in range(4)] == [200] * 4
         assert len(calls(bad)) == 4
         conn.close()
@@ -266,5 +274,20 @@ def test_active_health_checks_eject_before_any_request(tmp_path, ups):
         assert [ask(conn) for _ in range(6)] == [200] * 6
         assert calls(sick) == [] and len(calls(good)) == 6
         assert metric(route, "mcpclass_route_endpoint_ejected", "good") == 0
+    finally:
+        assert route.stop() == 0
+
+
+def test_a_request_the_upstream_read_is_never_sent_to_another_endpoint(tmp_path, ups):
+    closer, good = ups[0], ups[1]
+    closer.fake = {"close": True}  # reads the request, then closes without an answer
+    route = Route(tmp_path, pool_yaml([("closer", closer.url, 1), ("good", good.url, 1)],
+                                      other_url=good.url))
+    try:
+        conn = route.conn()
+        assert ask(conn) == 502  # the first turn is closer's
+        assert len(calls(closer)) == 1 and calls(good) == []
+        assert metric(route, "mcpclass_route_endpoint_failures_total", "closer") == 1
+        conn.close()
     finally:
         assert route.stop() == 0

@@ -2,8 +2,9 @@
 several real fake upstreams (fake_upstream.py counts the calls each receives): the weighted split
 over 10,000 requests, passive ejection of an endpoint that refuses connections or answers 5xx
 (nothing reaches it until its time is up, then it is back), connect failures retried on another
-endpoint with no request lost or doubled, a 5xx or a close after the request was sent never retried, active
-health checks, per-endpoint metrics, and the Semantic Router's `providers.models` spelling."""
+endpoint with no request lost or doubled, a 5xx or a close after the request was sent never
+retried, active health checks, per-endpoint metrics, and the Semantic Router's `providers.models`
+spelling."""
 
 import http.client
 import json

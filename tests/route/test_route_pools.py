@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fake_upstream import FakeUpstream  # noqa: E402
-from test_route import Route, closed_port  # noqa: E402
+from test_route import BIN, CATEGORIES, Route, closed_port  # noqa: E402
 
 OTHERS = ("m-openai", "m-vllm", "m-deepseek")
 FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_upstream.py")
@@ -292,3 +292,19 @@ def test_a_request_the_upstream_read_is_never_sent_to_another_endpoint(tmp_path,
         conn.close()
     finally:
         assert route.stop() == 0
+
+
+@pytest.mark.parametrize("pool, message", [
+    ("{backend_refs: []}", "route.models.m-none.backend_refs: must name at least one backend"),
+    ("{backend_refs: [{base_url: 'http://a/v1', weight: 0}]}",
+     "route.models.m-none.backend_refs[0].weight: must be an integer within [1, 1000000]"),
+    ("{base_url: 'http://a/v1', backend_refs: [{base_url: 'http://b/v1'}]}",
+     "route.models.m-none.backend_refs: give base_url or backend_refs, not both"),
+])
+def test_bad_pools_are_config_errors_naming_the_key(tmp_path, pool, message):
+    config = tmp_path / "c.yaml"
+    others = "".join(f"    {m}: {{base_url: 'http://a/v1'}}\n" for m in OTHERS)
+    config.write_text(CATEGORIES + f"route:\n  models:\n{others}    m-none: {pool}\n")
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 2 and message in p.stderr, p.stderr

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace mcpclass::route {
@@ -90,7 +91,10 @@ struct Forward {
 
   std::mutex mutex;
   std::set<std::string> tried;
-  Lane* lane = nullptr;  // holds a descriptor for the exchange running on it
+  Lane* lane = nullptr;                      // holds a descriptor for the exchange running on it
+  Endpoint* endpoint = nullptr;              // of the exchange running
+  std::vector<const Endpoint*> unreachable;  // endpoints it could not connect to (any model)
+  net::HttpError unreached;                  // why the last of them failed, on this model
   net::HttpEngine* engine = nullptr;
   net::HttpEngine::ExchangeId id = 0;
   bool cancelled = false;
@@ -271,14 +275,24 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
 
   void start(const std::shared_ptr<Forward>& fwd, const std::string& name) {
     const auto& u = *fwd->generation->table->find(name);
+    auto* endpoint = u.pool->pick(fwd->unreachable);
+    if (endpoint == nullptr) {  // all tried or ejected: the last failure says why
+      if (!fwd->unreached) metrics.upstream_error(name, "unavailable");
+      return fail_over(fwd, name, false,
+                       fwd->unreached ? fwd->unreached
+                                      : net::HttpError{net::HttpFailure::connect,
+                                                       "no endpoint in rotation (all ejected)"});
+    }
     net::HttpRequest req;
     req.method = "POST";
-    req.target = fwd->api == RequestApi::responses ? u.responses_target : u.url.target;
-    req.headers = upstream_headers(u.settings.api_format, u.api_key, [&](std::string_view header) {
-      for (const auto& [key, value] : fwd->client_headers)
-        if (key == header) return std::string_view(value);
-      return std::string_view();
-    });
+    req.target =
+        fwd->api == RequestApi::responses ? endpoint->responses_target : endpoint->url.target;
+    req.headers =
+        upstream_headers(u.settings.api_format, endpoint->api_key, [&](std::string_view header) {
+          for (const auto& [key, value] : fwd->client_headers)
+            if (key == header) return std::string_view(value);
+          return std::string_view();
+        });
     req.headers.insert(req.headers.begin(),
                        {{"Content-Type", kJson},
                         {"Accept", fwd->accept.empty() ? std::string(kJson) : fwd->accept}});
@@ -336,12 +350,13 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       done(fwd);
       return;
     }
-    auto& lane = fwd->generation->table->next_lane(u);
+    auto& lane = endpoint->next_lane();
     if (!lane.take()) return refuse(fwd, name);
     try {
       fwd->lane = &lane;
+      fwd->endpoint = endpoint;
       fwd->engine = &lane.engine();
-      fwd->id = fwd->engine->start(u.url, std::move(req), std::move(cb));
+      fwd->id = fwd->engine->start(endpoint->url, std::move(req), std::move(cb));
     } catch (const std::exception& e) {  // the proxy is stopping
       lane.give_back(false);
       fwd->lane = nullptr;
@@ -386,15 +401,28 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     fwd.response->begin(fwd.status, std::move(fwd.headers));
   }
 
+  // Passive health: a complete answer below 500 is a success; a 5xx, a connect failure, a
+  // timeout or a broken answer counts toward the endpoint's ejection.
+  static void health(BackendPool& pool, Endpoint& endpoint, const net::HttpError& error,
+                     unsigned status) {
+    if (error || status >= 500) {
+      pool.failed(endpoint);
+    } else {
+      pool.succeeded(endpoint);
+    }
+  }
+
   void ended(const std::shared_ptr<Forward>& fwd, const std::string& name,
              const net::HttpError& error) {
     bool sent = false, cancelled = false;
+    Endpoint* endpoint = nullptr;
     {
       std::lock_guard lock(fwd->mutex);
       sent = fwd->sent;
       cancelled = fwd->cancelled || error.kind == net::HttpFailure::cancelled;
       fwd->lane->give_back(!error);
       fwd->lane = nullptr;
+      endpoint = std::exchange(fwd->endpoint, nullptr);
       fwd->engine = nullptr;
       fwd->sent = false;
       if (error) {
@@ -402,6 +430,8 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
         fwd->body.clear();
       }
     }
+    const auto& u = *fwd->generation->table->find(name);
+    if (!cancelled) health(*u.pool, *endpoint, error, fwd->status);
     if (!error) {
       if (fwd->buffered) {
         metrics.first_byte(name, seconds_since(fwd->received));
@@ -426,6 +456,23 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     }
     const bool timeout = error.kind == net::HttpFailure::timeout;
     metrics.upstream_error(name, !sent ? "connect" : timeout ? "timeout" : "broken");
+    net::HttpError failure{error.kind, fmt::format("endpoint '{}' ({}): {}", endpoint->name,
+                                                   endpoint->url.origin(), error.message)};
+    if (!sent) {  // the upstream never saw it: another endpoint of the pool may take it
+      fwd->unreachable.push_back(endpoint);
+      fwd->unreached = failure;
+      const auto tried = std::count_if(fwd->unreachable.begin(), fwd->unreachable.end(),
+                                       [&](const Endpoint* e) { return u.pool->contains(*e); });
+      if (u.pool->may_retry(static_cast<std::size_t>(tried))) return start(fwd, name);
+    }
+    fail_over(fwd, name, sent, failure);
+  }
+
+  // A request its pool could not serve: a connect failure goes to the model's fallback (a routed
+  // request only: a passed-through one named its model), anything else is a 502 or 504.
+  void fail_over(const std::shared_ptr<Forward>& fwd, const std::string& name, bool sent,
+                 const net::HttpError& error) {
+    const bool timeout = error.kind == net::HttpFailure::timeout;
     const auto& u = *fwd->generation->table->find(name);
     const auto& fallback = u.settings.fallback;
     // A passed-through request named its model: it is not silently served by another.
@@ -435,13 +482,16 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
         std::lock_guard lock(fwd->mutex);
         fresh = !fwd->tried.contains(fallback);
       }
-      if (fresh) return start(fwd, fallback);
+      if (fresh) {
+        fwd->unreached = {};
+        return start(fwd, fallback);
+      }
     }
     HttpHeaders headers = fwd->decision_headers;
     headers.emplace_back("x-mcpclass-model", name);
     const bool gateway_timeout = sent && timeout;
     error_response(fwd->api, *fwd->response, gateway_timeout ? 504 : 502,
-                   fmt::format("Upstream '{}' ({}) {}: {}", name, u.url.origin(),
+                   fmt::format("Upstream '{}' {}: {}", name,
                                gateway_timeout ? "timed out" : "failed", error.message),
                    "server_error", gateway_timeout ? "upstream_timeout" : "upstream_unavailable",
                    std::move(headers));
@@ -527,7 +577,7 @@ std::string RouteProxy::prometheus() const {
     in_flight = impl_->live.size();
   }
   const auto& c = impl_->conversations;
-  return impl_->metrics.prometheus() +
+  return impl_->metrics.prometheus() + impl_->current.load()->table->prometheus() +
          fmt::format(
              "# HELP mcpclass_route_conversations Conversations whose decision is kept.\n"
              "# TYPE mcpclass_route_conversations gauge\nmcpclass_route_conversations {}\n"

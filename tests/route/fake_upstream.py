@@ -17,6 +17,10 @@ Records (one per request, in arrival order): {"id", "path", "headers" (lower-cas
 "conn" (the connection's number: reused connections share it), "done" (the answer was written to
 the end), "disconnected" (a write failed: the client went away mid-answer)}.
 
+`up.fake` (default {}) holds the same fields for every request (a request's own override them),
+so one upstream of a pool can answer 5xx while its peers answer 200; GET <anything>/health
+answers 200, or `up.fake["status"]` when it is set (an active health check's view).
+
 In-process: `up = FakeUpstream(); up.start(); ... up.records(); up.stop()`.
 As a process: `python3 fake_upstream.py` prints its port on stdout; GET /_records returns the
 records, DELETE /_records clears them.
@@ -39,6 +43,7 @@ class FakeUpstream:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._conn_ids = itertools.count(1)
+        self.fake = {}
         upstream = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -62,6 +67,10 @@ class FakeUpstream:
             def do_GET(self):
                 if self.path == "/_records":
                     return self._send_json(200, upstream.records())
+                if self.path.endswith("/health"):
+                    upstream._add({"path": self.path, "conn": self.conn, "health": True})
+                    status = int(upstream.fake.get("status", 200))
+                    return self._send_json(status, {"status": status})
                 self._send_json(404, {"error": {"message": "not found"}})
 
             def do_DELETE(self):
@@ -82,7 +91,8 @@ class FakeUpstream:
                           "disconnected": False,
                           "headers": {k.lower(): v for k, v in self.headers.items()}}
                 upstream._add(record)
-                fake = body.get("fake", {}) if isinstance(body, dict) else {}
+                fake = {**upstream.fake,
+                        **(body.get("fake", {}) if isinstance(body, dict) else {})}
                 try:
                     self._answer(record, body, fake)
                     upstream._update(record, done=True)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // RouteEvaluation is what `mcpclass route` would do with a chat completion request: Action
@@ -104,14 +105,22 @@ func (r *Router) Close() error {
 	return nil
 }
 
-// EvaluateJSON returns the evaluation document of a request body (explain: every decision
-// evaluated, as POST /v1/route/explain).
+// EvaluateJSON returns the evaluation document of a chat completion request body (explain: every
+// decision evaluated, as POST /v1/route/explain).
 func (r *Router) EvaluateJSON(request []byte, explain bool) ([]byte, error) {
+	return r.EvaluateAPIJSON("chat_completions", request, explain)
+}
+
+// EvaluateAPIJSON is EvaluateJSON for a request body of api: "chat_completions", "messages"
+// (Anthropic's Messages API) or "responses" (OpenAI's Responses API).
+func (r *Router) EvaluateAPIJSON(api string, request []byte, explain bool) ([]byte, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.c == nil {
 		return nil, ErrClosed
 	}
+	capi := C.CString(api)
+	defer C.free(unsafe.Pointer(capi))
 	creq := C.CBytes(request)
 	defer C.free(creq)
 	flag := C.int(0)
@@ -120,7 +129,7 @@ func (r *Router) EvaluateJSON(request []byte, explain bool) ([]byte, error) {
 	}
 	var out *C.char
 	var cerr *C.mcpc_error
-	if err := toError(C.mcpc_route_evaluate_json(r.c, (*C.char)(creq), C.size_t(len(request)), flag, &out, &cerr), cerr); err != nil {
+	if err := toError(C.mcpc_route_evaluate_api_json(r.c, capi, (*C.char)(creq), C.size_t(len(request)), flag, &out, &cerr), cerr); err != nil {
 		return nil, err
 	}
 	defer C.mcpc_string_free(out)

@@ -115,3 +115,32 @@ func TestRouterErrorsAndClose(t *testing.T) {
 		t.Fatalf("a closed classifier: %v", err)
 	}
 }
+
+// mcpc_route_evaluate_api_json: the same evaluation for the Responses and Messages shapes, as the
+// Python binding's test_router_other_apis checks it.
+func TestRouterOtherAPIs(t *testing.T) {
+	r := openTestRouter(t)
+	raw, err := r.EvaluateAPIJSON("responses", []byte(`{"model":"auto","input":[{"role":"user","content":[{"type":"input_text","text":"urgent: the build is red"}]}]}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev RouteEvaluation
+	var body struct {
+		Model        string            `json:"model"`
+		Instructions string            `json:"instructions"`
+		Reasoning    map[string]string `json:"reasoning"`
+	}
+	if json.Unmarshal(raw, &ev) != nil || json.Unmarshal(ev.Body, &body) != nil || ev.Action != "forward" ||
+		ev.Decision != "urgent" || body.Model != "a-up" || body.Instructions != "Answer fast." ||
+		body.Reasoning["effort"] != "high" {
+		t.Fatalf("responses evaluation %s", raw)
+	}
+	// Every model here is api_format openai: a Messages body gets Anthropic's 400.
+	raw, err = r.EvaluateAPIJSON("messages", []byte(`{"model":"auto","max_tokens":8,"messages":[{"role":"user","content":"urgent"}]}`), false)
+	if err != nil || json.Unmarshal(raw, &ev) != nil || ev.Action != "reject" || ev.Status != 400 {
+		t.Fatalf("messages evaluation %s, %v", raw, err)
+	}
+	if _, err := r.EvaluateAPIJSON("completions", []byte(`{}`), false); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("an unknown api: %v", err)
+	}
+}

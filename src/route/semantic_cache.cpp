@@ -68,6 +68,20 @@ SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
                              std::shared_ptr<const learned::SentenceEncoder> encoder)
     : settings_(std::move(settings)), encoder_(std::move(encoder)) {
   if (encoder_) index_ = std::make_unique<CacheIndex>(encoder_->dimension());
+  if (settings_.backend_type == "redis")
+    link_ = std::make_unique<RedisLink>(settings_.redis, [this](RedisLink::Entry e) {
+      Entry local;
+      local.scope = std::move(e.scope);
+      local.exact = std::move(e.exact);
+      local.embedding = std::move(e.embedding);
+      local.answer = std::move(e.answer);
+      local.expires = Clock::now() + e.ttl;
+      insert(std::move(local), Clock::now());
+    });
+}
+
+SemanticCache::~SemanticCache() {
+  link_.reset();  // joins the reader thread before the entries go
 }
 
 bool SemanticCache::fits(const config::SemanticCacheSettings& settings,
@@ -84,17 +98,32 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
     if (auto it = by_exact_.find(query.exact); it != by_exact_.end()) {
       if (it->second->expires > now) {
         lru_.splice(lru_.begin(), lru_, it->second);
-        ++exact_hits_;
-        ++similarity_buckets_.back();
-        similarity_sum_ += 1.0;
+        count_hit(1.0, true);
         return Hit{it->second->answer, 1.0, true};
       }
       erase(it->second);
     }
-    if (!encoder_) {
-      ++misses_;
-      return std::nullopt;
-    }
+  }
+  // Another instance may have stored it before this one followed the stream.
+  if (auto shared = link_ ? link_->fetch(query.exact) : std::nullopt;
+      shared && shared->scope == query.scope) {
+    auto answer = shared->answer;
+    Entry local{0,
+                shared->scope,
+                shared->exact,
+                std::move(shared->embedding),
+                std::move(shared->answer),
+                now + shared->ttl,
+                0};
+    insert(std::move(local), now);
+    std::lock_guard lock(mutex_);
+    count_hit(1.0, true);
+    return Hit{std::move(answer), 1.0, true};
+  }
+  if (!encoder_) {
+    std::lock_guard lock(mutex_);
+    ++misses_;
+    return std::nullopt;
   }
   try {
     query.embedding = encoder_->encode(std::span<const std::string>(&query.text, 1));
@@ -114,11 +143,7 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
       continue;
     }
     lru_.splice(lru_.begin(), lru_, it->second);
-    ++semantic_hits_;
-    std::size_t b = 0;
-    while (b < kSimilarityBounds.size() && similarity > kSimilarityBounds[b]) ++b;
-    ++similarity_buckets_[b];
-    similarity_sum_ += similarity;
+    count_hit(similarity, false);
     return Hit{it->second->answer, similarity, false};
   }
   ++misses_;
@@ -127,22 +152,27 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
 
 bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
                           std::chrono::milliseconds ttl, Clock::time_point now) {
-  const std::size_t answer_bytes =
-      answer.content.size() + answer.model.size() + answer.finish_reason.size();
-  if (answer_bytes > settings_.max_entry_bytes) {
-    skipped("too_large");
-    return false;
-  }
   Entry e;
   e.scope = query.scope;
   e.exact = query.exact;
   if (index_ && query.embedding.size() == index_->dimension()) e.embedding = query.embedding;
   e.answer = std::move(answer);
   e.expires = now + ttl;
+  if (!link_) return insert(std::move(e), now);
+  RedisLink::Entry shared{e.scope, e.exact, e.embedding, e.answer, ttl};
+  if (!insert(std::move(e), now)) return false;
+  link_->publish(shared);  // a failure is counted by the link: this instance still has it
+  return true;
+}
+
+bool SemanticCache::insert(Entry e, Clock::time_point now) {
+  const std::size_t answer_bytes =
+      e.answer.content.size() + e.answer.model.size() + e.answer.finish_reason.size();
+  if (index_ && e.embedding.size() != index_->dimension()) e.embedding.clear();
   // The embedding twice: the entry's copy (for rebuilds) and the index's.
   e.bytes = kEntryOverhead + e.scope.size() + 2 * e.exact.size() + answer_bytes +
             2 * e.embedding.size() * sizeof(float);
-  if (e.bytes > settings_.max_bytes) {
+  if (answer_bytes > settings_.max_entry_bytes || e.bytes > settings_.max_bytes) {
     skipped("too_large");
     return false;
   }
@@ -157,6 +187,14 @@ bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
   if (!it->embedding.empty()) index_->add(it->id, it->embedding);
   evict_to_bounds(now);
   return true;
+}
+
+void SemanticCache::count_hit(double similarity, bool exact) {
+  ++(exact ? exact_hits_ : semantic_hits_);
+  std::size_t b = 0;
+  while (b < kSimilarityBounds.size() && similarity > kSimilarityBounds[b]) ++b;
+  ++similarity_buckets_[b];
+  similarity_sum_ += similarity;
 }
 
 void SemanticCache::skipped(std::string_view reason) {
@@ -245,6 +283,8 @@ std::string SemanticCache::prometheus() const {
       "on as a miss), by part.\n# TYPE mcpclass_route_cache_errors_total counter\n";
   for (const auto& [part, n] : errors_)
     out += fmt::format("mcpclass_route_cache_errors_total{{part=\"{}\"}} {}\n", part, n);
+  if (link_)
+    out += fmt::format("mcpclass_route_cache_errors_total{{part=\"redis\"}} {}\n", link_->errors());
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "mcpclass/route/router.hpp"
 #include "route/cache_index.hpp"
 #include "route/cached_answer.hpp"
+#include "route/redis_link.hpp"
 
 #include <array>
 #include <chrono>
@@ -51,21 +52,24 @@ class SemanticCache {
     bool exact = true;
   };
 
-  /// `encoder` null: only the exact text finds an answer.
+  /// `encoder` null: only the exact text finds an answer. backend_type redis: starts the link
+  /// to Redis (which need not be up).
   SemanticCache(config::SemanticCacheSettings settings,
                 std::shared_ptr<const learned::SentenceEncoder> encoder);
+  ~SemanticCache();
 
   const config::SemanticCacheSettings& settings() const noexcept { return settings_; }
   /// Whether a configuration with these settings and this encoder may keep this cache.
   bool fits(const config::SemanticCacheSettings& settings,
             const learned::SentenceEncoder* encoder) const;
 
-  /// The answer stored for `query`'s exact text, else for the most similar stored query of its
-  /// scope at or above `threshold`. Embeds `query` (outside the lock) for a later store().
+  /// The answer stored for `query`'s exact text (here, else in Redis), else for the most similar
+  /// stored query of its scope at or above `threshold`. Embeds `query` (outside the lock) for a
+  /// later store().
   std::optional<Hit> lookup(CacheQuery& query, double threshold,
                             Clock::time_point now = Clock::now());
-  /// Keeps `answer` for `query` for `ttl`, evicting the least recently used beyond the bounds.
-  /// False (counted) when it alone exceeds max_entry_bytes.
+  /// Keeps `answer` for `query` for `ttl`, evicting the least recently used beyond the bounds,
+  /// and shares it through Redis. False (counted) when it alone exceeds max_entry_bytes.
   bool store(const CacheQuery& query, CachedAnswer answer, std::chrono::milliseconds ttl,
              Clock::time_point now = Clock::now());
   /// Counts an answer that was not stored (`reason`: status, incomplete, too_large, ...).
@@ -88,6 +92,8 @@ class SemanticCache {
     std::size_t bytes = 0;
   };
   using Lru = std::list<Entry>;
+  bool insert(Entry e, Clock::time_point now);
+  void count_hit(double similarity, bool exact);  // under the lock
   void erase(Lru::iterator it);
   void evict_to_bounds(Clock::time_point now);
   void rebuild_index();
@@ -109,6 +115,7 @@ class SemanticCache {
   double similarity_sum_ = 0;
   std::map<std::string, std::uint64_t, std::less<>> skipped_;
   std::map<std::string, std::uint64_t, std::less<>> errors_;
+  std::unique_ptr<RedisLink> link_;  // last: its reader thread stores into the members above
 };
 
 /// A routed request's way through the cache: what its answer is stored under, and the answer's

@@ -2,7 +2,9 @@
 process in front of the fake upstream, which counts what reaches it: a repeated query and a
 paraphrase are answered without the upstream (x-vsr-cache-hit), another model or system prompt
 misses, errors are never stored, a streamed answer is replayed as SSE that the official `openai`
-client parses, and the metrics count it all. The encoder is the USE-lite model the learned
+client parses, and the metrics count it all. With `backend_type: redis`, two instances and a
+redis-server of the test's own (a Unix socket in tmp_path): a paraphrase answered through one is a
+hit on the other, and killing Redis loses no request. The encoder is the USE-lite model the learned
 classifiers use by default (`models/fetch-use-lite.sh`); without it only the exact path runs."""
 
 import json
@@ -11,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -214,7 +217,10 @@ def test_streams_are_stored_assembled_and_replayed_as_sse(tmp_path, upstream):  
 
 @pytest.mark.parametrize("cache, message", [
     ("{backend_type: milvus}",
-     "route.semantic_cache.backend_type: 'milvus' is not a backend of this build (memory)"),
+     "route.semantic_cache.backend_type: 'milvus' is not one of memory, redis"),
+    ("{redis: {address: nowhere}}",
+     "route.semantic_cache.redis.address: 'nowhere' is not host:port or an absolute Unix socket path"),
+    ("{redis: {address: 'h:99999'}}", "route.semantic_cache.redis.address"),
     ("{similarity_threshold: 1.5}", "route.semantic_cache.similarity_threshold: must be in (0, 1]"),
     ("{max_bytes: 10}", "route.semantic_cache.max_bytes"),
     ("{max_bytes: 100000, max_entry_bytes: 200000}",
@@ -241,3 +247,73 @@ def test_plugin_settings_errors_name_the_key(tmp_path):
     assert p.returncode == 2, p.stderr
     assert ("routing.decisions[0].plugins[0].configuration.similarity_threshold: must be in [0, 1]"
             in p.stderr), p.stderr
+
+
+class Redis:
+    """A redis-server of the test's own, on a Unix socket in tmp_path, without persistence."""
+
+    def __init__(self, tmp_path):
+        self.socket = str(tmp_path / "redis.sock")
+        self.proc = subprocess.Popen(
+            [shutil.which("redis-server"), "--port", "0", "--unixsocket", self.socket,
+             "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.socket):
+            assert time.monotonic() < deadline and self.proc.poll() is None, "redis did not start"
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def wait_metric(router, name, predicate, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not predicate(metric(router, name)):
+        assert time.monotonic() < deadline, f"{name} = {metric(router, name)}"
+        time.sleep(0.05)
+
+
+@needs_use_lite
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_a_fleet_shares_answers_through_redis_and_survives_its_loss(tmp_path, upstream):  # noqa: F811
+    redis = Redis(tmp_path)
+    cache = (f'{{backend_type: redis, similarity_threshold: 0.8, '
+             f'redis: {{address: "{redis.socket}", timeout: 0.05}}}}')
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = start(tmp_path / "a", upstream, cache=cache)
+    b = start(tmp_path / "b", upstream, cache=cache)
+    try:
+        # An answer stored through A reaches B's index through the stream: a paraphrase is a
+        # semantic hit on B, and the exact text too (from Redis itself).
+        assert r_post(a, "How do I reverse a list in Python?")[0] == 200
+        wait_metric(b, "mcpclass_route_cache_entries", lambda n: n == 1)
+        status, h, body = r_post(b, "How can I reverse a Python list?")
+        assert status == 200 and h["x-vsr-cache-hit"] == "true", h
+        assert float(h["x-mcpclass-cache-similarity"]) < 1
+        assert json.loads(body)["choices"][0]["message"]["content"].startswith("answer from")
+        assert calls(upstream) == 1
+        # Redis goes away: every request is still answered (by the upstream or from memory),
+        # and the failed Redis commands are counted.
+        redis.stop()
+        questions = [f"What is the capital of country number {i}?" for i in range(6)]
+        for i, q in enumerate(questions):
+            t0 = time.monotonic()
+            status, h, _ = r_post(a if i % 2 else b, q)
+            assert status == 200
+            assert time.monotonic() - t0 < 5
+        for r in (a, b):
+            assert metric(r, 'mcpclass_route_cache_errors_total{part="redis"}') > 0
+        # What an instance holds itself is still served.
+        assert r_post(a, "How do I reverse a list in Python?")[1]["x-vsr-cache-hit"] == "true"
+    finally:
+        redis.stop()
+        assert a.stop() == 0
+        assert b.stop() == 0
+
+
+def r_post(router, text):
+    return router.post(ask(text))

@@ -14,10 +14,21 @@
 
 namespace mcpclass::config {
 
+/// `backend_type: redis`: entries shared by a fleet of proxies through one Redis.
+struct RedisCacheSettings {
+  /// "host:port", or an absolute path to a Unix socket.
+  std::string address = "127.0.0.1:6379";
+  std::string key_prefix = "mcpclass:cache:";
+  std::chrono::milliseconds connect_timeout{200};
+  /// Each command's (a request never waits longer on Redis).
+  std::chrono::milliseconds timeout{50};
+};
+
 struct SemanticCacheSettings {
   bool enabled = false;
-  /// Only "memory" (in process, an hnswlib index).
+  /// "memory" (in process, an hnswlib index) or "redis" (the same, shared through `redis`).
   std::string backend_type = "memory";
+  RedisCacheSettings redis;
   /// The cosine similarity of the query's embedding to a stored one at which it is a hit.
   double similarity_threshold = 0.8;
   /// How long an answer is kept after it was stored.

@@ -13,6 +13,21 @@ struct mcpc_router {
 using namespace mcpclass;
 using namespace mcpclass::capi;
 
+namespace {
+
+route::RequestApi api_named(const char* api) {
+  require(api, "api");
+  const std::string_view name(api);
+  if (name == "chat_completions") return route::RequestApi::chat_completions;
+  if (name == "messages") return route::RequestApi::messages;
+  if (name == "responses") return route::RequestApi::responses;
+  fail(MCPC_ERR_INVALID_ARGUMENT,
+       "api must be \"chat_completions\", \"messages\" or \"responses\", not \"" +
+           std::string(name) + "\"");
+}
+
+}  // namespace
+
 int mcpc_router_new(const mcpc_config* config, const mcpc_classifier* classifier, mcpc_router** out,
                     mcpc_error** err) {
   return guard(err, [&] {
@@ -39,17 +54,25 @@ void mcpc_router_free(mcpc_router* router) {
 
 int mcpc_route_evaluate_json(const mcpc_router* router, const char* request_json,
                              size_t request_len, int explain, char** out_json, mcpc_error** err) {
+  return mcpc_route_evaluate_api_json(router, "chat_completions", request_json, request_len,
+                                      explain, out_json, err);
+}
+
+int mcpc_route_evaluate_api_json(const mcpc_router* router, const char* api,
+                                 const char* request_json, size_t request_len, int explain,
+                                 char** out_json, mcpc_error** err) {
   return guard(err, [&] {
     require(out_json, "out_json");
     *out_json = nullptr;
     require(router, "router");
+    const auto request_api = api_named(api);
     const auto text = text_arg(request_json, request_len, "request_json");
     boost::system::error_code ec;
     auto parsed = boost::json::parse(text, ec);
     if (ec || !parsed.is_object())
-      fail(MCPC_ERR_INVALID_TEXT, "request_json must be a JSON object (a chat completion body)");
+      fail(MCPC_ERR_INVALID_TEXT, "request_json must be a JSON object (a request body)");
     const auto e = router->router->evaluate(std::move(parsed.get_object()), router->max_text_length,
-                                            explain != 0);
+                                            explain != 0, nullptr, request_api);
     *out_json = dup_string(boost::json::serialize(e.to_json()));
     return MCPC_OK;
   });

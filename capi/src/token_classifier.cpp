@@ -22,10 +22,11 @@ int mcpc_token_classifier_new(const mcpc_config* config, mcpc_token_classifier**
     require(config, "config");
     const auto& settings = config->config.token_classifier;
     if (!settings)
-      throw classify::ConfigError("token_classifier",
-                                  "is not configured (a section {model: DIR, aggregation, ...})");
+      throw classify::ConfigError(
+          "token_classifier",
+          "is not configured (a section {model: DIR, aggregation, ...} or {remote: {...}})");
     auto handle = std::make_unique<mcpc_token_classifier>();
-    handle->classifier = learned::make_token_classifier(*settings);
+    handle->classifier = config::make_token_classifier(config->config);
     handle->max_text_length = config->config.server.max_text_length;
     *out = handle.release();
     return MCPC_OK;

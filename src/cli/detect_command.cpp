@@ -3,6 +3,7 @@
 #include "cli/app.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/learned/token_classifier.hpp"
 #include "mcpclass/service/token_spans.hpp"
 
 #include <fmt/format.h>
@@ -34,17 +35,21 @@ int run_detect(const DetectOptions& o) {
   try {
     const auto config = load_config(o.config_path);
     max_text_length = config.server.max_text_length;
-    learned::TokenClassifierSettings settings;
-    if (!o.model.empty())
-      settings.model = o.model;
-    else if (config.token_classifier)
-      settings = *config.token_classifier;
-    else
+    if (!config.token_classifier && o.model.empty())
       throw config::ConfigError("token_classifier",
                                 "is not configured (give --model DIR or a config with a "
                                 "token_classifier section)");
-    if (o.stride) settings.stride = *o.stride;
-    classifier = learned::make_token_classifier(settings);
+    auto local = config;
+    if (!o.model.empty()) {
+      local.token_classifier = learned::TokenClassifierSettings{};
+      local.token_classifier->model = o.model;
+      local.token_classifier_remote = {};
+    }
+    if (o.stride) local.token_classifier->stride = *o.stride;
+    // A checkpoint that fails to load is a runtime error here, as for `classify`.
+    classifier = local.token_classifier_remote.empty()
+                     ? learned::make_token_classifier(*local.token_classifier)
+                     : config::make_token_classifier(local);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "mcpclass detect: configuration error: {}\n", e.what());
     return kUsageError;

@@ -80,7 +80,7 @@ std::vector<std::string> watched_files(const std::string& config_path,
          {&l.encoder, &l.tokenizer, &l.examples, &l.head, &l.model, &l.adapter, &l.labels})
       if (!path->empty()) files.push_back(learned::resolve_model_path(*path));
   }
-  if (config.token_classifier)
+  if (config.token_classifier && config.token_classifier_remote.empty())
     files.push_back(learned::resolve_model_path(config.token_classifier->model));
   return files;
 }

@@ -91,8 +91,9 @@ json::object server_to_json(const ServerSettings& s) {
   return out;
 }
 
-// What the decisions name exists: their models under route.models, their domains' categories.
-void check_router(const Config& config) {
+// What the decisions name exists: their models (route.models), their domains' categories.
+// `models_key`: where the models were named (route.models or providers.models).
+void check_router(const Config& config, std::string_view models_key) {
   const auto& router = config.router;
   for (std::size_t i = 0; i < router.signals.domains.size(); ++i) {
     const auto& d = router.signals.domains[i];
@@ -117,7 +118,7 @@ void check_router(const Config& config) {
                     strict::member_path(strict::index_path("routing.decisions", i), "modelRefs"),
                     j),
                 "model"),
-            fmt::format("no upstream for model '{}' (route.models)", refs[j].model));
+            fmt::format("no upstream for model '{}' ({})", refs[j].model, models_key));
   }
 }
 
@@ -131,6 +132,7 @@ Config config_from_json(const json::value& document) {
   const auto* routing = r.get("routing");
   const auto* server = r.get("server");
   const auto* route = r.get("route");
+  const auto* providers = r.get("providers");  // the Semantic Router's spelling of route.models
   const auto* token_classifier = r.get("token_classifier");
   r.finish();
 
@@ -166,10 +168,13 @@ Config config_from_json(const json::value& document) {
       std::nullopt,
       std::nullopt,
       std::move(router),
+      {},
   };
-  if (token_classifier != nullptr)
-    config.token_classifier =
-        learned::TokenClassifierSettings::from_json(*token_classifier, "token_classifier");
+  if (token_classifier != nullptr) {
+    auto remote = detail::take_remote_token_classifier(*token_classifier);
+    config.token_classifier = remote.settings;
+    config.token_classifier_remote = std::move(remote.remote);
+  }
   // The reference's "short math query" rule is a default, not a demand that a math category
   // exist: drop defaulted rules for absent categories, but reject explicit ones.
   const bool explicit_short_queries =
@@ -178,11 +183,12 @@ Config config_from_json(const json::value& document) {
     std::erase_if(config.routing.short_queries,
                   [&](const auto& rule) { return !config.categories.find(rule.category); });
   config.routing.check_against(config.categories, "routing");
-  if (route != nullptr) {
-    config.route = RouteSettings::from_json(*route, "route");
-    config.route->check_against(config.categories, config.routing, "route");
+  if (route != nullptr || providers != nullptr) {
+    config.route = RouteSettings::from_sections(route, providers);
+    config.route->check_against(config.categories, config.routing,
+                                providers != nullptr ? "providers" : "route");
   }
-  check_router(config);
+  check_router(config, providers != nullptr ? "providers.models" : "route.models");
   if (config.classifier.kind == "rules" || config.classifier.kind == "composite") {
     // Compiling once here reports bad patterns and unknown categories at load time, with the
     // key path, instead of on first use.
@@ -206,7 +212,11 @@ json::object Config::to_json() const {
   out["routing"] = std::move(routing_json);
   out["server"] = server_to_json(server);
   if (route) out["route"] = route->to_json();
-  if (token_classifier) out["token_classifier"] = token_classifier->to_json();
+  if (token_classifier && !token_classifier_remote.empty())
+    out["token_classifier"] =
+        json::object{{"remote", token_classifier_remote}, {"tool", token_classifier->tool}};
+  else if (token_classifier)
+    out["token_classifier"] = token_classifier->to_json();
   return out;
 }
 

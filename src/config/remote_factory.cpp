@@ -2,6 +2,7 @@
 
 #include "mcpclass/classify/composite_classifier.hpp"
 #include "mcpclass/remote/remote_classifier.hpp"
+#include "mcpclass/remote/remote_token_classifier.hpp"
 
 namespace mcpclass::config::detail {
 
@@ -52,4 +53,44 @@ std::unique_ptr<classify::Classifier> make_remote_classifier(const Config& confi
                                                          composite);
 }
 
+TokenClassifierSection take_remote_token_classifier(const json::value& section) {
+  const auto* object = section.if_object();
+  const auto* remote = object ? object->if_contains("remote") : nullptr;
+  if (remote == nullptr)
+    return {learned::TokenClassifierSettings::from_json(section, "token_classifier"), {}};
+  (void)remote::RemoteClassifierOptions::from_json(*remote, "token_classifier.remote");
+  TokenClassifierSection out;
+  out.remote = remote->as_object();
+  for (const auto& kv : *object) {
+    if (kv.key() == "remote") continue;
+    if (kv.key() != "tool")
+      throw ConfigError("token_classifier." + std::string(kv.key()),
+                        "does not apply to a remote token classifier (its server has the model)");
+    if (!kv.value().is_string() || kv.value().get_string().empty())
+      throw ConfigError("token_classifier.tool", "must be a non-empty string");
+    out.settings.tool = kv.value().get_string();
+  }
+  return out;
+}
+
 }  // namespace mcpclass::config::detail
+
+namespace mcpclass::config {
+
+std::unique_ptr<learned::TokenClassifier> make_token_classifier(const Config& config) {
+  if (!config.token_classifier) return nullptr;
+  if (!config.token_classifier_remote.empty()) {
+    auto options = remote::RemoteClassifierOptions::from_json(config.token_classifier_remote,
+                                                              "token_classifier.remote");
+    return std::make_unique<remote::RemoteTokenClassifier>(std::move(options));
+  }
+  try {
+    return learned::make_token_classifier(*config.token_classifier);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const classify::ClassifyError& e) {
+    throw ConfigError("token_classifier.model", e.what());
+  }
+}
+
+}  // namespace mcpclass::config

@@ -4,6 +4,7 @@
 //     remote: {url: http://127.0.0.1:8090/mcp, timeout: 5, ...}   # RemoteClassifierOptions
 //     composite: {mode: local_first, threshold: 0.6}             # composite only
 //     rules: {...}            # composite only: the local rule classifier
+// and `token_classifier.remote` (the span tool of another server).
 #pragma once
 
 #include "mcpclass/config/config.hpp"
@@ -25,5 +26,14 @@ void check_remote_sections(std::string_view kind, const json::object& sections);
 /// Throws ConfigError or remote::RemoteError.
 std::unique_ptr<classify::Classifier> make_remote_classifier(const Config& config,
                                                              const json::object& sections);
+
+/// A `token_classifier` section: a checkpoint's settings, or with `remote` (checked as
+/// RemoteClassifierOptions) only the served `tool` and the raw remote object.
+struct TokenClassifierSection {
+  learned::TokenClassifierSettings settings;
+  json::object remote;
+};
+/// Throws ConfigError naming the key (`token_classifier.model` with `remote`, say).
+TokenClassifierSection take_remote_token_classifier(const json::value& section);
 
 }  // namespace mcpclass::config::detail

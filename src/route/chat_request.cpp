@@ -3,9 +3,11 @@
 #include "util/config_reader.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <variant>
 
 namespace mcpclass::route {
@@ -14,25 +16,6 @@ namespace json = boost::json;
 
 namespace {
 
-// A message's content: a string, or the text parts of an array (images and audio carry no text).
-std::string content_text(const json::value& content) {
-  if (const auto* s = content.if_string()) return std::string(*s);
-  std::string out;
-  if (const auto* parts = content.if_array()) {
-    for (const auto& part : *parts) {
-      const auto* p = part.if_object();
-      if (p == nullptr) continue;
-      const auto* type = p->if_contains("type");
-      const auto* text = p->if_contains("text");
-      if (type && type->is_string() && type->get_string() == "text" && text && text->is_string()) {
-        if (!out.empty()) out += '\n';
-        out += text->get_string();
-      }
-    }
-  }
-  return out;
-}
-
 bool has_role(const json::value& message, std::string_view role) {
   const auto* m = message.if_object();
   if (m == nullptr) return false;
@@ -40,20 +23,57 @@ bool has_role(const json::value& message, std::string_view role) {
   return r && r->is_string() && r->get_string() == role;
 }
 
-const json::value& content_of(const json::value& message) {
-  static const json::value empty;
-  const auto* c = message.get_object().if_contains("content");
-  return c ? *c : empty;
+bool is_text_part(std::string_view type, RequestApi api) {
+  if (api == RequestApi::responses) return type == "input_text" || type == "output_text";
+  return type == "text";
 }
 
-FieldError field_error(std::string param, std::string_view problem) {
-  std::string message = fmt::format("Invalid '{}': {}", param, problem);
-  return {.param = std::move(param), .message = std::move(message)};
+// The one walk over a request's user turns that prompt_text() and rewrite_user_text() share:
+// visit(content) for the content of each user message of `api`'s list, in order. A Responses
+// `input` string is a user message's content; other items (tool calls, reasoning) have no role.
+template <class Object, class Visit>
+void for_each_user_content(Object& request, RequestApi api, Visit&& visit) {
+  auto* list = request.if_contains(api == RequestApi::responses ? "input" : "messages");
+  if (list == nullptr) return;
+  if (api == RequestApi::responses && list->is_string()) return visit(*list);
+  if (!list->is_array()) return;
+  for (auto& m : list->get_array()) {
+    if (!has_role(m, "user")) continue;
+    if (auto* content = m.get_object().if_contains("content")) visit(*content);
+  }
 }
 
-FieldError wrong_kind(std::string param, std::string_view expected, const json::value& got) {
-  return field_error(std::move(param),
-                     fmt::format("must be {}, got {}", expected, util::strict::type_name(got)));
+// visit(text) for a content's text: the string, or each text part's `text` (images, audio,
+// documents and tool results carry none).
+template <class Value, class Visit>
+void for_each_text(Value& content, RequestApi api, Visit&& visit) {
+  if (content.is_string()) return visit(content);
+  auto* parts = content.if_array();
+  if (parts == nullptr) return;
+  for (auto& part : *parts) {
+    auto* p = part.if_object();
+    if (p == nullptr) continue;
+    const auto* type = p->if_contains("type");
+    auto* text = p->if_contains("text");
+    if (type && type->is_string() && is_text_part(type->get_string(), api) && text &&
+        text->is_string())
+      visit(*text);
+  }
+}
+
+std::string content_text(const json::value& content, RequestApi api) {
+  std::string out;
+  bool first = true;
+  for_each_text(content, api, [&](const json::value& text) {
+    if (!first) out += '\n';
+    first = false;
+    out += text.get_string();
+  });
+  return out;
+}
+
+bool listed(std::span<const std::string_view> list, std::string_view value) {
+  return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
 }
 
 // `object.key` must be a string: that string, or the problem.
@@ -67,34 +87,71 @@ std::variant<std::string_view, FieldError> string_member(const json::object& obj
   return std::string_view(value->get_string());
 }
 
-std::optional<FieldError> check_part(const json::value& part, const std::string& path) {
+std::optional<FieldError> check_part(const json::value& part, const std::string& path,
+                                     const MessageRules& rules) {
   const auto* p = part.if_object();
   if (p == nullptr) return wrong_kind(path, "an object (a content part)", part);
   const auto type = string_member(*p, "type", path);
   if (const auto* e = std::get_if<FieldError>(&type)) return *e;
-  if (std::get<std::string_view>(type) != "text") return {};
+  const auto t = std::get<std::string_view>(type);
+  if (!listed(rules.part_types, t))
+    return field_error(path + ".type", fmt::format("unknown content part type '{}' (expected one "
+                                                   "of {})",
+                                                   t, fmt::join(rules.part_types, ", ")));
+  if (!listed(rules.text_types, t) || rules.text_types.empty()) return {};
   const auto text = string_member(*p, "text", path);
   if (const auto* e = std::get_if<FieldError>(&text)) return *e;
   return {};
 }
 
-std::optional<FieldError> check_message(const json::value& message, const std::string& path) {
+const std::string_view kChatTextTypes[] = {"text"};
+const MessageRules kChatRules{.roles = {},
+                              .part_types = {},
+                              .text_types = kChatTextTypes,
+                              .assistant_may_omit_content = true};
+
+}  // namespace
+
+FieldError field_error(std::string param, std::string_view problem) {
+  std::string message = fmt::format("Invalid '{}': {}", param, problem);
+  return {.param = std::move(param), .message = std::move(message)};
+}
+
+FieldError wrong_kind(std::string param, std::string_view expected, const json::value& got) {
+  return field_error(std::move(param),
+                     fmt::format("must be {}, got {}", expected, util::strict::type_name(got)));
+}
+
+std::optional<FieldError> check_message(const json::value& message, const std::string& path,
+                                        const MessageRules& rules) {
   const auto* m = message.if_object();
   if (m == nullptr) return wrong_kind(path, "an object", message);
   const auto role = string_member(*m, "role", path);
   if (const auto* e = std::get_if<FieldError>(&role)) return *e;
-  const bool assistant = std::get<std::string_view>(role) == "assistant";
+  const auto r = std::get<std::string_view>(role);
+  if (!listed(rules.roles, r))
+    return field_error(path + ".role",
+                       fmt::format("'{}' is not one of {}", r, fmt::join(rules.roles, ", ")));
+  const bool optional = rules.assistant_may_omit_content && r == "assistant";
   const auto* content = m->if_contains("content");
   const std::string at = path + ".content";
   if (content == nullptr)
-    return assistant ? std::nullopt : std::optional(field_error(at, "is required"));
-  if (content->is_string() || (assistant && content->is_null())) return {};
-  const auto* parts = content->if_array();
-  if (parts == nullptr) return wrong_kind(at, "a string or an array of content parts", *content);
+    return optional ? std::nullopt : std::optional(field_error(at, "is required"));
+  if (optional && content->is_null()) return {};
+  return check_content(*content, at, rules);
+}
+
+std::optional<FieldError> check_content(const json::value& content, const std::string& path,
+                                        const MessageRules& rules) {
+  if (content.is_string()) return {};
+  const auto* parts = content.if_array();
+  if (parts == nullptr) return wrong_kind(path, "a string or an array of content parts", content);
   for (std::size_t i = 0; i < parts->size(); ++i)
-    if (auto e = check_part((*parts)[i], fmt::format("{}[{}]", at, i))) return e;
+    if (auto e = check_part((*parts)[i], fmt::format("{}[{}]", path, i), rules)) return e;
   return {};
 }
+
+namespace {
 
 // --- A scanner over JSON text that already parsed (so it is well formed) ---
 
@@ -145,7 +202,7 @@ std::string key_of(std::string_view token) {
 
 std::optional<FieldError> check_messages(const json::array& messages) {
   for (std::size_t i = 0; i < messages.size(); ++i)
-    if (auto e = check_message(messages[i], fmt::format("messages[{}]", i))) return e;
+    if (auto e = check_message(messages[i], fmt::format("messages[{}]", i), kChatRules)) return e;
   return {};
 }
 
@@ -174,54 +231,35 @@ std::string replace_model(std::string_view raw, std::string_view model) {
   return out;
 }
 
-std::string prompt_text(const json::object& request, config::RouteText mode) {
-  const auto* messages = request.if_contains("messages");
-  if (messages == nullptr || !messages->is_array()) return {};
-  const auto& list = messages->get_array();
+std::string prompt_text(const json::object& request, config::RouteText mode, RequestApi api) {
   if (mode == config::RouteText::last_user) {
-    for (auto it = list.rbegin(); it != list.rend(); ++it)
-      if (has_role(*it, "user")) return content_text(content_of(*it));
-    return {};
+    const json::value* last = nullptr;
+    for_each_user_content(request, api, [&](const json::value& content) { last = &content; });
+    return last ? content_text(*last, api) : std::string();
   }
   std::string out;
   bool first = true;
-  for (const auto& m : list) {
-    if (!has_role(m, "user")) continue;
+  for_each_user_content(request, api, [&](const json::value& content) {
     if (!first) out += '\n';
     first = false;
-    out += content_text(content_of(m));
-  }
+    out += content_text(content, api);
+  });
   return out;
 }
 
 std::size_t rewrite_user_text(json::object& request,
-                              const std::function<std::string(std::string_view)>& rewrite) {
-  auto* messages = request.if_contains("messages");
-  if (messages == nullptr || !messages->is_array()) return 0;
+                              const std::function<std::string(std::string_view)>& rewrite,
+                              RequestApi api) {
   std::size_t changed = 0;
-  auto apply = [&](json::value& text) {
-    auto next = rewrite(text.get_string());
-    if (next != text.get_string()) {
-      text = std::move(next);
-      ++changed;
-    }
-  };
-  for (auto& m : messages->get_array()) {
-    if (!has_role(m, "user")) continue;
-    auto* content = m.get_object().if_contains("content");
-    if (content == nullptr) continue;
-    if (content->is_string()) apply(*content);
-    if (auto* parts = content->if_array()) {
-      for (auto& part : *parts) {
-        auto* p = part.if_object();
-        if (p == nullptr) continue;
-        const auto* type = p->if_contains("type");
-        auto* text = p->if_contains("text");
-        if (type && type->is_string() && type->get_string() == "text" && text && text->is_string())
-          apply(*text);
+  for_each_user_content(request, api, [&](json::value& content) {
+    for_each_text(content, api, [&](json::value& text) {
+      auto next = rewrite(text.get_string());
+      if (next != text.get_string()) {
+        text = std::move(next);
+        ++changed;
       }
-    }
-  }
+    });
+  });
   return changed;
 }
 
@@ -235,6 +273,7 @@ void write_reasoning(json::object& request, const config::RouteUpstream& upstrea
   };
   switch (upstream.reasoning) {
     case ReasoningStyle::none:
+    case ReasoningStyle::anthropic:  // not a chat completion upstream's (the config checks it)
       return;
     case ReasoningStyle::openai:
       request["reasoning_effort"] =

@@ -1,8 +1,10 @@
 // Internal: what the routing proxy reads from and writes into an OpenAI chat completion request
-// (docs/route.md, "The decision"). Pure functions over JSON values.
+// (docs/route.md, "The decision"), and the message walk and checks the other APIs' requests
+// share (route/messages_request.hpp, route/responses_request.hpp). Pure functions over JSON values.
 #pragma once
 
 #include "mcpclass/config/route_settings.hpp"
+#include "mcpclass/route/router.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -10,23 +12,28 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace mcpclass::route {
 
-/// The text the classifier sees: the last user message, or every user message joined by "\n".
-/// Array contents contribute their {"type":"text"} parts. No user message: "".
-std::string prompt_text(const boost::json::object& request, config::RouteText mode);
+/// The text the classifier sees: the last user message, or every user message joined by "\n",
+/// of `api`'s message list (chat and messages: "messages"; responses: "input", a string being
+/// one user message). Array contents contribute their text parts ({"type":"text"}; responses:
+/// "input_text" and "output_text"), joined by "\n". No user message: "".
+std::string prompt_text(const boost::json::object& request, config::RouteText mode,
+                        RequestApi api = RequestApi::chat_completions);
 
 /// Writes the reasoning decision the way `upstream`'s family reads it, replacing the client's.
 void write_reasoning(boost::json::object& request, const config::RouteUpstream& upstream,
                      bool use_reasoning);
 
-/// Rewrites the text of every user message (a string content, or each "text" part) with
-/// `rewrite`. Returns how many texts it changed.
+/// Rewrites the text of every user message (a string content, or each text part, as
+/// prompt_text() reads them) with `rewrite`. Returns how many texts it changed.
 std::size_t rewrite_user_text(boost::json::object& request,
-                              const std::function<std::string(std::string_view)>& rewrite);
+                              const std::function<std::string(std::string_view)>& rewrite,
+                              RequestApi api = RequestApi::chat_completions);
 
 /// Puts `prompt` (if not empty) in a system message as `mode` says. Returns whether the request
 /// changed (a system message inserted, or one whose content was not already `prompt` replaced).
@@ -39,6 +46,30 @@ struct FieldError {
   std::string param;
   std::string message;
 };
+
+/// `param`'s problem: "Invalid '<param>': <problem>".
+FieldError field_error(std::string param, std::string_view problem);
+/// "Invalid '<param>': must be <expected>, got <got's JSON type>".
+FieldError wrong_kind(std::string param, std::string_view expected, const boost::json::value& got);
+
+/// What one API accepts in a message (an empty list: anything).
+struct MessageRules {
+  std::span<const std::string_view> roles;
+  std::span<const std::string_view> part_types;  ///< content part (block) types
+  std::span<const std::string_view> text_types;  ///< the part types that carry a string `text`
+  bool assistant_may_omit_content = false;       ///< chat: tool calls carry the answer
+};
+
+/// The first problem with one message at `path` ("messages[2]") under `rules`: an object with a
+/// string `role` (one of rules.roles), a `content` that is a string or an array of content parts
+/// (objects with a string `type` of rules.part_types; text types with a string `text`).
+std::optional<FieldError> check_message(const boost::json::value& message, const std::string& path,
+                                        const MessageRules& rules);
+
+/// The first problem with a message's `content` at `path` under `rules`: a string, or an array of
+/// content parts as check_message() says.
+std::optional<FieldError> check_content(const boost::json::value& content, const std::string& path,
+                                        const MessageRules& rules);
 
 /// The first problem with the messages a routed request is classified from and forwarded with:
 /// each must be an object with a string `role`, and a `content` that is a string or an array of

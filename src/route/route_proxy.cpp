@@ -8,6 +8,7 @@
 #include "net/http_client.hpp"
 #include "route/chat_request.hpp"
 #include "route/conversation_store.hpp"
+#include "route/request_api.hpp"
 #include "route/route_metrics.hpp"
 #include "route/route_table.hpp"
 #include "route/semantic_cache.hpp"
@@ -25,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace mcpclass::route {
@@ -37,7 +39,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::string_view kChatPath = "/v1/chat/completions";
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kExplainPath = "/v1/route/explain";
 constexpr const char* kJson = "application/json";
@@ -56,11 +57,12 @@ bool passes_through(std::string_view name) {
   return true;
 }
 
-void error_response(HttpAppResponse& response, unsigned status, std::string_view message,
-                    std::string_view type, std::string_view code, HttpHeaders headers = {},
-                    std::string_view param = {}) {
+// In the shape of the API the client called (OpenAI's or Anthropic's).
+void error_response(RequestApi api, HttpAppResponse& response, unsigned status,
+                    std::string_view message, std::string_view type, std::string_view code,
+                    HttpHeaders headers = {}, std::string_view param = {}) {
   headers.emplace_back("Content-Type", kJson);
-  response.respond(status, std::move(headers), openai_error(message, type, code, param));
+  response.respond(status, std::move(headers), api_error(api, status, message, type, code, param));
 }
 
 // What one request is routed with: the router and the upstreams of one configuration.
@@ -96,13 +98,18 @@ struct Forward {
   bool routed = false;
   RouteEvaluation evaluation;  // routed: the decision and the request to forward
   std::string raw;             // passed through: the body as received
+  RequestApi api = RequestApi::chat_completions;
   std::string accept;
-  HttpHeaders decision_headers;      // x-vsr-*, x-mcpclass-*
+  HttpHeaders client_headers;    // anthropic-version and anthropic-beta, for the upstream
+  HttpHeaders decision_headers;  // x-vsr-*, x-mcpclass-*
   std::optional<CacheTicket> cache;  // a cacheable miss: its answer is stored when it ends
 
   std::mutex mutex;
   std::set<std::string> tried;
-  Lane* lane = nullptr;  // holds a descriptor for the exchange running on it
+  Lane* lane = nullptr;                      // holds a descriptor for the exchange running on it
+  Endpoint* endpoint = nullptr;              // of the exchange running
+  std::vector<const Endpoint*> unreachable;  // endpoints it could not connect to (any model)
+  net::HttpError unreached;                  // why the last of them failed, on this model
   net::HttpEngine* engine = nullptr;
   net::HttpEngine::ExchangeId id = 0;
   bool cancelled = false;
@@ -171,19 +178,23 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                      json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}}));
   }
 
-  void chat(HttpAppRequest& request, const std::shared_ptr<HttpAppResponse>& response,
-            bool explain) {
+  void chat(HttpAppRequest& request, const std::shared_ptr<HttpAppResponse>& response, bool explain,
+            RequestApi api) {
     auto parsed = jsonrpc::parse_json(request.body, {.max_bytes = request.body.size() + 1});
     if (auto* error = std::get_if<jsonrpc::Error>(&parsed)) {
-      return error_response(*response, 400,
+      return error_response(api, *response, 400,
                             fmt::format("The body is not valid JSON ({})", error->message),
                             "invalid_request_error", "invalid_request");
     }
     auto& body = std::get<json::value>(parsed);
     if (!body.is_object())
-      return error_response(*response, 400, "The body must be a JSON object",
+      return error_response(api, *response, 400, "The body must be a JSON object",
                             "invalid_request_error", "invalid_request");
     auto fwd = std::make_shared<Forward>();
+    fwd->api = api;
+    for (const auto* name : {"anthropic-version", "anthropic-beta"})
+      if (const auto value = request.header(name); !value.empty())
+        fwd->client_headers.emplace_back(name, value);
     fwd->response = response;
     fwd->generation = current.load();
     fwd->accept = std::string(request.header("accept"));
@@ -210,12 +221,12 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     try {
       const auto kept = conversation.empty() ? std::nullopt : conversations.find(conversation);
       e = router.evaluate(std::move(request), options.max_text_length, explain,
-                          kept ? &*kept : nullptr);
+                          kept ? &*kept : nullptr, fwd->api);
       // An explanation changes nothing; a block keeps what the conversation had.
       if (!conversation.empty() && !explain && e.action == RouteEvaluation::Action::forward)
         conversations.keep(conversation, e.kept(), router.route_settings().conversation);
     } catch (const std::exception& ex) {
-      return error_response(*fwd->response, 500,
+      return error_response(fwd->api, *fwd->response, 500,
                             fmt::format("Classification failed: {}", ex.what()), "server_error",
                             "classification_failed");
     }
@@ -247,6 +258,8 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   // A hit of the semantic cache is answered here, in the form the client asked for; a
   // cacheable miss keeps its ticket, so that its answer is stored when it ends cleanly.
   bool answered_from_cache(Forward& fwd) {
+    // Answers are kept and replayed in the chat completions shapes only.
+    if (fwd.api != RequestApi::chat_completions) return false;
     const auto& e = fwd.evaluation;
     fwd.cache = open_ticket(fwd.generation->cache, e, fwd.generation->router->router_settings(),
                             fwd.generation->router->route_settings().text);
@@ -307,12 +320,27 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
 
   void start(const std::shared_ptr<Forward>& fwd, const std::string& name) {
     const auto& u = *fwd->generation->table->find(name);
+    auto* endpoint = u.pool->pick(fwd->unreachable);
+    if (endpoint == nullptr) {  // all tried or ejected: the last failure says why
+      if (!fwd->unreached) metrics.upstream_error(name, "unavailable");
+      return fail_over(fwd, name, false,
+                       fwd->unreached ? fwd->unreached
+                                      : net::HttpError{net::HttpFailure::connect,
+                                                       "no endpoint in rotation (all ejected)"});
+    }
     net::HttpRequest req;
     req.method = "POST";
-    req.target = u.url.target;
-    req.headers = {{"Content-Type", kJson},
-                   {"Accept", fwd->accept.empty() ? std::string(kJson) : fwd->accept}};
-    if (!u.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + u.api_key);
+    req.target =
+        fwd->api == RequestApi::responses ? endpoint->responses_target : endpoint->url.target;
+    req.headers =
+        upstream_headers(u.settings.api_format, endpoint->api_key, [&](std::string_view header) {
+          for (const auto& [key, value] : fwd->client_headers)
+            if (key == header) return std::string_view(value);
+          return std::string_view();
+        });
+    req.headers.insert(req.headers.begin(),
+                       {{"Content-Type", kJson},
+                        {"Accept", fwd->accept.empty() ? std::string(kJson) : fwd->accept}});
     if (fwd->routed) mutate_headers(req.headers, fwd->evaluation);
     req.body = upstream_body(*fwd, u);
     req.timeout = u.settings.timeout;
@@ -368,18 +396,20 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       done(fwd);
       return;
     }
-    auto& lane = fwd->generation->table->next_lane(u);
+    auto& lane = endpoint->next_lane();
     if (!lane.take()) return refuse(fwd, name);
     try {
       fwd->lane = &lane;
+      fwd->endpoint = endpoint;
       fwd->engine = &lane.engine();
-      fwd->id = fwd->engine->start(u.url, std::move(req), std::move(cb));
+      fwd->id = fwd->engine->start(endpoint->url, std::move(req), std::move(cb));
     } catch (const std::exception& e) {  // the proxy is stopping
       lane.give_back(false);
       fwd->lane = nullptr;
       fwd->engine = nullptr;
-      error_response(*fwd->response, 503, fmt::format("Service unavailable: {}", e.what()),
-                     "server_error", "shutting_down");
+      error_response(fwd->api, *fwd->response, 503,
+                     fmt::format("Service unavailable: {}", e.what()), "server_error",
+                     "shutting_down");
       done(fwd);
     }
   }
@@ -403,7 +433,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     const auto& budget = *options.descriptors;
     HttpHeaders headers = fwd->decision_headers;
     headers.emplace_back("Retry-After", "1");
-    error_response(*fwd->response, 503,
+    error_response(fwd->api, *fwd->response, 503,
                    fmt::format("Too many connections: no descriptor left for a connection to "
                                "upstream '{}' ({} of {} in use); retry later",
                                name, budget.in_use(), budget.limit()),
@@ -417,15 +447,28 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     fwd.response->begin(fwd.status, std::move(fwd.headers));
   }
 
+  // Passive health: a complete answer below 500 is a success; a 5xx, a connect failure, a
+  // timeout or a broken answer counts toward the endpoint's ejection.
+  static void health(BackendPool& pool, Endpoint& endpoint, const net::HttpError& error,
+                     unsigned status) {
+    if (error || status >= 500) {
+      pool.failed(endpoint);
+    } else {
+      pool.succeeded(endpoint);
+    }
+  }
+
   void ended(const std::shared_ptr<Forward>& fwd, const std::string& name,
              const net::HttpError& error) {
     bool sent = false, cancelled = false;
+    Endpoint* endpoint = nullptr;
     {
       std::lock_guard lock(fwd->mutex);
       sent = fwd->sent;
       cancelled = fwd->cancelled || error.kind == net::HttpFailure::cancelled;
       fwd->lane->give_back(!error);
       fwd->lane = nullptr;
+      endpoint = std::exchange(fwd->endpoint, nullptr);
       fwd->engine = nullptr;
       fwd->sent = false;
       if (error) {
@@ -433,6 +476,8 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
         fwd->body.clear();
       }
     }
+    const auto& u = *fwd->generation->table->find(name);
+    if (!cancelled) health(*u.pool, *endpoint, error, fwd->status);
     if (!error) {
       // Stored only when the routed model itself answered (not a fallback).
       if (fwd->cache && name == fwd->evaluation.model)
@@ -453,12 +498,30 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       return done(fwd);
     }
     if (cancelled) {
-      error_response(*fwd->response, 503, "The request was cancelled (the server is stopping)",
-                     "server_error", "cancelled", fwd->decision_headers);
+      error_response(fwd->api, *fwd->response, 503,
+                     "The request was cancelled (the server is stopping)", "server_error",
+                     "cancelled", fwd->decision_headers);
       return done(fwd);
     }
     const bool timeout = error.kind == net::HttpFailure::timeout;
     metrics.upstream_error(name, !sent ? "connect" : timeout ? "timeout" : "broken");
+    net::HttpError failure{error.kind, fmt::format("endpoint '{}' ({}): {}", endpoint->name,
+                                                   endpoint->url.origin(), error.message)};
+    if (!sent) {  // the upstream never saw it: another endpoint of the pool may take it
+      fwd->unreachable.push_back(endpoint);
+      fwd->unreached = failure;
+      const auto tried = std::count_if(fwd->unreachable.begin(), fwd->unreachable.end(),
+                                       [&](const Endpoint* e) { return u.pool->contains(*e); });
+      if (u.pool->may_retry(static_cast<std::size_t>(tried))) return start(fwd, name);
+    }
+    fail_over(fwd, name, sent, failure);
+  }
+
+  // A request its pool could not serve: a connect failure goes to the model's fallback (a routed
+  // request only: a passed-through one named its model), anything else is a 502 or 504.
+  void fail_over(const std::shared_ptr<Forward>& fwd, const std::string& name, bool sent,
+                 const net::HttpError& error) {
+    const bool timeout = error.kind == net::HttpFailure::timeout;
     const auto& u = *fwd->generation->table->find(name);
     const auto& fallback = u.settings.fallback;
     // A passed-through request named its model: it is not silently served by another.
@@ -468,13 +531,16 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
         std::lock_guard lock(fwd->mutex);
         fresh = !fwd->tried.contains(fallback);
       }
-      if (fresh) return start(fwd, fallback);
+      if (fresh) {
+        fwd->unreached = {};
+        return start(fwd, fallback);
+      }
     }
     HttpHeaders headers = fwd->decision_headers;
     headers.emplace_back("x-mcpclass-model", name);
     const bool gateway_timeout = sent && timeout;
-    error_response(*fwd->response, gateway_timeout ? 504 : 502,
-                   fmt::format("Upstream '{}' ({}) {}: {}", name, u.url.origin(),
+    error_response(fwd->api, *fwd->response, gateway_timeout ? 504 : 502,
+                   fmt::format("Upstream '{}' {}: {}", name,
                                gateway_timeout ? "timed out" : "failed", error.message),
                    "server_error", gateway_timeout ? "upstream_timeout" : "upstream_unavailable",
                    std::move(headers));
@@ -522,22 +588,26 @@ bool RouteProxy::handles(std::string_view path) const {
 void RouteProxy::handle(HttpAppRequest request, std::shared_ptr<HttpAppResponse> response) {
   auto& impl = *impl_;
   impl.reap();
+  constexpr auto kChat = RequestApi::chat_completions;
   if (request.path == kModelsPath) {
     if (request.method != "GET")
-      return error_response(*response, 405, "GET /v1/models", "invalid_request_error",
+      return error_response(kChat, *response, 405, "GET /v1/models", "invalid_request_error",
                             "method_not_allowed", {{"Allow", "GET"}});
     return impl.models(*response);
   }
   const bool explain = request.path == kExplainPath;
-  if (request.path != kChatPath && !explain)
-    return error_response(*response, 404,
-                          fmt::format("No such endpoint: {} (this proxy serves {}, {} and {})",
-                                      request.path, kChatPath, kExplainPath, kModelsPath),
-                          "invalid_request_error", "not_found");
+  const auto api = explain ? std::optional(kChat) : api_at(request.path);
+  if (!api)
+    return error_response(
+        kChat, *response, 404,
+        fmt::format("No such endpoint: {} (this proxy serves {}, {}, {}, {} and {})", request.path,
+                    path_of(kChat), path_of(RequestApi::messages), path_of(RequestApi::responses),
+                    kExplainPath, kModelsPath),
+        "invalid_request_error", "not_found");
   if (request.method != "POST")
-    return error_response(*response, 405, fmt::format("POST {}", request.path),
+    return error_response(*api, *response, 405, fmt::format("POST {}", request.path),
                           "invalid_request_error", "method_not_allowed", {{"Allow", "POST"}});
-  impl.chat(request, response, explain);
+  impl.chat(request, response, explain, *api);
 }
 
 std::string RouteProxy::too_large_body(std::string_view message) const {
@@ -561,7 +631,8 @@ std::string RouteProxy::prometheus() const {
   }
   const auto& c = impl_->conversations;
   const auto cache = impl_->current.load()->cache;
-  return impl_->metrics.prometheus() + (cache ? cache->prometheus() : std::string()) +
+  return impl_->metrics.prometheus() + impl_->current.load()->table->prometheus() +
+         (cache ? cache->prometheus() : std::string()) +
          fmt::format(
              "# HELP mcpclass_route_conversations Conversations whose decision is kept.\n"
              "# TYPE mcpclass_route_conversations gauge\nmcpclass_route_conversations {}\n"

@@ -1,61 +1,28 @@
 #include "route/route_table.hpp"
 
 #include "mcpclass/classify/errors.hpp"
-#include "util/env_reference.hpp"
+#include "mcpclass/util/prometheus.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>
 
 namespace mcpclass::route {
 
-Lane::Lane(std::unique_ptr<net::HttpEngine> engine, std::size_t keep_alive,
-           std::shared_ptr<util::DescriptorBudget> budget)
-    : engine_(std::move(engine)), keep_alive_(keep_alive), budget_(std::move(budget)) {}
-
-Lane::~Lane() {
-  engine_->stop();
-  if (budget_ && kept_ > 0) budget_->release(kept_);
-}
-
-bool Lane::take() {
-  std::lock_guard lock(mutex_);
-  if (kept_ > 0) {
-    --kept_;
-    return true;
-  }
-  return !budget_ || budget_->try_acquire();
-}
-
-void Lane::give_back(bool clean) {
-  std::lock_guard lock(mutex_);
-  // The engine keeps a cleanly ended exchange's connection while its pool has room.
-  if (clean && kept_ < keep_alive_) {
-    ++kept_;
-  } else if (budget_) {
-    budget_->release();
-  }
-}
-
 RouteTable::RouteTable(config::RouteSettings settings,
                        std::shared_ptr<util::DescriptorBudget> budget)
     : settings_(std::move(settings)) {
-  // "/v1" + "/chat/completions": the base URL names the API root.
-  constexpr std::string_view kCompletions = "/chat/completions";
   for (const auto& [name, s] : settings_.models) {
     const std::string path = "route.models." + name;
     Upstream u;
     u.name = name;
     u.settings = s;
-    u.api_key = util::resolve_env_reference(s.api_key, path + ".api_key");
     try {
-      u.url = net::parse_http_url(s.base_url + std::string(kCompletions));
-      for (std::size_t i = 0; i < std::max<std::size_t>(1, settings_.upstream_threads); ++i) {
-        auto engine = std::make_unique<net::HttpEngine>(s.connect_timeout, s.ca_file, SIZE_MAX,
-                                                        settings_.keep_alive_connections);
-        if (u.url.tls) engine->prepare_tls();
-        u.lanes.push_back(
-            std::make_unique<Lane>(std::move(engine), settings_.keep_alive_connections, budget));
-      }
+      u.pool = std::make_unique<BackendPool>(s, path, settings_.upstream_threads,
+                                             settings_.keep_alive_connections, budget);
+    } catch (const classify::ConfigError&) {
+      throw;
     } catch (const std::exception& e) {
       throw classify::ConfigError(path, e.what());
     }
@@ -73,13 +40,34 @@ bool RouteTable::routed(std::string_view model) const {
          settings_.routed_models.end();
 }
 
-Lane& RouteTable::next_lane(const Upstream& upstream) const {
-  return *upstream.lanes[turn_.fetch_add(1, std::memory_order_relaxed) % upstream.lanes.size()];
+std::string RouteTable::prometheus() const {
+  std::vector<std::pair<std::string, std::vector<EndpointStats>>> all;
+  for (const auto& [name, u] : upstreams_) all.emplace_back(name, u.pool->stats());
+  std::string out;
+  auto family = [&](std::string_view metric, std::string_view type, std::string_view help,
+                    auto value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", metric, help, metric, type);
+    for (const auto& [model, endpoints] : all)
+      for (const auto& e : endpoints)
+        out += fmt::format("{}{{model=\"{}\",endpoint=\"{}\"}} {}\n", metric,
+                           util::prometheus_label(model), util::prometheus_label(e.name), value(e));
+  };
+  family("mcpclass_route_endpoint_requests_total", "counter",
+         "Requests sent to each endpoint of a model's pool.",
+         [](const EndpointStats& e) { return e.requests; });
+  family("mcpclass_route_endpoint_failures_total", "counter",
+         "Connect failures, 5xx answers, timeouts, broken answers and failed health checks.",
+         [](const EndpointStats& e) { return e.failures; });
+  family("mcpclass_route_endpoint_ejections_total", "counter",
+         "Times an endpoint was taken out of rotation.",
+         [](const EndpointStats& e) { return e.ejections; });
+  family("mcpclass_route_endpoint_ejected", "gauge", "1 while the endpoint is out of rotation.",
+         [](const EndpointStats& e) { return e.ejected ? 1 : 0; });
+  return out;
 }
 
 void RouteTable::stop() const {
-  for (const auto& [name, u] : upstreams_)
-    for (const auto& lane : u.lanes) lane->engine().stop();
+  for (const auto& [name, u] : upstreams_) u.pool->stop();
 }
 
 }  // namespace mcpclass::route

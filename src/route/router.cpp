@@ -6,12 +6,14 @@
 #include "mcpclass/routing/decision_engine.hpp"
 #include "mcpclass/routing/pii_recognizers.hpp"
 #include "route/chat_request.hpp"
+#include "route/request_api.hpp"
 #include "routing/signal_set.hpp"
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace mcpclass::route {
@@ -35,12 +37,13 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-RouteEvaluation rejected(unsigned status, std::string_view message, std::string_view code,
-                         std::string_view param = {}) {
+RouteEvaluation rejected(RequestApi api, unsigned status, std::string_view message,
+                         std::string_view code, std::string_view param = {}) {
   RouteEvaluation e;
   e.action = RouteEvaluation::Action::reject;
+  e.api = api;
   e.status = status;
-  e.error_body = openai_error(message, "invalid_request_error", code, param);
+  e.error_body = api_error(api, status, message, "invalid_request_error", code, param);
   return e;
 }
 
@@ -64,6 +67,22 @@ struct Router::Impl {
     return it == route.models.end() ? nullptr : &it->second;
   }
 
+  // A model whose upstream speaks another API than the request's: the proxy does not translate
+  // between APIs, so the client is told where that model is served.
+  std::optional<RouteEvaluation> wrong_format(const std::string& model, RequestApi api) const {
+    const auto format = upstream(model)->api_format;
+    if (format == upstream_format(api)) return std::nullopt;
+    const auto served = format == config::ApiFormat::anthropic ? RequestApi::messages
+                                                               : RequestApi::chat_completions;
+    return rejected(api, 400,
+                    fmt::format("The model '{}' has api_format {} (route.models.{}.api_format): "
+                                "this proxy does not translate between APIs, and {} serves only "
+                                "api_format {} models; send the request to {}",
+                                model, config::to_string(format), model, path_of(api),
+                                config::to_string(upstream_format(api)), path_of(served)),
+                    "wrong_api_format");
+  }
+
   bool routed(std::string_view model) const {
     return std::find(route.routed_models.begin(), route.routed_models.end(), model) !=
            route.routed_models.end();
@@ -80,7 +99,7 @@ struct Router::Impl {
   void category_route(const KeptDecision& chosen, RouteEvaluation& out) const {
     const auto* category = signals->models().classifier->categories().find(chosen.category);
     out.system_prompt_injected = apply_system_prompt(
-        out.body, category ? category->system_prompt : std::string(), route.system_prompt);
+        out.body, out.api, category ? category->system_prompt : std::string(), route.system_prompt);
     out.model = chosen.model;
     out.use_reasoning = chosen.use_reasoning;
     out.category = chosen.category;
@@ -102,7 +121,8 @@ struct Router::Impl {
         out.status = 400;
         out.block_reason = "jailbreak";
         out.response_headers.emplace_back("x-vsr-matched-jailbreak", j ? j->name : "builtin");
-        out.error_body = openai_error(
+        out.error_body = api_error(
+            out.api, 400,
             fmt::format("The request was blocked: it looks like a jailbreak attempt (score {:.2f} "
                         ">= {:.2f}, decision '{}')",
                         score, threshold, d.name),
@@ -121,7 +141,8 @@ struct Router::Impl {
           out.action = RouteEvaluation::Action::block;
           out.status = 400;
           out.block_reason = "pii";
-          out.error_body = openai_error(
+          out.error_body = api_error(
+              out.api, 400,
               fmt::format("The request was blocked: it contains personal data the decision '{}' "
                           "does not allow ({})",
                           d.name, fmt::join(list, ", ")),
@@ -139,14 +160,17 @@ struct Router::Impl {
     const auto* p = find_named(router.signals.pii, d.pii_signal);
     const auto source = p ? p->source : routing::PiiSource::builtin;
     const double threshold = p ? p->threshold : 0.0;
-    out.redactions += rewrite_user_text(out.body, [&](std::string_view text) {
-      std::vector<routing::PiiMatch> spans;
-      for (auto& m : signals->pii_spans(text, source))
-        if (m.score >= threshold &&
-            std::find(d.pii_allowed.begin(), d.pii_allowed.end(), m.type) == d.pii_allowed.end())
-          spans.push_back(std::move(m));
-      return spans.empty() ? std::string(text) : routing::redact(text, spans);
-    });
+    out.redactions += rewrite_user_text(
+        out.body,
+        [&](std::string_view text) {
+          std::vector<routing::PiiMatch> spans;
+          for (auto& m : signals->pii_spans(text, source))
+            if (m.score >= threshold && std::find(d.pii_allowed.begin(), d.pii_allowed.end(),
+                                                  m.type) == d.pii_allowed.end())
+              spans.push_back(std::move(m));
+          return spans.empty() ? std::string(text) : routing::redact(text, spans);
+        },
+        out.api);
   }
 
   void by_decision(const routing::DecisionSettings& d, double confidence,
@@ -159,7 +183,7 @@ struct Router::Impl {
     out.lora_name = ref.lora_name;
     out.confidence = confidence;
     out.system_prompt_injected =
-        apply_system_prompt(out.body, d.system_prompt,
+        apply_system_prompt(out.body, out.api, d.system_prompt,
                             d.system_prompt_replace ? config::SystemPromptMode::replace
                                                     : config::SystemPromptMode::insert);
     out.upstream_headers = d.headers.add;
@@ -188,6 +212,7 @@ struct Router::Impl {
     }
     RouteEvaluation stay;
     stay.action = RouteEvaluation::Action::forward;
+    stay.api = out.api;
     stay.body = std::move(original);
     stay.decisions = std::move(out.decisions);
     stay.response_headers = std::move(out.response_headers);
@@ -260,37 +285,40 @@ std::shared_ptr<const learned::SentenceEncoder> Router::encoder() const noexcept
 }
 
 RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_length, bool exhaustive,
-                                 const KeptDecision* kept) const {
+                                 const KeptDecision* kept, RequestApi api) const {
   const auto& impl = *impl_;
-  const auto* messages = request.if_contains("messages");
-  if (messages == nullptr || !messages->is_array())
-    return rejected(400, "'messages' is required and must be an array", "invalid_request");
+  if (auto problem = missing_input(request, api))
+    return rejected(api, 400, *problem, "invalid_request");
   const auto* model_value = request.if_contains("model");
   if (model_value != nullptr && !model_value->is_string())
-    return rejected(400, "'model' must be a string", "invalid_request");
+    return rejected(api, 400, "'model' must be a string", "invalid_request");
   const std::string model = model_value ? std::string(model_value->get_string()) : "auto";
   if (!impl.routed(model)) {
     if (impl.upstream(model) == nullptr)
       return rejected(
-          404, fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
+          api, 404,
+          fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
           "model_not_found");
+    if (auto e = impl.wrong_format(model, api)) return std::move(*e);
     RouteEvaluation e;
     e.action = RouteEvaluation::Action::passthrough;
+    e.api = api;
     e.model = model;
     e.body = std::move(request);
     return e;
   }
-  if (auto e = check_messages(messages->get_array()))
-    return rejected(400, e->message, "invalid_request", e->param);
+  if (auto e = check_request(request, api))
+    return rejected(api, 400, e->message, "invalid_request", e->param);
 
   RouteEvaluation out;
   out.action = RouteEvaluation::Action::forward;
+  out.api = api;
   json::object original;  // the request before this turn's rewrite, for a kept decision's
   if (kept != nullptr) original = request;
   out.body = std::move(request);
   routing::SignalEvaluation ev(
       *impl.signals,
-      std::string(utf8_prefix(prompt_text(out.body, impl.route.text), max_text_length)));
+      std::string(utf8_prefix(prompt_text(out.body, impl.route.text, api), max_text_length)));
   const auto choice = routing::choose_decision(
       impl.router, [&](SignalType type, const std::string& name) { return ev.value(type, name); },
       exhaustive);
@@ -322,10 +350,16 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
                            r.value.confidence, r.details, r.seconds});
   if (out.action == RouteEvaluation::Action::forward && impl.upstream(out.model) == nullptr) {
     // The configuration checks this when it loads; a classifier may still name any model.
-    auto e = rejected(500, fmt::format("No upstream for model '{}' (route.models)", out.model),
+    auto e = rejected(api, 500, fmt::format("No upstream for model '{}' (route.models)", out.model),
                       "no_upstream");
     e.response_headers = std::move(out.response_headers);
     return e;
+  }
+  if (out.action == RouteEvaluation::Action::forward) {
+    if (auto e = impl.wrong_format(out.model, api)) {
+      e->response_headers = std::move(out.response_headers);
+      return std::move(*e);
+    }
   }
   if (out.action == RouteEvaluation::Action::forward) {
     out.forwarded = upstream_body(out, out.model);
@@ -351,9 +385,9 @@ std::string Router::upstream_body(const RouteEvaluation& evaluation,
   if (primary && !evaluation.reasoning_effort.empty()) {
     auto family = *u;
     family.reasoning_effort = evaluation.reasoning_effort;
-    write_reasoning(out, family, evaluation.use_reasoning);
+    write_reasoning(out, evaluation.api, family, evaluation.use_reasoning);
   } else {
-    write_reasoning(out, *u, evaluation.use_reasoning);
+    write_reasoning(out, evaluation.api, *u, evaluation.use_reasoning);
   }
   return json::serialize(out);
 }

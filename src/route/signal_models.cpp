@@ -85,13 +85,7 @@ routing::SignalModels make_signal_models(const config::Config& config,
       throw classify::ConfigError(
           strict::member_path(strict::index_path("routing.signals.pii", i), "source"),
           "a model source needs the token_classifier section");
-    try {
-      models.pii_model = learned::make_token_classifier(*config.token_classifier);
-    } catch (const classify::ConfigError&) {
-      throw;
-    } catch (const classify::ClassifyError& e) {
-      throw classify::ConfigError("token_classifier.model", e.what());
-    }
+    models.pii_model = config::make_token_classifier(config);
   }
   for (std::size_t i = 0; i < signals.jailbreak.size(); ++i) {
     const auto& j = signals.jailbreak[i];

@@ -38,11 +38,7 @@ std::pair<std::shared_ptr<const learned::TokenClassifier>, std::string> token_cl
   if (!t) return {nullptr, {}};
   if (t->tool == "classify_text" || t->tool == "list_categories")
     throw config::ConfigError("token_classifier.tool", "'" + t->tool + "' is taken by the service");
-  try {
-    return {learned::make_token_classifier(*t), t->tool};
-  } catch (const classify::ClassifyError& e) {
-    throw config::ConfigError("token_classifier.model", e.what());
-  }
+  return {config::make_token_classifier(config), t->tool};
 }
 
 }  // namespace

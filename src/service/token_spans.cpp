@@ -63,6 +63,7 @@ void register_token_classification(server::Server& server,
                                    std::shared_ptr<ToolMetrics> metrics) {
   std::string labels;
   for (const auto& l : classifier->labels()) labels += (labels.empty() ? "" : ", ") + l;
+  if (labels.empty()) labels = "those of the server it calls";  // a remote model
   server::Tool tool;
   tool.name = name;
   tool.title = "Detect labelled spans (PII)";

@@ -5,6 +5,7 @@ the same JSON, and `model inspect` describes the checkpoint."""
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -63,6 +64,42 @@ def test_detect_refuses_what_it_cannot_answer():
     assert out.returncode == 2 and b"aggregation must be" in out.stderr
     out = detect("--model", os.path.join(FIXTURES, "bert-f32"), "hello")  # fails to load
     assert out.returncode == 1 and b"is a sequence classifier" in out.stderr
+
+
+FAKE_SERVER = os.path.join(os.path.dirname(__file__), "..", "client", "fake_classifier_server.py")
+
+
+def remote_config(tmp_path, mode="ok", tool=None):
+    """A configuration whose token_classifier is the fake stdio server's detect_pii tool."""
+    config = tmp_path / f"remote-{mode}-{tool}.yaml"
+    named = f", tool: {tool}" if tool else ""
+    config.write_text(
+        f'token_classifier:\n  remote: {{command: ["{sys.executable}", "{FAKE_SERVER}"], '
+        f"env: {{FAKE_MODE: {mode}}}, max_retries: 0{named}}}\n")
+    return str(config)
+
+
+def test_detect_through_a_remote_span_tool(tmp_path):
+    # The server counts code points as the pipeline does and gives no byte offsets: they are
+    # derived from the text ("ë" is two bytes).
+    out = detect("--config", remote_config(tmp_path), "Ask Zoë and Zoë's brother")
+    assert out.returncode == 0, out.stderr
+    spans = json.loads(out.stdout)["spans"]
+    assert [(s["entity_group"], s["start"], s["end"], s["byte_start"], s["byte_end"])
+            for s in spans] == [("PERSON", 4, 7, 4, 8), ("PERSON", 12, 15, 13, 17)]
+
+
+def test_detect_refuses_a_remote_span_tool_that_lies_or_is_missing(tmp_path):
+    out = detect("--config", remote_config(tmp_path, "badspans"), "Zoë here")
+    assert out.returncode == 1
+    assert b"start 2 and end 13 do not lie in order within the text's 8 characters" in out.stderr
+    out = detect("--config", remote_config(tmp_path, tool="find_names"), "Zoë")
+    assert out.returncode == 1 and b"has no tool 'find_names'" in out.stderr
+    config = tmp_path / "both.yaml"
+    config.write_text(f"token_classifier: {{remote: {{command: [x]}}, model: {MODEL}}}\n")
+    out = detect("--config", str(config), "Zoë")
+    assert out.returncode == 2
+    assert b"token_classifier.model: does not apply to a remote token classifier" in out.stderr
 
 
 @pytest.mark.parametrize("fixture", ["bert-token-f32", "modernbert-token-f32"])

@@ -10,6 +10,8 @@ FAKE_MODE selects how classify_text misbehaves:
   lowconf    answers "science" with confidence 0.4 (below the default threshold)
   changing   every list_categories call adds a category ("v1", "v2", ...); a text containing
              "notify" makes the server send notifications/tools/list_changed before answering
+detect_pii answers the transformers pipeline's span shape (code point offsets, no byte offsets):
+every "Zoë" of the text is a PERSON; FAKE_MODE badspans reports a span past the text's end.
 Only the standard library is used; one JSON-RPC message per line.
 """
 import json
@@ -70,6 +72,19 @@ def classify(req_id, text):
                          "use_reasoning": False, "probabilities": probs})
 
 
+def detect_pii(req_id, text):
+    spans = []
+    at = text.find("Zoë")
+    while at >= 0:
+        spans.append({"entity_group": "PERSON", "score": 0.97, "word": "Zoë", "start": at,
+                      "end": at + 3})
+        at = text.find("Zoë", at + 1)
+    if MODE == "badspans":
+        spans.append({"entity_group": "PERSON", "score": 0.5, "word": "?", "start": 2,
+                      "end": len(text) + 5})
+    text_result(req_id, {"spans": spans, "aggregation": "simple"})
+
+
 for line in sys.stdin:
     line = line.strip()
     if not line:
@@ -85,11 +100,14 @@ for line in sys.stdin:
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": req_id, "result": {"tools": [
             {"name": "list_categories", "description": "List categories", "inputSchema": {"type": "object"}},
-            {"name": "categorize_text", "description": "Puts text into a category", "inputSchema": {"type": "object"}}]}})
+            {"name": "categorize_text", "description": "Puts text into a category", "inputSchema": {"type": "object"}},
+            {"name": "detect_pii", "description": "Finds people", "inputSchema": {"type": "object"}}]}})
     elif method == "tools/call":
         name = msg["params"]["name"]
         if name == "list_categories":
             text_result(req_id, {"categories": categories()})
+        elif name == "detect_pii":
+            detect_pii(req_id, msg["params"].get("arguments", {}).get("text", ""))
         else:
             classify(req_id, msg["params"].get("arguments", {}).get("text", ""))
     elif method == "ping":

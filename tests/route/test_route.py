@@ -377,15 +377,32 @@ def node_for_tests():
     return os.path.join(out, "node") if out else None
 
 
-def test_openai_npm_client_streaming_and_not(route, upstream):
-    modules = os.path.join(SOURCE, "tests", "conformance", "node_modules")
-    node = node_for_tests()
-    if not os.path.isdir(os.path.join(modules, "openai")):
+CLIENT_PACKAGES = ("openai", "@anthropic-ai/sdk")
+
+
+def run_node_client(script, timeout=60):
+    """Runs `script` (CommonJS) with Node 20+ and returns what it printed, parsed as JSON. The
+    official API clients (CLIENT_PACKAGES, pinned in tests/conformance/package.json) are
+    installed there once with npm ci; `require(client_module(name))` loads one."""
+    conformance = os.path.join(SOURCE, "tests", "conformance")
+    if not all(os.path.isdir(client_module(name)) for name in CLIENT_PACKAGES):
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                       cwd=os.path.join(SOURCE, "tests", "conformance"), check=True)
-    assert node and shutil.which(node), "no Node.js 20+ for the openai client"
+                       cwd=conformance, check=True)
+    node = node_for_tests()
+    assert node and shutil.which(node), "no Node.js 20+ for the API clients"
+    p = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def client_module(name):
+    """The directory of the pinned npm package `name` (tests/conformance/node_modules)."""
+    return os.path.join(SOURCE, "tests", "conformance", "node_modules", name)
+
+
+def test_openai_npm_client_streaming_and_not(route, upstream):
     script = textwrap.dedent(f"""
-        const OpenAI = require({json.dumps(os.path.join(modules, "openai"))}).default;
+        const OpenAI = require({json.dumps(client_module("openai"))}).default;
         (async () => {{
           const client = new OpenAI({{baseURL: "http://127.0.0.1:{route.port}/v1", apiKey: "x"}});
           const {{data, response}} = await client.chat.completions.create(
@@ -403,9 +420,7 @@ def test_openai_npm_client_streaming_and_not(route, upstream):
             streamed: parts.join(""), models: models.data.map(m => m.id)}}));
         }})().catch(e => {{ console.error(e); process.exit(1); }});
     """)
-    p = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
+    out = run_node_client(script)
     assert out["content"] == "answer from m-openai" and out["model"] == "m-openai"
     assert out["category"] == "math"
     assert out["streamed"] == "part0 part1 part2 "
@@ -426,6 +441,17 @@ def test_openai_npm_client_streaming_and_not(route, upstream):
      "a model cannot be its own fallback"),
     ("route: {routed_models: [m-none], models: {m-none: {base_url: 'http://x/v1'}}}",
      "'m-none' is also a model under route.models"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', api_format: grpc}}}",
+     "route.models.m-none.api_format: 'grpc' is not one of openai, anthropic"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', api_format: anthropic, reasoning: vllm}}}",
+     "route.models.m-none.reasoning: 'vllm' is not a reasoning style of api_format anthropic"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', reasoning: anthropic}}}",
+     "route.models.m-none.reasoning: 'anthropic' is not a reasoning style of api_format openai"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', api_format: anthropic, "
+     "thinking_budget: 100}}}", "route.models.m-none.thinking_budget: must be in [1024, 1000000]"),
+    ("route: {models: {m-none: {base_url: 'http://x/v1', fallback: c}, "
+     "c: {base_url: 'http://x/v1', api_format: anthropic}}}",
+     "route.models.m-none.fallback: 'c' has api_format anthropic, 'm-none' has openai"),
     ("route: {upstream_threads: 0, models: {m-none: {base_url: 'http://x/v1'}}}",
      "route.upstream_threads: must be in [1, 64]"),
     ("route: {models: {m-none: {base_url: 'http://x/v1'}}}",

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
-from test_route import BIN, CATEGORIES, SOURCE, Route, ask, models_yaml, node_for_tests  # noqa: E402
+from test_route import BIN, CATEGORIES, SOURCE, Route, ask, client_module, models_yaml, run_node_client  # noqa: E402,E501
 from test_route import upstream  # noqa: E402,F401
 from test_cli import Serve  # noqa: E402
 
@@ -282,14 +282,8 @@ def test_metrics_per_decision_signal_and_block(router, upstream):  # noqa: F811
 
 
 def test_openai_client_sees_a_block_as_an_api_error(router, upstream):  # noqa: F811
-    modules = os.path.join(SOURCE, "tests", "conformance", "node_modules")
-    node = node_for_tests()
-    if not os.path.isdir(os.path.join(modules, "openai")):
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                       cwd=os.path.join(SOURCE, "tests", "conformance"), check=True)
-    assert node, "no Node.js 20+ for the openai client"
     script = textwrap.dedent(f"""
-        const OpenAI = require({json.dumps(os.path.join(modules, "openai"))}).default;
+        const OpenAI = require({json.dumps(client_module("openai"))}).default;
         (async () => {{
           const client = new OpenAI({{baseURL: "http://127.0.0.1:{router.port}/v1", apiKey: "x",
                                      maxRetries: 0}});
@@ -305,9 +299,7 @@ def test_openai_client_sees_a_block_as_an_api_error(router, upstream):  # noqa: 
           console.log(JSON.stringify(caught));
         }})().catch(e => {{ console.error(e); process.exit(1); }});
     """)
-    p = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
+    out = run_node_client(script)
     assert out == {"api": True, "status": 400, "code": "jailbreak_detected",
                    "header": "prompt_injection"}
     assert upstream.records() == []
@@ -478,6 +470,54 @@ def test_model_signals_a_jailbreak_classifier_and_a_pii_model(tmp_path, upstream
             assert model_types
     finally:
         assert r.stop() == 0
+
+
+def test_a_remote_token_classifier_is_a_pii_source(tmp_path, upstream):  # noqa: F811
+    # `serve` with the checkpoint answers detect_pii over HTTP; route's token_classifier is that
+    # tool: the pii signal's model source reports what `mcpclass detect` reports locally, and the
+    # redaction replaces the remote spans before the request leaves.
+    served = tmp_path / "served.yaml"
+    served.write_text(f'token_classifier: {{model: "{TOKEN_MODEL}"}}\n')
+    remote = Serve("--config", str(served), "--http", "127.0.0.1:0")
+    try:
+        config = categories_without_routing() + textwrap.dedent(f"""
+            token_classifier: {{remote: {{url: "http://127.0.0.1:{remote.port}/mcp"}}}}
+            routing:
+              default_model: m-none
+              signals:
+                pii: [{{name: remote_pii, source: model, threshold: 0.0}}]
+              decisions:
+                - name: private
+                  rules: {{type: pii, name: remote_pii}}
+                  modelRefs: [{{model: m-vllm}}]
+                  plugins: [{{type: pii, configuration: {{action: redact, signal: remote_pii}}}}]
+            """) + models_yaml(upstream.url)
+        text = "write to alice@example.com or call +1 415 555 2671 about Paris"
+        out = subprocess.run([BIN, "detect", "--model", TOKEN_MODEL, text], capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        local = json.loads(out.stdout)["spans"]
+        assert local, "the fixture finds nothing: the test could not fail"
+        r = RouteWith(tmp_path, config)
+        try:
+            status, _, body = r.post_json("/v1/route/explain", ask(text))
+            e = json.loads(body)
+            signal = {s["name"]: s for s in e["signals"]}["remote_pii"]
+            assert status == 200 and e["decision"] == "private", e
+            assert signal["matched"] and signal["details"] == sorted(
+                {s["entity_group"] for s in local})
+            status, h, _ = r.post(ask(text))
+            assert status == 200 and h["x-vsr-selected-decision"] == "private"
+            forwarded = sent(upstream)["body"]["messages"][0]["content"]
+            expected = text
+            for span in sorted(local, key=lambda s: -s["start"]):
+                expected = (expected[:span["start"]] + f"[{span['entity_group']}]" +
+                            expected[span["end"]:])
+            assert forwarded == expected
+        finally:
+            assert r.stop() == 0
+    finally:
+        remote.kill()
 
 
 def test_reload_swaps_signals_and_decisions_together(tmp_path, upstream):  # noqa: F811

@@ -406,19 +406,23 @@ class Router(_Handle):
     def from_file(cls, path: str, classifier: Optional[Classifier] = None) -> "Router":
         return cls(None, classifier, _path=path)
 
-    def evaluate_json(self, request: str, explain: bool = False) -> str:
-        """The evaluation document (see mcpc_route_evaluate_json) for a request body."""
+    def evaluate_json(self, request: str, explain: bool = False,
+                      api: str = "chat_completions") -> str:
+        """The evaluation document (see mcpc_route_evaluate_json) for a request body of `api`:
+        "chat_completions", "messages" (Anthropic) or "responses" (OpenAI Responses)."""
         data = request.encode("utf-8", "surrogatepass")
         out, err = c_void_p(), c_void_p()
         with _Use(self) as h:
-            _check(lib.mcpc_route_evaluate_json(h, data, len(data), 1 if explain else 0,
-                                                byref(out), byref(err)), err)
+            _check(lib.mcpc_route_evaluate_api_json(h, api.encode(), data, len(data),
+                                                    1 if explain else 0, byref(out), byref(err)),
+                   err)
         return _take_string(out)
 
-    def evaluate(self, request: dict, explain: bool = False) -> dict:
+    def evaluate(self, request: dict, explain: bool = False,
+                 api: str = "chat_completions") -> dict:
         """evaluate_json for a request dict: {"action", "model", "decision", "body", "headers",
         "signals", "decisions", ...}."""
-        return json.loads(self.evaluate_json(json.dumps(request), explain))
+        return json.loads(self.evaluate_json(json.dumps(request), explain, api))
 
 
 def entropy(probabilities: Sequence[float]) -> float:

@@ -93,6 +93,8 @@ _SIGNATURES = {
     "mcpc_router_new": (c_int, [c_void_p, c_void_p, _out, _err]),
     "mcpc_router_free": (None, [c_void_p]),
     "mcpc_route_evaluate_json": (c_int, [c_void_p, c_char_p, c_size_t, c_int, _out, _err]),
+    "mcpc_route_evaluate_api_json": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t, c_int, _out,
+                                             _err]),
     "mcpc_server_new": (c_int, [c_void_p, c_void_p, _out, _err]),
     "mcpc_server_free": (None, [c_void_p]),
     "mcpc_tool_reply_text": (c_int, [c_void_p, c_char_p, c_size_t, c_bool, _err]),

@@ -65,3 +65,22 @@ def test_router_errors_and_close():
     r.close()  # idempotent
     with pytest.raises(ValueError):
         r.evaluate(ask("urgent"))
+
+
+def test_router_other_apis():
+    # mcpc_route_evaluate_api_json: the same evaluation for the Responses and Messages shapes.
+    with mcpclass.Router(CONFIG) as r:
+        ev = r.evaluate({"model": "auto", "input": [{"role": "user", "content": [
+            {"type": "input_text", "text": "urgent: the build is red"}]}]}, api="responses")
+        assert ev["action"] == "forward" and ev["decision"] == "urgent"
+        assert ev["body"]["model"] == "a-up" and ev["body"]["reasoning"] == {"effort": "high"}
+        assert ev["body"]["instructions"] == "Answer fast." and "messages" not in ev["body"]
+        # Every model here is api_format openai: a Messages body gets Anthropic's 400.
+        ev = r.evaluate({"model": "auto", "max_tokens": 8,
+                         "messages": [{"role": "user", "content": "urgent"}]}, api="messages")
+        assert ev["action"] == "reject" and ev["status"] == 400
+        assert ev["error"]["type"] == "error"
+        assert ev["error"]["error"]["type"] == "invalid_request_error"
+        assert "'m-a' has api_format openai" in ev["error"]["error"]["message"]
+        with pytest.raises(mcpclass.InvalidArgumentError):
+            r.evaluate(ask("urgent"), api="completions")

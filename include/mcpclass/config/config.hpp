@@ -82,6 +82,10 @@ struct Config {
   /// `routing.signals`, `routing.decisions`, `routing.strategy`, `routing.embedding_model`: the
   /// semantic router's decisions (`mcpclass route`); empty = the category picks the model.
   routing::RouterSettings router;
+  /// `token_classifier.remote`: the span tool of another MCP server instead of a checkpoint
+  /// (mcpclass/remote/remote_token_classifier.hpp; the keys of classifier.remote). With it,
+  /// `token_classifier` holds only the name of the tool serve offers; empty = a checkpoint.
+  json::object token_classifier_remote;
 
   /// The same document shape parse_config() reads (round-trips).
   json::object to_json() const;
@@ -108,5 +112,10 @@ Config default_config();
 /// loading of a large model (classify::make_learned_classifier's).
 std::unique_ptr<classify::Classifier> make_classifier(
     const Config& config, const std::function<void(std::size_t, std::size_t)>& load_progress = {});
+
+/// The `token_classifier` section's classifier, a checkpoint or a remote server's tool; null
+/// without the section. Throws ConfigError naming the key (an unusable checkpoint, a bad remote
+/// section) or, for a remote one, remote::RemoteError (unreachable, no such tool).
+std::unique_ptr<learned::TokenClassifier> make_token_classifier(const Config& config);
 
 }  // namespace mcpclass::config

@@ -12,26 +12,67 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mcpclass::config {
 
 /// How an upstream family reads the reasoning decision.
 enum class ReasoningStyle {
-  none,      ///< not written
-  openai,    ///< "reasoning_effort"
-  vllm,      ///< "chat_template_kwargs": {"enable_thinking": bool} (Qwen3 templates)
-  deepseek,  ///< "chat_template_kwargs": {"thinking": bool}
+  none,       ///< not written
+  openai,     ///< "reasoning_effort"
+  vllm,       ///< "chat_template_kwargs": {"enable_thinking": bool} (Qwen3 templates)
+  deepseek,   ///< "chat_template_kwargs": {"thinking": bool}
+  anthropic,  ///< "thinking": {"type": "enabled", "budget_tokens": N} or {"type": "disabled"}
+};
+
+/// The API an upstream speaks (the Semantic Router's model_config api_format): `openai` serves
+/// <base_url>/chat/completions and /responses, `anthropic` <base_url>/messages.
+enum class ApiFormat { openai, anthropic };
+/// "openai", "anthropic": as the configuration writes it.
+std::string_view to_string(ApiFormat format);
+/// One endpoint of a model's pool (`backend_refs[i]`, as the Semantic Router spells it).
+struct RouteBackend {
+  std::string name;          ///< unique within the model (the metrics' label); default host:port
+  std::string base_url;      ///< http:// or https://, e.g. "http://127.0.0.1:8000/v1"
+  std::string api_key;       ///< as written; empty = the model's api_key
+  std::uint32_t weight = 1;  ///< its share of the model's requests, >= 1
+};
+
+/// A model's `reliability` (the Semantic Router's keys): passive health of its endpoints and
+/// optional active checks. Only failures before a request was sent are retried.
+struct EndpointReliability {
+  /// Failures in a row (connect failures, 5xx answers, timeouts, broken answers) that eject an
+  /// endpoint; 0 = never ejected.
+  std::uint32_t consecutive_failures = 5;
+  /// An ejection lasts base × the endpoint's ejections so far, at most max_ejection_time.
+  std::chrono::milliseconds base_ejection_time{30'000};
+  std::chrono::milliseconds max_ejection_time{300'000};
+  /// At most this share of a pool is ejected at once (rounded down: 50% of one endpoint is 0).
+  std::uint32_t max_ejection_percent = 50;
+  /// Other endpoints of the pool a connect failure is retried on; -1 = all of them.
+  std::int32_t retry_count = -1;
+  std::string health_check_path;  ///< "/health": a GET every interval; empty = no active checks
+  std::chrono::milliseconds health_check_interval{10'000};
+  std::chrono::milliseconds health_check_timeout{2'000};
 };
 
 /// One model the proxy can send requests to.
 struct RouteUpstream {
-  std::string base_url;        ///< http:// or https://, e.g. "http://127.0.0.1:8000/v1"
+  /// As written (a pool of one endpoint of weight 1); empty when backend_refs were written.
+  std::string base_url;
+  /// The model's endpoints, never empty: `backend_refs`, or the one `base_url` names.
+  std::vector<RouteBackend> backend_refs;
+  EndpointReliability reliability;
   std::string api_key;         ///< as written: "${NAME}" is resolved when the proxy starts
   std::string upstream_model;  ///< the name sent upstream; empty = the model's key
+  ApiFormat api_format = ApiFormat::openai;
+  /// none, unless api_format is anthropic (then anthropic).
   ReasoningStyle reasoning = ReasoningStyle::none;
+  int thinking_budget = 1024;  ///< anthropic: budget_tokens when reasoning (Anthropic's minimum)
   std::string reasoning_effort = "high";     ///< openai: when reasoning
   std::string reasoning_effort_off = "low";  ///< openai: otherwise
   std::chrono::milliseconds connect_timeout{5'000};
@@ -68,6 +109,7 @@ struct RouteSettings {
   std::size_t keep_alive_connections = 32;
   /// I/O threads per upstream model, each with its own keep-alive pool.
   std::size_t upstream_threads = 2;
+  /// `route.models`, or the top-level `providers.models` (the Semantic Router's spelling).
   std::map<std::string, RouteUpstream> models;
   ConversationSettings conversation;
   SemanticCacheSettings semantic_cache;
@@ -75,11 +117,20 @@ struct RouteSettings {
   boost::json::object to_json() const;
   /// Strict: unknown keys, bad types and values throw ConfigError naming `path.key`.
   static RouteSettings from_json(const boost::json::value& v, const std::string& path = "route");
+  /// The `route` section (may be null) with the models of the top-level `providers` section (may
+  /// be null; the Semantic Router's `providers.models` list, docs/route.md), one of which names
+  /// the models. Throws ConfigError naming the key.
+  static RouteSettings from_sections(const boost::json::value* route,
+                                     const boost::json::value* providers);
   /// Every model the categories and the routing policy can choose has an upstream. Throws
   /// ConfigError.
   void check_against(const classify::CategorySet& categories,
                      const classify::RoutingPolicy& routing,
                      const std::string& path = "route") const;
+
+ private:
+  static RouteSettings read(const boost::json::value& v, const std::string& path,
+                            const boost::json::value* providers);
 };
 
 }  // namespace mcpclass::config

@@ -22,6 +22,15 @@ namespace mcpclass::route {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+/// The API a request came in (docs/route.md, "Endpoints"): where its text is, how its system
+/// prompt and reasoning are written, the shape of its errors, and the api_format of the upstreams
+/// it may go to (openai for chat completions and responses, anthropic for messages).
+enum class RequestApi {
+  chat_completions,  ///< OpenAI POST /v1/chat/completions
+  messages,          ///< Anthropic POST /v1/messages
+  responses,         ///< OpenAI POST /v1/responses
+};
+
 /// One computed signal, as the explanation and the metrics report it.
 struct SignalOutcome {
   std::string type;  ///< keyword, embedding, domain, pii, jailbreak
@@ -50,8 +59,9 @@ struct RouteEvaluation {
     block,        ///< a guard refused it: `status` 400 with `error_body`
   };
   Action action = Action::reject;
+  RequestApi api = RequestApi::chat_completions;
   unsigned status = 200;
-  std::string error_body;  ///< OpenAI's error shape
+  std::string error_body;  ///< in `api`'s error shape
   /// The `route.models` key the request goes to.
   std::string model;
   /// The request to forward, rewritten for `model`'s upstream: model name, reasoning fields,
@@ -109,15 +119,16 @@ class Router {
   /// The sentence encoder the embedding signals and the semantic cache use, or null.
   std::shared_ptr<const learned::SentenceEncoder> encoder() const noexcept;
 
-  /// The evaluation of `request` (a parsed chat completion body). `exhaustive`: evaluate every
-  /// decision and every signal they use (the explanation), not only until one matches.
-  /// `max_text_length`: longer prompts are evaluated on their first bytes. Never throws for a
-  /// bad request (reject); throws ClassifyError when a model fails.
-  /// `kept`: the decision of the request's conversation, which this turn keeps unless its own
-  /// confidence beats the kept one's by route.conversation.switch_margin (a guard's block
-  /// always applies).
+  /// The evaluation of `request` (a parsed body of `api`: a chat completion by default).
+  /// `exhaustive`: evaluate every decision and every signal they use (the explanation), not only
+  /// until one matches. `max_text_length`: longer prompts are evaluated on their first bytes. Never
+  /// throws for a bad request (reject); throws ClassifyError when a model fails. `kept`: the
+  /// decision of the request's conversation, which this turn keeps unless its own confidence beats
+  /// the kept one's by route.conversation.switch_margin (a guard's block always applies). A model
+  /// whose api_format is not `api`'s is rejected (400, naming both).
   RouteEvaluation evaluate(boost::json::object request, std::size_t max_text_length,
-                           bool exhaustive = false, const KeptDecision* kept = nullptr) const;
+                           bool exhaustive = false, const KeptDecision* kept = nullptr,
+                           RequestApi api = RequestApi::chat_completions) const;
 
   /// `evaluation.body` written for `model`'s upstream (a fallback of the evaluated model keeps
   /// the reasoning decision, in its own family's fields, and drops the LoRA name).

@@ -61,8 +61,10 @@ void refuse_connection(tcp::socket socket, bool tls) {
 // An io_context whose handlers can be destroyed (shutdown) before the context is: after stop()
 // joined the I/O threads, the engine may still hold connections (a request's stream), and they
 // keep the context alive, so their sockets are destroyed while its services still exist.
+// One thread runs each (concurrency hint 1).
 class OwnedIoContext : public asio::io_context {
  public:
+  OwnedIoContext() : asio::io_context(1) {}
   void destroy_handlers() { shutdown(); }
 };
 
@@ -74,9 +76,13 @@ struct HttpServer::Impl {
     shared->front = make_front(*shared);
   }
 
+  // Connections take turns over the contexts and stay on theirs. Sharing one context between the
+  // threads cost a proxied request ~50 us at one connection: each event woke the other thread
+  // to take over the reactor (bench/results/route-signals.md).
   void accept() {
-    acceptor.async_accept(asio::make_strand(ioc),
-                          [this](boost::system::error_code ec, tcp::socket socket) {
+    auto owner = contexts[turn++ % contexts.size()];
+    acceptor.async_accept(asio::make_strand(*owner),
+                          [this, owner](boost::system::error_code ec, tcp::socket socket) {
                             if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
                             if (ec) {
                               // Out of descriptors or similar: back off briefly instead of
@@ -90,7 +96,7 @@ struct HttpServer::Impl {
                             if (full()) {
                               refuse_connection(std::move(socket), shared->tls != nullptr);
                             } else {
-                              serve_connection(std::move(socket), shared, ioc_owner);
+                              serve_connection(std::move(socket), shared, owner);
                             }
                             accept();
                           });
@@ -116,9 +122,11 @@ struct HttpServer::Impl {
   }
 
   std::shared_ptr<HttpShared> shared;
-  std::shared_ptr<OwnedIoContext> ioc_owner = std::make_shared<OwnedIoContext>();
-  asio::io_context& ioc = *ioc_owner;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  // An io_context per I/O thread; the first also runs the acceptor and the timers.
+  std::vector<std::shared_ptr<OwnedIoContext>> contexts{std::make_shared<OwnedIoContext>()};
+  asio::io_context& ioc = *contexts.front();
+  std::size_t turn = 0;  // the acceptor's handlers only
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   tcp::acceptor acceptor{ioc};
   asio::steady_timer retry{ioc};
   asio::steady_timer sweeper{ioc};
@@ -175,11 +183,13 @@ void HttpServer::start() {
     options.descriptors->track(
         std::shared_ptr<const std::atomic<std::size_t>>(s.shared, &s.shared->connections));
 
-  s.work.emplace(s.ioc.get_executor());
+  const std::size_t n = std::max<std::size_t>(1, options.io_threads);
+  while (s.contexts.size() < n) s.contexts.push_back(std::make_shared<OwnedIoContext>());
+  for (const auto& context : s.contexts) s.work.push_back(asio::make_work_guard(*context));
   s.accept();
   s.sweep();
-  const std::size_t n = std::max<std::size_t>(1, options.io_threads);
-  for (std::size_t i = 0; i < n; ++i) s.threads.emplace_back([&ioc = s.ioc] { ioc.run(); });
+  for (const auto& context : s.contexts)
+    s.threads.emplace_back([context = context.get()] { context->run(); });
 }
 
 unsigned short HttpServer::port() const {
@@ -211,14 +221,14 @@ void HttpServer::stop() {
   shared.wait_drained(std::chrono::milliseconds(500));
   shared.wait_streams_released(shared.options.shutdown_timeout);
   shared.gate->shut();
-  s.work.reset();
-  s.ioc.stop();
+  s.work.clear();
+  for (const auto& context : s.contexts) context->stop();
   for (auto& t : s.threads) {
     if (t.joinable()) t.join();
   }
   s.threads.clear();
   // Pending handlers own connections that own the context: destroying them breaks the cycle.
-  s.ioc_owner->destroy_handlers();
+  for (const auto& context : s.contexts) context->destroy_handlers();
 }
 
 }  // namespace mcpclass::transport::server

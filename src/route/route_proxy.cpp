@@ -100,8 +100,8 @@ struct Forward {
   std::string raw;             // passed through: the body as received
   RequestApi api = RequestApi::chat_completions;
   std::string accept;
-  HttpHeaders client_headers;    // anthropic-version and anthropic-beta, for the upstream
-  HttpHeaders decision_headers;  // x-vsr-*, x-mcpclass-*
+  HttpHeaders client_headers;        // anthropic-version and anthropic-beta, for the upstream
+  HttpHeaders decision_headers;      // x-vsr-*, x-mcpclass-*
   std::optional<CacheTicket> cache;  // a cacheable miss: its answer is stored when it ends
 
   std::mutex mutex;

@@ -11,6 +11,8 @@ pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 # tokenizer.json (src/learned/hf): Oniguruma-style regexes with look-ahead, Unicode normalization.
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+# The semantic cache shared by a fleet of `mcpclass route` instances (backend_type: redis).
+pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 if(MCPCLASS_BUILD_TESTS)
   find_package(doctest REQUIRED)
 endif()

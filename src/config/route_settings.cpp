@@ -428,6 +428,8 @@ RouteSettings RouteSettings::read(const json::value& v, const std::string& path,
     if (auto h = cr.string_list("key_headers")) conv.key_headers = std::move(*h);
     cr.finish();
   }
+  if (const auto* c = r.get("semantic_cache"))
+    s.semantic_cache = SemanticCacheSettings::from_json(*c, r.path_of("semantic_cache"));
   std::string models_path = r.path_of("models");
   const auto* models_value = r.get("models");
   r.finish();  // a misspelt key is named before "models is missing"
@@ -541,6 +543,7 @@ json::object RouteSettings::to_json() const {
             {"max_bytes", conversation.max_bytes},
             {"key_headers",
              json::array(conversation.key_headers.begin(), conversation.key_headers.end())}}},
+          {"semantic_cache", semantic_cache.to_json()},
           {"models", std::move(models_json)}};
 }
 

@@ -1,4 +1,5 @@
 #include "learned/knn_index.hpp"
+#include "learned/vector_index.hpp"
 
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
@@ -220,6 +221,68 @@ std::unique_ptr<KnnIndex> KnnIndex::load(const std::string& path, std::size_t di
   } catch (const std::exception& e) {
     return stale(std::string("index unreadable: ") + e.what());
   }
+}
+
+}  // namespace mcpclass::learned
+
+namespace mcpclass::learned {
+
+namespace {
+constexpr std::size_t kVectorIndexCapacity = 256;
+constexpr std::size_t kVectorIndexEfConstruction = 100;
+}  // namespace
+
+struct VectorIndex::Impl {
+  explicit Impl(std::size_t dim)
+      : dimension(dim),
+        space(dim),
+        graph(&space, kVectorIndexCapacity, kM, kVectorIndexEfConstruction) {
+    graph.setEf(kEfSearch);
+  }
+  std::size_t dimension;
+  hnswlib::InnerProductSpace space;
+  hnswlib::HierarchicalNSW<float> graph;
+  std::size_t elements = 0;  // added, removed ones included
+  std::size_t live = 0;
+};
+
+VectorIndex::VectorIndex(std::size_t dimension) : impl_(std::make_unique<Impl>(dimension)) {
+  if (dimension == 0) throw ClassifyError("vector index dimension must be positive");
+}
+
+VectorIndex::~VectorIndex() = default;
+
+void VectorIndex::add(std::uint64_t id, std::span<const float> vector) {
+  if (vector.size() != impl_->dimension)
+    throw ClassifyError("vector index: a vector has the wrong dimension");
+  auto& g = impl_->graph;
+  if (impl_->elements + 1 > g.max_elements_) g.resizeIndex(2 * g.max_elements_);
+  g.addPoint(vector.data(), static_cast<hnswlib::labeltype>(id));
+  ++impl_->elements;
+  ++impl_->live;
+}
+
+bool VectorIndex::remove(std::uint64_t id) {
+  try {
+    impl_->graph.markDelete(static_cast<hnswlib::labeltype>(id));
+  } catch (const std::runtime_error&) {
+    return false;  // hnswlib: no such label
+  }
+  --impl_->live;
+  return true;
+}
+
+std::vector<std::pair<std::uint64_t, double>> VectorIndex::search(std::span<const float> query,
+                                                                  std::size_t k) const {
+  std::vector<std::pair<std::uint64_t, double>> out;
+  k = std::min(k, impl_->live);
+  if (k == 0 || query.size() != impl_->dimension) return out;
+  auto result = impl_->graph.searchKnn(query.data(), k);
+  out.resize(result.size());
+  // The queue pops the farthest first; the inner-product distance is 1 - dot.
+  for (std::size_t i = out.size(); i-- > 0; result.pop())
+    out[i] = {result.top().second, 1.0 - static_cast<double>(result.top().first)};
+  return out;
 }
 
 }  // namespace mcpclass::learned

@@ -11,6 +11,7 @@
 #include "route/request_api.hpp"
 #include "route/route_metrics.hpp"
 #include "route/route_table.hpp"
+#include "route/semantic_cache.hpp"
 
 #include <fmt/format.h>
 #include <boost/beast/core/string.hpp>
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -67,7 +69,19 @@ void error_response(RequestApi api, HttpAppResponse& response, unsigned status,
 struct Generation {
   std::shared_ptr<const Router> router;
   std::shared_ptr<const RouteTable> table;
+  std::shared_ptr<SemanticCache> cache;  // null: route.semantic_cache is off
 };
+
+// The semantic cache of `router`'s configuration: `previous`'s when it fits (a reload keeps the
+// answers), else a new one.
+std::shared_ptr<SemanticCache> cache_for(const Router& router,
+                                         const std::shared_ptr<SemanticCache>& previous) {
+  const auto& s = router.route_settings().semantic_cache;
+  if (!s.enabled) return nullptr;
+  const auto encoder = router.encoder();
+  if (previous && previous->fits(s, encoder.get())) return previous;
+  return std::make_shared<SemanticCache>(s, encoder);
+}
 
 // A JSON answer up to this size is sent whole, with Content-Length, in one write (as nginx's
 // proxy_buffering does); SSE streams and larger or unsized bodies stream through.
@@ -86,8 +100,9 @@ struct Forward {
   std::string raw;             // passed through: the body as received
   RequestApi api = RequestApi::chat_completions;
   std::string accept;
-  HttpHeaders client_headers;    // anthropic-version and anthropic-beta, for the upstream
-  HttpHeaders decision_headers;  // x-vsr-*, x-mcpclass-*
+  HttpHeaders client_headers;        // anthropic-version and anthropic-beta, for the upstream
+  HttpHeaders decision_headers;      // x-vsr-*, x-mcpclass-*
+  std::optional<CacheTicket> cache;  // a cacheable miss: its answer is stored when it ends
 
   std::mutex mutex;
   std::set<std::string> tried;
@@ -117,6 +132,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   RouteProxyOptions options;
   std::atomic<std::shared_ptr<const Generation>> current;
   RouteMetrics metrics;
+  std::atomic<std::uint64_t> cache_answers{0};  // ids of answers from the cache
   ConversationStore conversations;  // outlives reloads: a conversation keeps its decision
   util::ThreadPool pool;
   std::mutex live_mutex;
@@ -234,8 +250,37 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     fwd->routed = true;
     fwd->decision_headers = std::move(headers);
     metrics.routed(e.category.empty() ? e.decision : e.category, e.model);
+    if (answered_from_cache(*fwd)) return;
     watch_cancel(fwd);
     start(fwd, e.model);
+  }
+
+  // A hit of the semantic cache is answered here, in the form the client asked for; a
+  // cacheable miss keeps its ticket, so that its answer is stored when it ends cleanly.
+  bool answered_from_cache(Forward& fwd) {
+    // Answers are kept and replayed in the chat completions shapes only.
+    if (fwd.api != RequestApi::chat_completions) return false;
+    const auto& e = fwd.evaluation;
+    fwd.cache = open_ticket(fwd.generation->cache, e, fwd.generation->router->router_settings(),
+                            fwd.generation->router->route_settings().text);
+    if (!fwd.cache) return false;
+    const auto hit = fwd.cache->cache->lookup(fwd.cache->query, fwd.cache->threshold);
+    if (!hit) return false;
+    fwd.cache.reset();
+    HttpHeaders headers = std::move(fwd.decision_headers);
+    headers.emplace_back("x-mcpclass-model", e.model);
+    headers.emplace_back("x-vsr-cache-hit", "true");
+    headers.emplace_back("x-mcpclass-cache-similarity", fmt::format("{:.4f}", hit->similarity));
+    const auto* stream = e.body.if_contains("stream");
+    const std::string id = fmt::format("chatcmpl-cache-{}", ++cache_answers);
+    if (stream && stream->is_bool() && stream->get_bool()) {
+      headers.emplace_back("Content-Type", "text/event-stream");
+      headers.emplace_back("Cache-Control", "no-cache");
+      fwd.response->respond(200, std::move(headers), answer_sse(hit->answer, id));
+    } else {
+      respond_json(*fwd.response, 200, std::move(headers), answer_json(hit->answer, id));
+    }
+    return true;
   }
 
   static void respond_json(HttpAppResponse& response, unsigned status, HttpHeaders headers,
@@ -337,6 +382,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
         fwd->first_byte = true;
         self->metrics.first_byte(name, seconds_since(fwd->received));
       }
+      if (fwd->cache) fwd->cache->capture(data);
       begin(*fwd);
       fwd->response->write(std::string(data));
     };
@@ -433,6 +479,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     const auto& u = *fwd->generation->table->find(name);
     if (!cancelled) health(*u.pool, *endpoint, error, fwd->status);
     if (!error) {
+      // Stored only when the routed model itself answered (not a fallback).
+      if (fwd->cache && name == fwd->evaluation.model)
+        fwd->cache->finish(fwd->status, fwd->buffered ? std::string_view(fwd->body) : "");
       if (fwd->buffered) {
         metrics.first_byte(name, seconds_since(fwd->received));
         fwd->response->respond(fwd->status, std::move(fwd->headers), std::move(fwd->body));
@@ -504,18 +553,22 @@ RouteProxy::RouteProxy(std::shared_ptr<const Router> router, RouteProxyOptions o
   if (!router) throw std::invalid_argument("RouteProxy: no router");
   auto table =
       std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
-  impl_->current.store(
-      std::make_shared<const Generation>(Generation{std::move(router), std::move(table)}));
+  auto cache = cache_for(*router, nullptr);
+  impl_->current.store(std::make_shared<const Generation>(
+      Generation{std::move(router), std::move(table), std::move(cache)}));
 }
 
 std::function<void()> RouteProxy::prepare(std::shared_ptr<const Router> router) {
   if (!router) throw std::invalid_argument("RouteProxy::prepare: no router");
-  auto table = impl_->current.load()->table;
+  const auto before = impl_->current.load();
+  auto table = before->table;
   // Unchanged upstreams keep their connections; any change builds them all anew.
   if (table->settings().to_json() != router->route_settings().to_json())
     table =
         std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
-  auto next = std::make_shared<const Generation>(Generation{std::move(router), table});
+  auto cache = cache_for(*router, before->cache);
+  auto next =
+      std::make_shared<const Generation>(Generation{std::move(router), table, std::move(cache)});
   return [impl = impl_, next = std::move(next)] {
     auto previous = impl->current.exchange(next);
     if (previous->table != next->table) impl->retire(previous->table);
@@ -577,7 +630,9 @@ std::string RouteProxy::prometheus() const {
     in_flight = impl_->live.size();
   }
   const auto& c = impl_->conversations;
+  const auto cache = impl_->current.load()->cache;
   return impl_->metrics.prometheus() + impl_->current.load()->table->prometheus() +
+         (cache ? cache->prometheus() : std::string()) +
          fmt::format(
              "# HELP mcpclass_route_conversations Conversations whose decision is kept.\n"
              "# TYPE mcpclass_route_conversations gauge\nmcpclass_route_conversations {}\n"

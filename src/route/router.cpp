@@ -280,6 +280,9 @@ const routing::RouterSettings& Router::router_settings() const noexcept {
 bool Router::slow() const noexcept {
   return impl_->slow;
 }
+std::shared_ptr<const learned::SentenceEncoder> Router::encoder() const noexcept {
+  return impl_->signals->models().encoder;
+}
 
 RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_length, bool exhaustive,
                                  const KeptDecision* kept, RequestApi api) const {

@@ -72,7 +72,13 @@ routing::SignalModels make_signal_models(const config::Config& config,
   routing::SignalModels models;
   models.classifier = std::move(classifier);
   const auto& signals = config.router.signals;
-  if (!signals.embeddings.empty()) models.encoder = embedding_encoder(config);
+  // The semantic cache compares queries by their embeddings when an encoder is configured, and
+  // by their exact text otherwise.
+  const bool cache_encoder =
+      config.route && config.route->semantic_cache.enabled &&
+      (config.router.embedding_model || config.classifier.kind == "embedding_knn" ||
+       config.classifier.kind == "trained_head");
+  if (!signals.embeddings.empty() || cache_encoder) models.encoder = embedding_encoder(config);
   for (std::size_t i = 0; i < signals.pii.size(); ++i) {
     if (signals.pii[i].source == routing::PiiSource::builtin || models.pii_model) continue;
     if (!config.token_classifier)

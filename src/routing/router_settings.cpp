@@ -229,10 +229,16 @@ void read_plugin(const json::value& v, const std::string& path, DecisionSettings
     if (auto a = c.string("action"))
       d.pii_action = strict::parse_enum(*a, kPiiActions, c.path_of("action"));
     d.pii_signal = c.string("signal").value_or("");
+  } else if (type == "semantic-cache") {
+    d.cache_enabled = enabled;
+    if (c.get("similarity_threshold"))
+      d.cache_similarity_threshold = unit_interval(c, "similarity_threshold", 0.0);
+    if (auto t = c.seconds("ttl_seconds", false)) d.cache_ttl = *t;
   } else {
-    strict::fail(
-        r.path_of("type"),
-        fmt::format("'{}' is not one of system_prompt, header_mutation, jailbreak, pii", type));
+    strict::fail(r.path_of("type"),
+                 fmt::format("'{}' is not one of system_prompt, header_mutation, jailbreak, pii, "
+                             "semantic-cache",
+                             type));
   }
   c.finish();
 }
@@ -353,6 +359,12 @@ json::object decision_to_json(const DecisionSettings& d) {
                    {"action", strict::enum_name(d.pii_action, kPiiActions)}};
     if (!d.pii_signal.empty()) c["signal"] = d.pii_signal;
     plugins.push_back(json::object{{"type", "pii"}, {"configuration", std::move(c)}});
+  }
+  if (!d.cache_enabled || d.cache_similarity_threshold || d.cache_ttl) {
+    json::object c{{"enabled", d.cache_enabled}};
+    if (d.cache_similarity_threshold) c["similarity_threshold"] = *d.cache_similarity_threshold;
+    if (d.cache_ttl) c["ttl_seconds"] = static_cast<double>(d.cache_ttl->count()) / 1000;
+    plugins.push_back(json::object{{"type", "semantic-cache"}, {"configuration", std::move(c)}});
   }
   json::object out{{"name", d.name},
                    {"priority", d.priority},

@@ -364,7 +364,8 @@ def test_signals_no_decision_reads_are_never_computed(tmp_path, upstream):  # no
      "routing.signals.embeddings[0].threshold: must be in [0, 1]"),
     ("routing:\n  decisions:\n    - {name: d, rules: {type: keyword, name: k}, modelRefs: [{model: m-none}],"
      " plugins: [{type: cache}]}\n",
-     "routing.decisions[0].plugins[0].type: 'cache' is not one of system_prompt, header_mutation, jailbreak, pii"),
+     "routing.decisions[0].plugins[0].type: 'cache' is not one of system_prompt, header_mutation, jailbreak, pii, "
+     "semantic-cache"),
 ])
 def test_routing_errors_name_the_key(tmp_path, routing, message):
     config = tmp_path / "c.yaml"

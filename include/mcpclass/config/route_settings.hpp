@@ -5,6 +5,7 @@
 
 #include "mcpclass/classify/category.hpp"
 #include "mcpclass/classify/routing_policy.hpp"
+#include "mcpclass/config/semantic_cache_settings.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -111,6 +112,7 @@ struct RouteSettings {
   /// `route.models`, or the top-level `providers.models` (the Semantic Router's spelling).
   std::map<std::string, RouteUpstream> models;
   ConversationSettings conversation;
+  SemanticCacheSettings semantic_cache;
 
   boost::json::object to_json() const;
   /// Strict: unknown keys, bad types and values throw ConfigError naming `path.key`.

@@ -116,6 +116,8 @@ class Router {
   /// Whether evaluate() may run a model (a classifier other than rules, an encoder, a token
   /// classifier): such work belongs off an I/O thread.
   bool slow() const noexcept;
+  /// The sentence encoder the embedding signals and the semantic cache use, or null.
+  std::shared_ptr<const learned::SentenceEncoder> encoder() const noexcept;
 
   /// The evaluation of `request` (a parsed body of `api`: a chat completion by default).
   /// `exhaustive`: evaluate every decision and every signal they use (the explanation), not only
@@ -139,8 +141,9 @@ class Router {
 
 /// The models `config`'s signals need, `classifier` being the configured one (shared, not
 /// loaded again): the embedding encoder (`routing.embedding_model`, else the learned
-/// classifier's), the token classifier for model PII sources, jailbreak classifiers. Throws
-/// ConfigError naming the key, or ClassifyError for a model that does not load.
+/// classifier's; also for an enabled route.semantic_cache when one of them is configured), the
+/// token classifier for model PII sources, jailbreak classifiers. Throws ConfigError naming the
+/// key, or ClassifyError for a model that does not load.
 routing::SignalModels make_signal_models(const config::Config& config,
                                          std::shared_ptr<const classify::Classifier> classifier);
 

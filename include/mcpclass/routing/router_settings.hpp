@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -124,6 +125,11 @@ struct DecisionSettings {
   std::vector<std::string> pii_allowed;
   PiiAction pii_action = PiiAction::block;
   std::string pii_signal;
+  /// `semantic-cache` plugin: this decision's answers are cached (route.semantic_cache) unless
+  /// it says enabled: false, with its own threshold and TTL when it gives them.
+  bool cache_enabled = true;
+  std::optional<double> cache_similarity_threshold;
+  std::optional<std::chrono::milliseconds> cache_ttl;
 };
 
 enum class DecisionStrategy { priority, confidence };

@@ -1,0 +1,47 @@
+// `route.semantic_cache`: answers of the upstreams kept and replayed for the same or a similar
+// query to the same model and system prompt (docs/route.md "Semantic cache"). The keys follow
+// the vLLM Semantic Router's `semantic_cache` section; max_bytes and max_entry_bytes are
+// mcpclass's bounds.
+// Thread-safety: plain values.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace mcpclass::config {
+
+/// `backend_type: redis`: entries shared by a fleet of proxies through one Redis.
+struct RedisCacheSettings {
+  /// "host:port", or an absolute path to a Unix socket.
+  std::string address = "127.0.0.1:6379";
+  std::string key_prefix = "mcpclass:cache:";
+  std::chrono::milliseconds connect_timeout{200};
+  /// Each command's (a request never waits longer on Redis).
+  std::chrono::milliseconds timeout{50};
+};
+
+struct SemanticCacheSettings {
+  bool enabled = false;
+  /// "memory" (in process, an hnswlib index) or "redis" (the same, shared through `redis`).
+  std::string backend_type = "memory";
+  RedisCacheSettings redis;
+  /// The cosine similarity of the query's embedding to a stored one at which it is a hit.
+  double similarity_threshold = 0.8;
+  /// How long an answer is kept after it was stored.
+  std::chrono::milliseconds ttl{3'600'000};
+  std::size_t max_entries = 10'000;
+  /// All entries' bytes (query, answer, embedding, bookkeeping); the least recently used go first.
+  std::size_t max_bytes = 64 * 1024 * 1024;
+  /// An answer larger than this (as received) is not stored.
+  std::size_t max_entry_bytes = 1024 * 1024;
+
+  boost::json::object to_json() const;
+  /// Strict: unknown keys, bad types and values throw ConfigError naming `path.key`.
+  static SemanticCacheSettings from_json(const boost::json::value& v, const std::string& path);
+};
+
+}  // namespace mcpclass::config

@@ -1,0 +1,76 @@
+#include "mcpclass/config/semantic_cache_settings.hpp"
+
+#include "util/config_reader.hpp"
+
+#include <fmt/format.h>
+
+namespace mcpclass::config {
+
+namespace json = boost::json;
+namespace strict = util::strict;
+
+namespace {
+
+std::string check_address(const std::string& a, const std::string& path) {
+  if (a.starts_with('/')) return a;
+  const auto colon = a.rfind(':');
+  const auto port = colon == std::string::npos ? std::string() : a.substr(colon + 1);
+  const bool digits = !port.empty() && port.size() <= 5 &&
+                      port.find_first_not_of("0123456789") == std::string::npos;
+  if (colon == 0 || !digits || std::stoi(port) < 1 || std::stoi(port) > 65535)
+    strict::fail(path, fmt::format("'{}' is not host:port or an absolute Unix socket path", a));
+  return a;
+}
+
+}  // namespace
+
+SemanticCacheSettings SemanticCacheSettings::from_json(const json::value& v,
+                                                       const std::string& path) {
+  strict::ObjectReader r(v, path);
+  SemanticCacheSettings s;
+  s.enabled = r.boolean("enabled").value_or(true);
+  if (auto b = r.string("backend_type")) {
+    if (*b != "memory" && *b != "redis")
+      strict::fail(r.path_of("backend_type"), fmt::format("'{}' is not one of memory, redis", *b));
+    s.backend_type = *b;
+  }
+  if (const auto* redis = r.get("redis")) {
+    strict::ObjectReader rr(*redis, r.path_of("redis"));
+    if (auto a = rr.string("address")) s.redis.address = check_address(*a, rr.path_of("address"));
+    if (auto k = rr.string("key_prefix")) s.redis.key_prefix = *k;
+    if (auto t = rr.seconds("connect_timeout", false)) s.redis.connect_timeout = *t;
+    if (auto t = rr.seconds("timeout", false)) s.redis.timeout = *t;
+    rr.finish();
+  }
+  if (auto t = r.number("similarity_threshold")) {
+    if (!(*t > 0.0 && *t <= 1.0))
+      strict::fail(r.path_of("similarity_threshold"), "must be in (0, 1]");
+    s.similarity_threshold = *t;
+  }
+  if (auto t = r.seconds("ttl_seconds", false)) s.ttl = *t;
+  if (auto n = r.count("max_entries", 1, 100'000'000)) s.max_entries = *n;
+  if (auto b = r.count("max_bytes", 4096, std::int64_t{1} << 40)) s.max_bytes = *b;
+  if (auto b = r.count("max_entry_bytes", 256, std::int64_t{1} << 32)) s.max_entry_bytes = *b;
+  r.finish();
+  if (s.max_entry_bytes > s.max_bytes)
+    strict::fail(r.path_of("max_entry_bytes"),
+                 fmt::format("{} is more than max_bytes ({})", s.max_entry_bytes, s.max_bytes));
+  return s;
+}
+
+json::object SemanticCacheSettings::to_json() const {
+  return {{"enabled", enabled},
+          {"backend_type", backend_type},
+          {"redis",
+           {{"address", redis.address},
+            {"key_prefix", redis.key_prefix},
+            {"connect_timeout", static_cast<double>(redis.connect_timeout.count()) / 1000},
+            {"timeout", static_cast<double>(redis.timeout.count()) / 1000}}},
+          {"similarity_threshold", similarity_threshold},
+          {"ttl_seconds", static_cast<double>(ttl.count()) / 1000},
+          {"max_entries", max_entries},
+          {"max_bytes", max_bytes},
+          {"max_entry_bytes", max_entry_bytes}};
+}
+
+}  // namespace mcpclass::config

@@ -1,0 +1,255 @@
+#include "route/redis_link.hpp"
+
+#include <fmt/format.h>
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string_view>
+
+namespace mcpclass::route {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kFirstBackoff{100};
+constexpr milliseconds kMaxBackoff{5000};
+constexpr milliseconds kBlock{500};            // XREAD BLOCK: how soon the reader sees a stop
+constexpr std::size_t kStreamLength = 100000;  // announcements kept (MAXLEN ~)
+
+timeval to_timeval(milliseconds ms) {
+  return {static_cast<time_t>(ms.count() / 1000),
+          static_cast<suseconds_t>(ms.count() % 1000 * 1000)};
+}
+
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+std::string random_origin() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}", rd(), rd());
+}
+
+std::string_view text(const redisReply* r) {
+  return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
+             ? std::string_view(r->str, r->len)
+             : std::string_view();
+}
+
+}  // namespace
+
+// A write to a connection Redis closed raises SIGPIPE, which would end the process: it is
+// blocked on this thread while a command runs, and one it raised is taken before unblocking.
+// (Per thread: the process's disposition is not the cache's to change.)
+class PipeGuard {
+ public:
+  PipeGuard() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~PipeGuard() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE) && !sigismember(&old_, SIGPIPE)) {
+      const timespec zero{0, 0};
+      sigtimedwait(&pipe_, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  PipeGuard(const PipeGuard&) = delete;
+  PipeGuard& operator=(const PipeGuard&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t old_;
+};
+
+// One connection, dropped on any failure and made again after its backoff.
+struct RedisLink::Connection {
+  Connection(const config::RedisCacheSettings& s, milliseconds timeout)
+      : settings(s), timeout(timeout) {}
+  ~Connection() { drop(); }
+
+  const config::RedisCacheSettings& settings;
+  const milliseconds timeout;
+  redisContext* context = nullptr;
+  Clock::time_point retry_at{};
+  milliseconds backoff = kFirstBackoff;
+
+  void drop() {
+    if (context) redisFree(context);
+    context = nullptr;
+  }
+
+  void failed() {
+    drop();
+    retry_at = Clock::now() + backoff;
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+
+  bool ready() {
+    if (context) return true;
+    if (Clock::now() < retry_at) return false;
+    const auto tv = to_timeval(settings.connect_timeout);
+    const auto& a = settings.address;
+    if (a.starts_with('/')) {
+      context = redisConnectUnixWithTimeout(a.c_str(), tv);
+    } else {
+      const auto colon = a.rfind(':');
+      context =
+          redisConnectWithTimeout(a.substr(0, colon).c_str(), std::stoi(a.substr(colon + 1)), tv);
+    }
+    if (context == nullptr || context->err ||
+        redisSetTimeout(context, to_timeval(timeout)) != REDIS_OK) {
+      failed();
+      return false;
+    }
+    backoff = kFirstBackoff;
+    return true;
+  }
+
+  // The reply, or null (the connection dropped) on a failure or an error reply.
+  Reply command(const std::vector<std::string_view>& args) {
+    if (!ready()) return nullptr;
+    const PipeGuard guard;
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const auto a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    Reply r(static_cast<redisReply*>(
+        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
+    if (!r || context->err) {
+      failed();
+      return nullptr;
+    }
+    if (r->type == REDIS_REPLY_ERROR) return nullptr;
+    return r;
+  }
+};
+
+RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry)
+    : settings_(std::move(settings)),
+      on_entry_(std::move(on_entry)),
+      origin_(random_origin()),
+      command_(std::make_unique<Connection>(settings_, settings_.timeout)),
+      reader_(std::make_unique<Connection>(settings_, settings_.timeout + kBlock)),
+      thread_([this] { read_stream(); }) {}
+
+RedisLink::~RedisLink() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  thread_.join();
+}
+
+bool RedisLink::publish(const Entry& e) {
+  const std::string key = settings_.key_prefix + "entry:" + e.exact;
+  const std::string_view embedding(reinterpret_cast<const char*>(e.embedding.data()),
+                                   e.embedding.size() * sizeof(float));
+  const auto ttl = std::to_string(e.ttl.count());
+  std::lock_guard lock(command_mutex_);
+  auto& c = *command_;
+  const bool ok =
+      c.command({"HSET", key, "scope", e.scope, "exact", e.exact, "model", e.answer.model,
+                 "content", e.answer.content, "finish", e.answer.finish_reason, "embedding",
+                 embedding}) &&
+      c.command({"PEXPIRE", key, ttl}) &&
+      c.command({"XADD", settings_.key_prefix + "stream", "MAXLEN", "~",
+                 std::to_string(kStreamLength), "*", "origin", origin_, "exact", e.exact});
+  if (!ok) ++errors_;
+  return ok;
+}
+
+std::optional<RedisLink::Entry> RedisLink::fetch(const std::string& exact) {
+  std::lock_guard lock(command_mutex_);
+  return fetch_on(*command_, exact);
+}
+
+std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::string& exact) {
+  const std::string key = settings_.key_prefix + "entry:" + exact;
+  auto r = c.command({"HGETALL", key});
+  auto ttl = r ? c.command({"PTTL", key}) : nullptr;
+  if (!r || !ttl) {
+    ++errors_;
+    return std::nullopt;
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 || ttl->type != REDIS_REPLY_INTEGER ||
+      ttl->integer <= 0)
+    return std::nullopt;
+  Entry e;
+  e.ttl = milliseconds(ttl->integer);
+  for (std::size_t i = 0; i + 1 < r->elements; i += 2) {
+    const auto name = text(r->element[i]);
+    const auto value = text(r->element[i + 1]);
+    if (name == "scope")
+      e.scope = value;
+    else if (name == "exact")
+      e.exact = value;
+    else if (name == "model")
+      e.answer.model = value;
+    else if (name == "content")
+      e.answer.content = value;
+    else if (name == "finish")
+      e.answer.finish_reason = value;
+    else if (name == "embedding" && value.size() % sizeof(float) == 0) {
+      e.embedding.resize(value.size() / sizeof(float));
+      std::memcpy(e.embedding.data(), value.data(), value.size());
+    }
+  }
+  if (e.exact != exact || e.scope.empty() || e.answer.finish_reason.empty()) return std::nullopt;
+  return e;
+}
+
+void RedisLink::read_stream() {
+  const std::string stream = settings_.key_prefix + "stream";
+  std::string last = "$";  // announcements from now on
+  for (;;) {
+    {
+      std::unique_lock lock(stop_mutex_);
+      if (stopping_) return;
+      if (!reader_->ready()) {
+        stop_cv_.wait_for(lock, kFirstBackoff);
+        continue;
+      }
+    }
+    auto r = reader_->command(
+        {"XREAD", "BLOCK", std::to_string(kBlock.count()), "STREAMS", stream, last});
+    if (!r) {
+      ++errors_;
+      continue;
+    }
+    if (r->type != REDIS_REPLY_ARRAY) continue;  // nil: nothing within the block time
+    for (std::size_t s = 0; s < r->elements; ++s) {
+      const auto* st = r->element[s];
+      if (st->type != REDIS_REPLY_ARRAY || st->elements != 2) continue;
+      const auto* messages = st->element[1];
+      for (std::size_t m = 0; m < messages->elements; ++m) {
+        const auto* msg = messages->element[m];
+        if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 2) continue;
+        last = text(msg->element[0]);
+        std::string origin, exact;
+        const auto* fields = msg->element[1];
+        for (std::size_t f = 0; f + 1 < fields->elements; f += 2) {
+          if (text(fields->element[f]) == "origin") origin = text(fields->element[f + 1]);
+          if (text(fields->element[f]) == "exact") exact = text(fields->element[f + 1]);
+        }
+        if (origin == origin_ || exact.empty()) continue;
+        if (auto e = fetch_on(*reader_, exact)) on_entry_(std::move(*e));
+      }
+    }
+  }
+}
+
+}  // namespace mcpclass::route

@@ -1,0 +1,182 @@
+// route::SemanticCache without an encoder (the exact path), its nearest-neighbour index, and
+// the answers it keeps: bounds by bytes and entries (LRU), TTL, what is not stored, the scope
+// of a query (model, system prompt, parameters), SSE and JSON answers in and out.
+#include "route/cache_index.hpp"
+#include "route/cached_answer.hpp"
+#include "route/semantic_cache.hpp"
+
+#include <doctest/doctest.h>
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <string>
+
+using namespace mcpclass::route;
+namespace json = boost::json;
+using Clock = SemanticCache::Clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+CacheQuery query_of(const std::string& text, const std::string& model = "m",
+                    const std::string& system = "") {
+  json::array messages;
+  if (!system.empty()) messages.push_back(json::object{{"role", "system"}, {"content", system}});
+  messages.push_back(json::object{{"role", "user"}, {"content", text}});
+  auto q = cache_query(json::object{{"model", "auto"}, {"messages", messages}}, model,
+                       mcpclass::config::RouteText::last_user);
+  REQUIRE(q);
+  return *q;
+}
+
+CachedAnswer answer(std::size_t bytes) {
+  return {"up", std::string(bytes, 'a'), "stop"};
+}
+
+mcpclass::config::SemanticCacheSettings bounded(std::size_t max_bytes, std::size_t entries = 100) {
+  mcpclass::config::SemanticCacheSettings s;
+  s.enabled = true;
+  s.max_bytes = max_bytes;
+  s.max_entries = entries;
+  s.max_entry_bytes = 2000;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("semantic cache: an exact repeat hits, within its scope only") {
+  SemanticCache cache(bounded(1 << 20), nullptr);
+  auto q = query_of("what is a monad");
+  CHECK_FALSE(cache.lookup(q, 0.8));
+  CHECK(cache.store(q, {"up", "a burrito", "stop"}, 60s));
+  auto again = query_of("what is a monad");
+  const auto hit = cache.lookup(again, 0.8);
+  REQUIRE(hit);
+  CHECK(hit->exact);
+  CHECK(hit->answer.content == "a burrito");
+  for (auto other :
+       {query_of("what is a monad", "other-model"),
+        query_of("what is a monad", "m", "You are a pirate."), query_of("what is a functor")})
+    CHECK_FALSE(cache.lookup(other, 0.8));
+}
+
+TEST_CASE("semantic cache: least recently used entries go first beyond max_bytes") {
+  // Each entry costs its answer plus the same overhead: measure it with one.
+  SemanticCache probe(bounded(1 << 20), nullptr);
+  auto q0 = query_of("q0");
+  probe.store(q0, answer(1000), 60s);
+  const std::size_t one = probe.bytes();
+  SemanticCache cache(bounded(3 * one + one / 2), nullptr);
+  auto t = Clock::now();
+  std::vector<CacheQuery> qs;
+  for (int i = 0; i < 3; ++i) {
+    qs.push_back(query_of("q" + std::to_string(i)));
+    CHECK(cache.store(qs.back(), answer(1000), 60s, t));
+  }
+  CHECK(cache.entries() == 3);
+  CHECK(cache.bytes() <= 3 * one);
+  CHECK(cache.lookup(qs[0], 0.8, t));  // q0 is now the most recently used
+  auto q3 = query_of("q3");
+  CHECK(cache.store(q3, answer(1000), 60s, t));
+  CHECK(cache.entries() == 3);
+  CHECK(cache.evictions() == 1);
+  CHECK_FALSE(cache.lookup(qs[1], 0.8, t));  // the least recently used went
+  CHECK(cache.lookup(qs[0], 0.8, t));
+  CHECK(cache.lookup(q3, 0.8, t));
+}
+
+TEST_CASE("semantic cache: max_entries bounds the count and max_entry_bytes each answer") {
+  SemanticCache cache(bounded(1 << 20, 2), nullptr);
+  for (int i = 0; i < 5; ++i) cache.store(query_of("q" + std::to_string(i)), answer(10), 60s);
+  CHECK(cache.entries() == 2);
+  CHECK(cache.evictions() == 3);
+  auto big = query_of("big");
+  CHECK_FALSE(cache.store(big, answer(2001), 60s));
+  CHECK_FALSE(cache.lookup(big, 0.8));
+  CHECK(cache.prometheus().find("mcpclass_route_cache_skipped_total{reason=\"too_large\"} 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("semantic cache: an entry expires ttl after it was stored") {
+  SemanticCache cache(bounded(1 << 20), nullptr);
+  const auto t = Clock::now();
+  auto q = query_of("what time is it");
+  cache.store(q, answer(10), 30s, t);
+  CHECK(cache.lookup(q, 0.8, t + 29s));
+  CHECK_FALSE(cache.lookup(q, 0.8, t + 30s));
+  CHECK(cache.entries() == 0);
+  CHECK(cache.bytes() == 0);
+}
+
+TEST_CASE("semantic cache: later turns and several choices are not cacheable") {
+  const auto text = mcpclass::config::RouteText::last_user;
+  json::array turns{json::object{{"role", "user"}, {"content", "a"}},
+                    json::object{{"role", "assistant"}, {"content", "b"}},
+                    json::object{{"role", "user"}, {"content", "c"}}};
+  CHECK_FALSE(cache_query(json::object{{"messages", turns}}, "m", text));
+  json::array one{json::object{{"role", "user"}, {"content", "a"}}};
+  CHECK_FALSE(cache_query(json::object{{"messages", one}, {"n", 2}}, "m", text));
+  CHECK(cache_query(json::object{{"messages", one}, {"n", 1}}, "m", text));
+  // Parameters that change the answer are part of the scope, streaming is not.
+  const auto plain = cache_query(json::object{{"messages", one}}, "m", text);
+  const auto streamed = cache_query(json::object{{"messages", one}, {"stream", true}}, "m", text);
+  const auto hot = cache_query(json::object{{"messages", one}, {"temperature", 2}}, "m", text);
+  CHECK(plain->exact == streamed->exact);
+  CHECK(plain->exact != hot->exact);
+}
+
+TEST_CASE("cached answer: a complete SSE stream is assembled, an incomplete one refused") {
+  const std::string chunk0 =
+      R"(data: {"model":"up","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]})"
+      "\n\n";
+  const std::string chunk1 =
+      R"(data: {"model":"up","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]})"
+      "\n\n";
+  const auto done = chunk0 + chunk1 + "data: [DONE]\n\n";
+  const auto a = answer_from_sse(done);
+  REQUIRE(a);
+  CHECK(a->content == "Hello");
+  CHECK(a->model == "up");
+  CHECK_FALSE(answer_from_sse(chunk0 + chunk1));              // no [DONE]
+  CHECK_FALSE(answer_from_sse(chunk0 + "data: [DONE]\n\n"));  // no finish_reason
+  const std::string tools =
+      R"(data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0}]},"finish_reason":"tool_calls"}]})"
+      "\n\ndata: [DONE]\n\n";
+  CHECK_FALSE(answer_from_sse(tools));
+  // Replayed as SSE, it reads back the same; as JSON, it is one chat.completion.
+  const auto replay = answer_from_sse(answer_sse(*a, "id-1"));
+  REQUIRE(replay);
+  CHECK(replay->content == "Hello");
+  const auto body = json::parse(answer_json(*a, "id-1")).as_object();
+  CHECK(body.at("object") == "chat.completion");
+  CHECK(body.at("choices").as_array()[0].at("message").at("content") == "Hello");
+  CHECK(answer_from_json(answer_json(*a, "id-1"))->content == "Hello");
+  CHECK_FALSE(answer_from_json(
+      R"({"choices":[{"message":{"content":null,"tool_calls":[{}]},"finish_reason":"tool_calls"}]})"));
+}
+
+TEST_CASE("cache index: nearest live ids, removals skipped, stale after many removals") {
+  CacheIndex index(2);
+  auto unit = [](double angle) {
+    return std::vector<float>{static_cast<float>(std::cos(angle)),
+                              static_cast<float>(std::sin(angle))};
+  };
+  for (std::uint64_t id = 0; id < 10; ++id) index.add(id, unit(0.1 * double(id)));
+  auto near = index.search(unit(0.0), 3);
+  REQUIRE(near.size() == 3);
+  CHECK(near[0].first == 0);
+  CHECK(near[0].second == doctest::Approx(1.0).epsilon(1e-5));
+  CHECK(near[1].first == 1);
+  index.remove(0);
+  near = index.search(unit(0.0), 1);
+  REQUIRE(near.size() == 1);
+  CHECK(near[0].first == 1);
+  CHECK_FALSE(index.stale());
+  CacheIndex churn(2);
+  for (std::uint64_t id = 0; id < 3000; ++id) churn.add(id, unit(0.001 * double(id)));
+  for (std::uint64_t id = 0; id < 2000; ++id) churn.remove(id);
+  CHECK(churn.stale());
+  churn.clear();
+  CHECK_FALSE(churn.stale());
+  CHECK(churn.search(unit(0.0), 1).empty());
+}

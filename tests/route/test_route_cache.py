@@ -22,7 +22,11 @@ from test_route import BIN, SOURCE, models_yaml, node_for_tests  # noqa: E402
 from test_route import upstream  # noqa: E402,F401
 from test_route_decisions import RouteWith, categories_without_routing  # noqa: E402
 
-USE_LITE = os.path.expanduser("~/.cache/mcpclass/use-lite")
+# Where models/fetch-use-lite.sh puts it (MCPCLASS_CACHE_DIR, else XDG_CACHE_HOME, else ~/.cache).
+USE_LITE = os.path.join(
+    os.environ.get("MCPCLASS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mcpclass"),
+    "use-lite")
 ENCODER = textwrap.dedent(f"""\
     embedding_model:
       encoder: "{USE_LITE}/use-lite.safetensors"
@@ -71,8 +75,17 @@ def metric(router, name):
                if line.startswith(name + " ") or line.startswith(name + "{"))
 
 
-needs_use_lite = pytest.mark.skipif(not os.path.exists(f"{USE_LITE}/use-lite.safetensors"),
-                                    reason="USE-lite is not in ~/.cache (models/fetch-use-lite.sh)")
+@pytest.fixture(scope="module")
+def use_lite():
+    """USE-lite from models/fetch-use-lite.sh (instant when cached, as for the learned unit
+    tests); skips only where it cannot be fetched and converted."""
+    fetch = subprocess.run([os.path.join(SOURCE, "models", "fetch-use-lite.sh"), BIN],
+                           capture_output=True, timeout=1800)
+    if fetch.returncode != 0:
+        pytest.skip("models/fetch-use-lite.sh failed: " + fetch.stderr.decode()[-300:])
+
+
+needs_use_lite = pytest.mark.usefixtures("use_lite")
 
 
 @needs_use_lite

@@ -45,6 +45,7 @@ class McpclassConan(ConanFile):
         self.requires("re2/20230301")
         self.requires("pcre2/10.42")  # tokenizer.json regexes (src/learned/hf)
         self.requires("utf8proc/2.8.0")  # tokenizer.json normalizers
+        self.requires("hiredis/1.2.0")  # route's semantic cache shared through Redis
         self.requires("valijson/1.0")
         if self.options.with_learned:
             self.requires("onednn/3.1")
@@ -55,7 +56,7 @@ class McpclassConan(ConanFile):
             self.requires("doctest/2.4.9")
 
     def build_requirements(self):
-        self.tool_requires("pkgconf/2.0.3")  # CMake: pkg_check_modules (re2, pcre2, utf8proc, sentencepiece)
+        self.tool_requires("pkgconf/2.0.3")  # CMake: pkg_check_modules (re2, pcre2, utf8proc, hiredis, sentencepiece)
 
     def validate(self):
         from conan.tools.build import check_min_cppstd
@@ -69,7 +70,7 @@ class McpclassConan(ConanFile):
         tc.variables["MCPCLASS_CCACHE"] = False
         tc.generate()
         CMakeDeps(self).generate()
-        PkgConfigDeps(self).generate()  # pkg_check_modules: re2, pcre2, utf8proc, sentencepiece
+        PkgConfigDeps(self).generate()  # pkg_check_modules: re2, pcre2, utf8proc, hiredis, sentencepiece
 
     def build(self):
         cmake = CMake(self)
@@ -90,7 +91,8 @@ class McpclassConan(ConanFile):
         core.set_property("cmake_target_name", "mcpclass::mcpclass")
         core.libs = ["mcpclass_core"]  # libmcpclass_core.a, the C++ library
         core.requires = ["boost::json", "boost::url", "openssl::ssl", "openssl::crypto", "fmt::fmt",
-                         "yaml-cpp::yaml-cpp", "re2::re2", "valijson::valijson"]
+                         "yaml-cpp::yaml-cpp", "re2::re2", "valijson::valijson",
+                         "hiredis::hiredis"]
         if self.options.with_learned:
             core.requires += ["onednn::onednn"]
         core.system_libs = ["pthread", "m"]

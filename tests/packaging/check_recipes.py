@@ -41,6 +41,7 @@ PACKAGES = {
     "re2": (["re2"], "re2", None),
     "libpcre2-8": (["pcre2"], "pcre2", None),
     "libutf8proc": (["utf8proc"], "utf8proc", None),
+    "hiredis": (["hiredis"], "hiredis", None),
     "doctest": (["doctest"], "doctest", "tests"),
     "Torch": (["libtorch"], "libtorch", "learned"),
     "sentencepiece": (["sentencepiece"], "sentencepiece", "learned"),

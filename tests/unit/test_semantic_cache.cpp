@@ -175,7 +175,11 @@ TEST_CASE("cache index: nearest live ids, removals skipped, stale after many rem
   CacheIndex churn(2);
   for (std::uint64_t id = 0; id < 3000; ++id) churn.add(id, unit(0.001 * double(id)));
   for (std::uint64_t id = 0; id < 2000; ++id) churn.remove(id);
-  CHECK(churn.stale());
+#if MCPCLASS_WITH_LEARNED
+  CHECK(churn.stale());  // hnswlib only marks removed entries deleted
+#else
+  CHECK_FALSE(churn.stale());  // without the learned component the index is a map: freed at once
+#endif
   churn.clear();
   CHECK_FALSE(churn.stale());
   CHECK(churn.search(unit(0.0), 1).empty());

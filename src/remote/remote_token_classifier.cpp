@@ -89,17 +89,8 @@ struct RemoteTokenClassifier::Impl {
         session(options, std::move(t), "mcpclass-remote-token-classifier",
                 [this] { check_tool(); }) {}
 
-  void check_tool() {
-    std::string names;
-    for (const auto& t : session.list_tools()) {
-      const auto* name = t.is_object() ? t.get_object().if_contains("name") : nullptr;
-      if (name == nullptr || !name->is_string()) continue;
-      if (name->get_string() == tool) return;
-      names += (names.empty() ? "" : ", ") + std::string(name->get_string());
-    }
-    throw RemoteProtocolError(fmt::format("{}: the server has no tool '{}' (it has: {})",
-                                          session.where(), tool, names.empty() ? "none" : names));
-  }
+  // The configured tool must exist; the error lists the server's tools.
+  void check_tool() { (void)discover_classification_tool(session.list_tools(), tool); }
 
   std::vector<learned::TokenSpan> attempt(std::string_view text,
                                           std::optional<learned::TokenAggregation> aggregation) {

@@ -125,18 +125,27 @@ bool idle_connection_usable(beast::tcp_stream& stream) {
 }  // namespace
 
 struct HttpEngine::Impl {
-  Impl(std::chrono::milliseconds timeout, std::string ca, std::size_t max_body,
-       std::size_t keep_alive, std::size_t max_header)
-      : guard(asio::make_work_guard(ioc)),
+  // `external` null: a context of its own, run by a thread of its own.
+  Impl(std::shared_ptr<asio::io_context> external, std::chrono::milliseconds timeout,
+       std::string ca, std::size_t max_body, std::size_t keep_alive, std::size_t max_header)
+      : owns_thread(external == nullptr),
+        context(external ? std::move(external) : std::make_shared<asio::io_context>(1)),
+        ioc(*context),
         connect_timeout(timeout),
         ca_file(std::move(ca)),
         response_limits{.header_bytes = max_header, .body_bytes = max_body},
         keep_alive_connections(keep_alive) {
-    thread = std::thread([this] { ioc.run(); });
+    if (owns_thread) {
+      guard.emplace(asio::make_work_guard(ioc));
+      thread = std::thread([this] { ioc.run(); });
+    }
   }
 
-  asio::io_context ioc;
-  asio::executor_work_guard<asio::io_context::executor_type> guard;
+  const bool owns_thread;
+  // Before the sockets below, so destroyed after them: they need their context's services.
+  std::shared_ptr<asio::io_context> context;
+  asio::io_context& ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   std::chrono::milliseconds connect_timeout;
   const std::string ca_file;
   const ResponseLimits response_limits;
@@ -378,8 +387,17 @@ struct HttpEngine::Impl {
 HttpEngine::HttpEngine(std::chrono::milliseconds connect_timeout, std::string ca_file,
                        std::size_t max_body_bytes, std::size_t keep_alive_connections,
                        std::size_t max_header_bytes)
-    : impl_(std::make_shared<Impl>(connect_timeout, std::move(ca_file), max_body_bytes,
+    : impl_(std::make_shared<Impl>(nullptr, connect_timeout, std::move(ca_file), max_body_bytes,
                                    keep_alive_connections, max_header_bytes)) {}
+
+HttpEngine::HttpEngine(std::shared_ptr<boost::asio::io_context> context,
+                       std::chrono::milliseconds connect_timeout, std::string ca_file,
+                       std::size_t max_body_bytes, std::size_t keep_alive_connections,
+                       std::size_t max_header_bytes) {
+  if (!context) throw std::invalid_argument("HttpEngine: no io_context");
+  impl_ = std::make_shared<Impl>(std::move(context), connect_timeout, std::move(ca_file),
+                                 max_body_bytes, keep_alive_connections, max_header_bytes);
+}
 
 void HttpEngine::prepare_tls() {
   impl_->tls();
@@ -399,13 +417,18 @@ HttpEngine::ExchangeId HttpEngine::start(const HttpUrl& url, HttpRequest request
     if (impl_->stopped) throw HttpClientError(HttpFailure::cancelled, "HTTP client stopped");
     impl_->live[ex->id] = ex;
   }
-  asio::co_spawn(impl_->ioc, impl_->run(ex, url, std::move(request)), asio::detached);
+  // The coroutine holds the engine's state: on a caller's context it may outlive the engine.
+  asio::co_spawn(
+      impl_->ioc,
+      [impl = impl_, ex, url, request = std::move(request)]() mutable {
+        return impl->run(std::move(ex), url, std::move(request));
+      },
+      asio::detached);
   return ex->id;
 }
 
 void HttpEngine::cancel(ExchangeId id) {
-  Impl* impl = impl_.get();
-  asio::post(impl->ioc, [impl, id] {
+  asio::post(impl_->ioc, [impl = impl_, id] {
     std::shared_ptr<Exchange> ex;
     {
       std::lock_guard lock(impl->mutex);
@@ -432,23 +455,33 @@ HttpEngine::Result HttpEngine::perform(const HttpUrl& url, HttpRequest request) 
 }
 
 void HttpEngine::stop() {
-  Impl* impl = impl_.get();
+  const auto impl = impl_;
   {
     std::lock_guard lock(impl->mutex);
     if (impl->stopped) return;
     impl->stopped = true;
   }
-  asio::post(impl->ioc, [impl] {
+  auto abort_all = [impl] {
     std::vector<std::shared_ptr<Exchange>> all;
     {
       std::lock_guard lock(impl->mutex);
       for (auto& [id, ex] : impl->live) all.push_back(ex);
     }
     for (auto& ex : all) Impl::abort(*ex);
-  });
+    impl->idle.clear();
+  };
+  if (!impl->owns_thread) {
+    // Nothing runs a stopped context any more: close here. Else its own thread ends them.
+    if (!impl->ioc.stopped()) return asio::post(impl->ioc, std::move(abort_all));
+    abort_all();
+    std::lock_guard lock(impl->mutex);
+    impl->live.clear();
+    return;
+  }
+  asio::post(impl->ioc, abort_all);
   {
     std::unique_lock lock(impl->mutex);
-    impl->cv.wait_for(lock, std::chrono::seconds(3), [impl] { return impl->live.empty(); });
+    impl->cv.wait_for(lock, std::chrono::seconds(3), [&] { return impl->live.empty(); });
   }
   impl->guard.reset();
   impl->ioc.stop();

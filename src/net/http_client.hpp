@@ -1,9 +1,9 @@
 // Internal: the HTTP/1.1 machinery shared by the client transports (Boost.Beast behind a
 // Beast-free interface, so that only client_http_core.cpp pays for Beast). One I/O thread per
-// engine; every exchange uses its own connection (TLS for https:// URLs, the peer's certificate
-// verified) and streams its body to callbacks.
-// Thread-safety: start(), cancel() and perform() may be called from any thread except the I/O
-// thread (perform() blocks); callbacks run on the I/O thread; stop() belongs to the owner.
+// engine, or the caller's io_context; every exchange uses its own connection (TLS for https://
+// URLs, the peer's certificate verified) and streams its body to callbacks.
+// Thread-safety: start() and cancel() may be called from any thread, perform() from any thread
+// except the I/O thread (it blocks); callbacks run on the I/O thread; stop() belongs to the owner.
 #pragma once
 
 #include "mcpclass/util/limits.hpp"
@@ -17,6 +17,10 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace mcpclass::net {
 
@@ -126,6 +130,17 @@ class HttpEngine {
              std::size_t max_body_bytes = util::limits::kMaxClientMessageBytes,
              std::size_t keep_alive_connections = 0,
              std::size_t max_header_bytes = util::limits::kMaxClientHeaderBytes);
+  /// The same engine on the caller's `context` (no thread of its own, which it keeps alive):
+  /// an exchange started from a thread that runs `context` costs no hand-over between threads
+  /// (the routing proxy starts its upstream exchanges on the client connection's context).
+  /// stop() then waits for nothing: the exchanges still running end on `context` (on_end with
+  /// kind cancelled), so callbacks must own what they touch. Once `context` was stopped (and its
+  /// threads joined), stop() closes everything at once on the calling thread.
+  HttpEngine(std::shared_ptr<boost::asio::io_context> context,
+             std::chrono::milliseconds connect_timeout, std::string ca_file,
+             std::size_t max_body_bytes = util::limits::kMaxClientMessageBytes,
+             std::size_t keep_alive_connections = 0,
+             std::size_t max_header_bytes = util::limits::kMaxClientHeaderBytes);
   /// Calls stop().
   ~HttpEngine();
   HttpEngine(const HttpEngine&) = delete;
@@ -150,7 +165,7 @@ class HttpEngine {
   Result perform(const HttpUrl& url, HttpRequest request);
 
   /// Cancels every exchange, waits briefly for them to end, and joins the I/O thread. No
-  /// callback runs after it returns. Idempotent.
+  /// callback runs after it returns. Idempotent. (On the caller's context: see above.)
   void stop();
 
  private:

@@ -16,7 +16,34 @@ std::vector<std::uint32_t> weights_of(const config::RouteUpstream& settings) {
   return weights;
 }
 
+// A lane with a thread of its own (`context` null) or on a server I/O thread's context.
+std::unique_ptr<Lane> make_lane(const LaneSettings& s,
+                                const std::shared_ptr<boost::asio::io_context>& context) {
+  auto engine = context ? std::make_unique<net::HttpEngine>(context, s.connect_timeout, s.ca_file,
+                                                            SIZE_MAX, s.keep_alive)
+                        : std::make_unique<net::HttpEngine>(s.connect_timeout, s.ca_file, SIZE_MAX,
+                                                            s.keep_alive);
+  if (s.tls) engine->prepare_tls();
+  return std::make_unique<Lane>(std::move(engine), s.keep_alive, s.budget);
+}
+
 }  // namespace
+
+Lane& Endpoint::lane_on(const std::shared_ptr<boost::asio::io_context>& context) {
+  std::lock_guard lock(context_mutex_);
+  for (const auto& [owner, lane] : context_lanes_)
+    if (owner == context.get()) return *lane;
+  auto& lane =
+      *context_lanes_.emplace_back(context.get(), make_lane(lane_settings, context)).second;
+  if (context_lanes_stopped_) lane.engine().stop();  // its start() refuses: the proxy is stopping
+  return lane;
+}
+
+void Endpoint::stop_context_lanes() {
+  std::lock_guard lock(context_mutex_);
+  context_lanes_stopped_ = true;
+  for (const auto& [owner, lane] : context_lanes_) lane->engine().stop();
+}
 
 BackendPool::BackendPool(const config::RouteUpstream& settings, const std::string& path,
                          std::size_t threads, std::size_t keep_alive,
@@ -38,12 +65,13 @@ BackendPool::BackendPool(const config::RouteUpstream& settings, const std::strin
                      ? model_key
                      : util::resolve_env_reference(
                            b.api_key, path + ".backend_refs[" + std::to_string(i) + "].api_key");
-    for (std::size_t t = 0; t < std::max<std::size_t>(1, threads); ++t) {
-      auto engine = std::make_unique<net::HttpEngine>(settings.connect_timeout, settings.ca_file,
-                                                      SIZE_MAX, keep_alive);
-      if (e->url.tls) engine->prepare_tls();
-      e->lanes.push_back(std::make_unique<Lane>(std::move(engine), keep_alive, budget));
-    }
+    e->lane_settings = {.connect_timeout = settings.connect_timeout,
+                        .ca_file = settings.ca_file,
+                        .keep_alive = keep_alive,
+                        .budget = budget,
+                        .tls = e->url.tls};
+    for (std::size_t t = 0; t < std::max<std::size_t>(1, threads); ++t)
+      e->lanes.push_back(make_lane(e->lane_settings, nullptr));
     endpoints_.push_back(std::move(e));
     health_.emplace_back(policy_);
   }
@@ -56,8 +84,10 @@ BackendPool::~BackendPool() {
 }
 
 void BackendPool::stop() {
-  for (const auto& e : endpoints_)
+  for (const auto& e : endpoints_) {
+    e->stop_context_lanes();
     for (const auto& lane : e->lanes) lane->engine().stop();
+  }
 }
 
 Endpoint* BackendPool::pick(const std::vector<const Endpoint*>& tried,

@@ -11,29 +11,55 @@
 #include "route/upstream_lane.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mcpclass::route {
 
+/// How an endpoint's lanes are made.
+struct LaneSettings {
+  std::chrono::milliseconds connect_timeout{0};
+  std::string ca_file;
+  std::size_t keep_alive = 0;
+  std::shared_ptr<util::DescriptorBudget> budget;
+  bool tls = false;
+};
+
 /// One endpoint of a pool.
-/// Thread-safety: the counters and next_lane() from any thread; the rest is immutable.
+/// Thread-safety: the counters, next_lane(), lane_on() and stop_context_lanes() from any
+/// thread; the rest is immutable.
 struct Endpoint {
   std::string name;  ///< unique within its model: the metrics' label
   net::HttpUrl url;  ///< <base_url>/chat/completions, or /messages for api_format anthropic
   std::string responses_target;  ///< <base_url>/responses' target (openai)
   std::string api_key;           ///< resolved: its own, else the model's
+  /// Lanes with threads of their own: active health checks, and requests that do not come from
+  /// a server I/O thread.
   std::vector<std::unique_ptr<Lane>> lanes;
+  LaneSettings lane_settings;
   std::atomic<std::size_t> turn{0};
   std::atomic<std::uint64_t> requests{0};  ///< exchanges started on it
   std::atomic<std::uint64_t> failures{0};  ///< connect failures, 5xx, timeouts, broken answers
 
   /// Its lanes take turns.
   Lane& next_lane() { return *lanes[turn.fetch_add(1, std::memory_order_relaxed) % lanes.size()]; }
+  /// The lane on a server I/O thread's `context`, made on first use: an exchange started there
+  /// runs on the client connection's own thread. Handing each request to a lane's thread and its
+  /// answer back cost two thread wake-ups per request (bench/results/route-signals.md).
+  Lane& lane_on(const std::shared_ptr<boost::asio::io_context>& context);
+  /// Stops the engines of the lanes on server contexts (they end their exchanges there).
+  void stop_context_lanes();
+
+ private:
+  std::mutex context_mutex_;
+  bool context_lanes_stopped_ = false;
+  std::vector<std::pair<const boost::asio::io_context*, std::unique_ptr<Lane>>> context_lanes_;
 };
 
 /// What /metrics shows of an endpoint.

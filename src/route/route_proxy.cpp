@@ -90,7 +90,8 @@ constexpr std::size_t kBufferedAnswerBytes = 1024 * 1024;
 }  // namespace
 
 // One client request on its way through its upstream and fallbacks. Callbacks run on the
-// upstream engines' threads, cancellation on the client connection's strand: `mutex` orders them.
+// upstream engine's thread (the client connection's own I/O thread when the server gave its
+// context, else a lane's), cancellation on the client connection's strand: `mutex` orders them.
 struct Forward {
   std::shared_ptr<HttpAppResponse> response;
   std::shared_ptr<const Generation> generation;
@@ -100,7 +101,10 @@ struct Forward {
   std::string raw;             // passed through: the body as received
   RequestApi api = RequestApi::chat_completions;
   std::string accept;
-  HttpHeaders client_headers;        // anthropic-version and anthropic-beta, for the upstream
+  HttpHeaders client_headers;  // anthropic-version and anthropic-beta, for the upstream
+  // The client connection's I/O context: the upstream exchange runs there (null: a lane's own
+  // thread).
+  std::shared_ptr<boost::asio::io_context> context;
   HttpHeaders decision_headers;      // x-vsr-*, x-mcpclass-*
   std::optional<CacheTicket> cache;  // a cacheable miss: its answer is stored when it ends
 
@@ -196,6 +200,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       if (const auto value = request.header(name); !value.empty())
         fwd->client_headers.emplace_back(name, value);
     fwd->response = response;
+    fwd->context = std::move(request.io_context);
     fwd->generation = current.load();
     fwd->accept = std::string(request.header("accept"));
     fwd->raw = std::move(request.body);
@@ -396,7 +401,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       done(fwd);
       return;
     }
-    auto& lane = endpoint->next_lane();
+    auto& lane = fwd->context ? endpoint->lane_on(fwd->context) : endpoint->next_lane();
     if (!lane.take()) return refuse(fwd, name);
     try {
       fwd->lane = &lane;

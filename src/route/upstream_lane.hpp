@@ -1,5 +1,6 @@
-// Internal: an upstream I/O thread (an HttpEngine with its keep-alive pool) and the descriptors
-// its sockets hold, for the routing proxy's endpoints (backend_pool.hpp).
+// Internal: an upstream HttpEngine with its keep-alive pool (on a thread of its own or on a server
+// I/O thread's context) and the descriptors its sockets hold, for the routing proxy's endpoints
+// (backend_pool.hpp).
 #pragma once
 
 #include "mcpclass/util/descriptor_budget.hpp"
@@ -11,7 +12,7 @@
 
 namespace mcpclass::route {
 
-/// An upstream I/O thread and the descriptors its sockets hold: one per exchange, plus one per
+/// An upstream engine and the descriptors its sockets hold: one per exchange, plus one per
 /// connection its pool may be keeping (counted from the exchanges that ended cleanly, so the
 /// count is never below what the pool holds).
 /// Thread-safety: take() and give_back() may be called from any thread.
@@ -20,7 +21,8 @@ class Lane {
   /// `budget` null: nothing is counted.
   Lane(std::unique_ptr<net::HttpEngine> engine, std::size_t keep_alive,
        std::shared_ptr<util::DescriptorBudget> budget);
-  /// Stops the engine (never call it on the engine's thread) and returns its descriptors.
+  /// Stops the engine (never call it on the thread of an engine that has its own) and returns
+  /// its descriptors.
   ~Lane();
   Lane(const Lane&) = delete;
   Lane& operator=(const Lane&) = delete;

@@ -330,7 +330,7 @@ def test_upstream_connections_are_kept_alive(route, upstream):
     for _ in range(6):
         assert route.post(ask("algebra"))[0] == 200
     conns = {r["conn"] for r in upstream.records()}
-    # One kept connection per upstream I/O thread (RouteProxyOptions::upstream_threads, 2).
+    # One kept connection per server I/O thread (the exchange runs on the client connection's).
     assert len(upstream.records()) == 6 and len(conns) <= 2
 
 

@@ -103,8 +103,10 @@ def test_a_received_request_is_never_sent_twice(raw, route_for, close):
 
     up = raw(answer)
     holder["up"] = up
-    # One upstream thread: the second request takes the first one's kept connection.
-    r = route_for(up.url, ", timeout: 2", "  upstream_threads: 1\n  keep_alive_connections: 4\n")
+    # One server I/O thread (upstream exchanges run on the client connection's): the second
+    # request takes the first one's kept connection.
+    r = route_for(up.url, ", timeout: 2", "  keep_alive_connections: 4\n"
+                  "server:\n  http:\n    io_threads: 1\n")
     assert r.post(ask("algebra"))[0] == 200
     status, headers, body = r.post(ask("algebra"))
     assert status == (502 if close else 504), body
@@ -124,7 +126,7 @@ def test_a_kept_connection_the_upstream_closed_is_replaced(raw, route_for):
         return False
 
     up = raw(answer)
-    r = route_for(up.url, "", "  upstream_threads: 1\n  keep_alive_connections: 4\n")
+    r = route_for(up.url, "", "  keep_alive_connections: 4\nserver:\n  http:\n    io_threads: 1\n")
     for _ in range(3):
         assert r.post(ask("algebra"))[0] == 200
         time.sleep(0.2)  # the close reaches the route's kept connection

@@ -14,6 +14,10 @@
 #include <utility>
 #include <vector>
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace mcpclass::transport::server {
 
 using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
@@ -25,6 +29,9 @@ struct HttpAppRequest {
   std::string path;    ///< target without the query
   HttpHeaders headers;
   std::string body;
+  /// The io_context of the connection's I/O thread, which handle() runs on: work the app starts
+  /// there (e.g. an upstream exchange) answers without waking another thread.
+  std::shared_ptr<boost::asio::io_context> io_context;
 
   /// The first header of that name (case-insensitive), or empty.
   std::string_view header(std::string_view name) const;

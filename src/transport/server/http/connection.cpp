@@ -16,8 +16,9 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 
-Connection::Connection(std::shared_ptr<void> io_owner, std::unique_ptr<ConnectionIo> io,
-                       std::shared_ptr<HttpShared> shared, boost::asio::ip::address peer)
+Connection::Connection(std::shared_ptr<boost::asio::io_context> io_owner,
+                       std::unique_ptr<ConnectionIo> io, std::shared_ptr<HttpShared> shared,
+                       boost::asio::ip::address peer)
     : io_owner_(std::move(io_owner)), io_(std::move(io)), shared_(std::move(shared)), peer_(peer) {
   ++shared_->connections;
   // Beast's parser keeps a chunk-size line and a trailer section in this buffer until they end:
@@ -159,7 +160,7 @@ void Connection::disconnect() {
 }
 
 void serve_connection(tcp::socket socket, std::shared_ptr<HttpShared> shared,
-                      std::shared_ptr<void> io_owner) {
+                      std::shared_ptr<boost::asio::io_context> io_owner) {
   // An SSE answer is several small writes (head, events, last chunk); with Nagle's algorithm the
   // second waits for the client's delayed ACK, ~40 ms per answer.
   boost::system::error_code ignored;

@@ -30,9 +30,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   /// `io_owner`: keeps the io_context of `io` alive until this connection is gone (see
   /// serve_connection). `peer`: the client's address (GET streams are limited per address).
-  Connection(std::shared_ptr<void> io_owner, std::unique_ptr<ConnectionIo> io,
+  Connection(std::shared_ptr<boost::asio::io_context> io_owner, std::unique_ptr<ConnectionIo> io,
              std::shared_ptr<HttpShared> shared, boost::asio::ip::address peer);
   ~Connection();
+
+  /// The io_context its I/O runs on.
+  const std::shared_ptr<boost::asio::io_context>& io_context() const { return io_owner_; }
 
   /// The TLS handshake (if any), then the first request.
   void start();
@@ -68,7 +71,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   // First, so destroyed last: the socket and timers below need their io_context's services.
-  const std::shared_ptr<void> io_owner_;
+  const std::shared_ptr<boost::asio::io_context> io_owner_;
 
   /// After the response being written: read the next request, close gracefully, or at once.
   enum class After { read, close, disconnect };

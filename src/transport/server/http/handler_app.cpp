@@ -3,6 +3,7 @@
 // leaving (which cancels the app's work) and keeps what a pipelined request sends for after.
 #include "mcpclass/transport/server/http_app.hpp"
 #include "transport/server/http/app_response.hpp"
+#include "transport/server/http/connection.hpp"
 #include "transport/server/http/handlers.hpp"
 
 namespace mcpclass::transport::server {
@@ -21,6 +22,8 @@ class App final : public HttpHandler {
     for (const auto& field : req)
       request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     request.body = std::move(req.body());
+    if (const auto connection = exchange.connection())
+      request.io_context = connection->io_context();
 
     exchange.guard.emplace(*exchange.shared, nullptr);  // in flight: stop() waits for it
     auto response = std::make_shared<AppResponse>(exchange.weak_from_this());

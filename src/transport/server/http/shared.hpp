@@ -8,6 +8,7 @@
 #include "transport/server/http/sessions.hpp"
 #include "transport/server/http/stream_slots.hpp"
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 
@@ -129,6 +130,6 @@ struct HttpShared {
 /// `io_owner` keeps the socket's io_context alive for as long as the connection lives: the engine
 /// may still hold a connection (a request's stream) after stop() joined the I/O threads.
 void serve_connection(boost::asio::ip::tcp::socket socket, std::shared_ptr<HttpShared> shared,
-                      std::shared_ptr<void> io_owner);
+                      std::shared_ptr<boost::asio::io_context> io_owner);
 
 }  // namespace mcpclass::transport::server

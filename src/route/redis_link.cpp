@@ -137,13 +137,15 @@ struct RedisLink::Connection {
   }
 };
 
-RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry)
+RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit)
     : settings_(std::move(settings)),
       on_entry_(std::move(on_entry)),
+      load_limit_(load_limit),
       origin_(random_origin()),
       command_(std::make_unique<Connection>(settings_, settings_.timeout)),
-      reader_(std::make_unique<Connection>(settings_, settings_.timeout + kBlock)),
-      thread_([this] { read_stream(); }) {}
+      reader_(std::make_unique<Connection>(settings_, settings_.timeout + kBlock)) {
+  if (on_entry_) thread_ = std::thread([this] { read_stream(); });
+}
 
 RedisLink::~RedisLink() {
   {
@@ -151,7 +153,28 @@ RedisLink::~RedisLink() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool RedisLink::put(std::string_view key, std::string_view value, milliseconds ttl) {
+  const std::string full = settings_.key_prefix + std::string(key);
+  const auto px = std::to_string(std::max<long long>(1, ttl.count()));
+  std::lock_guard lock(command_mutex_);
+  const bool ok = command_->command({"SET", full, value, "PX", px}) != nullptr;
+  if (!ok) ++errors_;
+  return ok;
+}
+
+std::optional<std::string> RedisLink::get(std::string_view key, std::size_t max_bytes) {
+  const std::string full = settings_.key_prefix + std::string(key);
+  std::lock_guard lock(command_mutex_);
+  // GETRANGE, not GET: a value far beyond the bound is never read whole. A missing key is "".
+  auto r = command_->command({"GETRANGE", full, "0", std::to_string(max_bytes)});
+  if (!r) {
+    ++errors_;
+    return std::nullopt;
+  }
+  return std::string(text(r.get()));
 }
 
 bool RedisLink::publish(const Entry& e) {
@@ -212,15 +235,69 @@ std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::st
   return e;
 }
 
+// The entries already stored, handed to on_entry (up to load_limit_); returns the stream's id
+// as it was before the SCAN, so that what is announced meanwhile is read after it (an entry
+// read twice replaces itself). Nullopt when Redis failed on the way (tried again on the next
+// connection).
+std::optional<std::string> RedisLink::load_stored() {
+  auto& c = *reader_;
+  auto tail = c.command({"XREVRANGE", settings_.key_prefix + "stream", "+", "-", "COUNT", "1"});
+  if (!tail) return std::nullopt;
+  std::string from = "0-0";
+  if (tail->type == REDIS_REPLY_ARRAY && tail->elements == 1 &&
+      tail->element[0]->type == REDIS_REPLY_ARRAY && tail->element[0]->elements > 0)
+    from = text(tail->element[0]->element[0]);
+  const std::string entry_prefix = settings_.key_prefix + "entry:";
+  std::string pattern;  // the prefix as a SCAN pattern: its glob characters escaped
+  for (const char ch : entry_prefix) {
+    if (std::string_view("*?[]\\").find(ch) != std::string_view::npos) pattern += '\\';
+    pattern += ch;
+  }
+  pattern += '*';
+  std::string cursor = "0";
+  std::uint64_t n = 0;
+  do {
+    auto r = c.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "256"});
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[1]->type != REDIS_REPLY_ARRAY)
+      return std::nullopt;
+    cursor = text(r->element[0]);
+    const auto* keys = r->element[1];
+    for (std::size_t k = 0; k < keys->elements && n < load_limit_; ++k) {
+      const auto key = text(keys->element[k]);
+      if (!key.starts_with(entry_prefix)) continue;
+      auto e = fetch_on(c, std::string(key.substr(entry_prefix.size())));
+      if (!c.context) return std::nullopt;  // Redis went away mid-way
+      if (!e) continue;                     // expired meanwhile, or not an entry
+      on_entry_(std::move(*e));
+      ++n;
+      ++loaded_;
+    }
+    std::lock_guard lock(stop_mutex_);
+    if (stopping_) break;
+  } while (cursor != "0" && n < load_limit_);
+  return from;
+}
+
 void RedisLink::read_stream() {
   const std::string stream = settings_.key_prefix + "stream";
-  std::string last = "$";  // announcements from now on
+  std::string last;  // empty until the stored entries are loaded
   for (;;) {
     {
       std::unique_lock lock(stop_mutex_);
       if (stopping_) return;
       if (!reader_->ready()) {
         stop_cv_.wait_for(lock, kFirstBackoff);
+        continue;
+      }
+    }
+    if (last.empty()) {
+      if (load_limit_ == 0) {
+        last = "$";  // announcements from now on
+      } else if (auto from = load_stored()) {
+        last = std::move(*from);
+      } else {
+        ++errors_;
         continue;
       }
     }

@@ -4,7 +4,8 @@ paraphrase are answered without the upstream (x-vsr-cache-hit), another model or
 misses, errors are never stored, a streamed answer is replayed as SSE that the official `openai`
 client parses, and the metrics count it all. With `backend_type: redis`, two instances and a
 redis-server of the test's own (a Unix socket in tmp_path): a paraphrase answered through one is a
-hit on the other, and killing Redis loses no request. The encoder is the USE-lite model the learned
+hit on the other, an instance started later loads the answers already stored, and killing Redis
+loses no request. The encoder is the USE-lite model the learned
 classifiers use by default (`models/fetch-use-lite.sh`); without it only the exact path runs."""
 
 import json
@@ -326,6 +327,38 @@ def test_a_fleet_shares_answers_through_redis_and_survives_its_loss(tmp_path, up
         redis.stop()
         assert a.stop() == 0
         assert b.stop() == 0
+
+
+@needs_use_lite
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_an_instance_started_later_loads_the_stored_answers(tmp_path, upstream):  # noqa: F811
+    redis = Redis(tmp_path)
+    cache = (f'{{backend_type: redis, similarity_threshold: 0.8, '
+             f'redis: {{address: "{redis.socket}"}}}}')
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = start(tmp_path / "a", upstream, cache=cache)
+    b = None
+    try:
+        for q in ["How do I reverse a list in Python?", "What is the capital of Australia?"]:
+            assert r_post(a, q)[0] == 200
+        assert calls(upstream) == 2
+        # B starts after both were stored: it reads them (with their embeddings) from Redis.
+        b = start(tmp_path / "b", upstream, cache=cache)
+        wait_metric(b, "mcpclass_route_cache_loaded_total", lambda n: n == 2)
+        assert metric(b, "mcpclass_route_cache_entries") == 2
+        status, h, _ = r_post(b, "How can I reverse a Python list?")
+        assert status == 200 and h["x-vsr-cache-hit"] == "true", h
+        assert float(h["x-mcpclass-cache-similarity"]) < 1
+        assert calls(upstream) == 2
+        # What A stores afterwards still reaches B through the stream.
+        assert r_post(a, "Explain what a hash table is")[0] == 200
+        wait_metric(b, "mcpclass_route_cache_entries", lambda n: n == 3)
+        assert metric(b, "mcpclass_route_cache_loaded_total") == 2
+    finally:
+        redis.stop()
+        assert a.stop() == 0
+        assert b is None or b.stop() == 0
 
 
 def r_post(router, text):

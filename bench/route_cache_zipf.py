@@ -32,8 +32,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "route"))
 from fake_upstream import FakeUpstream  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from route_cache import CONFIG, USE_LITE  # noqa: E402
 
-USE_LITE = os.path.expanduser("~/.cache/mcpclass/use-lite")
 SUBJECTS = [
     "photosynthesis", "the French Revolution", "black holes", "the stock market", "vaccines",
     "sourdough bread", "quantum entanglement", "the Roman Empire", "climate change", "jazz music",
@@ -56,17 +57,6 @@ FORMS = [
     ("What books should I read about {}?", "Can you recommend some books on {}?"),
     ("Summarise the key ideas of {}", "What are the main ideas behind {}?"),
 ]
-CONFIG = """categories:
-  - {{name: other, description: o, model: m, use_reasoning: false}}
-classifier: {{kind: rules, fallback: other, rules: {{}}}}
-routing:
-  default_model: m
-  embedding_model: {{encoder: "{use}/use-lite.safetensors", tokenizer: "{use}/tokenizer.model"}}
-route:
-  semantic_cache: {cache}
-  models:
-    m: {{base_url: "{url}"}}
-"""
 
 
 def questions():

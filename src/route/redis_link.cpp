@@ -116,24 +116,45 @@ struct RedisLink::Connection {
     return true;
   }
 
-  // The reply, or null (the connection dropped) on a failure or an error reply.
-  Reply command(const std::vector<std::string_view>& args) {
-    if (!ready()) return nullptr;
+  using Args = std::vector<std::string_view>;
+
+  // The replies of `commands`, sent together (one round trip); empty (the connection dropped)
+  // on a failure, and a null reply for each error reply.
+  std::vector<Reply> pipeline(const std::vector<Args>& commands) {
+    if (!ready()) return {};
     const PipeGuard guard;
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lengths;
-    for (const auto a : args) {
-      argv.push_back(a.data());
-      lengths.push_back(a.size());
+    for (const auto& args : commands) {
+      std::vector<const char*> argv;
+      std::vector<std::size_t> lengths;
+      for (const auto a : args) {
+        argv.push_back(a.data());
+        lengths.push_back(a.size());
+      }
+      if (redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(),
+                                 lengths.data()) != REDIS_OK) {
+        failed();
+        return {};
+      }
     }
-    Reply r(static_cast<redisReply*>(
-        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-    if (!r || context->err) {
-      failed();
-      return nullptr;
+    std::vector<Reply> replies;
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(context, &raw) != REDIS_OK || raw == nullptr || context->err) {
+        if (raw) freeReplyObject(raw);
+        failed();
+        return {};
+      }
+      Reply r(static_cast<redisReply*>(raw));
+      if (r->type == REDIS_REPLY_ERROR) r.reset();
+      replies.push_back(std::move(r));
     }
-    if (r->type == REDIS_REPLY_ERROR) return nullptr;
-    return r;
+    return replies;
+  }
+
+  // The reply, or null on a failure (the connection dropped) or an error reply.
+  Reply command(const Args& args) {
+    auto replies = pipeline({args});
+    return replies.empty() ? nullptr : std::move(replies[0]);
   }
 };
 
@@ -182,15 +203,16 @@ bool RedisLink::publish(const Entry& e) {
   const std::string_view embedding(reinterpret_cast<const char*>(e.embedding.data()),
                                    e.embedding.size() * sizeof(float));
   const auto ttl = std::to_string(e.ttl.count());
+  const std::string stream = settings_.key_prefix + "stream";
+  const std::string length = std::to_string(kStreamLength);
   std::lock_guard lock(command_mutex_);
-  auto& c = *command_;
-  const bool ok =
-      c.command({"HSET", key, "scope", e.scope, "exact", e.exact, "model", e.answer.model,
-                 "content", e.answer.content, "finish", e.answer.finish_reason, "embedding",
-                 embedding}) &&
-      c.command({"PEXPIRE", key, ttl}) &&
-      c.command({"XADD", settings_.key_prefix + "stream", "MAXLEN", "~",
-                 std::to_string(kStreamLength), "*", "origin", origin_, "exact", e.exact});
+  const auto replies = command_->pipeline(
+      {{"HSET", key, "scope", e.scope, "exact", e.exact, "model", e.answer.model, "content",
+        e.answer.content, "finish", e.answer.finish_reason, "embedding", embedding},
+       {"PEXPIRE", key, ttl},
+       {"XADD", stream, "MAXLEN", "~", length, "*", "origin", origin_, "exact", e.exact}});
+  const bool ok = replies.size() == 3 &&
+                  std::ranges::all_of(replies, [](const Reply& r) { return r != nullptr; });
   if (!ok) ++errors_;
   return ok;
 }
@@ -202,12 +224,13 @@ std::optional<RedisLink::Entry> RedisLink::fetch(const std::string& exact) {
 
 std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::string& exact) {
   const std::string key = settings_.key_prefix + "entry:" + exact;
-  auto r = c.command({"HGETALL", key});
-  auto ttl = r ? c.command({"PTTL", key}) : nullptr;
-  if (!r || !ttl) {
+  auto replies = c.pipeline({{"HGETALL", key}, {"PTTL", key}});
+  if (replies.size() != 2 || !replies[0] || !replies[1]) {
     ++errors_;
     return std::nullopt;
   }
+  const auto& r = replies[0];
+  const auto& ttl = replies[1];
   if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 || ttl->type != REDIS_REPLY_INTEGER ||
       ttl->integer <= 0)
     return std::nullopt;

@@ -192,6 +192,15 @@ def test_a_fleet_keeps_a_conversation_through_redis_and_survives_its_loss(tmp_pa
         assert status == 200
         assert h["x-mcpclass-model"] == "m-openai" and h["x-mcpclass-conversation"] == "kept"
         assert metric(b, 'mcpclass_route_conversation_shared_lookups_total{result="found"}') == 1
+        # A value under a conversation's key that is not a kept decision is ignored: the turn is
+        # routed by itself (B has no copy of its own).
+        for i, bad in enumerate(["not json", '{"model": 7}', json.dumps({"model": "m-openai",
+                                 "pad": "x" * 10000})]):
+            assert redis.command("SET", f"mcpclass:conversation:h:bad{i}", bad) == "+OK"
+            _, h, _ = b.post({"model": "auto", "messages": follow},
+                             headers={"x-session-id": f"bad{i}"})
+            assert h["x-mcpclass-model"] != "m-openai" and "x-mcpclass-conversation" not in h
+        assert metric(b, 'mcpclass_route_conversation_shared_lookups_total{result="malformed"}') == 3
         # The same by the stable prefix (no header): another conversation, another instance.
         _, h, _ = b.post({"model": "auto", "messages": first})
         _, h, _ = a.post({"model": "auto", "messages": follow})
@@ -215,3 +224,43 @@ def test_a_fleet_keeps_a_conversation_through_redis_and_survives_its_loss(tmp_pa
         redis.stop()
         assert a.stop() == 0
         assert b.stop() == 0
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"backend_type": "etcd"}, "route.conversation.backend_type: 'etcd' is not one of memory, redis"),
+    ({"backend_type": "redis", "redis": "{address: nowhere}"},
+     "route.conversation.redis.address: 'nowhere' is not host:port or an absolute Unix socket path"),
+    ({"redis": "{key_prefix: p, db: 1}"}, "route.conversation.redis.db"),
+])
+def test_conversation_store_settings_errors_name_the_key(tmp_path, fields, message):
+    import subprocess
+    from test_route import BIN
+    config = tmp_path / "c.yaml"
+    route = models_yaml("http://127.0.0.1:1/v1").replace(
+        "  models:\n", conversation_yaml(enabled="true", **fields) + "  models:\n", 1)
+    config.write_text(CATEGORIES + route)
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 2 and message in p.stderr, p.stderr
+
+
+def test_conversations_follow_the_caches_redis_by_default(tmp_path):
+    import subprocess
+    from test_route import BIN
+    config = tmp_path / "c.yaml"
+    cache = "  semantic_cache: {backend_type: redis, redis: {address: /tmp/r.sock, timeout: 0.02}}\n"
+    route = models_yaml("http://127.0.0.1:1/v1").replace(
+        "  models:\n", conversation_yaml(enabled="true") + cache + "  models:\n", 1)
+    config.write_text(CATEGORIES + route)
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 0, p.stderr
+    conv = json.loads(p.stdout)["route"]["conversation"]
+    assert conv["backend_type"] == "redis"
+    assert conv["redis"] == {"address": "/tmp/r.sock", "key_prefix": "mcpclass:conversation:",
+                             "connect_timeout": 0.2, "timeout": 0.02}
+    # Without the cache (or with backend_type: memory) they stay in memory.
+    config.write_text(CATEGORIES + route.replace(cache, ""))
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert json.loads(p.stdout)["route"]["conversation"]["backend_type"] == "memory"

@@ -87,7 +87,7 @@ std::string conversation_key(const json::object& request,
 
 void ConversationStore::share(const config::ConversationSettings& s) {
   std::lock_guard lock(link_mutex_);
-  const bool redis = s.backend_type == "redis";
+  const bool redis = s.enabled && s.backend_type == "redis";  // off: never a connection
   if (link_ && redis && link_->settings() == s.redis) return;
   if (link_) retired_link_errors_ += link_->errors();
   link_ = redis ? std::make_shared<RedisLink>(s.redis, nullptr) : nullptr;

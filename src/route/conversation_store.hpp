@@ -45,8 +45,9 @@ class ConversationStore {
  public:
   using Clock = std::chrono::steady_clock;
 
-  /// Follows `s.backend_type`: redis links the store to `s.redis` (a new link when those
-  /// settings changed; connecting waits for the first command), memory drops the link.
+  /// Follows `s.backend_type`: redis (with `s.enabled`) links the store to `s.redis` (a new
+  /// link when those settings changed; connecting waits for the first command), memory drops
+  /// the link.
   void share(const config::ConversationSettings& s);
   /// Whether find() and keep() talk to Redis (and so may wait up to its command timeout).
   bool shared() const;

@@ -58,7 +58,7 @@ routing:
   default_model: m
   embedding_model: {{encoder: "{use}/use-lite.safetensors", tokenizer: "{use}/tokenizer.model"}}
 route:
-  semantic_cache: {{similarity_threshold: 0.8}}
+  semantic_cache: {cache}
   models:
     m: {{base_url: "{url}"}}
 """
@@ -92,7 +92,7 @@ def main():
     tmp = tempfile.mkdtemp()
     config = os.path.join(tmp, "router.yaml")
     with open(config, "w") as f:
-        f.write(CONFIG.format(use=USE_LITE, url=up.url))
+        f.write(CONFIG.format(use=USE_LITE, url=up.url, cache="{similarity_threshold: 0.8}"))
     proc = subprocess.Popen([args.cli, "route", "--config", config, "--http", "127.0.0.1:0"],
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -415,6 +415,9 @@ RouteSettings RouteSettings::read(const json::value& v, const std::string& path,
     if (*n < 1 || *n > 64) strict::fail(r.path_of("upstream_threads"), "must be in [1, 64]");
     s.upstream_threads = static_cast<std::size_t>(*n);
   }
+  std::optional<std::string> conv_backend;
+  const json::value* conv_redis = nullptr;
+  std::string conv_redis_path;
   if (const auto* c = r.get("conversation")) {
     strict::ObjectReader cr(*c, r.path_of("conversation"));
     auto& conv = s.conversation;
@@ -426,10 +429,30 @@ RouteSettings RouteSettings::read(const json::value& v, const std::string& path,
     }
     if (auto b = cr.count("max_bytes", 4096, std::int64_t{1} << 40)) conv.max_bytes = *b;
     if (auto h = cr.string_list("key_headers")) conv.key_headers = std::move(*h);
+    if (auto b = cr.string("backend_type")) {
+      if (*b != "memory" && *b != "redis")
+        strict::fail(cr.path_of("backend_type"),
+                     fmt::format("'{}' is not one of memory, redis", *b));
+      conv_backend = std::move(*b);
+    }
+    conv_redis = cr.get("redis");
+    conv_redis_path = cr.path_of("redis");
     cr.finish();
   }
   if (const auto* c = r.get("semantic_cache"))
     s.semantic_cache = SemanticCacheSettings::from_json(*c, r.path_of("semantic_cache"));
+  // The conversations share the cache's store unless told otherwise (issue 33: "through the
+  // same store as the cache"), under their own key prefix.
+  {
+    const auto& cache = s.semantic_cache;
+    auto& conv = s.conversation;
+    conv.backend_type =
+        conv_backend.value_or(cache.enabled ? cache.backend_type : std::string("memory"));
+    auto defaults = cache.redis;
+    defaults.key_prefix = conv.redis.key_prefix;
+    conv.redis = conv_redis ? RedisCacheSettings::from_json(*conv_redis, conv_redis_path, defaults)
+                            : defaults;
+  }
   std::string models_path = r.path_of("models");
   const auto* models_value = r.get("models");
   r.finish();  // a misspelt key is named before "models is missing"
@@ -542,7 +565,9 @@ json::object RouteSettings::to_json() const {
             {"switch_margin", conversation.switch_margin},
             {"max_bytes", conversation.max_bytes},
             {"key_headers",
-             json::array(conversation.key_headers.begin(), conversation.key_headers.end())}}},
+             json::array(conversation.key_headers.begin(), conversation.key_headers.end())},
+            {"backend_type", conversation.backend_type},
+            {"redis", conversation.redis.to_json()}}},
           {"semantic_cache", semantic_cache.to_json()},
           {"models", std::move(models_json)}};
 }

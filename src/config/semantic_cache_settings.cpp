@@ -24,6 +24,24 @@ std::string check_address(const std::string& a, const std::string& path) {
 
 }  // namespace
 
+RedisCacheSettings RedisCacheSettings::from_json(const json::value& v, const std::string& path,
+                                                 RedisCacheSettings s) {
+  strict::ObjectReader r(v, path);
+  if (auto a = r.string("address")) s.address = check_address(*a, r.path_of("address"));
+  if (auto k = r.string("key_prefix")) s.key_prefix = *k;
+  if (auto t = r.seconds("connect_timeout", false)) s.connect_timeout = *t;
+  if (auto t = r.seconds("timeout", false)) s.timeout = *t;
+  r.finish();
+  return s;
+}
+
+json::object RedisCacheSettings::to_json() const {
+  return {{"address", address},
+          {"key_prefix", key_prefix},
+          {"connect_timeout", static_cast<double>(connect_timeout.count()) / 1000},
+          {"timeout", static_cast<double>(timeout.count()) / 1000}};
+}
+
 SemanticCacheSettings SemanticCacheSettings::from_json(const json::value& v,
                                                        const std::string& path) {
   strict::ObjectReader r(v, path);
@@ -34,14 +52,8 @@ SemanticCacheSettings SemanticCacheSettings::from_json(const json::value& v,
       strict::fail(r.path_of("backend_type"), fmt::format("'{}' is not one of memory, redis", *b));
     s.backend_type = *b;
   }
-  if (const auto* redis = r.get("redis")) {
-    strict::ObjectReader rr(*redis, r.path_of("redis"));
-    if (auto a = rr.string("address")) s.redis.address = check_address(*a, rr.path_of("address"));
-    if (auto k = rr.string("key_prefix")) s.redis.key_prefix = *k;
-    if (auto t = rr.seconds("connect_timeout", false)) s.redis.connect_timeout = *t;
-    if (auto t = rr.seconds("timeout", false)) s.redis.timeout = *t;
-    rr.finish();
-  }
+  if (const auto* redis = r.get("redis"))
+    s.redis = RedisCacheSettings::from_json(*redis, r.path_of("redis"), s.redis);
   if (auto t = r.number("similarity_threshold")) {
     if (!(*t > 0.0 && *t <= 1.0))
       strict::fail(r.path_of("similarity_threshold"), "must be in (0, 1]");
@@ -61,11 +73,7 @@ SemanticCacheSettings SemanticCacheSettings::from_json(const json::value& v,
 json::object SemanticCacheSettings::to_json() const {
   return {{"enabled", enabled},
           {"backend_type", backend_type},
-          {"redis",
-           {{"address", redis.address},
-            {"key_prefix", redis.key_prefix},
-            {"connect_timeout", static_cast<double>(redis.connect_timeout.count()) / 1000},
-            {"timeout", static_cast<double>(redis.timeout.count()) / 1000}}},
+          {"redis", redis.to_json()},
           {"similarity_threshold", similarity_threshold},
           {"ttl_seconds", static_cast<double>(ttl.count()) / 1000},
           {"max_entries", max_entries},

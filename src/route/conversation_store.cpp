@@ -2,6 +2,7 @@
 
 #include "mcpclass/learned/learned_settings.hpp"
 
+#include <fmt/format.h>
 #include <boost/json.hpp>
 
 namespace mcpclass::route {
@@ -17,12 +18,47 @@ std::size_t entry_bytes(const std::string& key, const KeptDecision& d) {
   return kEntryOverhead + 2 * key.size() + d.decision.size() + d.model.size() + d.category.size();
 }
 
+// A conversation's key in Redis: as it is, or hashed when a client's header made it long.
+constexpr std::size_t kMaxSharedKey = 128;
+
 std::string_view string_at(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
 }
 
+std::string shared_key(const std::string& key) {
+  return key.size() <= kMaxSharedKey ? key : "x:" + learned::text_checksum(key);
+}
+
 }  // namespace
+
+std::string shared_decision(const KeptDecision& d) {
+  return json::serialize(json::object{{"decision", d.decision},
+                                      {"model", d.model},
+                                      {"category", d.category},
+                                      {"confidence", d.confidence},
+                                      {"use_reasoning", d.use_reasoning}});
+}
+
+std::optional<KeptDecision> parse_shared_decision(std::string_view value) {
+  if (value.size() > kSharedDecisionBytes) return std::nullopt;
+  json::error_code ec;
+  const auto v = json::parse(value, ec);
+  const auto* o = ec ? nullptr : v.if_object();
+  if (o == nullptr) return std::nullopt;
+  const auto* decision = o->if_contains("decision");
+  const auto* model = o->if_contains("model");
+  const auto* category = o->if_contains("category");
+  const auto* confidence = o->if_contains("confidence");
+  const auto* reasoning = o->if_contains("use_reasoning");
+  if (!decision || !decision->is_string() || !model || !model->is_string() ||
+      model->get_string().empty() || !category || !category->is_string() || !confidence ||
+      !confidence->is_number() || !reasoning || !reasoning->is_bool())
+    return std::nullopt;
+  return KeptDecision{std::string(decision->get_string()), std::string(model->get_string()),
+                      std::string(category->get_string()), confidence->to_number<double>(),
+                      reasoning->get_bool()};
+}
 
 std::string conversation_key(const json::object& request,
                              const config::ConversationSettings& settings,
@@ -49,7 +85,42 @@ std::string conversation_key(const json::object& request,
   return "p:" + learned::text_checksum(json::serialize(prefix));
 }
 
+void ConversationStore::share(const config::ConversationSettings& s) {
+  std::lock_guard lock(link_mutex_);
+  const bool redis = s.enabled && s.backend_type == "redis";  // off: never a connection
+  if (link_ && redis && link_->settings() == s.redis) return;
+  if (link_) retired_link_errors_ += link_->errors();
+  link_ = redis ? std::make_shared<RedisLink>(s.redis, nullptr) : nullptr;
+}
+
+bool ConversationStore::shared() const {
+  return link() != nullptr;
+}
+
+std::shared_ptr<RedisLink> ConversationStore::link() const {
+  std::lock_guard lock(link_mutex_);
+  return link_;
+}
+
+std::optional<KeptDecision> ConversationStore::find_shared(RedisLink& link,
+                                                           const std::string& key) {
+  const auto value = link.get(shared_key(key), kSharedDecisionBytes);
+  std::optional<KeptDecision> kept;
+  if (value && !value->empty()) kept = parse_shared_decision(*value);
+  std::lock_guard lock(link_mutex_);
+  if (!value)
+    ++shared_failed_;
+  else if (value->empty())
+    ++shared_absent_;
+  else
+    ++(kept ? shared_found_ : shared_malformed_);
+  return kept;
+}
+
 std::optional<KeptDecision> ConversationStore::find(const std::string& key, Clock::time_point now) {
+  // Redis first: another instance may have moved the conversation since this one kept it.
+  if (const auto l = link())
+    if (auto kept = find_shared(*l, key)) return kept;
   std::lock_guard lock(mutex_);
   const auto it = index_.find(key);
   if (it == index_.end()) return std::nullopt;
@@ -65,6 +136,8 @@ std::optional<KeptDecision> ConversationStore::find(const std::string& key, Cloc
 
 void ConversationStore::keep(const std::string& key, KeptDecision decision,
                              const config::ConversationSettings& s, Clock::time_point now) {
+  // A failed put is counted by the link: this process still keeps the decision.
+  if (const auto l = link()) l->put(shared_key(key), shared_decision(decision), s.ttl);
   std::lock_guard lock(mutex_);
   const std::size_t cost = entry_bytes(key, decision);
   if (auto it = index_.find(key); it != index_.end()) {
@@ -99,6 +172,35 @@ std::size_t ConversationStore::bytes() const {
 std::uint64_t ConversationStore::evictions() const {
   std::lock_guard lock(mutex_);
   return evictions_;
+}
+
+std::string ConversationStore::prometheus() const {
+  std::string out = fmt::format(
+      "# HELP mcpclass_route_conversations Conversations whose decision is kept.\n"
+      "# TYPE mcpclass_route_conversations gauge\nmcpclass_route_conversations {}\n"
+      "# HELP mcpclass_route_conversation_bytes Bytes the kept decisions hold.\n"
+      "# TYPE mcpclass_route_conversation_bytes gauge\nmcpclass_route_conversation_bytes {}\n"
+      "# HELP mcpclass_route_conversation_evictions_total Kept decisions evicted for space.\n"
+      "# TYPE mcpclass_route_conversation_evictions_total counter\n"
+      "mcpclass_route_conversation_evictions_total {}\n",
+      entries(), bytes(), evictions());
+  std::lock_guard lock(link_mutex_);
+  if (!link_ && retired_link_errors_ == 0) return out;
+  return out +
+         fmt::format(
+             "# HELP mcpclass_route_conversation_shared_lookups_total Kept decisions looked up "
+             "in Redis, by result (failed and malformed ones went on from memory).\n"
+             "# TYPE mcpclass_route_conversation_shared_lookups_total counter\n"
+             "mcpclass_route_conversation_shared_lookups_total{{result=\"found\"}} {}\n"
+             "mcpclass_route_conversation_shared_lookups_total{{result=\"absent\"}} {}\n"
+             "mcpclass_route_conversation_shared_lookups_total{{result=\"failed\"}} {}\n"
+             "mcpclass_route_conversation_shared_lookups_total{{result=\"malformed\"}} {}\n"
+             "# HELP mcpclass_route_conversation_errors_total Redis commands of the "
+             "conversations that failed (the request went on from memory).\n"
+             "# TYPE mcpclass_route_conversation_errors_total counter\n"
+             "mcpclass_route_conversation_errors_total{{part=\"redis\"}} {}\n",
+             shared_found_, shared_absent_, shared_failed_, shared_malformed_,
+             retired_link_errors_ + (link_ ? link_->errors() : 0));
 }
 
 }  // namespace mcpclass::route

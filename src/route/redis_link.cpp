@@ -116,34 +116,57 @@ struct RedisLink::Connection {
     return true;
   }
 
-  // The reply, or null (the connection dropped) on a failure or an error reply.
-  Reply command(const std::vector<std::string_view>& args) {
-    if (!ready()) return nullptr;
+  using Args = std::vector<std::string_view>;
+
+  // The replies of `commands`, sent together (one round trip); empty (the connection dropped)
+  // on a failure, and a null reply for each error reply.
+  std::vector<Reply> pipeline(const std::vector<Args>& commands) {
+    if (!ready()) return {};
     const PipeGuard guard;
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lengths;
-    for (const auto a : args) {
-      argv.push_back(a.data());
-      lengths.push_back(a.size());
+    for (const auto& args : commands) {
+      std::vector<const char*> argv;
+      std::vector<std::size_t> lengths;
+      for (const auto a : args) {
+        argv.push_back(a.data());
+        lengths.push_back(a.size());
+      }
+      if (redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(),
+                                 lengths.data()) != REDIS_OK) {
+        failed();
+        return {};
+      }
     }
-    Reply r(static_cast<redisReply*>(
-        redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-    if (!r || context->err) {
-      failed();
-      return nullptr;
+    std::vector<Reply> replies;
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(context, &raw) != REDIS_OK || raw == nullptr || context->err) {
+        if (raw) freeReplyObject(raw);
+        failed();
+        return {};
+      }
+      Reply r(static_cast<redisReply*>(raw));
+      if (r->type == REDIS_REPLY_ERROR) r.reset();
+      replies.push_back(std::move(r));
     }
-    if (r->type == REDIS_REPLY_ERROR) return nullptr;
-    return r;
+    return replies;
+  }
+
+  // The reply, or null on a failure (the connection dropped) or an error reply.
+  Reply command(const Args& args) {
+    auto replies = pipeline({args});
+    return replies.empty() ? nullptr : std::move(replies[0]);
   }
 };
 
-RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry)
+RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit)
     : settings_(std::move(settings)),
       on_entry_(std::move(on_entry)),
+      load_limit_(load_limit),
       origin_(random_origin()),
       command_(std::make_unique<Connection>(settings_, settings_.timeout)),
-      reader_(std::make_unique<Connection>(settings_, settings_.timeout + kBlock)),
-      thread_([this] { read_stream(); }) {}
+      reader_(std::make_unique<Connection>(settings_, settings_.timeout + kBlock)) {
+  if (on_entry_) thread_ = std::thread([this] { read_stream(); });
+}
 
 RedisLink::~RedisLink() {
   {
@@ -151,7 +174,28 @@ RedisLink::~RedisLink() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool RedisLink::put(std::string_view key, std::string_view value, milliseconds ttl) {
+  const std::string full = settings_.key_prefix + std::string(key);
+  const auto px = std::to_string(std::max<long long>(1, ttl.count()));
+  std::lock_guard lock(command_mutex_);
+  const bool ok = command_->command({"SET", full, value, "PX", px}) != nullptr;
+  if (!ok) ++errors_;
+  return ok;
+}
+
+std::optional<std::string> RedisLink::get(std::string_view key, std::size_t max_bytes) {
+  const std::string full = settings_.key_prefix + std::string(key);
+  std::lock_guard lock(command_mutex_);
+  // GETRANGE, not GET: a value far beyond the bound is never read whole. A missing key is "".
+  auto r = command_->command({"GETRANGE", full, "0", std::to_string(max_bytes)});
+  if (!r) {
+    ++errors_;
+    return std::nullopt;
+  }
+  return std::string(text(r.get()));
 }
 
 bool RedisLink::publish(const Entry& e) {
@@ -159,15 +203,16 @@ bool RedisLink::publish(const Entry& e) {
   const std::string_view embedding(reinterpret_cast<const char*>(e.embedding.data()),
                                    e.embedding.size() * sizeof(float));
   const auto ttl = std::to_string(e.ttl.count());
+  const std::string stream = settings_.key_prefix + "stream";
+  const std::string length = std::to_string(kStreamLength);
   std::lock_guard lock(command_mutex_);
-  auto& c = *command_;
-  const bool ok =
-      c.command({"HSET", key, "scope", e.scope, "exact", e.exact, "model", e.answer.model,
-                 "content", e.answer.content, "finish", e.answer.finish_reason, "embedding",
-                 embedding}) &&
-      c.command({"PEXPIRE", key, ttl}) &&
-      c.command({"XADD", settings_.key_prefix + "stream", "MAXLEN", "~",
-                 std::to_string(kStreamLength), "*", "origin", origin_, "exact", e.exact});
+  const auto replies = command_->pipeline(
+      {{"HSET", key, "scope", e.scope, "exact", e.exact, "model", e.answer.model, "content",
+        e.answer.content, "finish", e.answer.finish_reason, "embedding", embedding},
+       {"PEXPIRE", key, ttl},
+       {"XADD", stream, "MAXLEN", "~", length, "*", "origin", origin_, "exact", e.exact}});
+  const bool ok = replies.size() == 3 &&
+                  std::ranges::all_of(replies, [](const Reply& r) { return r != nullptr; });
   if (!ok) ++errors_;
   return ok;
 }
@@ -179,12 +224,13 @@ std::optional<RedisLink::Entry> RedisLink::fetch(const std::string& exact) {
 
 std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::string& exact) {
   const std::string key = settings_.key_prefix + "entry:" + exact;
-  auto r = c.command({"HGETALL", key});
-  auto ttl = r ? c.command({"PTTL", key}) : nullptr;
-  if (!r || !ttl) {
+  auto replies = c.pipeline({{"HGETALL", key}, {"PTTL", key}});
+  if (replies.size() != 2 || !replies[0] || !replies[1]) {
     ++errors_;
     return std::nullopt;
   }
+  const auto& r = replies[0];
+  const auto& ttl = replies[1];
   if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 || ttl->type != REDIS_REPLY_INTEGER ||
       ttl->integer <= 0)
     return std::nullopt;
@@ -212,15 +258,69 @@ std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::st
   return e;
 }
 
+// The entries already stored, handed to on_entry (up to load_limit_); returns the stream's id
+// as it was before the SCAN, so that what is announced meanwhile is read after it (an entry
+// read twice replaces itself). Nullopt when Redis failed on the way (tried again on the next
+// connection).
+std::optional<std::string> RedisLink::load_stored() {
+  auto& c = *reader_;
+  auto tail = c.command({"XREVRANGE", settings_.key_prefix + "stream", "+", "-", "COUNT", "1"});
+  if (!tail) return std::nullopt;
+  std::string from = "0-0";
+  if (tail->type == REDIS_REPLY_ARRAY && tail->elements == 1 &&
+      tail->element[0]->type == REDIS_REPLY_ARRAY && tail->element[0]->elements > 0)
+    from = text(tail->element[0]->element[0]);
+  const std::string entry_prefix = settings_.key_prefix + "entry:";
+  std::string pattern;  // the prefix as a SCAN pattern: its glob characters escaped
+  for (const char ch : entry_prefix) {
+    if (std::string_view("*?[]\\").find(ch) != std::string_view::npos) pattern += '\\';
+    pattern += ch;
+  }
+  pattern += '*';
+  std::string cursor = "0";
+  std::uint64_t n = 0;
+  do {
+    auto r = c.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "256"});
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[1]->type != REDIS_REPLY_ARRAY)
+      return std::nullopt;
+    cursor = text(r->element[0]);
+    const auto* keys = r->element[1];
+    for (std::size_t k = 0; k < keys->elements && n < load_limit_; ++k) {
+      const auto key = text(keys->element[k]);
+      if (!key.starts_with(entry_prefix)) continue;
+      auto e = fetch_on(c, std::string(key.substr(entry_prefix.size())));
+      if (!c.context) return std::nullopt;  // Redis went away mid-way
+      if (!e) continue;                     // expired meanwhile, or not an entry
+      on_entry_(std::move(*e));
+      ++n;
+      ++loaded_;
+    }
+    std::lock_guard lock(stop_mutex_);
+    if (stopping_) break;
+  } while (cursor != "0" && n < load_limit_);
+  return from;
+}
+
 void RedisLink::read_stream() {
   const std::string stream = settings_.key_prefix + "stream";
-  std::string last = "$";  // announcements from now on
+  std::string last;  // empty until the stored entries are loaded
   for (;;) {
     {
       std::unique_lock lock(stop_mutex_);
       if (stopping_) return;
       if (!reader_->ready()) {
         stop_cv_.wait_for(lock, kFirstBackoff);
+        continue;
+      }
+    }
+    if (last.empty()) {
+      if (load_limit_ == 0) {
+        last = "$";  // announcements from now on
+      } else if (auto from = load_stored()) {
+        last = std::move(*from);
+      } else {
+        ++errors_;
         continue;
       }
     }

@@ -1,12 +1,15 @@
-// Internal: the semantic cache's link to Redis (route.semantic_cache.backend_type: redis), so a
-// fleet of proxies shares its answers. Each entry is a Redis hash (scope, exact key, answer,
-// embedding as raw floats) expiring with its TTL; each store is announced on a Redis stream,
-// which a reader thread follows (XREAD BLOCK) to hand other instances' entries to the local
-// cache and its index. Every command has a short timeout; a failed one drops the connection,
-// which is retried after a backoff (doubling to 5 s): while Redis is away, commands fail at
-// once and count an error, and the cache answers from memory.
-// Thread-safety: publish() and fetch() may be called from any thread; `on_entry` runs on the
-// reader thread, which the destructor stops and joins.
+// Internal: the route proxy's link to Redis, so a fleet of proxies shares what it keeps. The
+// semantic cache (route.semantic_cache.backend_type: redis) stores each entry as a Redis hash
+// (scope, exact key, answer, embedding as raw floats) expiring with its TTL and announces it on
+// a Redis stream, which a reader thread follows (XREAD BLOCK) to hand other instances' entries to
+// the local cache and its index; before following, the reader SCANs the entries already in Redis
+// (up to a limit) into it, so an instance started later knows them too. The conversations
+// (route.conversation.backend_type: redis) keep plain values with a TTL (put/get). Every command
+// has a short timeout; a failed one drops the connection, which is retried after a backoff
+// (doubling to 5 s): while Redis is away, commands fail at once and count an error, and the
+// callers go on from memory.
+// Thread-safety: publish(), fetch(), put() and get() may be called from any thread; `on_entry`
+// runs on the reader thread, which the destructor stops and joins.
 #pragma once
 
 #include "mcpclass/config/semantic_cache_settings.hpp"
@@ -21,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -38,8 +42,10 @@ class RedisLink {
   };
   using OnEntry = std::function<void(Entry)>;
 
-  /// Starts the reader thread; Redis need not be up yet.
-  RedisLink(config::RedisCacheSettings settings, OnEntry on_entry);
+  /// Starts the reader thread when `on_entry` is set (null: a plain key-value link, no
+  /// thread); Redis need not be up yet. The reader first hands `on_entry` up to `load_limit`
+  /// entries already stored (SCAN), then the stream's announcements from that moment on.
+  RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit = 0);
   ~RedisLink();
   RedisLink(const RedisLink&) = delete;
   RedisLink& operator=(const RedisLink&) = delete;
@@ -48,18 +54,30 @@ class RedisLink {
   bool publish(const Entry& entry);
   /// The entry stored under `exact`; nullopt when there is none or Redis could not be reached.
   std::optional<Entry> fetch(const std::string& exact);
+  /// Sets `<key_prefix><key>` to `value`, expiring after `ttl`. False when Redis could not be
+  /// reached.
+  bool put(std::string_view key, std::string_view value, std::chrono::milliseconds ttl);
+  /// The value of `<key_prefix><key>`, at most `max_bytes` + 1 bytes of it (so that a longer
+  /// one shows): "" when there is none, nullopt when Redis could not be reached.
+  std::optional<std::string> get(std::string_view key, std::size_t max_bytes);
+  const config::RedisCacheSettings& settings() const noexcept { return settings_; }
   /// Commands that failed (timeouts, refused connections, error replies).
   std::uint64_t errors() const noexcept { return errors_.load(); }
+  /// Entries the reader found already stored when it started.
+  std::uint64_t loaded() const noexcept { return loaded_.load(); }
 
  private:
   struct Connection;
   void read_stream();
+  std::optional<std::string> load_stored();
   std::optional<Entry> fetch_on(Connection& c, const std::string& exact);
 
   const config::RedisCacheSettings settings_;
   const OnEntry on_entry_;
+  const std::size_t load_limit_;
   const std::string origin_;  // this instance, so that it skips its own announcements
   std::atomic<std::uint64_t> errors_{0};
+  std::atomic<std::uint64_t> loaded_{0};
   std::mutex command_mutex_;
   std::unique_ptr<Connection> command_;
   std::unique_ptr<Connection> reader_;

@@ -209,12 +209,14 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     if (conv.enabled)
       key = conversation_key(body.get_object(), conv,
                              [&](std::string_view name) { return request.header(name); });
+    // Rules answer in microseconds: a hop to a worker would cost more than it spares. A
+    // conversation kept in Redis waits on it, which the connection's thread must not.
+    const bool waits = !key.empty() && conversations.shared();
     auto decide = [self = shared_from_this(), fwd, explain, key = std::move(key),
                    object = std::move(body.get_object())]() mutable {
       self->decide(fwd, std::move(object), explain, key);
     };
-    // Rules answer in microseconds: a hop to a worker would cost more than it spares.
-    if (!fwd->generation->router->slow()) return decide();
+    if (!fwd->generation->router->slow() && !waits) return decide();
     pool.post(std::move(decide));
   }
 
@@ -269,10 +271,17 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     fwd.cache = open_ticket(fwd.generation->cache, e, fwd.generation->router->router_settings(),
                             fwd.generation->router->route_settings().text);
     if (!fwd.cache) return false;
+    const auto t0 = Clock::now();
     const auto hit = fwd.cache->cache->lookup(fwd.cache->query, fwd.cache->threshold);
     if (!hit) return false;
+    const double lookup_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double encode_ms = fwd.cache->query.encode_ms;
     fwd.cache.reset();
     HttpHeaders headers = std::move(fwd.decision_headers);
+    // The lookup's time and the encoder's share of it, so that the search's own cost shows.
+    headers.emplace_back(
+        "Server-Timing",
+        fmt::format("cache-lookup;dur={:.3f}, cache-encode;dur={:.3f}", lookup_ms, encode_ms));
     headers.emplace_back("x-mcpclass-model", e.model);
     headers.emplace_back("x-vsr-cache-hit", "true");
     headers.emplace_back("x-mcpclass-cache-similarity", fmt::format("{:.4f}", hit->similarity));
@@ -559,6 +568,7 @@ RouteProxy::RouteProxy(std::shared_ptr<const Router> router, RouteProxyOptions o
   auto table =
       std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
   auto cache = cache_for(*router, nullptr);
+  impl_->conversations.share(router->route_settings().conversation);
   impl_->current.store(std::make_shared<const Generation>(
       Generation{std::move(router), std::move(table), std::move(cache)}));
 }
@@ -575,6 +585,7 @@ std::function<void()> RouteProxy::prepare(std::shared_ptr<const Router> router) 
   auto next =
       std::make_shared<const Generation>(Generation{std::move(router), table, std::move(cache)});
   return [impl = impl_, next = std::move(next)] {
+    impl->conversations.share(next->router->route_settings().conversation);
     auto previous = impl->current.exchange(next);
     if (previous->table != next->table) impl->retire(previous->table);
     previous.reset();  // so that an idle proxy closes the old pools now
@@ -634,20 +645,9 @@ std::string RouteProxy::prometheus() const {
     std::lock_guard lock(impl_->live_mutex);
     in_flight = impl_->live.size();
   }
-  const auto& c = impl_->conversations;
   const auto cache = impl_->current.load()->cache;
   return impl_->metrics.prometheus() + impl_->current.load()->table->prometheus() +
-         (cache ? cache->prometheus() : std::string()) +
-         fmt::format(
-             "# HELP mcpclass_route_conversations Conversations whose decision is kept.\n"
-             "# TYPE mcpclass_route_conversations gauge\nmcpclass_route_conversations {}\n"
-             "# HELP mcpclass_route_conversation_bytes Bytes the kept decisions hold.\n"
-             "# TYPE mcpclass_route_conversation_bytes gauge\nmcpclass_route_conversation_bytes "
-             "{}\n"
-             "# HELP mcpclass_route_conversation_evictions_total Kept decisions evicted for "
-             "space.\n# TYPE mcpclass_route_conversation_evictions_total counter\n"
-             "mcpclass_route_conversation_evictions_total {}\n",
-             c.entries(), c.bytes(), c.evictions()) +
+         (cache ? cache->prometheus() : std::string()) + impl_->conversations.prometheus() +
          fmt::format(
              "# HELP mcpclass_route_in_flight Requests between their decision and their answer.\n"
              "# TYPE mcpclass_route_in_flight gauge\nmcpclass_route_in_flight {}\n",

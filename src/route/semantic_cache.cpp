@@ -69,15 +69,18 @@ SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
     : settings_(std::move(settings)), encoder_(std::move(encoder)) {
   if (encoder_) index_ = std::make_unique<CacheIndex>(encoder_->dimension());
   if (settings_.backend_type == "redis")
-    link_ = std::make_unique<RedisLink>(settings_.redis, [this](RedisLink::Entry e) {
-      Entry local;
-      local.scope = std::move(e.scope);
-      local.exact = std::move(e.exact);
-      local.embedding = std::move(e.embedding);
-      local.answer = std::move(e.answer);
-      local.expires = Clock::now() + e.ttl;
-      insert(std::move(local), Clock::now());
-    });
+    link_ = std::make_unique<RedisLink>(
+        settings_.redis,
+        [this](RedisLink::Entry e) {
+          Entry local;
+          local.scope = std::move(e.scope);
+          local.exact = std::move(e.exact);
+          local.embedding = std::move(e.embedding);
+          local.answer = std::move(e.answer);
+          local.expires = Clock::now() + e.ttl;
+          insert(std::move(local), Clock::now());
+        },
+        settings_.max_entries);  // the entries stored before this instance: no more than it keeps
 }
 
 SemanticCache::~SemanticCache() {
@@ -126,7 +129,9 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
     return std::nullopt;
   }
   try {
+    const auto t0 = Clock::now();
     query.embedding = encoder_->encode(std::span<const std::string>(&query.text, 1));
+    query.encode_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   } catch (const std::exception&) {
     std::lock_guard lock(mutex_);
     ++errors_["encoder"];
@@ -285,6 +290,12 @@ std::string SemanticCache::prometheus() const {
     out += fmt::format("mcpclass_route_cache_errors_total{{part=\"{}\"}} {}\n", part, n);
   if (link_)
     out += fmt::format("mcpclass_route_cache_errors_total{{part=\"redis\"}} {}\n", link_->errors());
+  if (link_)
+    out += fmt::format(
+        "# HELP mcpclass_route_cache_loaded_total Entries read from Redis that were stored "
+        "before this instance followed its stream.\n"
+        "# TYPE mcpclass_route_cache_loaded_total counter\nmcpclass_route_cache_loaded_total {}\n",
+        link_->loaded());
   return out;
 }
 

@@ -36,6 +36,7 @@ struct CacheQuery {
   std::string exact;  ///< hash of `scope` and `text`
   std::string text;   ///< the user's query
   std::vector<float> embedding;  ///< filled by lookup() when an encoder is configured
+  double encode_ms = 0;          ///< the encoder's own time in lookup() (Server-Timing)
 };
 
 /// The query of a routed request, or nullopt when its answer is not cached: a later turn of a

@@ -4,7 +4,8 @@ paraphrase are answered without the upstream (x-vsr-cache-hit), another model or
 misses, errors are never stored, a streamed answer is replayed as SSE that the official `openai`
 client parses, and the metrics count it all. With `backend_type: redis`, two instances and a
 redis-server of the test's own (a Unix socket in tmp_path): a paraphrase answered through one is a
-hit on the other, and killing Redis loses no request. The encoder is the USE-lite model the learned
+hit on the other, an instance started later loads the answers already stored, and killing Redis
+loses no request. The encoder is the USE-lite model the learned
 classifiers use by default (`models/fetch-use-lite.sh`); without it only the exact path runs."""
 
 import json
@@ -276,6 +277,18 @@ class Redis:
             assert time.monotonic() < deadline and self.proc.poll() is None, "redis did not start"
             time.sleep(0.05)
 
+    def command(self, *args):
+        """One command in RESP over the socket; the reply's first line (enough for SET)."""
+        import socket
+        out = b"*%d\r\n" % len(args)
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(self.socket)
+            s.sendall(out)
+            return s.recv(4096).split(b"\r\n")[0].decode()
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.kill()
@@ -289,16 +302,24 @@ def wait_metric(router, name, predicate, timeout=10):
         time.sleep(0.05)
 
 
-@needs_use_lite
-@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
-def test_a_fleet_shares_answers_through_redis_and_survives_its_loss(tmp_path, upstream):  # noqa: F811
+def fleet(tmp_path, upstream):  # noqa: F811
+    """A redis-server of the test's own, and a function that starts an instance sharing it
+    (in its own directory under tmp_path)."""
     redis = Redis(tmp_path)
     cache = (f'{{backend_type: redis, similarity_threshold: 0.8, '
              f'redis: {{address: "{redis.socket}", timeout: 0.05}}}}')
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    a = start(tmp_path / "a", upstream, cache=cache)
-    b = start(tmp_path / "b", upstream, cache=cache)
+
+    def start_in(name):
+        (tmp_path / name).mkdir()
+        return start(tmp_path / name, upstream, cache=cache)
+    return redis, start_in
+
+
+@needs_use_lite
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_a_fleet_shares_answers_through_redis_and_survives_its_loss(tmp_path, upstream):  # noqa: F811
+    redis, start_in = fleet(tmp_path, upstream)
+    a, b = start_in("a"), start_in("b")
     try:
         # An answer stored through A reaches B's index through the stream: a paraphrase is a
         # semantic hit on B, and the exact text too (from Redis itself).
@@ -326,6 +347,36 @@ def test_a_fleet_shares_answers_through_redis_and_survives_its_loss(tmp_path, up
         redis.stop()
         assert a.stop() == 0
         assert b.stop() == 0
+
+
+@needs_use_lite
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_an_instance_started_later_loads_the_stored_answers(tmp_path, upstream):  # noqa: F811
+    redis, start_in = fleet(tmp_path, upstream)
+    a, b = start_in("a"), None
+    try:
+        for q in ["How do I reverse a list in Python?", "What is the capital of Australia?"]:
+            assert r_post(a, q)[0] == 200
+        assert calls(upstream) == 2
+        # Keys under the prefix that are not entries: another type, a hash missing its fields.
+        assert redis.command("SET", "mcpclass:cache:entry:junk", "x") == "+OK"
+        assert redis.command("HSET", "mcpclass:cache:entry:half", "exact", "half") == ":1"
+        # B starts after both were stored: it reads them (with their embeddings) from Redis.
+        b = start_in("b")
+        wait_metric(b, "mcpclass_route_cache_loaded_total", lambda n: n == 2)
+        assert metric(b, "mcpclass_route_cache_entries") == 2
+        status, h, _ = r_post(b, "How can I reverse a Python list?")
+        assert status == 200 and h["x-vsr-cache-hit"] == "true", h
+        assert float(h["x-mcpclass-cache-similarity"]) < 1
+        assert calls(upstream) == 2
+        # What A stores afterwards still reaches B through the stream.
+        assert r_post(a, "Explain what a hash table is")[0] == 200
+        wait_metric(b, "mcpclass_route_cache_entries", lambda n: n == 3)
+        assert metric(b, "mcpclass_route_cache_loaded_total") == 2
+    finally:
+        redis.stop()
+        assert a.stop() == 0
+        assert b is None or b.stop() == 0
 
 
 def r_post(router, text):

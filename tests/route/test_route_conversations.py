@@ -2,14 +2,19 @@
 conversation stay on the model its earlier turns were routed to, unless a turn beats the kept
 decision by the switch margin or a guard blocks it. Driven as a process over the 60
 conversations of conversations.jsonl (follow-ups that name no domain), with and without
-`route.conversation`, in front of the fake upstream."""
+`route.conversation`, in front of the fake upstream. With `backend_type: redis`, two instances
+and a redis-server of the test's own: a conversation begun on one stays on its model on the
+other, and killing Redis fails no turn."""
 
 import json
 import os
 import re
+import shutil
 import sys
 import textwrap
 import time
+
+import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_route import CATEGORIES, models_yaml  # noqa: E402
@@ -159,3 +164,103 @@ def test_kept_decisions_expire_and_are_bounded_by_bytes(tmp_path, upstream):  # 
                              re.M).group(1)) > 0
     finally:
         assert r.stop() == 0
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_a_fleet_keeps_a_conversation_through_redis_and_survives_its_loss(tmp_path, upstream):  # noqa: F811
+    from test_route_cache import Redis, metric
+    redis = Redis(tmp_path)
+    conv = conversation_yaml(enabled="true", backend_type="redis",
+                             redis=f'{{address: "{redis.socket}", timeout: 0.05}}')
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = start(tmp_path / "a", upstream, conv)
+    b = start(tmp_path / "b", upstream, conv)
+    try:
+        c = next(c for c in CONVERSATIONS if c["domain"] == "math")
+        first = [{"role": "user", "content": c["turns"][0]}]
+        follow = first + [{"role": "assistant", "content": "."},
+                          {"role": "user", "content": c["turns"][1]}]
+        # Alone, the follow-up is routed elsewhere.
+        _, h, _ = b.post({"model": "auto", "messages": [follow[-1]]})
+        assert h["x-mcpclass-model"] != "m-openai"
+        # Turn 1 through A, turn 2 through B: B finds A's decision in Redis.
+        _, h, _ = a.post({"model": "auto", "messages": first}, headers={"x-session-id": "fleet"})
+        assert h["x-mcpclass-model"] == "m-openai"
+        status, h, _ = b.post({"model": "auto", "messages": follow},
+                              headers={"x-session-id": "fleet"})
+        assert status == 200
+        assert h["x-mcpclass-model"] == "m-openai" and h["x-mcpclass-conversation"] == "kept"
+        assert metric(b, 'mcpclass_route_conversation_shared_lookups_total{result="found"}') == 1
+        # A value under a conversation's key that is not a kept decision is ignored: the turn is
+        # routed by itself (B has no copy of its own).
+        for i, bad in enumerate(["not json", '{"model": 7}', json.dumps({"model": "m-openai",
+                                 "pad": "x" * 10000})]):
+            assert redis.command("SET", f"mcpclass:conversation:h:bad{i}", bad) == "+OK"
+            _, h, _ = b.post({"model": "auto", "messages": follow},
+                             headers={"x-session-id": f"bad{i}"})
+            assert h["x-mcpclass-model"] != "m-openai" and "x-mcpclass-conversation" not in h
+        assert metric(b, 'mcpclass_route_conversation_shared_lookups_total{result="malformed"}') == 3
+        # The same by the stable prefix (no header): another conversation, another instance.
+        _, h, _ = b.post({"model": "auto", "messages": first})
+        _, h, _ = a.post({"model": "auto", "messages": follow})
+        assert h["x-mcpclass-model"] == "m-openai" and h["x-mcpclass-conversation"] == "kept"
+        # Redis goes away: every turn is still answered, from each instance's own memory, and
+        # the failed commands are counted.
+        redis.stop()
+        for i, r in enumerate([a, b, a, b]):
+            t0 = time.monotonic()
+            status, h, _ = r.post({"model": "auto", "messages": follow if i else first},
+                                  headers={"x-session-id": "after"})
+            assert status == 200
+            assert time.monotonic() - t0 < 5
+        # A kept it in memory: its later turn stays.
+        _, h, _ = a.post({"model": "auto", "messages": follow}, headers={"x-session-id": "after"})
+        assert h["x-mcpclass-model"] == "m-openai" and h["x-mcpclass-conversation"] == "kept"
+        for r in (a, b):
+            assert metric(r, 'mcpclass_route_conversation_errors_total{part="redis"}') > 0
+            assert metric(r, 'mcpclass_route_conversation_shared_lookups_total{result="failed"}') > 0
+    finally:
+        redis.stop()
+        assert a.stop() == 0
+        assert b.stop() == 0
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"backend_type": "etcd"}, "route.conversation.backend_type: 'etcd' is not one of memory, redis"),
+    ({"backend_type": "redis", "redis": "{address: nowhere}"},
+     "route.conversation.redis.address: 'nowhere' is not host:port or an absolute Unix socket path"),
+    ({"redis": "{key_prefix: p, db: 1}"}, "route.conversation.redis.db"),
+])
+def test_conversation_store_settings_errors_name_the_key(tmp_path, fields, message):
+    import subprocess
+    from test_route import BIN
+    config = tmp_path / "c.yaml"
+    route = models_yaml("http://127.0.0.1:1/v1").replace(
+        "  models:\n", conversation_yaml(enabled="true", **fields) + "  models:\n", 1)
+    config.write_text(CATEGORIES + route)
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 2 and message in p.stderr, p.stderr
+
+
+def test_conversations_follow_the_caches_redis_by_default(tmp_path):
+    import subprocess
+    from test_route import BIN
+    config = tmp_path / "c.yaml"
+    cache = "  semantic_cache: {backend_type: redis, redis: {address: /tmp/r.sock, timeout: 0.02}}\n"
+    route = models_yaml("http://127.0.0.1:1/v1").replace(
+        "  models:\n", conversation_yaml(enabled="true") + cache + "  models:\n", 1)
+    config.write_text(CATEGORIES + route)
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 0, p.stderr
+    conv = json.loads(p.stdout)["route"]["conversation"]
+    assert conv["backend_type"] == "redis"
+    assert conv["redis"] == {"address": "/tmp/r.sock", "key_prefix": "mcpclass:conversation:",
+                             "connect_timeout": 0.2, "timeout": 0.02}
+    # Without the cache (or with backend_type: memory) they stay in memory.
+    config.write_text(CATEGORIES + route.replace(cache, ""))
+    p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
+                       timeout=30)
+    assert json.loads(p.stdout)["route"]["conversation"]["backend_type"] == "memory"

@@ -97,6 +97,12 @@ struct ConversationSettings {
   /// metadata.conversation_id or metadata.session_id; else a hash of the system messages and
   /// the first user message (a conversation's stable prefix).
   std::vector<std::string> key_headers{"x-session-id", "x-conversation-id"};
+  /// "memory" (this process only) or "redis" (also in Redis, so that a fleet keeps a
+  /// conversation on its model whichever instance a turn reaches). Default: the semantic
+  /// cache's backend when the cache is on, else memory.
+  std::string backend_type = "memory";
+  /// Default: the semantic cache's address and timeouts, key_prefix "mcpclass:conversation:".
+  RedisCacheSettings redis{.key_prefix = "mcpclass:conversation:"};
 };
 enum class SystemPromptMode { none, insert, replace };
 

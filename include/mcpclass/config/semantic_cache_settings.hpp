@@ -22,6 +22,13 @@ struct RedisCacheSettings {
   std::chrono::milliseconds connect_timeout{200};
   /// Each command's (a request never waits longer on Redis).
   std::chrono::milliseconds timeout{50};
+
+  bool operator==(const RedisCacheSettings&) const = default;
+  boost::json::object to_json() const;
+  /// Strict, over `defaults`: unknown keys, bad types and values throw ConfigError naming
+  /// `path.key`. (Also route.conversation.redis.)
+  static RedisCacheSettings from_json(const boost::json::value& v, const std::string& path,
+                                      RedisCacheSettings defaults);
 };
 
 struct SemanticCacheSettings {

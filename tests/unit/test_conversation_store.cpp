@@ -1,0 +1,88 @@
+// route::ConversationStore: kept decisions as the fleet shares them (the JSON value in Redis and
+// what is refused of it), and the store linked to a Redis that is not there: every kept decision
+// is still found in memory, and the failures are counted. (A live Redis: tests/route
+// test_route_conversations.)
+#include "route/conversation_store.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace mcpclass::route;
+
+namespace {
+
+mcpclass::config::ConversationSettings redis_settings() {
+  mcpclass::config::ConversationSettings s;
+  s.enabled = true;
+  s.backend_type = "redis";
+  s.redis.address = "/nonexistent/mcpclass-test-redis.sock";
+  s.redis.connect_timeout = std::chrono::milliseconds(50);
+  s.redis.timeout = std::chrono::milliseconds(50);
+  return s;
+}
+
+double metric(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("a shared kept decision reads back as it was written") {
+  const KeptDecision d{"urgent", "m-openai", "math", 0.75, true};
+  const auto back = parse_shared_decision(shared_decision(d));
+  REQUIRE(back);
+  CHECK(back->decision == "urgent");
+  CHECK(back->model == "m-openai");
+  CHECK(back->category == "math");
+  CHECK(back->confidence == doctest::Approx(0.75));
+  CHECK(back->use_reasoning);
+}
+
+TEST_CASE("a shared value that is not a kept decision is refused") {
+  CHECK_FALSE(parse_shared_decision(""));
+  CHECK_FALSE(parse_shared_decision("not json"));
+  CHECK_FALSE(parse_shared_decision("[1, 2]"));
+  CHECK_FALSE(parse_shared_decision(R"({"model": 7})"));
+  // A member missing, an empty model, a mistyped confidence or switch.
+  CHECK_FALSE(
+      parse_shared_decision(R"({"decision": "", "model": "m", "category": "", "confidence": 1})"));
+  CHECK_FALSE(parse_shared_decision(
+      R"({"decision": "", "model": "", "category": "", "confidence": 1, "use_reasoning": false})"));
+  CHECK_FALSE(parse_shared_decision(
+      R"({"decision": "", "model": "m", "category": "", "confidence": "1", "use_reasoning": false})"));
+  CHECK_FALSE(parse_shared_decision(
+      R"({"decision": "", "model": "m", "category": "", "confidence": 1, "use_reasoning": 0})"));
+  // Beyond the bound, even when it would parse.
+  const std::string padded = R"({"decision": "", "model": "m", "category": "", "confidence": 1, )"
+                             R"("use_reasoning": false, "pad": ")" +
+                             std::string(kSharedDecisionBytes, 'x') + "\"}";
+  CHECK_FALSE(parse_shared_decision(padded));
+  CHECK(parse_shared_decision(
+      R"({"decision": "", "model": "m", "category": "", "confidence": 1, "use_reasoning": false})"));
+}
+
+TEST_CASE("a store linked to an unreachable Redis keeps its decisions in memory and counts") {
+  ConversationStore store;
+  const auto s = redis_settings();
+  store.share(s);
+  CHECK(store.shared());
+  store.keep("h:a", KeptDecision{"", "m-openai", "math", 0.9, true}, s);
+  const auto kept = store.find("h:a");
+  REQUIRE(kept);
+  CHECK(kept->model == "m-openai");
+  CHECK_FALSE(store.find("h:other"));
+  const auto text = store.prometheus();
+  CHECK(metric(text, R"(mcpclass_route_conversation_shared_lookups_total{result="failed"})") == 2);
+  CHECK(metric(text, R"(mcpclass_route_conversation_errors_total{part="redis"})") >= 1);
+  // Back to memory: no link, the counts stay.
+  auto memory = s;
+  memory.backend_type = "memory";
+  store.share(memory);
+  CHECK_FALSE(store.shared());
+  CHECK(store.find("h:a"));
+  CHECK(metric(store.prometheus(), R"(mcpclass_route_conversation_errors_total{part="redis"})") >=
+        1);
+}

@@ -64,7 +64,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
       const std::size_t max_length = service_.settings().max_text_length;
       return service_.executor()([call, tokens, response, cancelled, max_length] {
         if (cancelled->load()) return;
-        answer(*response, [&] {
+        answer(*response, provenance("token_classifier", tokens->labels()), [&] {
           json::array out;
           for (const auto& text : call->inputs)
             out.emplace_back(
@@ -78,7 +78,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     // pool, which outlives the server.
     auto work = [service = &service_, call, classifier, response, cancelled] {
       if (cancelled->load()) return;
-      answer(*response, [&] {
+      answer(*response, provenance(classifier->kind(), classifier->categories().names()), [&] {
         std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
         const auto results = classifier->classify_batch(texts, classify::ClassifyOptions{true});
         json::array out;
@@ -96,13 +96,22 @@ class HttpClassifyApp final : public transport::server::HttpApp {
   }
 
  private:
-  // Responds with what `compute` returns, or the error it throws: a refused text (400) or a
-  // classifier that failed (500, its message).
+  // What produced an answer (http_classify_wire.hpp), from the classifier that computed it.
+  static transport::server::HttpHeaders provenance(std::string kind,
+                                                   const std::vector<std::string>& names) {
+    return {{std::string(kClassifierHeader), std::move(kind)},
+            {std::string(kTaxonomyHeader), taxonomy_id(names)}};
+  }
+
+  // Responds with what `compute` returns and `headers`, or the error it throws: a refused text
+  // (400) or a classifier that failed (500, its message).
   template <typename F>
-  static void answer(HttpAppResponse& response, F&& compute) {
+  static void answer(HttpAppResponse& response, transport::server::HttpHeaders headers,
+                     F&& compute) {
     try {
       json::value body = compute();
-      response.respond(200, {{"Content-Type", "application/json"}}, json::serialize(body));
+      headers.emplace_back("Content-Type", "application/json");
+      response.respond(200, std::move(headers), json::serialize(body));
     } catch (const SpanRequestError& e) {
       refuse(response, {400, "validation", e.what()});
     } catch (const std::exception& e) {

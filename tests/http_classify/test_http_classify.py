@@ -17,6 +17,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -361,5 +362,34 @@ def test_serve_answers_token_spans_in_the_pipeline_shape(tmp_path):
         status, _, body = request(s.port, "POST", "/classify/spans",
                                   {"inputs": "x", "parameters": {"aggregation_strategy": "best"}})
         assert status == 400 and "aggregation must be none, simple" in json.loads(body)["error"]
+    finally:
+        s.kill()
+
+
+# --- provenance (issue 34 part 2, on these endpoints only) -------------------------------------
+
+def test_answers_name_their_classifier_and_taxonomy_and_a_reload_changes_it(tmp_path):
+    path = tmp_path / "reloading.yaml"
+    path.write_text("")
+    s = Serve("--http", "127.0.0.1:0", "--config", str(path))
+    try:
+        status, headers, body = request(s.port, "POST", "/classify", {"inputs": MATH_QUERY})
+        assert status == 200, body
+        assert headers["x-mcpclass-classifier"] == "rules"
+        before = headers["x-mcpclass-taxonomy"]
+        assert before.startswith("fnv1a64:") and len(before) == len("fnv1a64:") + 16
+        # The same ordered categories give the same id: a second request agrees.
+        assert request(s.port, "POST", "/classify",
+                       {"inputs": "hello"})[1]["x-mcpclass-taxonomy"] == before
+        # Two categories instead of the default five: the answer and its id change together.
+        path.write_text("categories:\n  - {name: math, description: Math}\n"
+                        "  - {name: general, description: Everything else}\n"
+                        "classifier:\n  kind: rules\n  rules:\n    math: {keywords: [integral]}\n")
+        s.proc.send_signal(signal.SIGHUP)  # the file watcher may have reloaded first
+        assert s.wait_for_stderr("reloaded, generation"), s.stderr()
+        status, headers, body = request(s.port, "POST", "/classify", {"inputs": MATH_QUERY})
+        assert status == 200, body
+        assert [item["label"] for item in json.loads(body)] == ["math", "general"]
+        assert headers["x-mcpclass-taxonomy"] not in (before, "")
     finally:
         s.kill()

@@ -1,6 +1,7 @@
 #include "config/remote_factory.hpp"
 
 #include "mcpclass/classify/composite_classifier.hpp"
+#include "mcpclass/remote/http_classify_classifier.hpp"
 #include "mcpclass/remote/remote_classifier.hpp"
 #include "mcpclass/remote/remote_token_classifier.hpp"
 
@@ -42,7 +43,13 @@ std::unique_ptr<classify::Classifier> make_remote_classifier(const Config& confi
   check_remote_sections(config.classifier.kind, sections);
   auto options =
       remote::RemoteClassifierOptions::from_json(sections.at("remote"), "classifier.remote");
-  auto remote = std::make_unique<remote::RemoteClassifier>(std::move(options));
+  std::unique_ptr<classify::Classifier> remote;
+  if (options.http_classify()) {
+    remote = std::make_unique<remote::HttpClassifyClassifier>(std::move(options), config.categories,
+                                                              config.routing);
+  } else {
+    remote = std::make_unique<remote::RemoteClassifier>(std::move(options));
+  }
   if (config.classifier.kind == "remote") return remote;
   const auto* c = sections.if_contains("composite");
   const auto composite = c ? classify::CompositeOptions::from_json(*c, "classifier.composite")
@@ -58,7 +65,11 @@ TokenClassifierSection take_remote_token_classifier(const json::value& section) 
   const auto* remote = object ? object->if_contains("remote") : nullptr;
   if (remote == nullptr)
     return {learned::TokenClassifierSettings::from_json(section, "token_classifier"), {}};
-  (void)remote::RemoteClassifierOptions::from_json(*remote, "token_classifier.remote");
+  if (remote::RemoteClassifierOptions::from_json(*remote, "token_classifier.remote")
+          .http_classify())
+    throw ConfigError("token_classifier.remote.protocol",
+                      "http_classify answers label distributions; a remote token classifier is "
+                      "an MCP server's span tool");
   TokenClassifierSection out;
   out.remote = remote->as_object();
   for (const auto& kv : *object) {

@@ -50,6 +50,21 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// The keys of an MCP remote that mean nothing to an http_classify server.
+void check_http_classify(const json::object& section, util::strict::ObjectReader& r) {
+  for (const char* key : {"command", "env", "auth", "tool", "categories_tool", "cache_categories",
+                          "refresh_interval", "num_categories"})
+    if (section.contains(key))
+      util::strict::fail(r.path_of(key), "does not apply to protocol http_classify");
+  if (const auto* t = section.if_contains("transport");
+      t && !(t->is_string() && t->get_string() == "auto"))
+    util::strict::fail(r.path_of("transport"),
+                       "does not apply to protocol http_classify (it is plain HTTP)");
+  if (!section.contains("url"))
+    util::strict::fail(r.path_of("url"),
+                       "required for protocol http_classify (the base: POST <url>/classify)");
+}
+
 }  // namespace
 
 RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
@@ -63,7 +78,7 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
                        "must be one of auto, streamable-http, sse, rest, stdio");
   o.url = r.string("url").value_or("");
   o.protocol = r.string("protocol").value_or("");
-  if (!o.protocol.empty()) {
+  if (!o.protocol.empty() && !o.http_classify()) {
     try {
       client::ClientOptions probe;
       client::choose_protocol(probe, o.protocol);
@@ -106,6 +121,8 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
     o.confidence_threshold = *t;
   }
   o.fallback_category = r.string("fallback_category").value_or(o.fallback_category);
+  o.access_key = r.string("access_key").value_or("");
+  o.labels = string_map(r, "labels");
   if (const auto* b = r.get("circuit_breaker")) {
     util::strict::ObjectReader br(*b, r.path_of("circuit_breaker"));
     if (const auto n = br.integer("failures")) {
@@ -116,6 +133,15 @@ RemoteClassifierOptions RemoteClassifierOptions::from_json(const json::value& v,
     br.finish();
   }
   r.finish();
+  if (o.http_classify()) {
+    check_http_classify(v.as_object(), r);
+    return o;
+  }
+  for (const char* key : {"access_key", "labels"})
+    if (v.as_object().contains(key))
+      util::strict::fail(r.path_of(key),
+                         "applies to protocol http_classify only (MCP servers "
+                         "take headers or auth)");
   const bool stdio = o.transport == "stdio" || (o.transport == "auto" && !o.command.empty());
   if (stdio && o.command.empty()) util::strict::fail(r.path_of("command"), "required for stdio");
   if (!stdio && o.url.empty()) util::strict::fail(r.path_of("url"), "required (or set command)");
@@ -144,6 +170,10 @@ json::object RemoteClassifierOptions::to_json() const {
   if (!ca_file.empty()) o["ca_file"] = ca_file;
   if (auth) o["auth"] = auth->to_json();
   if (!tool.empty()) o["tool"] = tool;
+  if (!protocol.empty()) o["protocol"] = protocol;
+  if (!access_key.empty())  // a literal key stays out; a ${NAME} reference is no secret
+    o["access_key"] = access_key.find("${") != std::string::npos ? access_key : "***";
+  if (!labels.empty()) o["labels"] = map_json(labels);
   o["categories_tool"] = categories_tool;
   o["timeout"] = static_cast<double>(timeout.count()) / 1000;
   o["max_retries"] = max_retries;

@@ -3,10 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <thread>
-
 namespace mcpclass::remote::detail {
 
 namespace {
@@ -47,7 +43,8 @@ ToolSession::ToolSession(const RemoteClassifierOptions& options,
                          std::function<void(std::string_view method)> on_notification)
     : options_(checked(options)),
       transport_(std::move(transport)),
-      on_connect_(std::move(on_connect)) {
+      on_connect_(std::move(on_connect)),
+      guard_(options_, transport_->describe()) {
   client::ClientOptions co;
   co.name = std::move(client_name);
   co.request_timeout = options_.timeout;
@@ -75,18 +72,7 @@ void ToolSession::connect(std::uint64_t seen) {
 }
 
 void ToolSession::connect_with_retries() {
-  std::exception_ptr last;
-  for (int i = 0; i <= options_.max_retries; ++i) {
-    if (i > 0) std::this_thread::sleep_for(backoff(i));
-    try {
-      connect(generation_.load());
-      return;
-    } catch (const RemoteError& e) {
-      if (!e.transient()) throw;
-      last = std::current_exception();
-    }
-  }
-  std::rethrow_exception(last);
+  guard_.retrying([this] { connect(generation_.load()); });
 }
 
 json::object ToolSession::call_tool(const std::string& tool, json::object arguments) {
@@ -97,97 +83,17 @@ json::array ToolSession::list_tools() {
   return mapped(where(), [&] { return client_->list_tools(); });
 }
 
-void ToolSession::check_breaker() {
-  std::lock_guard lock(mutex_);
-  if (!open_until_) return;
-  if (Clock::now() < *open_until_ || trial_running_)
-    throw RemoteCircuitOpen(fmt::format("{}: circuit open after {} consecutive failures (last: {})",
-                                        where(), consecutive_failures_, last_error_));
-  trial_running_ = true;  // half-open: this call is the trial
-}
-
-void ToolSession::succeeded() {
-  std::lock_guard lock(mutex_);
-  consecutive_failures_ = 0;
-  open_until_.reset();
-  trial_running_ = false;
-}
-
-void ToolSession::failed(const RemoteError& e, bool counts) {
-  std::lock_guard lock(mutex_);
-  ++failures_;
-  last_error_ = e.what();
-  if (!counts) {
-    trial_running_ = false;
-    return;
-  }
-  ++consecutive_failures_;
-  if (trial_running_ || consecutive_failures_ >= options_.breaker_failures)
-    open_until_ = Clock::now() + options_.breaker_open;
-  trial_running_ = false;
-}
-
-std::chrono::milliseconds ToolSession::backoff(int retry) {
-  const double base =
-      static_cast<double>(options_.retry_backoff.count()) * std::pow(2.0, retry - 1);
-  const double capped = std::min(base, static_cast<double>(options_.max_backoff.count()));
-  std::lock_guard lock(mutex_);
-  std::uniform_real_distribution<double> jitter(0.5, 1.5);
-  return std::chrono::milliseconds(static_cast<long long>(capped * jitter(rng_)));
-}
-
 void ToolSession::call(const std::function<void()>& attempt) {
-  check_breaker();
-  {
-    std::lock_guard lock(mutex_);
-    ++calls_;
-  }
-  std::exception_ptr last;
-  for (int i = 0; i <= options_.max_retries; ++i) {
-    if (i > 0) {
-      std::this_thread::sleep_for(backoff(i));
-      std::lock_guard lock(mutex_);
-      ++retries_;
-    }
-    try {
-      const auto seen = generation_.load();
-      if (!client_->connected() || seen == 0) connect(seen);
-      attempt();
-      succeeded();
-      return;
-    } catch (const RemoteError& e) {
-      if (!e.transient()) {
-        failed(e, false);
-        throw;
-      }
-      last = std::current_exception();
-      note_error(e.what());
-    }
-  }
-  try {
-    std::rethrow_exception(last);
-  } catch (const RemoteError& e) {
-    failed(e, true);
-    throw;
-  }
-}
-
-void ToolSession::note_error(std::string message) {
-  std::lock_guard lock(mutex_);
-  last_error_ = std::move(message);
+  guard_.call([&] {
+    const auto seen = generation_.load();
+    if (!client_->connected() || seen == 0) connect(seen);
+    attempt();
+  });
 }
 
 json::object ToolSession::stats() const {
-  std::lock_guard lock(mutex_);
-  const char* circuit = !open_until_                  ? "closed"
-                        : Clock::now() < *open_until_ ? "open"
-                                                      : "half_open";
-  json::object out{{"endpoint", where()},
-                   {"calls", calls_},
-                   {"failures", failures_},
-                   {"retries", retries_},
-                   {"circuit", circuit}};
-  if (!last_error_.empty()) out["last_error"] = last_error_;
+  json::object out{{"endpoint", where()}};
+  for (auto& [key, value] : guard_.stats()) out[key] = value;
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include "mcpclass/client/client.hpp"
 #include "mcpclass/remote/remote_classifier.hpp"
+#include "remote/call_guard.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -14,7 +15,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 
@@ -47,31 +47,20 @@ class ToolSession {
   /// {endpoint, calls, failures, retries, circuit[, last_error]}.
   json::object stats() const;
   /// A problem outside call() (a failed refresh) shown as last_error.
-  void note_error(std::string message);
+  void note_error(std::string message) { guard_.note_error(std::move(message)); }
 
  private:
   void connect(std::uint64_t seen);
-  void check_breaker();
-  void succeeded();
-  void failed(const RemoteError& e, bool counts);
-  std::chrono::milliseconds backoff(int retry);
 
-  using Clock = std::chrono::steady_clock;
   const RemoteClassifierOptions options_;
   std::shared_ptr<client::ClientTransport> transport_;
   std::unique_ptr<client::Client> client_;
   std::function<void()> on_connect_;
 
+  CallGuard guard_;  // after transport_: its messages name the peer
+
   std::mutex connect_mutex_;  // one (re)connect at a time
   std::atomic<std::uint64_t> generation_{0};
-
-  mutable std::mutex mutex_;  // everything below
-  int consecutive_failures_ = 0;
-  std::optional<Clock::time_point> open_until_;
-  bool trial_running_ = false;
-  std::uint64_t calls_ = 0, failures_ = 0, retries_ = 0;
-  std::string last_error_;
-  std::mt19937_64 rng_{std::random_device{}()};
 };
 
 }  // namespace mcpclass::remote::detail

@@ -60,7 +60,7 @@ ClassificationService::ClassificationService(const config::Config& config,
   server_options.instructions =
       "Call classify_text to classify a query and get the recommended model and reasoning "
       "setting; list_categories gives the categories in class-index order.";
-  server_ = server::Server::create(server_options, pool_.executor());
+  server_ = server::Server::create(server_options, executor_);
   publish(classifier_.load());
   auto [tokens, tool] = token_classifier_of(config);
   publish_token_classifier(std::move(tokens), tool);
@@ -68,8 +68,11 @@ ClassificationService::ClassificationService(const config::Config& config,
 
 void ClassificationService::publish_token_classifier(
     std::shared_ptr<const learned::TokenClassifier> classifier, const std::string& tool) {
-  if (!token_tool_.empty() && token_tool_ != tool) server_->remove_tool(token_tool_);
-  token_tool_ = classifier ? tool : std::string();
+  {
+    std::lock_guard lock(token_tool_mutex_);
+    if (!token_tool_.empty() && token_tool_ != tool) server_->remove_tool(token_tool_);
+    token_tool_ = classifier ? tool : std::string();
+  }
   if (classifier)
     register_token_classification(*server_, classifier, tool, settings_.max_text_length,
                                   tool_metrics_);
@@ -92,6 +95,16 @@ void ClassificationService::publish(const std::shared_ptr<const classify::Classi
     if (std::find(names.begin(), names.end(), old) == names.end()) server_->remove_prompt(old);
   }
   prompt_names_ = std::move(names);
+}
+
+std::string ClassificationService::token_tool() const {
+  std::lock_guard lock(token_tool_mutex_);
+  return token_tool_;
+}
+
+void ClassificationService::count_classification(const classify::Classification& c) const {
+  counters_->count(c);
+  if (on_classified_) on_classified_(c);
 }
 
 ReloadResult ClassificationService::reload(const std::function<config::Config()>& load,

@@ -1,6 +1,7 @@
 #include "mcpclass/service/http_front.hpp"
 
 #include "service/heap_metrics.hpp"
+#include "service/http_classify_app.hpp"
 
 #include <boost/json.hpp>
 
@@ -31,6 +32,7 @@ std::unique_ptr<transport::server::HttpServer> make_http_front(const Classificat
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return h;
   };
+  http.apps.push_back(detail::make_http_classify_app(service));
   return std::make_unique<transport::server::HttpServer>(service.server(), std::move(http),
                                                          std::move(health));
 }

@@ -7,6 +7,7 @@
 #include "mcpclass/client/client.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/service/classification_service.hpp"
+#include "mcpclass/service/http_front.hpp"
 #include "mcpclass/transport/client/http.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/executor.hpp"
@@ -59,8 +60,8 @@ server:
                                         port, resource, as.base(), as.base(), extra);
     const auto config = config::parse_config(doc);
     service = std::make_unique<service::ClassificationService>(config);
-    http =
-        std::make_unique<transport::server::HttpServer>(service->server(), service->http_options());
+    // The front every entry point starts, so its http_classify endpoint is checked too.
+    http = service::make_http_front(*service, {.http = service->http_options(), .stdio = nullptr});
     http->start();
   }
   ~ProtectedServer() {
@@ -234,6 +235,11 @@ TEST_CASE("jwt e2e: bad tokens get 401 with the challenge, missing scopes 403") 
   CHECK(a.www_authenticate == step_up);
   a = send(server.url("/mcp/tools/call"), "POST", reader, R"({"name":"list_categories"})");
   CHECK(a.status == 200);
+  // POST /classify answers what classify_text answers: it needs the same scopes.
+  const std::string inputs = R"({"inputs":"an algebra question in mathematics"})";
+  a = send(server.url("/classify"), "POST", reader, inputs);
+  CHECK(a.status == 403);
+  CHECK(a.www_authenticate == step_up);
   // A token without even the default scope is refused every method.
   const std::string none = test::sign_token(key, claims(server, as, {{"scope", ""}}));
   a = send(server.url("/mcp/tools/list"), "POST", none, "{}");
@@ -245,6 +251,9 @@ TEST_CASE("jwt e2e: bad tokens get 401 with the challenge, missing scopes 403") 
            R"({"name":"classify_text","arguments":{"text":"an algebra question in mathematics"}})");
   CHECK(a.status == 200);
   CHECK(class_of(json::parse(a.body).as_object()) == 0);
+  a = send(server.url("/classify"), "POST", full, inputs);
+  CHECK(a.status == 200);
+  CHECK(json::parse(a.body).at(0).at("label") == "math");
 
   // /metrics needs a token too; /health says only "ok" without one; the metadata is open.
   CHECK(send(server.url("/metrics"), "GET", "").status == 401);

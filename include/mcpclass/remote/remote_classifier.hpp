@@ -132,7 +132,17 @@ struct RemoteClassifierOptions {
   std::optional<RemoteAuthOptions> auth;
 
   /// The MCP revision to speak (client::choose_protocol); empty = the newest handshake revision.
+  /// `http_classify` is not MCP but the Semantic Router's label-distribution contract
+  /// (`POST <url>/classify`, mcpclass/remote/http_classify_classifier.hpp): the categories are
+  /// the configuration's, and the MCP-only keys (transport, command, env, auth, tool,
+  /// categories_tool, cache_categories, refresh_interval, num_categories) do not apply.
   std::string protocol;
+  /// http_classify: sent as `Authorization: Bearer <key>`; "${NAME}" reads the environment when
+  /// the classifier is made.
+  std::string access_key;
+  /// http_classify: the category each label of the server means, where the names differ
+  /// (`{LABEL_0: math}`); other labels must be category names.
+  std::map<std::string, std::string> labels;
   std::string tool;  ///< Configured tool name; empty = auto-discovery.
   std::string categories_tool = "list_categories";
 
@@ -158,13 +168,16 @@ struct RemoteClassifierOptions {
   std::chrono::milliseconds breaker_open{30'000};
 
   /// Reads the `classifier.remote` section: transport, url, command (string or list), env,
-  /// headers, ca_file, auth {...}, tool, categories_tool, timeout (s), max_retries, retry_backoff
-  /// (s), cache_categories, refresh_interval (s), num_categories, confidence_threshold,
-  /// fallback_category, circuit_breaker {failures, open_seconds}. Throws ConfigError naming the
-  /// key.
+  /// headers, ca_file, auth {...}, protocol, tool, categories_tool, timeout (s), max_retries,
+  /// retry_backoff (s), cache_categories, refresh_interval (s), num_categories,
+  /// confidence_threshold, fallback_category, circuit_breaker {failures, open_seconds}; with
+  /// protocol http_classify also access_key and labels. Throws ConfigError naming the key.
   static RemoteClassifierOptions from_json(const json::value& v,
                                            const std::string& path = "classifier.remote");
   json::object to_json() const;
+  bool http_classify() const { return protocol == kHttpClassifyProtocol; }
+
+  static constexpr std::string_view kHttpClassifyProtocol = "http_classify";
 };
 
 /// The tool to call: `configured` when set (must exist), else the first of classify_text,

@@ -76,6 +76,14 @@ class ClassificationService {
   std::shared_ptr<const learned::TokenClassifier> token_classifier() const {
     return token_classifier_.load();
   }
+  /// The name of the token classifier's tool (empty without one).
+  std::string token_tool() const;
+  /// Runs jobs on the worker pool that runs the tool handlers (until stop()).
+  const util::Executor& executor() const noexcept { return executor_; }
+  /// Counts a classification served outside classify_text (the http_classify endpoint) as
+  /// classify_text counts its own: `mcpclass_classifications_total` and
+  /// ServiceOptions::on_classified.
+  void count_classification(const classify::Classification& c) const;
   /// `server.http` as transport options: host, port, limits, TLS files, and the access rules
   /// with their secrets resolved. Throws ConfigError (an unset "${NAME}", an unreadable token
   /// file).
@@ -116,8 +124,10 @@ class ClassificationService {
   std::shared_ptr<ClassificationCounters> counters_;
   std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
   util::ThreadPool pool_;
+  util::Executor executor_ = pool_.executor();
   std::shared_ptr<server::Server> server_;
   std::atomic<std::shared_ptr<const learned::TokenClassifier>> token_classifier_;
+  mutable std::mutex token_tool_mutex_;    // token_tool_, which reloads change
   std::string token_tool_;                 // the token classifier's tool name, when registered
   std::mutex reload_mutex_;                // one reload at a time
   std::vector<std::string> prompt_names_;  // the prompts this service registered

@@ -67,6 +67,13 @@ class HttpApp {
   virtual void handle(HttpAppRequest request, std::shared_ptr<HttpAppResponse> response) = 0;
   /// The route label of /metrics' request counters for these paths (e.g. "route").
   virtual std::string metrics_label() const { return "app"; }
+  /// The MCP tool whose JWT scopes (`server.http.auth.jwt.scopes.tools`) a request on `path`
+  /// needs, as if it called that tool: an app that answers what a tool answers asks for the
+  /// same scopes (403 insufficient_scope before handle()). Empty: the default scopes only.
+  virtual std::string scope_tool(std::string_view path) const {
+    (void)path;
+    return {};
+  }
   /// The body of a 413 the server answers on the app's paths before handle() ran (the app's
   /// error format). Empty: the server's own JSON-RPC error body.
   virtual std::string too_large_body(std::string_view message) const {

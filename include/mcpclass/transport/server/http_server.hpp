@@ -121,6 +121,9 @@ struct HttpServerOptions {
   /// Serves the paths it handles() after the Host, Origin and token checks (e.g. the routing
   /// proxy's /v1/...); the server keeps its own routes. Null = none.
   std::shared_ptr<HttpApp> app;
+  /// More applications, each asked after `app` and the ones before it (the service's
+  /// http_classify endpoint, mcpclass/service/http_front.hpp).
+  std::vector<std::shared_ptr<HttpApp>> apps;
 };
 
 /// Returns fields merged into GET /health (categories, model, index_size, ...).

@@ -5,6 +5,9 @@
 #include "transport/server/http/app_response.hpp"
 #include "transport/server/http/connection.hpp"
 #include "transport/server/http/handlers.hpp"
+#include "transport/server/http/middleware.hpp"
+
+#include <boost/json.hpp>
 
 namespace mcpclass::transport::server {
 
@@ -15,6 +18,11 @@ class App final : public HttpHandler {
   explicit App(std::shared_ptr<HttpApp> app) : app_(std::move(app)) {}
 
   void serve(Exchange& exchange, Request& req) override {
+    if (const std::string tool = app_->scope_tool(exchange.path); !tool.empty()) {
+      const boost::json::value call = boost::json::object{
+          {"method", "tools/call"}, {"params", boost::json::object{{"name", tool}}}};
+      if (!scopes_allow(exchange, call)) return;  // answered 403
+    }
     HttpAppRequest request;
     request.method = std::string(req.method_string());
     request.target = std::string(req.target());

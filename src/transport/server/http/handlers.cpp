@@ -27,10 +27,12 @@ std::shared_ptr<const HttpFront> make_front(const HttpShared& shared) {
   front->prefix("/mcp/", "router").on(http::verb::post, router_handler());
   // Open: where a client learns how to get a token.
   front->prefix("/.well-known/", "other", Access::open).on(http::verb::unknown, metadata_handler());
-  if (const auto& app = options.app) {
+  auto mount = [&front](const std::shared_ptr<HttpApp>& app) {
     front->mount([app](std::string_view path) { return app->handles(path); }, app->metrics_label())
         .on(http::verb::unknown, app_handler(app));
-  }
+  };
+  if (options.app) mount(options.app);
+  for (const auto& app : options.apps) mount(app);
 
   front->use(refuse_while_stopping());
   front->use(require_route());

@@ -217,6 +217,7 @@ void HttpServer::stop() {
   shared.wait_drained(shared.options.shutdown_timeout);
   shared.sessions->close_all();
   if (shared.options.app) shared.options.app->cancel_all();
+  for (const auto& app : shared.options.apps) app->cancel_all();
   // Cancelled requests answer (503/empty stream) quickly; give those writes a moment.
   shared.wait_drained(std::chrono::milliseconds(500));
   shared.wait_streams_released(shared.options.shutdown_timeout);

@@ -1,0 +1,132 @@
+#include "service/http_classify_app.hpp"
+
+#include "mcpclass/service/token_spans.hpp"
+#include "service/http_classify_wire.hpp"
+
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <exception>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace mcpclass::service::detail {
+
+namespace json = boost::json;
+using transport::server::HttpAppRequest;
+using transport::server::HttpAppResponse;
+
+namespace {
+
+void refuse(HttpAppResponse& response, const ClassifyRefusal& refusal,
+            transport::server::HttpHeaders headers = {}) {
+  headers.emplace_back("Content-Type", "application/json");
+  response.respond(refusal.status, std::move(headers),
+                   classify_error_body(refusal.type, refusal.message));
+}
+
+class HttpClassifyApp final : public transport::server::HttpApp {
+ public:
+  explicit HttpClassifyApp(const ClassificationService& service) : service_(service) {}
+
+  bool handles(std::string_view path) const override {
+    return path == kClassifyPath || path == kClassifySpansPath;
+  }
+  std::string metrics_label() const override { return "classify"; }
+  std::string scope_tool(std::string_view path) const override {
+    return path == kClassifySpansPath ? service_.token_tool() : std::string("classify_text");
+  }
+  std::string too_large_body(std::string_view message) const override {
+    return classify_error_body("payload_too_large", message);
+  }
+
+  void handle(HttpAppRequest request, std::shared_ptr<HttpAppResponse> response) override {
+    if (request.method != "POST")
+      return refuse(
+          *response,
+          {405, "method_not_allowed", request.path + " takes POST (got " + request.method + ")"},
+          {{"Allow", "POST"}});
+    const bool spans = request.path == kClassifySpansPath;
+    auto read = read_classify_call(request.header("content-type"), request.body, spans,
+                                   service_.settings().max_text_length);
+    if (auto* refusal = std::get_if<ClassifyRefusal>(&read)) return refuse(*response, *refusal);
+    auto call = std::make_shared<ClassifyCall>(std::move(std::get<ClassifyCall>(read)));
+
+    auto cancelled = std::make_shared<std::atomic<bool>>(false);
+    response->on_cancel([cancelled] { cancelled->store(true); });
+    if (spans) {
+      auto tokens = service_.token_classifier();
+      if (!tokens)
+        return refuse(*response, {404, "not_found",
+                                  "this server has no token_classifier: configure one to "
+                                  "serve /classify/spans"});
+      const std::size_t max_length = service_.settings().max_text_length;
+      return service_.executor()([call, tokens, response, cancelled, max_length] {
+        if (cancelled->load()) return;
+        answer(*response, provenance("token_classifier", tokens->labels()), [&] {
+          json::array out;
+          for (const auto& text : call->inputs)
+            out.emplace_back(
+                pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
+          return call->batch ? json::value(std::move(out)) : std::move(out.front());
+        });
+      });
+    }
+    auto classifier = service_.classifier();
+    // The service, not the app: a job still queued when the server is gone runs on the service's
+    // pool, which outlives the server.
+    auto work = [service = &service_, call, classifier, response, cancelled] {
+      if (cancelled->load()) return;
+      answer(*response, provenance(classifier->kind(), classifier->categories().names()), [&] {
+        std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
+        const auto results = classifier->classify_batch(texts, classify::ClassifyOptions{true});
+        json::array out;
+        for (const auto& c : results) {
+          service->count_classification(c);
+          out.emplace_back(label_scores(c, classifier->categories()));
+        }
+        return call->batch ? json::value(std::move(out)) : std::move(out.front());
+      });
+    };
+    // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
+    // run_inline).
+    if (classifier->kind() == "rules") return work();
+    service_.executor()(std::move(work));
+  }
+
+ private:
+  // What produced an answer (http_classify_wire.hpp), from the classifier that computed it.
+  static transport::server::HttpHeaders provenance(std::string kind,
+                                                   const std::vector<std::string>& names) {
+    return {{std::string(kClassifierHeader), std::move(kind)},
+            {std::string(kTaxonomyHeader), taxonomy_id(names)}};
+  }
+
+  // Responds with what `compute` returns and `headers`, or the error it throws: a refused text
+  // (400) or a classifier that failed (500, its message).
+  template <typename F>
+  static void answer(HttpAppResponse& response, transport::server::HttpHeaders headers,
+                     F&& compute) {
+    try {
+      json::value body = compute();
+      headers.emplace_back("Content-Type", "application/json");
+      response.respond(200, std::move(headers), json::serialize(body));
+    } catch (const SpanRequestError& e) {
+      refuse(response, {400, "validation", e.what()});
+    } catch (const std::exception& e) {
+      refuse(response, {500, "backend", std::string("classification failed: ") + e.what()});
+    }
+  }
+
+  const ClassificationService& service_;
+};
+
+}  // namespace
+
+std::shared_ptr<transport::server::HttpApp> make_http_classify_app(
+    const ClassificationService& service) {
+  return std::make_shared<HttpClassifyApp>(service);
+}
+
+}  // namespace mcpclass::service::detail

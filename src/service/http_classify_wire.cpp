@@ -1,0 +1,145 @@
+#include "service/http_classify_wire.hpp"
+
+#include "mcpclass/service/mcp_tools.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <numeric>
+
+namespace mcpclass::service::detail {
+
+namespace json = boost::json;
+
+namespace {
+
+ClassifyRefusal bad(std::string message) {
+  return {400, "validation", std::move(message)};
+}
+
+// The media type of a Content-Type value, lower-cased, without parameters or blanks.
+std::string media_type(std::string_view content_type) {
+  content_type = content_type.substr(0, content_type.find(';'));
+  std::string out;
+  for (const char c : content_type)
+    if (c != ' ' && c != '\t')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<ClassifyRefusal> read_parameters(const json::value& v, ClassifyCall& call) {
+  if (!v.is_object()) return bad("parameters must be an object");
+  for (const auto& kv : v.get_object()) {
+    if (kv.key() != "aggregation_strategy")
+      return bad(
+          fmt::format("parameters.{} is not a parameter of /classify/spans (it takes "
+                      "aggregation_strategy)",
+                      std::string_view(kv.key())));
+    if (!kv.value().is_string())
+      return bad(
+          "parameters.aggregation_strategy must be a string (none, simple, first, "
+          "average or max)");
+    call.aggregation = std::string(kv.value().get_string());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view content_type,
+                                                               std::string_view body, bool spans,
+                                                               std::size_t max_text_length) {
+  if (const std::string type = media_type(content_type); type != "application/json")
+    return ClassifyRefusal{415, "unsupported_media_type",
+                           fmt::format("Content-Type must be application/json (got {})",
+                                       type.empty() ? "none" : "'" + type + "'")};
+  boost::system::error_code ec;
+  json::value parsed = json::parse(body, ec);
+  if (ec) return bad(fmt::format("the body is not JSON: {}", ec.message()));
+  if (!parsed.is_object())
+    return bad(
+        R"(the body must be a JSON object: {"inputs": "text"} or {"inputs": ["text", ...]})");
+  ClassifyCall call;
+  const json::value* inputs = nullptr;
+  for (const auto& kv : parsed.get_object()) {
+    const std::string_view key = kv.key();
+    if (key == "inputs") {
+      inputs = &kv.value();
+    } else if (key == "parameters" && spans) {
+      if (auto refusal = read_parameters(kv.value(), call)) return *refusal;
+    } else {
+      return bad(fmt::format("unknown key '{}' (the body takes inputs{})", key,
+                             spans ? " and parameters" : ""));
+    }
+  }
+  if (inputs == nullptr) return bad(R"(inputs is required: {"inputs": "text"})");
+  auto add = [&](const json::value& text,
+                 const std::string& where) -> std::optional<ClassifyRefusal> {
+    if (!text.is_string()) return bad(where + " must be a string");
+    if (auto problem = text_problem(text.get_string(), max_text_length))
+      return bad(where + ": " + *problem);
+    call.inputs.emplace_back(text.get_string());
+    return std::nullopt;
+  };
+  if (const json::array* list = inputs->if_array()) {
+    call.batch = true;
+    if (list->empty()) return bad("inputs is an empty list");
+    if (list->size() > kMaxClassifyInputs)
+      return ClassifyRefusal{
+          413, "payload_too_large",
+          fmt::format("inputs has {} texts; the limit is {}", list->size(), kMaxClassifyInputs)};
+    for (std::size_t i = 0; i < list->size(); ++i)
+      if (auto refusal = add((*list)[i], fmt::format("inputs[{}]", i))) return *refusal;
+  } else if (!inputs->is_string()) {
+    return bad("inputs must be a string or a list of strings");
+  } else if (auto refusal = add(*inputs, "inputs")) {
+    return *refusal;
+  }
+  return call;
+}
+
+std::string taxonomy_id(const std::vector<std::string>& names) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  auto mix = [&hash](unsigned char byte) {
+    hash ^= byte;
+    hash *= 0x100000001b3ULL;
+  };
+  for (const auto& name : names) {
+    for (const char c : name) mix(static_cast<unsigned char>(c));
+    mix(0);
+  }
+  return fmt::format("fnv1a64:{:016x}", hash);
+}
+
+std::string classify_error_body(std::string_view type, std::string_view message) {
+  return json::serialize(json::object{{"error", message}, {"error_type", type}});
+}
+
+json::array label_scores(const classify::Classification& c,
+                         const classify::CategorySet& categories) {
+  std::vector<std::size_t> order(categories.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  auto score = [&](std::size_t i) { return i < c.probabilities.size() ? c.probabilities[i] : 0.0; };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return score(a) > score(b); });
+  json::array out;
+  out.reserve(order.size());
+  for (const std::size_t i : order)
+    out.emplace_back(json::object{{"label", categories[i].name}, {"score", score(i)}});
+  return out;
+}
+
+json::array pipeline_spans(const json::object& detected) {
+  json::array out;
+  for (const auto& span : detected.at("spans").as_array()) {
+    json::object s = span.as_object();
+    s.erase("byte_start");
+    s.erase("byte_end");
+    out.emplace_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace mcpclass::service::detail

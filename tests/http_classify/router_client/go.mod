@@ -1,0 +1,3 @@
+module mcpclass.test/router_client
+
+go 1.19

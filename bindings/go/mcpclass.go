@@ -59,6 +59,7 @@ var (
 	ErrTransport       = &Error{Code: int(C.MCPC_ERR_TRANSPORT), Status: "MCPC_ERR_TRANSPORT"}
 	ErrNotFound        = &Error{Code: int(C.MCPC_ERR_NOT_FOUND), Status: "MCPC_ERR_NOT_FOUND"}
 	ErrUnavailable     = &Error{Code: int(C.MCPC_ERR_UNAVAILABLE), Status: "MCPC_ERR_UNAVAILABLE"} // remote down; retry later
+	ErrOverloaded      = &Error{Code: int(C.MCPC_ERR_OVERLOADED), Status: "MCPC_ERR_OVERLOADED"}   // server.admission refused; retry later
 	ErrInternal        = &Error{Code: int(C.MCPC_ERR_INTERNAL), Status: "MCPC_ERR_INTERNAL"}
 )
 

@@ -9,8 +9,10 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -106,12 +108,31 @@ void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classificatio
 }
 
 // Validates the text like the classify_text tool does, then classifies.
+// `timeout_ms` 0: no deadline. Under server.admission the call takes a place first.
 classify::Classification classify_checked(const mcpc_classifier& c, std::string_view text,
-                                          bool with_probabilities) {
+                                          bool with_probabilities, unsigned timeout_ms = 0) {
   if (auto problem = service::text_problem(text, c.max_text_length)) {
     fail(MCPC_ERR_INVALID_TEXT, *problem);
   }
-  return c.classifier->classify(text, classify::ClassifyOptions{with_probabilities});
+  const classify::ClassifyOptions options{with_probabilities};
+  if (!c.admission) return c.classifier->classify(text, options);
+  std::optional<util::AdmissionGate::Clock::time_point> deadline;
+  if (timeout_ms > 0)
+    deadline = util::AdmissionGate::Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto admission = c.admission->admit(deadline);
+  auto why = admission.refusal;
+  if (admission.ticket) why = admission.ticket->start();
+  if (why == util::AdmissionRefusal::rejected)
+    fail(MCPC_ERR_OVERLOADED,
+         "every classification slot and queue place is taken (server.admission: " +
+             c.admission->limits_text() + ")");
+  if (why == util::AdmissionRefusal::expired)
+    fail(MCPC_ERR_OVERLOADED,
+         "the call's deadline passed before it could be classified (server.admission: " +
+             c.admission->limits_text() + ")");
+  auto result = c.classifier->classify(text, options);
+  admission.ticket->succeeded();
+  return result;
 }
 
 mcpc_classifier* new_handle(std::shared_ptr<const classify::Classifier> classifier,
@@ -119,6 +140,8 @@ mcpc_classifier* new_handle(std::shared_ptr<const classify::Classifier> classifi
   auto* handle = new mcpc_classifier;
   handle->classifier = std::move(classifier);
   handle->max_text_length = config.server.max_text_length;
+  if (config.server.admission.max_concurrent > 0)
+    handle->admission = std::make_shared<util::AdmissionGate>(config.server.admission);
   return handle;
 }
 
@@ -185,16 +208,23 @@ void mcpc_result_free(mcpc_result* result) {
 
 int mcpc_classify_json(const mcpc_classifier* classifier, const char* text, size_t text_len,
                        unsigned flags, char** out_json, mcpc_error** err) {
+  const mcpc_classify_options options{flags, 0};
+  return mcpc_classify_json_ex(classifier, text, text_len, &options, out_json, err);
+}
+
+int mcpc_classify_json_ex(const mcpc_classifier* classifier, const char* text, size_t text_len,
+                          const mcpc_classify_options* options, char** out_json, mcpc_error** err) {
   return guard(err, [&] {
     require(out_json, "out_json");
     *out_json = nullptr;
     require(classifier, "classifier");
+    const unsigned flags = options ? options->flags : 0;
     if ((flags & ~(MCPC_JSON_PROBABILITIES | MCPC_JSON_TOOL_RESULT)) != 0) {
       fail(MCPC_ERR_INVALID_ARGUMENT, "unknown flag bits " + std::to_string(flags));
     }
     const bool with_probabilities = (flags & MCPC_JSON_PROBABILITIES) != 0;
-    const auto c =
-        classify_checked(*classifier, text_arg(text, text_len, "text"), with_probabilities);
+    const auto c = classify_checked(*classifier, text_arg(text, text_len, "text"),
+                                    with_probabilities, options ? options->timeout_ms : 0);
     json::object wire = classify::to_wire(c, with_probabilities);
     if ((flags & MCPC_JSON_TOOL_RESULT) != 0) {
       // Built exactly as the classify_text tool builds its result.

@@ -115,6 +115,8 @@ const char* mcpc_status_name(int status) {
       return "MCPC_ERR_NOT_FOUND";
     case MCPC_ERR_UNAVAILABLE:
       return "MCPC_ERR_UNAVAILABLE";
+    case MCPC_ERR_OVERLOADED:
+      return "MCPC_ERR_OVERLOADED";
     case MCPC_ERR_INTERNAL:
       return "MCPC_ERR_INTERNAL";
     default:

@@ -6,6 +6,7 @@
 
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/config/config.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/limits.hpp"
 
 #include <cstddef>
@@ -30,6 +31,8 @@ struct mcpc_config {
 struct mcpc_classifier {
   std::shared_ptr<const mcpclass::classify::Classifier> classifier;
   std::size_t max_text_length = mcpclass::util::limits::kMaxTextLength;
+  /// `server.admission` of the configuration; null: calls are not bounded.
+  std::shared_ptr<mcpclass::util::AdmissionGate> admission;
 };
 
 namespace mcpclass::capi {

@@ -74,11 +74,29 @@ CachedClassifier::CachedClassifier(std::shared_ptr<const Classifier> inner, Cach
 
 CachedClassifier::~CachedClassifier() = default;
 
-Classification CachedClassifier::classify(std::string_view text,
-                                          const ClassifyOptions& options) const {
-  // The options are the key's last byte; the text the inner classifier sees is the rest.
+namespace {
+
+// The options are the key's last byte; the text the inner classifier sees is the rest.
+std::string cache_key(std::string_view text, const ClassifyOptions& options) {
   std::string key = normalize_for_cache(text);
   key.push_back(options.with_probabilities ? '\1' : '\0');
+  return key;
+}
+
+}  // namespace
+
+bool CachedClassifier::holds(std::string_view text, const ClassifyOptions& options) const {
+  const std::string key = cache_key(text, options);
+  Shard& shard = shards_[std::hash<std::string>{}(key) % kShards];
+  std::lock_guard lock(shard.mutex);
+  const auto it = shard.index.find(key);
+  return it != shard.index.end() &&
+         (options_.ttl.count() == 0 || Shard::Clock::now() - it->second->stored < options_.ttl);
+}
+
+Classification CachedClassifier::classify(std::string_view text,
+                                          const ClassifyOptions& options) const {
+  std::string key = cache_key(text, options);
   const std::string_view normalized(key.data(), key.size() - 1);
   Shard& shard = shards_[std::hash<std::string>{}(key) % kShards];
   const auto now = Shard::Clock::now();

@@ -17,6 +17,9 @@ namespace strict = util::strict;
 
 namespace {
 
+// Every admitted call holds a worker thread while it waits, so that its deadline is kept.
+constexpr std::int64_t kMaxAdmissionPlaces = 256;
+
 // What the document's `server.http` means when printed: the section as written, with the host
 // and port it serves on even when they are defaults.
 json::object http_to_json(const json::object& http) {
@@ -49,6 +52,21 @@ ServerSettings parse_server(const json::value& v) {
     strict::ObjectReader c(*reload, r.path_of("reload"));
     s.reload_watch = c.boolean("watch").value_or(s.reload_watch);
     s.reload_debounce = c.seconds("debounce", true).value_or(s.reload_debounce);
+    c.finish();
+  }
+  if (const auto* admission = r.get("admission")) {
+    strict::ObjectReader c(*admission, r.path_of("admission"));
+    s.admission.max_concurrent = c.count("max_concurrent", 1, kMaxAdmissionPlaces).value_or(0);
+    s.admission.max_queue = c.count("max_queue", 0, kMaxAdmissionPlaces).value_or(0);
+    s.admission.retry_after = c.seconds("retry_after", false).value_or(s.admission.retry_after);
+    if (s.admission.max_concurrent == 0)
+      strict::fail(c.path_of("max_concurrent"), "is required when server.admission is given");
+    if (s.admission.max_concurrent + s.admission.max_queue >
+        static_cast<std::size_t>(kMaxAdmissionPlaces))
+      strict::fail(c.path_of("max_queue"),
+                   fmt::format("max_concurrent + max_queue must be at most {} (each place holds a "
+                               "worker thread)",
+                               kMaxAdmissionPlaces));
     c.finish();
   }
   if (const auto* http = r.get("http")) {
@@ -86,6 +104,11 @@ json::object server_to_json(const ServerSettings& s) {
     out["cache"] = json::object{{"entries", s.cache.entries},
                                 {"max_bytes", s.cache.max_bytes},
                                 {"ttl", static_cast<double>(s.cache.ttl.count()) / 1000}};
+  if (s.admission.max_concurrent > 0)
+    out["admission"] =
+        json::object{{"max_concurrent", s.admission.max_concurrent},
+                     {"max_queue", s.admission.max_queue},
+                     {"retry_after", static_cast<double>(s.admission.retry_after.count()) / 1000}};
   out["reload"] = json::object{{"watch", s.reload_watch},
                                {"debounce", static_cast<double>(s.reload_debounce.count()) / 1000}};
   return out;
@@ -187,6 +210,8 @@ Config config_from_json(const json::value& document) {
     config.route = RouteSettings::from_sections(route, providers);
     config.route->check_against(config.categories, config.routing,
                                 providers != nullptr ? "providers" : "route");
+    if (config.route->admission.model.empty())
+      config.route->admission.model = config.routing.default_model;
   }
   check_router(config, providers != nullptr ? "providers.models" : "route.models");
   if (config.classifier.kind == "rules" || config.classifier.kind == "composite") {

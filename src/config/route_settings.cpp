@@ -380,6 +380,26 @@ std::map<std::string, RouteUpstream> parse_providers(const json::value& v,
   return models;
 }
 
+// `route.admission`: at most 256 places, as for server.admission (each waits on a worker).
+RouteAdmission parse_admission(const json::value& v, const std::string& path) {
+  strict::ObjectReader r(v, path);
+  RouteAdmission a;
+  constexpr std::int64_t kMaxPlaces = 256;
+  a.limits.max_concurrent = r.count("max_concurrent", 0, kMaxPlaces).value_or(0);
+  a.limits.max_queue = r.count("max_queue", 0, kMaxPlaces).value_or(0);
+  if (a.limits.max_concurrent + a.limits.max_queue > static_cast<std::size_t>(kMaxPlaces))
+    strict::fail(r.path_of("max_queue"), "max_concurrent + max_queue must be at most 256");
+  a.limits.retry_after = r.seconds("retry_after", false).value_or(a.limits.retry_after);
+  if (auto p = r.string("on_refusal")) {
+    if (*p != "fail_open" && *p != "fail_closed")
+      strict::fail(r.path_of("on_refusal"), "must be fail_open or fail_closed");
+    a.fail_open = *p == "fail_open";
+  }
+  a.model = r.string("model").value_or("");
+  r.finish();
+  return a;
+}
+
 }  // namespace
 
 std::string_view to_string(ApiFormat format) {
@@ -453,6 +473,7 @@ RouteSettings RouteSettings::read(const json::value& v, const std::string& path,
     conv.redis = conv_redis ? RedisCacheSettings::from_json(*conv_redis, conv_redis_path, defaults)
                             : defaults;
   }
+  if (const auto* a = r.get("admission")) s.admission = parse_admission(*a, r.path_of("admission"));
   std::string models_path = r.path_of("models");
   const auto* models_value = r.get("models");
   r.finish();  // a misspelt key is named before "models is missing"
@@ -510,6 +531,7 @@ void RouteSettings::check_against(const classify::CategorySet& categories,
           fmt::format("no upstream for model '{}' ({} chooses it)", model, who));
   };
   need(routing.default_model, "routing.default_model");
+  if (!admission.model.empty()) need(admission.model, "route.admission.model");
   if (routing.low_confidence.model) need(*routing.low_confidence.model, "routing.low_confidence");
   for (const auto& c : categories)
     if (c.model) need(*c.model, fmt::format("category '{}'", c.name));
@@ -569,6 +591,12 @@ json::object RouteSettings::to_json() const {
             {"backend_type", conversation.backend_type},
             {"redis", conversation.redis.to_json()}}},
           {"semantic_cache", semantic_cache.to_json()},
+          {"admission",
+           {{"max_concurrent", admission.limits.max_concurrent},
+            {"max_queue", admission.limits.max_queue},
+            {"retry_after", static_cast<double>(admission.limits.retry_after.count()) / 1000},
+            {"on_refusal", admission.fail_open ? "fail_open" : "fail_closed"},
+            {"model", admission.model}}},
           {"models", std::move(models_json)}};
 }
 

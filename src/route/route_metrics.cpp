@@ -73,6 +73,11 @@ void RouteMetrics::refused(std::string_view reason) {
   ++refused_[std::string(reason)];
 }
 
+void RouteMetrics::failed_open(std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  ++failed_open_[std::string(reason)];
+}
+
 std::string RouteMetrics::prometheus() const {
   auto histogram = [](std::string& out, std::string_view name, std::string_view labels,
                       const Histogram& h, const std::array<double, 16>& bounds) {
@@ -153,6 +158,12 @@ std::string RouteMetrics::prometheus() const {
       "# TYPE mcpclass_route_refused_total counter\n";
   for (const auto& [reason, n] : refused_)
     out += fmt::format("mcpclass_route_refused_total{{reason=\"{}\"}} {}\n", label(reason), n);
+  out +=
+      "# HELP mcpclass_route_fail_open_total Requests forwarded unclassified to route.admission's "
+      "model because their classification was rejected, expired or failed.\n"
+      "# TYPE mcpclass_route_fail_open_total counter\n";
+  for (const auto& [reason, n] : failed_open_)
+    out += fmt::format("mcpclass_route_fail_open_total{{reason=\"{}\"}} {}\n", label(reason), n);
   return out;
 }
 

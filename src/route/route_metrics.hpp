@@ -26,6 +26,9 @@ class RouteMetrics {
   void upstream_error(std::string_view model, std::string_view reason);
   /// A request answered 503 before any upstream was tried (`reason`: "descriptors").
   void refused(std::string_view reason);
+  /// A request forwarded unclassified by route.admission's fail-open (`reason`: rejected,
+  /// expired, failed).
+  void failed_open(std::string_view reason);
   std::string prometheus() const;
 
  private:
@@ -40,6 +43,7 @@ class RouteMetrics {
   std::map<std::pair<std::string, std::string>, std::uint64_t> requests_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> errors_;
   std::map<std::string, std::uint64_t, std::less<>> refused_;
+  std::map<std::string, std::uint64_t, std::less<>> failed_open_;
   Histogram decision_;
   std::map<std::string, std::uint64_t, std::less<>> decisions_;
   std::map<std::pair<std::string, std::string>, Histogram> signal_seconds_;

@@ -4,6 +4,7 @@
 #include "mcpclass/route/route_proxy.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/executor.hpp"
 #include "net/http_client.hpp"
 #include "route/chat_request.hpp"
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -42,6 +44,8 @@ namespace {
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kExplainPath = "/v1/route/explain";
 constexpr const char* kJson = "application/json";
+// A request's deadline, in milliseconds from its arrival (as on the MCP endpoints).
+constexpr std::string_view kRequestTimeoutHeader = "x-request-timeout-ms";
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -69,8 +73,33 @@ void error_response(RequestApi api, HttpAppResponse& response, unsigned status,
 struct Generation {
   std::shared_ptr<const Router> router;
   std::shared_ptr<const RouteTable> table;
-  std::shared_ptr<SemanticCache> cache;  // null: route.semantic_cache is off
+  std::shared_ptr<SemanticCache> cache;       // null: route.semantic_cache is off
+  std::shared_ptr<util::AdmissionGate> gate;  // null: route.admission is off or rules decide
 };
+
+// The admission gate of `router`'s configuration: `previous`'s when its limits are the same (a
+// reload keeps its counts and the places taken), else a new one; null when there is none.
+std::shared_ptr<util::AdmissionGate> gate_for(
+    const Router& router, const std::shared_ptr<util::AdmissionGate>& previous) {
+  const auto& limits = router.route_settings().admission.limits;
+  // Rules decide on the I/O thread in microseconds: nothing waits, nothing to bound.
+  if (limits.max_concurrent == 0 || !router.slow()) return nullptr;
+  if (previous && previous->options().max_concurrent == limits.max_concurrent &&
+      previous->options().max_queue == limits.max_queue &&
+      previous->options().retry_after == limits.retry_after)
+    return previous;
+  return std::make_shared<util::AdmissionGate>(limits);
+}
+
+// X-Request-Timeout-Ms as a deadline from now; nullopt when absent or not a whole number.
+std::optional<util::AdmissionGate::Clock::time_point> deadline_of(std::string_view header) {
+  std::uint64_t ms = 0;
+  const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), ms);
+  if (header.empty() || ec != std::errc() || end != header.data() + header.size() ||
+      ms > 86'400'000)
+    return std::nullopt;
+  return util::AdmissionGate::Clock::now() + std::chrono::milliseconds(ms);
+}
 
 // The semantic cache of `router`'s configuration: `previous`'s when it fits (a reload keeps the
 // answers), else a new one.
@@ -212,19 +241,73 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     // Rules answer in microseconds: a hop to a worker would cost more than it spares. A
     // conversation kept in Redis waits on it, which the connection's thread must not.
     const bool waits = !key.empty() && conversations.shared();
+    // A slow classifier's place is taken here, on the I/O thread, so that a refusal is at once.
+    std::shared_ptr<util::AdmissionGate::Ticket> ticket;
+    if (const auto& gate = fwd->generation->gate) {
+      auto admission = gate->admit(deadline_of(request.header(kRequestTimeoutHeader)));
+      if (!admission.ticket)
+        return overloaded(fwd, std::move(body.get_object()), explain, admission.refusal);
+      ticket = std::move(admission.ticket);
+    }
     auto decide = [self = shared_from_this(), fwd, explain, key = std::move(key),
-                   object = std::move(body.get_object())]() mutable {
-      self->decide(fwd, std::move(object), explain, key);
+                   object = std::move(body.get_object()), ticket = std::move(ticket)]() mutable {
+      if (ticket) {
+        if (const auto why = ticket->start(); why != util::AdmissionRefusal::none)
+          return self->overloaded(fwd, std::move(object), explain, why);
+      }
+      self->decide(fwd, std::move(object), explain, key, ticket.get());
     };
     if (!fwd->generation->router->slow() && !waits) return decide();
     pool.post(std::move(decide));
   }
 
+  // A request whose classification was refused (no place, or its deadline passed) or failed:
+  // route.admission's fail-open forwards it to its model unclassified, fail-closed answers 503
+  // (a failure: 500). An explanation is never forwarded.
+  void overloaded(const std::shared_ptr<Forward>& fwd, json::object request, bool explain,
+                  util::AdmissionRefusal why, std::string_view failure = {}) {
+    const bool failed = why == util::AdmissionRefusal::none;
+    const std::string_view reason = failed                                   ? "failed"
+                                    : why == util::AdmissionRefusal::expired ? "expired"
+                                                                             : "rejected";
+    const auto& admission = fwd->generation->router->route_settings().admission;
+    if (admission.fail_open && !explain) {
+      metrics.failed_open(reason);
+      fwd->evaluation =
+          fwd->generation->router->unclassified(std::move(request), admission.model, fwd->api);
+      fwd->evaluation.response_headers.emplace_back("x-mcpclass-fail-open", reason);
+      return dispatch(fwd, false, Clock::now());
+    }
+    if (failed)
+      return error_response(fwd->api, *fwd->response, 500,
+                            fmt::format("Classification failed: {}", failure), "server_error",
+                            "classification_failed");
+    metrics.refused(reason);
+    const auto& limits = admission.limits;
+    const std::string message =
+        why == util::AdmissionRefusal::expired
+            ? fmt::format(
+                  "The request's deadline passed before it could be classified "
+                  "(route.admission: {} running and {} queued)",
+                  limits.max_concurrent, limits.max_queue)
+            : fmt::format(
+                  "Every classification slot and queue place is taken (route.admission: "
+                  "{} running and {} queued); retry later",
+                  limits.max_concurrent, limits.max_queue);
+    const auto seconds = std::max<std::int64_t>(1, (limits.retry_after.count() + 999) / 1000);
+    error_response(fwd->api, *fwd->response, 503, message, "server_error",
+                   fmt::format("classification_{}", reason),
+                   {{"Retry-After", std::to_string(seconds)}});
+  }
+
   void decide(const std::shared_ptr<Forward>& fwd, json::object request, bool explain,
-              const std::string& conversation) {
+              const std::string& conversation, util::AdmissionGate::Ticket* ticket) {
     const auto& router = *fwd->generation->router;
     const auto t0 = Clock::now();
     auto& e = fwd->evaluation;
+    // Fail-open forwards the request as it came when its classification fails.
+    std::optional<json::object> original;
+    if (router.route_settings().admission.fail_open && !explain) original = request;
     try {
       const auto kept = conversation.empty() ? std::nullopt : conversations.find(conversation);
       e = router.evaluate(std::move(request), options.max_text_length, explain,
@@ -233,10 +316,16 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       if (!conversation.empty() && !explain && e.action == RouteEvaluation::Action::forward)
         conversations.keep(conversation, e.kept(), router.route_settings().conversation);
     } catch (const std::exception& ex) {
-      return error_response(fwd->api, *fwd->response, 500,
-                            fmt::format("Classification failed: {}", ex.what()), "server_error",
-                            "classification_failed");
+      return overloaded(fwd, original ? std::move(*original) : json::object(), explain,
+                        util::AdmissionRefusal::none, ex.what());
     }
+    if (ticket) ticket->succeeded();
+    dispatch(fwd, explain, t0);
+  }
+
+  // Carries out the evaluation in fwd->evaluation: an answer here, or the upstream.
+  void dispatch(const std::shared_ptr<Forward>& fwd, bool explain, Clock::time_point t0) {
+    auto& e = fwd->evaluation;
     HttpHeaders headers(e.response_headers.begin(), e.response_headers.end());
     if (e.action == RouteEvaluation::Action::reject)
       return respond_json(*fwd->response, e.status, std::move(headers), e.error_body);
@@ -256,7 +345,10 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       return respond_json(*fwd->response, e.status, std::move(headers), e.error_body);
     fwd->routed = true;
     fwd->decision_headers = std::move(headers);
-    metrics.routed(e.category.empty() ? e.decision : e.category, e.model);
+    metrics.routed(!e.category.empty()   ? e.category
+                   : !e.decision.empty() ? e.decision
+                                         : std::string("fail_open"),
+                   e.model);
     if (answered_from_cache(*fwd)) return;
     watch_cancel(fwd);
     start(fwd, e.model);
@@ -569,8 +661,9 @@ RouteProxy::RouteProxy(std::shared_ptr<const Router> router, RouteProxyOptions o
       std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
   auto cache = cache_for(*router, nullptr);
   impl_->conversations.share(router->route_settings().conversation);
+  auto gate = gate_for(*router, nullptr);
   impl_->current.store(std::make_shared<const Generation>(
-      Generation{std::move(router), std::move(table), std::move(cache)}));
+      Generation{std::move(router), std::move(table), std::move(cache), std::move(gate)}));
 }
 
 std::function<void()> RouteProxy::prepare(std::shared_ptr<const Router> router) {
@@ -582,8 +675,9 @@ std::function<void()> RouteProxy::prepare(std::shared_ptr<const Router> router) 
     table =
         std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
   auto cache = cache_for(*router, before->cache);
-  auto next =
-      std::make_shared<const Generation>(Generation{std::move(router), table, std::move(cache)});
+  auto gate = gate_for(*router, before->gate);
+  auto next = std::make_shared<const Generation>(
+      Generation{std::move(router), table, std::move(cache), std::move(gate)});
   return [impl = impl_, next = std::move(next)] {
     impl->conversations.share(next->router->route_settings().conversation);
     auto previous = impl->current.exchange(next);
@@ -646,8 +740,12 @@ std::string RouteProxy::prometheus() const {
     in_flight = impl_->live.size();
   }
   const auto cache = impl_->current.load()->cache;
+  const auto gate = impl_->current.load()->gate;
   return impl_->metrics.prometheus() + impl_->current.load()->table->prometheus() +
          (cache ? cache->prometheus() : std::string()) + impl_->conversations.prometheus() +
+         (gate ? util::admission_prometheus(gate->counts(), "mcpclass_route_admission",
+                                            "Routed requests to classify")
+               : std::string()) +
          fmt::format(
              "# HELP mcpclass_route_in_flight Requests between their decision and their answer.\n"
              "# TYPE mcpclass_route_in_flight gauge\nmcpclass_route_in_flight {}\n",

@@ -83,6 +83,34 @@ struct Router::Impl {
                     "wrong_api_format");
   }
 
+  // What is decided before any signal: a bad request (reject), a configured model named
+  // (passthrough); nullopt for a request to route.
+  std::optional<RouteEvaluation> screen(json::object& request, RequestApi api) const {
+    if (auto problem = missing_input(request, api))
+      return rejected(api, 400, *problem, "invalid_request");
+    const auto* model_value = request.if_contains("model");
+    if (model_value != nullptr && !model_value->is_string())
+      return rejected(api, 400, "'model' must be a string", "invalid_request");
+    const std::string model = model_value ? std::string(model_value->get_string()) : "auto";
+    if (!routed(model)) {
+      if (upstream(model) == nullptr)
+        return rejected(
+            api, 404,
+            fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
+            "model_not_found");
+      if (auto e = wrong_format(model, api)) return e;
+      RouteEvaluation e;
+      e.action = RouteEvaluation::Action::passthrough;
+      e.api = api;
+      e.model = model;
+      e.body = std::move(request);
+      return e;
+    }
+    if (auto e = check_request(request, api))
+      return rejected(api, 400, e->message, "invalid_request", e->param);
+    return std::nullopt;
+  }
+
   bool routed(std::string_view model) const {
     return std::find(route.routed_models.begin(), route.routed_models.end(), model) !=
            route.routed_models.end();
@@ -287,28 +315,7 @@ std::shared_ptr<const learned::SentenceEncoder> Router::encoder() const noexcept
 RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_length, bool exhaustive,
                                  const KeptDecision* kept, RequestApi api) const {
   const auto& impl = *impl_;
-  if (auto problem = missing_input(request, api))
-    return rejected(api, 400, *problem, "invalid_request");
-  const auto* model_value = request.if_contains("model");
-  if (model_value != nullptr && !model_value->is_string())
-    return rejected(api, 400, "'model' must be a string", "invalid_request");
-  const std::string model = model_value ? std::string(model_value->get_string()) : "auto";
-  if (!impl.routed(model)) {
-    if (impl.upstream(model) == nullptr)
-      return rejected(
-          api, 404,
-          fmt::format("The model '{}' does not exist: GET /v1/models lists the models", model),
-          "model_not_found");
-    if (auto e = impl.wrong_format(model, api)) return std::move(*e);
-    RouteEvaluation e;
-    e.action = RouteEvaluation::Action::passthrough;
-    e.api = api;
-    e.model = model;
-    e.body = std::move(request);
-    return e;
-  }
-  if (auto e = check_request(request, api))
-    return rejected(api, 400, e->message, "invalid_request", e->param);
+  if (auto e = impl.screen(request, api)) return std::move(*e);
 
   RouteEvaluation out;
   out.action = RouteEvaluation::Action::forward;
@@ -361,15 +368,34 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
       return std::move(*e);
     }
   }
-  if (out.action == RouteEvaluation::Action::forward) {
-    out.forwarded = upstream_body(out, out.model);
-    std::set<std::string> seen{out.model};
-    for (const auto* u = impl.upstream(out.model);
-         u && !u->fallback.empty() && seen.insert(u->fallback).second;
-         u = impl.upstream(u->fallback))
-      out.fallbacks.emplace_back(u->fallback, upstream_body(out, u->fallback));
-  }
+  if (out.action == RouteEvaluation::Action::forward) write_bodies(out);
   return out;
+}
+
+RouteEvaluation Router::unclassified(json::object request, const std::string& model,
+                                     RequestApi api) const {
+  const auto& impl = *impl_;
+  if (auto e = impl.screen(request, api)) return std::move(*e);
+  if (impl.upstream(model) == nullptr)
+    return rejected(api, 500, fmt::format("No upstream for model '{}' (route.models)", model),
+                    "no_upstream");
+  if (auto e = impl.wrong_format(model, api)) return std::move(*e);
+  RouteEvaluation out;
+  out.action = RouteEvaluation::Action::forward;
+  out.api = api;
+  out.model = model;
+  out.body = std::move(request);
+  write_bodies(out);
+  return out;
+}
+
+void Router::write_bodies(RouteEvaluation& out) const {
+  out.forwarded = upstream_body(out, out.model);
+  std::set<std::string> seen{out.model};
+  for (const auto* u = impl_->upstream(out.model);
+       u && !u->fallback.empty() && seen.insert(u->fallback).second;
+       u = impl_->upstream(u->fallback))
+    out.fallbacks.emplace_back(u->fallback, upstream_body(out, u->fallback));
 }
 
 std::string Router::upstream_body(const RouteEvaluation& evaluation,

@@ -124,7 +124,10 @@ void Session::on_tools_call(const std::shared_ptr<InFlight>& call) {
   }
   // A view into the call's own request, which outlives the job.
   const json::object* given_object = given ? &given->get_object() : nullptr;
-  run_async(call, tool->tool.run_inline, [tool, given_object](InFlight& ctx) {
+  // Refused here, on the transport's thread, rather than after a wait in the executor's queue.
+  std::shared_ptr<ToolAdmission> place = tool->tool.admit ? tool->tool.admit(p) : nullptr;
+  run_async(call, tool->tool.run_inline, [tool, given_object, place](InFlight& ctx) {
+    if (place) place->start();
     const json::object none;
     const json::object& args = given_object ? *given_object : none;
     // Returned, not assigned: assigning would copy a result built in its own storage.
@@ -139,7 +142,9 @@ void Session::on_tools_call(const std::shared_ptr<InFlight>& call) {
         return ToolResult::error(fmt::format("Tool {} failed: {}", tool->tool.name, e.what()));
       }
     };
-    return json::value(run().to_json());
+    ToolResult result = run();
+    if (place) place->finish(result.is_error);
+    return json::value(std::move(result).to_json());
   });
 }
 

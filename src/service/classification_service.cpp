@@ -16,11 +16,17 @@ namespace mcpclass::service {
 namespace {
 
 std::size_t worker_threads(std::size_t requested, const config::Config& config) {
-  if (requested != 0) return requested;
+  // An admitted call waits for its turn on a worker, so that it is dropped at its deadline
+  // rather than when a worker comes free: every place needs one.
+  const auto& admission = config.server.admission;
+  const std::size_t places =
+      admission.max_concurrent > 0 ? admission.max_concurrent + admission.max_queue : 0;
+  if (requested != 0) return std::max(requested, places);
   // Calls of a batch wait for each other on workers: a batching classifier needs one per text.
   const std::size_t batch =
       config.classifier.kind == "trained_head" ? config.classifier.learned.batching.max_batch : 0;
-  return std::max(std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8), batch);
+  return std::max(
+      {std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8), batch, places});
 }
 
 // server.cache in front of a classifier whose answers may be reused.
@@ -53,6 +59,9 @@ ClassificationService::ClassificationService(const config::Config& config,
       settings_(config.server),
       on_classified_(std::move(options.on_classified)),
       counters_(std::make_shared<ClassificationCounters>(classifier_.load()->categories())),
+      admission_(settings_.admission.max_concurrent > 0
+                     ? std::make_shared<util::AdmissionGate>(settings_.admission)
+                     : nullptr),
       pool_(worker_threads(options.worker_threads, config)) {
   server::ServerOptions server_options;
   server_options.name = settings_.name;
@@ -88,7 +97,8 @@ void ClassificationService::publish(const std::shared_ptr<const classify::Classi
              counters->count(c);
              if (also) also(c);
            },
-       .metrics = tool_metrics_});
+       .metrics = tool_metrics_,
+       .admission = admission_});
   std::vector<std::string> names;
   for (const auto& c : classifier->categories()) names.push_back(c.name);
   for (const auto& old : prompt_names_) {
@@ -153,6 +163,9 @@ std::string ClassificationService::prometheus() const {
       "mcpclass_config_reload_failures_total {}\n",
       generation_.load(), reload_failures_.load());
   text += tool_metrics_->prometheus();
+  if (admission_)
+    text += util::admission_prometheus(admission_->counts(), "mcpclass_admission",
+                                       "classify_text calls");
   const auto current = classifier();
   const auto* cached = dynamic_cast<const classify::CachedClassifier*>(current.get());
   if (cached == nullptr) return text;

@@ -1,5 +1,6 @@
 #include "mcpclass/service/mcp_tools.hpp"
 
+#include "mcpclass/service/tool_admission.hpp"
 #include "service/tool_results.hpp"
 
 #include <fmt/format.h>
@@ -149,6 +150,9 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
     return structured(to_wire(c, with_probabilities, response_storage()));
   };
   classify.handler = timed(std::move(classify.handler), options.metrics, classify.name, kind);
+  // Inline calls never wait (and must not: they run on a transport thread): nothing to bound.
+  if (options.admission && !fast)
+    classify.admit = classify_admission(options.admission, classifier);
   server.add_tool(std::move(classify));
 
   server::Tool list;

@@ -15,11 +15,13 @@
 #include <float.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char* const kTestConfig =
@@ -568,6 +570,79 @@ static void test_host_classifier(void) {
   CHECK(atomic_load(&g_classifier_destroyed) == 2);
 }
 
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* Holds the one running slot for 300 ms on "slow"; answers the last category. */
+static atomic_int g_slow_running;
+static int slow_classify(void* user_data, const char* text, size_t text_len, double* probabilities,
+                         size_t num_categories, char* error_message, size_t error_message_size) {
+  (void)user_data;
+  (void)text_len;
+  (void)error_message;
+  (void)error_message_size;
+  if (strstr(text, "slow") != NULL) {
+    atomic_store(&g_slow_running, 1);
+    sleep_ms(300);
+  }
+  probabilities[num_categories - 1] = 1.0;
+  return 0;
+}
+
+static void* classify_slowly(void* classifier) {
+  char* json = NULL;
+  mcpc_error* err = NULL;
+  CHECK_STATUS(mcpc_classify_json((const mcpc_classifier*)classifier, "slow", MCPC_NTS, 0, &json,
+                                  &err),
+               MCPC_OK, err);
+  mcpc_string_free(json);
+  mcpc_error_free(err);
+  return NULL;
+}
+
+/* server.admission bounds every classify call of a classifier; mcpc_classify_json_ex carries a
+ * deadline. */
+static void test_admission(void) {
+  mcpc_error* err = NULL;
+  mcpc_classifier* c = NULL;
+  mcpc_config* config = NULL;
+  char* json = NULL;
+  char text[1024];
+  snprintf(text, sizeof text, "%s  admission: {max_concurrent: 1, max_queue: 1}\n", kTestConfig);
+  CHECK_STATUS(mcpc_config_new(text, MCPC_NTS, &config, &err), MCPC_OK, err);
+  CHECK_STATUS(mcpc_classifier_new_host(config, slow_classify, NULL, NULL, &c, &err), MCPC_OK, err);
+  mcpc_config_free(config);
+  CHECK(strcmp(mcpc_status_name(MCPC_ERR_OVERLOADED), "MCPC_ERR_OVERLOADED") == 0);
+
+  atomic_store(&g_slow_running, 0);
+  pthread_t holder;
+  CHECK(pthread_create(&holder, NULL, classify_slowly, c) == 0);
+  while (atomic_load(&g_slow_running) == 0) sleep_ms(1);
+  /* The slot is held: a call with 50 ms to go waits in the queue place and is dropped then. */
+  mcpc_classify_options options = {0};
+  options.timeout_ms = 50;
+  CHECK_STATUS(mcpc_classify_json_ex(c, "quick", MCPC_NTS, &options, &json, &err),
+               MCPC_ERR_OVERLOADED, err);
+  CHECK(json == NULL);
+  CHECK(strstr(mcpc_error_message(err), "deadline passed") != NULL);
+  CHECK(strstr(mcpc_error_message(err), "server.admission: 1 running and 1 queued") != NULL);
+  mcpc_error_free(err);
+  err = NULL;
+  CHECK(pthread_join(holder, NULL) == 0);
+  /* Free again, and with no deadline: classified. */
+  options.timeout_ms = 0;
+  options.flags = MCPC_JSON_PROBABILITIES;
+  CHECK_STATUS(mcpc_classify_json_ex(c, "quick", MCPC_NTS, &options, &json, &err), MCPC_OK, err);
+  CHECK(json != NULL && strstr(json, "\"probabilities\"") != NULL);
+  mcpc_string_free(json);
+  json = NULL;
+  CHECK_STATUS(mcpc_classify_json_ex(c, "quick", MCPC_NTS, NULL, &json, &err), MCPC_OK, err);
+  mcpc_string_free(json);
+  mcpc_classifier_free(c);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Server, host tools, in-process calls                                                       */
 
@@ -994,6 +1069,7 @@ int main(void) {
   test_classifier();
   test_entropy_and_decision();
   test_host_classifier();
+  test_admission();
   test_server_tools();
   test_stdio();
   test_http();

@@ -430,3 +430,23 @@ server:
                 .server.http)
             .allow_unauthenticated);
 }
+
+TEST_CASE("server.admission reads its limits and names what is wrong") {
+  const auto c = config::parse_config(
+      "server: {admission: {max_concurrent: 2, max_queue: 6, retry_after: 3}}");
+  CHECK(c.server.admission.max_concurrent == 2);
+  CHECK(c.server.admission.max_queue == 6);
+  CHECK(c.server.admission.retry_after == std::chrono::seconds(3));
+  CHECK(config::config_from_json(c.to_json()).to_json() == c.to_json());
+  CHECK(config::parse_config("{}").server.admission.max_concurrent == 0);
+  CHECK_THROWS_WITH_AS(config::parse_config("server: {admission: {max_queue: 6}}"),
+                       doctest::Contains("server.admission.max_concurrent: is required"),
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      config::parse_config("server: {admission: {max_concurrent: 200, max_queue: 100}}"),
+      doctest::Contains("server.admission.max_queue: max_concurrent + max_queue must be at most "
+                        "256"),
+      ConfigError);
+  CHECK_THROWS_WITH_AS(config::parse_config("server: {admission: {max_concurrent: 1, burst: 2}}"),
+                       doctest::Contains("server.admission.burst"), ConfigError);
+}

@@ -424,7 +424,8 @@ TEST_CASE("transcripts: cancellation stops a running tool handler") {
             finished = true;
             return mcpclass::server::ToolResult::text("finished");
           },
-      .run_inline = false});
+      .run_inline = false,
+      .admit = {}});
   auto session = server->create_session();
   initialize(*session);
 
@@ -508,7 +509,8 @@ TEST_CASE("transcripts: list_changed and resources/updated go to the notificatio
                                  [](const json::object&, mcpclass::server::RequestContext&) {
                                    return mcpclass::server::ToolResult::text("x");
                                  },
-                             .run_inline = true});
+                             .run_inline = true,
+                             .admit = {}});
   REQUIRE(standalone->sent.size() == 1);
   CHECK(standalone->sent[0] ==
         json::parse(R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})"));

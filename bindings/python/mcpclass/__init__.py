@@ -73,8 +73,14 @@ class UnavailableError(Error):
     the call may succeed later."""
 
 
+class OverloadedError(Error):
+    """Refused by the configuration's server.admission: no place, or the deadline passed before
+    the call ran; the call may succeed later."""
+
+
 _ERRORS = {-1: InvalidArgumentError, -3: ConfigError, -4: InvalidTextError, -5: ClassifyError,
-           -6: StateError, -7: TransportError, -8: NotFoundError, -9: UnavailableError}
+           -6: StateError, -7: TransportError, -8: NotFoundError, -9: UnavailableError,
+           -10: OverloadedError}
 
 
 def _check(status: int, err: c_void_p) -> None:

@@ -42,6 +42,9 @@ class CachedClassifier final : public Classifier {
   /// The cached result for the normalized text, or the inner classifier's (then kept).
   Classification classify(std::string_view text, const ClassifyOptions& options) const override;
   using Classifier::classify;
+  /// Whether classify() would answer from the cache now (a fresh result is kept), without
+  /// counting a hit or a miss: what lets a cached answer skip admission control.
+  bool holds(std::string_view text, const ClassifyOptions& options) const;
   std::string kind() const override { return inner_->kind(); }
   bool cacheable() const override { return false; }  // already cached
   /// The inner info() plus "cache": {entries, max_bytes, size, bytes, hits, misses, evictions}.

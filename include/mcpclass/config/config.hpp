@@ -16,6 +16,8 @@
 #include "mcpclass/util/limits.hpp"
 #include "mcpclass/version.hpp"
 
+#include "mcpclass/util/admission_gate.hpp"
+
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -52,6 +54,10 @@ struct ServerSettings {
   /// configuration file or a model file it names changes, `debounce` after the last change.
   bool reload_watch = true;
   std::chrono::milliseconds reload_debounce{200};
+  /// `server.admission {max_concurrent, max_queue, retry_after}`: classify_text calls running at
+  /// once and waiting for their turn; beyond them a call is refused at once (HTTP 503 with
+  /// Retry-After, JSON-RPC error -32010). Absent = unbounded (max_concurrent 0).
+  util::AdmissionOptions admission;
 };
 
 struct ClassifierSettings {

@@ -6,6 +6,7 @@
 #include "mcpclass/classify/category.hpp"
 #include "mcpclass/classify/routing_policy.hpp"
 #include "mcpclass/config/semantic_cache_settings.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -106,6 +107,18 @@ struct ConversationSettings {
 };
 enum class SystemPromptMode { none, insert, replace };
 
+/// `route.admission`: classifications of routed requests running at once and waiting, and what a
+/// request gets when its classification is refused (no place, or its X-Request-Timeout-Ms
+/// deadline passed before its turn) or fails: `on_refusal: fail_open` forwards it to `model`
+/// (default: routing.default_model) with `x-mcpclass-fail-open: <reason>`, `fail_closed` (the
+/// default) answers 503 with Retry-After (a failure stays 500). Rules-only routers never wait and
+/// are not gated. Plain value.
+struct RouteAdmission {
+  util::AdmissionOptions limits;  ///< max_concurrent 0: no gate
+  bool fail_open = false;
+  std::string model;  ///< fail-open's model (resolved to routing.default_model when not given)
+};
+
 struct RouteSettings {
   RouteText text = RouteText::last_user;
   /// Request models that are classified and routed ("auto" and aliases).
@@ -119,6 +132,7 @@ struct RouteSettings {
   std::map<std::string, RouteUpstream> models;
   ConversationSettings conversation;
   SemanticCacheSettings semantic_cache;
+  RouteAdmission admission;
 
   boost::json::object to_json() const;
   /// Strict: unknown keys, bad types and values throw ConfigError naming `path.key`.
@@ -128,8 +142,8 @@ struct RouteSettings {
   /// the models. Throws ConfigError naming the key.
   static RouteSettings from_sections(const boost::json::value* route,
                                      const boost::json::value* providers);
-  /// Every model the categories and the routing policy can choose has an upstream. Throws
-  /// ConfigError.
+  /// Every model the categories and the routing policy can choose has an upstream, and so has
+  /// admission's fail-open model. Throws ConfigError.
   void check_against(const classify::CategorySet& categories,
                      const classify::RoutingPolicy& routing,
                      const std::string& path = "route") const;

@@ -130,12 +130,20 @@ class Router {
                            bool exhaustive = false, const KeptDecision* kept = nullptr,
                            RequestApi api = RequestApi::chat_completions) const;
 
+  /// The evaluation without signals or classifier, for a request whose classification was
+  /// refused or failed (route.admission's fail-open): a bad request or a configured model named
+  /// are answered as evaluate() does; a request to route is forwarded to `model` as written
+  /// (its upstream's model name and reasoning default), with `model`'s fallbacks.
+  RouteEvaluation unclassified(boost::json::object request, const std::string& model,
+                               RequestApi api = RequestApi::chat_completions) const;
+
   /// `evaluation.body` written for `model`'s upstream (a fallback of the evaluated model keeps
   /// the reasoning decision, in its own family's fields, and drops the LoRA name).
   std::string upstream_body(const RouteEvaluation& evaluation, const std::string& model) const;
 
  private:
   struct Impl;
+  void write_bodies(RouteEvaluation& out) const;  // forwarded and the fallbacks' bodies
   std::unique_ptr<Impl> impl_;
 };
 

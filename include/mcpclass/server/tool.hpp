@@ -2,6 +2,7 @@
 #pragma once
 
 #include "mcpclass/server/request_context.hpp"
+#include "mcpclass/server/tool_admission.hpp"
 
 #include <boost/json.hpp>
 
@@ -48,6 +49,8 @@ struct Tool {
   /// Run on the transport's thread instead of the executor: for handlers that take microseconds
   /// and never block (no sleeps, no client requests).
   bool run_inline = false;
+  /// Admission control (optional): what bounds the calls waiting for the executor.
+  ToolAdmit admit;
 
   /// The `tools/list` entry (input schema served verbatim).
   json::object definition() const;

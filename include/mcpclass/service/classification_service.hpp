@@ -15,6 +15,7 @@
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/service/tool_metrics.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/executor.hpp"
 
 #include <boost/json.hpp>
@@ -108,7 +109,8 @@ class ClassificationService {
 
   /// Prometheus text: classifications by category, the configuration generation and reload
   /// failures, the tools' latency histograms (ToolMetrics), and the result cache (hits, misses,
-  /// size) when there is one.
+  /// size) when there is one, and admission control (admitted, rejected, expired, the share of
+  /// calls classified) under server.admission.
   std::string prometheus() const;
   /// Finishes the handler calls still queued and joins the workers. Idempotent.
   void stop();
@@ -123,6 +125,7 @@ class ClassificationService {
   std::function<void(const classify::Classification&)> on_classified_;
   std::shared_ptr<ClassificationCounters> counters_;
   std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
+  std::shared_ptr<util::AdmissionGate> admission_;  // server.admission; null when unbounded
   util::ThreadPool pool_;
   util::Executor executor_ = pool_.executor();
   std::shared_ptr<server::Server> server_;

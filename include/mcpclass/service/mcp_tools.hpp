@@ -8,6 +8,7 @@
 #include "mcpclass/classify/classifier.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/service/tool_metrics.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/limits.hpp"
 
 #include <boost/json.hpp>
@@ -29,6 +30,8 @@ struct ToolOptions {
   std::function<void(const classify::Classification&)> on_classified;
   /// Each tool call's latency is recorded here when set.
   std::shared_ptr<ToolMetrics> metrics;
+  /// Admission control of classify_text (`server.admission`, tool_admission.hpp); null: none.
+  std::shared_ptr<util::AdmissionGate> admission;
 };
 
 /// URI of the category-list resource.

@@ -60,6 +60,11 @@ void answer(Exchange& exchange, std::shared_ptr<HttpSession> init_entry, bool aw
                             "application/json", std::move(headers));
   }
   if (!final_message) return exchange.respond(http::status::accepted, {}, {}, std::move(headers));
+  if (auto retry_after = overload_retry_after(final_message)) {
+    headers.emplace_back("Retry-After", std::move(*retry_after));
+    return exchange.respond(http::status::service_unavailable, json::serialize(*final_message),
+                            "application/json", std::move(headers));
+  }
   exchange.respond(http::status::ok, json::serialize(*final_message), "application/json",
                    std::move(headers));
 }
@@ -210,6 +215,11 @@ void McpPost::serve(Exchange& exchange, Request& req) {
   const auto& shared = exchange.shared;
   auto body = read_rpc_body(exchange, req);
   if (!body || !scopes_allow(exchange, *body)) return;
+  if (const auto timeout = req[kRequestTimeoutHeader]; !timeout.empty()) {
+    if (auto problem = apply_request_timeout(*body, timeout))
+      return exchange.respond(http::status::bad_request,
+                              rpc_error_body(jsonrpc::kInvalidRequest, *problem));
+  }
   const json::value& message = *body;
   const json::object* object = message.if_object();
   const json::value* method = object ? object->if_contains("method") : nullptr;

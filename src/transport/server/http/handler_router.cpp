@@ -41,8 +41,11 @@ class RouterStream final : public mcpclass::server::Stream {
                               final_message = std::move(final_message)]() mutable {
         if (!exchange->waiting()) return;
         RouterReply reply = router_reply(final_message, request);
-        exchange->respond(static_cast<http::status>(reply.status), std::move(reply.body),
-                          reply.body.empty() ? "" : "application/json");
+        HeaderList headers;
+        if (!reply.retry_after.empty()) headers.emplace_back("Retry-After", reply.retry_after);
+        const std::string_view type = reply.body.empty() ? "" : "application/json";
+        exchange->respond(static_cast<http::status>(reply.status), std::move(reply.body), type,
+                          std::move(headers));
       });
     }
   }
@@ -70,6 +73,11 @@ void Router::serve(Exchange& exchange, Request& req) {
   }
   const json::value& message = std::get<json::value>(built);
   if (!scopes_allow(exchange, message)) return;
+  if (const auto timeout = req[kRequestTimeoutHeader]; !timeout.empty()) {
+    if (auto problem = apply_request_timeout(std::get<json::value>(built), timeout))
+      return exchange.respond(http::status::bad_request,
+                              rpc_error_body(jsonrpc::kInvalidRequest, *problem));
+  }
   auto metrics = shared->metrics;
   const std::string method_name(HttpMetrics::method_label(method));
   const bool answers = has_request(message);

@@ -72,6 +72,9 @@ RouterReply router_reply(const std::optional<json::value>& final_message, bool r
     const std::int64_t c =
         code && code->is_int64() ? code->get_int64() : std::int64_t{jsonrpc::kInternalError};
     unsigned status = 500;
+    if (auto retry_after = overload_retry_after(final_message)) {
+      return {503, json::serialize(json::object{{"error", *error}}), std::move(*retry_after)};
+    }
     if (c == jsonrpc::kMethodNotFound) {
       status = 404;
     } else if (c == jsonrpc::kParseError || c == jsonrpc::kInvalidRequest ||

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 namespace mcpclass::transport::server {
@@ -20,8 +21,12 @@ namespace mcpclass::transport::server {
 inline constexpr std::int64_t kRouterRequestId = 1;
 
 struct RouterReply {
+  RouterReply(unsigned s = 200, std::string b = {}, std::string retry = {})
+      : status(s), body(std::move(b)), retry_after(std::move(retry)) {}
   unsigned status = 200;
   std::string body;  ///< JSON text; empty for 202.
+  /// Retry-After seconds, for a refusal of admission control (503); empty otherwise.
+  std::string retry_after;
 };
 
 /// Builds the JSON-RPC message for `method` from a dialect body. Notifications (methods under
@@ -34,7 +39,8 @@ std::variant<boost::json::value, RouterReply> router_request(std::string_view me
 /// The HTTP answer for the engine's final message: 200 with the bare result; for a JSON-RPC error
 /// a 4xx/5xx with `{"error":{code,message[,data]}}`; 202 when a notification has nothing to say.
 /// A request (`request`) that ends without an answer was cancelled, by a shutdown or the close of
-/// its session: 503 with an error saying so.
+/// its session: 503 with an error saying so. A refusal of admission control
+/// (mcpclass::server::kOverloaded) is 503 with Retry-After.
 RouterReply router_reply(const std::optional<boost::json::value>& final_message,
                          bool request = true);
 

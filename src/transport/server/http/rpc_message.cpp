@@ -1,9 +1,13 @@
 #include "transport/server/http/rpc_message.hpp"
 
 #include "mcpclass/jsonrpc/message.hpp"
+#include "mcpclass/server/tool_admission.hpp"
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <utility>
 
 namespace mcpclass::transport::server {
@@ -12,6 +16,47 @@ namespace json = boost::json;
 
 std::string rpc_error_body(int code, std::string message) {
   return json::serialize(jsonrpc::make_error(std::nullopt, {code, std::move(message)}));
+}
+
+std::optional<std::string> apply_request_timeout(json::value& body, std::string_view header) {
+  std::uint64_t ms = 0;
+  const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), ms);
+  if (ec != std::errc() || end != header.data() + header.size() || ms > 86'400'000) {
+    return std::string(kRequestTimeoutHeader) +
+           " must be a whole number of milliseconds from 0 to 86400000";
+  }
+  const auto one = [ms](json::value& m) {
+    auto* o = m.if_object();
+    if (o == nullptr || !o->contains("method") || !o->contains("id")) return;
+    json::value& params = (*o)["params"];
+    if (params.is_null()) params = json::object();
+    auto* p = params.if_object();
+    if (p == nullptr) return;  // the engine says what is wrong with it
+    json::value& meta = (*p)["_meta"];
+    if (meta.is_null()) meta = json::object();
+    if (auto* mo = meta.if_object(); mo && !mo->contains(mcpclass::server::kMetaRequestTimeout))
+      (*mo)[mcpclass::server::kMetaRequestTimeout] = ms;
+  };
+  if (auto* a = body.if_array()) {
+    for (auto& m : *a) one(m);
+  } else {
+    one(body);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> overload_retry_after(const std::optional<json::value>& message) {
+  const json::object* o = message ? message->if_object() : nullptr;
+  const json::value* e = o ? o->if_contains("error") : nullptr;
+  const json::object* error = e ? e->if_object() : nullptr;
+  const json::value* code = error ? error->if_contains("code") : nullptr;
+  if (code == nullptr || !code->is_int64() || code->get_int64() != mcpclass::server::kOverloaded)
+    return std::nullopt;
+  std::int64_t ms = 1000;
+  if (const auto* d = error->if_contains("data"); d && d->is_object())
+    if (const auto* r = d->get_object().if_contains("retryAfterMs"); r && r->is_int64())
+      ms = r->get_int64();
+  return std::to_string(std::max<std::int64_t>(1, (ms + 999) / 1000));
 }
 
 bool is_error_message(const std::optional<json::value>& m) {

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace mcpclass::transport::server {
 
@@ -25,6 +26,19 @@ bool is_error_message(const std::optional<boost::json::value>& message);
 
 /// Whether a parsed body carries at least one request (something that gets an answer).
 bool has_request(const boost::json::value& body);
+
+/// The header a request's deadline comes in, as milliseconds from its arrival: the HTTP form of
+/// `_meta["io.mcpclass/timeoutMs"]` (mcpclass::server::kMetaRequestTimeout).
+inline constexpr const char* kRequestTimeoutHeader = "X-Request-Timeout-Ms";
+
+/// Puts the X-Request-Timeout-Ms value `header` (non-empty) into the `_meta` of every request in
+/// `body` that names no timeout of its own. Returns why the value is unusable (not a whole
+/// number of milliseconds up to a day), or nullopt.
+std::optional<std::string> apply_request_timeout(boost::json::value& body, std::string_view header);
+
+/// The Retry-After seconds (at least 1) when `message` is a refusal of admission control
+/// (mcpclass::server::kOverloaded, answered with 503), or nullopt.
+std::optional<std::string> overload_retry_after(const std::optional<boost::json::value>& message);
 
 /// The method to count a body under in /metrics: its method, "response", "batch" or "invalid".
 std::string method_of(const boost::json::value& body);

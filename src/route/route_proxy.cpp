@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -89,16 +88,6 @@ std::shared_ptr<util::AdmissionGate> gate_for(
       previous->options().retry_after == limits.retry_after)
     return previous;
   return std::make_shared<util::AdmissionGate>(limits);
-}
-
-// X-Request-Timeout-Ms as a deadline from now; nullopt when absent or not a whole number.
-std::optional<util::AdmissionGate::Clock::time_point> deadline_of(std::string_view header) {
-  std::uint64_t ms = 0;
-  const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), ms);
-  if (header.empty() || ec != std::errc() || end != header.data() + header.size() ||
-      ms > 86'400'000)
-    return std::nullopt;
-  return util::AdmissionGate::Clock::now() + std::chrono::milliseconds(ms);
 }
 
 // The semantic cache of `router`'s configuration: `previous`'s when it fits (a reload keeps the
@@ -244,7 +233,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     // A slow classifier's place is taken here, on the I/O thread, so that a refusal is at once.
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
     if (const auto& gate = fwd->generation->gate) {
-      auto admission = gate->admit(deadline_of(request.header(kRequestTimeoutHeader)));
+      auto admission = gate->admit(util::deadline_after_ms(request.header(kRequestTimeoutHeader)));
       if (!admission.ticket)
         return overloaded(fwd, std::move(body.get_object()), explain, admission.refusal);
       ticket = std::move(admission.ticket);

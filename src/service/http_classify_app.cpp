@@ -1,11 +1,14 @@
 #include "service/http_classify_app.hpp"
 
 #include "mcpclass/service/token_spans.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 #include "service/http_classify_wire.hpp"
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <string>
 #include <utility>
@@ -74,10 +77,23 @@ class HttpClassifyApp final : public transport::server::HttpApp {
       });
     }
     auto classifier = service_.classifier();
+    // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
+    // run_inline), and server.admission leaves them ungated as it does there.
+    const bool inline_rules = classifier->kind() == "rules";
+    std::shared_ptr<util::AdmissionGate::Ticket> ticket;
+    if (const auto& gate = service_.admission_gate(); gate && !inline_rules) {
+      auto admission = gate->admit(util::deadline_after_ms(request.header("x-request-timeout-ms")));
+      if (!admission.ticket) return overloaded(*response, *gate, admission.refusal);
+      ticket = std::move(admission.ticket);
+    }
     // The service, not the app: a job still queued when the server is gone runs on the service's
     // pool, which outlives the server.
-    auto work = [service = &service_, call, classifier, response, cancelled] {
+    auto work = [service = &service_, call, classifier, response, cancelled, ticket] {
       if (cancelled->load()) return;
+      if (ticket) {
+        if (const auto why = ticket->start(); why != util::AdmissionRefusal::none)
+          return overloaded(*response, *service->admission_gate(), why);
+      }
       answer(*response, provenance(classifier->kind(), classifier->categories().names()), [&] {
         std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
         const auto results = classifier->classify_batch(texts, classify::ClassifyOptions{true});
@@ -86,16 +102,32 @@ class HttpClassifyApp final : public transport::server::HttpApp {
           service->count_classification(c);
           out.emplace_back(label_scores(c, classifier->categories()));
         }
+        if (ticket) ticket->succeeded();
         return call->batch ? json::value(std::move(out)) : std::move(out.front());
       });
     };
-    // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
-    // run_inline).
-    if (classifier->kind() == "rules") return work();
+    if (inline_rules) return work();
     service_.executor()(std::move(work));
   }
 
  private:
+  // 503 with Retry-After at once: no place in server.admission, or the deadline passed.
+  static void overloaded(HttpAppResponse& response, const util::AdmissionGate& gate,
+                         util::AdmissionRefusal why) {
+    const auto& o = gate.options();
+    const auto retry_after =
+        std::max<long long>(1, std::chrono::ceil<std::chrono::seconds>(o.retry_after).count());
+    refuse(response,
+           why == util::AdmissionRefusal::expired
+               ? ClassifyRefusal{503, "deadline_exceeded",
+                                 "the request's deadline (X-Request-Timeout-Ms) passed before "
+                                 "its classification could run"}
+               : ClassifyRefusal{503, "overloaded",
+                                 "overloaded: server.admission allows " + gate.limits_text() +
+                                     "; retry later"},
+           {{"Retry-After", std::to_string(retry_after)}});
+  }
+
   // What produced an answer (http_classify_wire.hpp), from the classifier that computed it.
   static transport::server::HttpHeaders provenance(std::string kind,
                                                    const std::vector<std::string>& names) {

@@ -1,6 +1,7 @@
 #include "mcpclass/util/admission_gate.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 namespace mcpclass::util {
@@ -105,6 +106,15 @@ AdmissionGate::Counts AdmissionGate::counts() const {
   out.queued = waiters_.size();
   out.estimated_run_time = estimate_;
   return out;
+}
+
+std::optional<AdmissionGate::Clock::time_point> deadline_after_ms(std::string_view header) {
+  std::uint64_t ms = 0;
+  const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), ms);
+  if (header.empty() || ec != std::errc() || end != header.data() + header.size() ||
+      ms > 86'400'000)
+    return std::nullopt;
+  return AdmissionGate::Clock::now() + std::chrono::milliseconds(ms);
 }
 
 std::string admission_prometheus(const AdmissionGate::Counts& c, std::string_view prefix,

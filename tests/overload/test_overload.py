@@ -192,3 +192,41 @@ def test_stdio_refuses_with_a_json_rpc_error(tmp_path):
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0
+
+
+def test_http_classify_takes_places_in_the_same_gate(tmp_path):
+    """POST /classify runs beside the MCP engine: it takes its places in server.admission too,
+    refusing at once with 503 and Retry-After, and a deadline already passed is never run."""
+    server = serve(tmp_path)
+    try:
+        def post(i, headers=None):
+            t0 = time.monotonic()
+            status, h, text = procs.http_request(
+                server.port, "POST", "/classify", {"inputs": f"What is {i} squared?"},
+                headers or {}, timeout=30)
+            return status, h, text, (time.monotonic() - t0) * 1000
+
+        assert post(0)[0] == 200  # the peer is up
+        with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+            answers = list(pool.map(post, range(1, 13)))
+        refused = [a for a in answers if a[0] != 200]
+        assert refused and len(refused) <= 12 - 5, [a[:3] for a in answers]
+        for status, headers, text, ms in refused:
+            assert status == 503 and headers.get("retry-after") == "2", (status, headers, text)
+            body = json.loads(text)
+            assert body["error_type"] == "overloaded", body
+            assert "1 running and 4 queued" in body["error"], body
+            assert ms < AT_ONCE_MS + SLACK_MS + 400, ms  # not after waiting for a place
+        for status, _, text, _ in answers:
+            if status == 200:
+                scores = json.loads(text)
+                assert len(scores) >= 2 and all({"label", "score"} <= set(x) for x in scores)
+
+        status, headers, text, _ = post(99, {"X-Request-Timeout-Ms": "0"})
+        assert status == 503 and json.loads(text)["error_type"] == "deadline_exceeded", text
+        counts = metrics(server.port)
+        assert counts["mcpclass_admission_offered_total"] == 14, counts
+        assert counts["mcpclass_admission_rejected_total"] == len(refused), counts
+        assert counts["mcpclass_admission_expired_total"] == 1, counts
+    finally:
+        assert server.stop() == 0

@@ -72,6 +72,9 @@ class ClassificationService {
   const std::shared_ptr<server::Server>& server() const noexcept { return server_; }
   /// The classifier of the current generation.
   std::shared_ptr<const classify::Classifier> classifier() const { return classifier_.load(); }
+  /// The gate of `server.admission` (null when unbounded): classify_text takes its places
+  /// through the engine, the HTTP front's /classify directly.
+  const std::shared_ptr<util::AdmissionGate>& admission_gate() const { return admission_; }
   const config::ServerSettings& settings() const noexcept { return settings_; }
   /// The `token_classifier` of the current generation, or nullptr when none is configured.
   std::shared_ptr<const learned::TokenClassifier> token_classifier() const {

@@ -116,6 +116,10 @@ class AdmissionGate : public std::enable_shared_from_this<AdmissionGate> {
   Counts counts_;  // the counters; running, queued and the estimate are the members above
 };
 
+/// A deadline `header` milliseconds from now (the X-Request-Timeout-Ms header); nullopt when
+/// absent or not a whole number of at most a day.
+std::optional<AdmissionGate::Clock::time_point> deadline_after_ms(std::string_view header);
+
 /// Prometheus text of `counts` as `<prefix>_{offered,admitted,rejected,expired,classified}_total`,
 /// `<prefix>_{running,queued}` and `<prefix>_classified_ratio` (classified / offered: the share
 /// of `what` that was really classified, 1 before any).

@@ -155,9 +155,11 @@ struct Setup {
     options.name = "mcpclass-bench";
     options.version = "0";
     server = server::Server::create(options, [](std::function<void()> job) { job(); });
-    service::register_classification(
-        *server, classifier,
-        {.max_text_length = cfg.server.max_text_length, .on_classified = {}, .metrics = {}});
+    service::register_classification(*server, classifier,
+                                     {.max_text_length = cfg.server.max_text_length,
+                                      .on_classified = {},
+                                      .metrics = {},
+                                      .admission = {}});
     session = server->create_session();
     session->handle(
         std::string_view{

@@ -417,18 +417,26 @@ HttpEngine::ExchangeId HttpEngine::start(const HttpUrl& url, HttpRequest request
     if (impl_->stopped) throw HttpClientError(HttpFailure::cancelled, "HTTP client stopped");
     impl_->live[ex->id] = ex;
   }
-  // The coroutine holds the engine's state: on a caller's context it may outlive the engine.
-  asio::co_spawn(
-      impl_->ioc,
-      [impl = impl_, ex, url, request = std::move(request)]() mutable {
-        return impl->run(std::move(ex), url, std::move(request));
-      },
-      asio::detached);
+  if (impl_->owns_thread) {
+    // Its own context dies with it (and the coroutines with the context): no cycle.
+    asio::co_spawn(impl_->ioc, impl_->run(ex, url, std::move(request)), asio::detached);
+  } else {
+    // On a caller's context the coroutine may outlive the engine: it holds the engine's state.
+    asio::co_spawn(
+        impl_->ioc,
+        [impl = impl_, ex, url, request = std::move(request)]() mutable {
+          return impl->run(std::move(ex), url, std::move(request));
+        },
+        asio::detached);
+  }
   return ex->id;
 }
 
 void HttpEngine::cancel(ExchangeId id) {
-  asio::post(impl_->ioc, [impl = impl_, id] {
+  // Weak: a handler left queued in a stopped context must not keep the engine (and its context).
+  asio::post(impl_->ioc, [weak = std::weak_ptr<Impl>(impl_), id] {
+    const auto impl = weak.lock();
+    if (!impl) return;
     std::shared_ptr<Exchange> ex;
     {
       std::lock_guard lock(impl->mutex);
@@ -461,14 +469,16 @@ void HttpEngine::stop() {
     if (impl->stopped) return;
     impl->stopped = true;
   }
-  auto abort_all = [impl] {
+  auto abort_all = [weak = std::weak_ptr<Impl>(impl)] {
+    const auto self = weak.lock();
+    if (!self) return;
     std::vector<std::shared_ptr<Exchange>> all;
     {
-      std::lock_guard lock(impl->mutex);
-      for (auto& [id, ex] : impl->live) all.push_back(ex);
+      std::lock_guard lock(self->mutex);
+      for (auto& [id, ex] : self->live) all.push_back(ex);
     }
     for (auto& ex : all) Impl::abort(*ex);
-    impl->idle.clear();
+    self->idle.clear();
   };
   if (!impl->owns_thread) {
     // Nothing runs a stopped context any more: close here. Else its own thread ends them.

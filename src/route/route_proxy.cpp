@@ -43,8 +43,6 @@ namespace {
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kExplainPath = "/v1/route/explain";
 constexpr const char* kJson = "application/json";
-// A request's deadline, in milliseconds from its arrival (as on the MCP endpoints).
-constexpr std::string_view kRequestTimeoutHeader = "x-request-timeout-ms";
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -233,7 +231,8 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     // A slow classifier's place is taken here, on the I/O thread, so that a refusal is at once.
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
     if (const auto& gate = fwd->generation->gate) {
-      auto admission = gate->admit(util::deadline_after_ms(request.header(kRequestTimeoutHeader)));
+      auto admission =
+          gate->admit(util::deadline_after_ms(request.header(util::kRequestTimeoutHeader)));
       if (!admission.ticket)
         return overloaded(fwd, std::move(body.get_object()), explain, admission.refusal);
       ticket = std::move(admission.ticket);
@@ -272,21 +271,20 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                             fmt::format("Classification failed: {}", failure), "server_error",
                             "classification_failed");
     metrics.refused(reason);
-    const auto& limits = admission.limits;
+    const auto& gate = *fwd->generation->gate;
     const std::string message =
         why == util::AdmissionRefusal::expired
             ? fmt::format(
                   "The request's deadline passed before it could be classified "
-                  "(route.admission: {} running and {} queued)",
-                  limits.max_concurrent, limits.max_queue)
+                  "(route.admission: {})",
+                  gate.limits_text())
             : fmt::format(
                   "Every classification slot and queue place is taken (route.admission: "
-                  "{} running and {} queued); retry later",
-                  limits.max_concurrent, limits.max_queue);
-    const auto seconds = std::max<std::int64_t>(1, (limits.retry_after.count() + 999) / 1000);
+                  "{}); retry later",
+                  gate.limits_text());
     error_response(fwd->api, *fwd->response, 503, message, "server_error",
                    fmt::format("classification_{}", reason),
-                   {{"Retry-After", std::to_string(seconds)}});
+                   {{"Retry-After", util::retry_after_header(gate.options().retry_after)}});
   }
 
   void decide(const std::shared_ptr<Forward>& fwd, json::object request, bool explain,

@@ -6,9 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <exception>
 #include <string>
 #include <utility>
@@ -82,7 +80,8 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     const bool inline_rules = classifier->kind() == "rules";
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
     if (const auto& gate = service_.admission_gate(); gate && !inline_rules) {
-      auto admission = gate->admit(util::deadline_after_ms(request.header("x-request-timeout-ms")));
+      auto admission =
+          gate->admit(util::deadline_after_ms(request.header(util::kRequestTimeoutHeader)));
       if (!admission.ticket) return overloaded(*response, *gate, admission.refusal);
       ticket = std::move(admission.ticket);
     }
@@ -114,9 +113,6 @@ class HttpClassifyApp final : public transport::server::HttpApp {
   // 503 with Retry-After at once: no place in server.admission, or the deadline passed.
   static void overloaded(HttpAppResponse& response, const util::AdmissionGate& gate,
                          util::AdmissionRefusal why) {
-    const auto& o = gate.options();
-    const auto retry_after =
-        std::max<long long>(1, std::chrono::ceil<std::chrono::seconds>(o.retry_after).count());
     refuse(response,
            why == util::AdmissionRefusal::expired
                ? ClassifyRefusal{503, "deadline_exceeded",
@@ -125,7 +121,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
                : ClassifyRefusal{503, "overloaded",
                                  "overloaded: server.admission allows " + gate.limits_text() +
                                      "; retry later"},
-           {{"Retry-After", std::to_string(retry_after)}});
+           {{"Retry-After", util::retry_after_header(gate.options().retry_after)}});
   }
 
   // What produced an answer (http_classify_wire.hpp), from the classifier that computed it.

@@ -1,12 +1,12 @@
 #include "service/http_classify_wire.hpp"
 
+#include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/service/mcp_tools.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <numeric>
 
 namespace mcpclass::service::detail {
@@ -101,16 +101,9 @@ std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view 
 }
 
 std::string taxonomy_id(const std::vector<std::string>& names) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
-  auto mix = [&hash](unsigned char byte) {
-    hash ^= byte;
-    hash *= 0x100000001b3ULL;
-  };
-  for (const auto& name : names) {
-    for (const char c : name) mix(static_cast<unsigned char>(c));
-    mix(0);
-  }
-  return fmt::format("fnv1a64:{:016x}", hash);
+  std::string joined;
+  for (const auto& name : names) joined.append(name).push_back('\0');
+  return "fnv1a64:" + learned::text_checksum(joined);
 }
 
 std::string classify_error_body(std::string_view type, std::string_view message) {

@@ -108,13 +108,24 @@ AdmissionGate::Counts AdmissionGate::counts() const {
   return out;
 }
 
-std::optional<AdmissionGate::Clock::time_point> deadline_after_ms(std::string_view header) {
+std::string retry_after_header(std::chrono::milliseconds wait) {
+  return std::to_string(
+      std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::seconds>(wait).count()));
+}
+
+std::optional<std::uint64_t> request_timeout_ms(std::string_view header) {
   std::uint64_t ms = 0;
   const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), ms);
   if (header.empty() || ec != std::errc() || end != header.data() + header.size() ||
       ms > 86'400'000)
     return std::nullopt;
-  return AdmissionGate::Clock::now() + std::chrono::milliseconds(ms);
+  return ms;
+}
+
+std::optional<AdmissionGate::Clock::time_point> deadline_after_ms(std::string_view header) {
+  const auto ms = request_timeout_ms(header);
+  if (!ms) return std::nullopt;
+  return AdmissionGate::Clock::now() + std::chrono::milliseconds(*ms);
 }
 
 std::string admission_prometheus(const AdmissionGate::Counts& c, std::string_view prefix,

@@ -116,8 +116,17 @@ class AdmissionGate : public std::enable_shared_from_this<AdmissionGate> {
   Counts counts_;  // the counters; running, queued and the estimate are the members above
 };
 
-/// A deadline `header` milliseconds from now (the X-Request-Timeout-Ms header); nullopt when
-/// absent or not a whole number of at most a day.
+/// The HTTP Retry-After value for a wait of `wait`: whole seconds, rounded up, at least 1.
+std::string retry_after_header(std::chrono::milliseconds wait);
+
+/// The header a request's deadline comes in, as milliseconds from its arrival: the HTTP form of
+/// `_meta["io.mcpclass/timeoutMs"]` (mcpclass::server::kMetaRequestTimeout).
+inline constexpr std::string_view kRequestTimeoutHeader = "X-Request-Timeout-Ms";
+
+/// The X-Request-Timeout-Ms header's value: a whole number of milliseconds of at most a day
+/// (86400000); nullopt when it is anything else (empty included).
+std::optional<std::uint64_t> request_timeout_ms(std::string_view header);
+/// A deadline `header` milliseconds from now (request_timeout_ms); nullopt when absent or bad.
 std::optional<AdmissionGate::Clock::time_point> deadline_after_ms(std::string_view header);
 
 /// Prometheus text of `counts` as `<prefix>_{offered,admitted,rejected,expired,classified}_total`,

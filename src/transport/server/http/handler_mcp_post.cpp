@@ -215,7 +215,7 @@ void McpPost::serve(Exchange& exchange, Request& req) {
   const auto& shared = exchange.shared;
   auto body = read_rpc_body(exchange, req);
   if (!body || !scopes_allow(exchange, *body)) return;
-  if (const auto timeout = req[kRequestTimeoutHeader]; !timeout.empty()) {
+  if (const auto timeout = req[util::kRequestTimeoutHeader]; !timeout.empty()) {
     if (auto problem = apply_request_timeout(*body, timeout))
       return exchange.respond(http::status::bad_request,
                               rpc_error_body(jsonrpc::kInvalidRequest, *problem));

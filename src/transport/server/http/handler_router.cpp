@@ -73,7 +73,7 @@ void Router::serve(Exchange& exchange, Request& req) {
   }
   const json::value& message = std::get<json::value>(built);
   if (!scopes_allow(exchange, message)) return;
-  if (const auto timeout = req[kRequestTimeoutHeader]; !timeout.empty()) {
+  if (const auto timeout = req[util::kRequestTimeoutHeader]; !timeout.empty()) {
     if (auto problem = apply_request_timeout(std::get<json::value>(built), timeout))
       return exchange.respond(http::status::bad_request,
                               rpc_error_body(jsonrpc::kInvalidRequest, *problem));

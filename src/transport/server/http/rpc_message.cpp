@@ -2,11 +2,10 @@
 
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/server/tool_admission.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 
 #include <boost/json.hpp>
 
-#include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <utility>
 
@@ -19,13 +18,12 @@ std::string rpc_error_body(int code, std::string message) {
 }
 
 std::optional<std::string> apply_request_timeout(json::value& body, std::string_view header) {
-  std::uint64_t ms = 0;
-  const auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), ms);
-  if (ec != std::errc() || end != header.data() + header.size() || ms > 86'400'000) {
-    return std::string(kRequestTimeoutHeader) +
+  const auto parsed = util::request_timeout_ms(header);
+  if (!parsed) {
+    return std::string(util::kRequestTimeoutHeader) +
            " must be a whole number of milliseconds from 0 to 86400000";
   }
-  const auto one = [ms](json::value& m) {
+  const auto one = [ms = *parsed](json::value& m) {
     auto* o = m.if_object();
     if (o == nullptr || !o->contains("method") || !o->contains("id")) return;
     json::value& params = (*o)["params"];
@@ -56,7 +54,7 @@ std::optional<std::string> overload_retry_after(const std::optional<json::value>
   if (const auto* d = error->if_contains("data"); d && d->is_object())
     if (const auto* r = d->get_object().if_contains("retryAfterMs"); r && r->is_int64())
       ms = r->get_int64();
-  return std::to_string(std::max<std::int64_t>(1, (ms + 999) / 1000));
+  return util::retry_after_header(std::chrono::milliseconds(ms));
 }
 
 bool is_error_message(const std::optional<json::value>& m) {

@@ -3,6 +3,8 @@
 // Thread-safety: pure functions; reentrant.
 #pragma once
 
+#include "mcpclass/util/admission_gate.hpp"
+
 #include <boost/json/value.hpp>
 
 #include <optional>
@@ -26,10 +28,6 @@ bool is_error_message(const std::optional<boost::json::value>& message);
 
 /// Whether a parsed body carries at least one request (something that gets an answer).
 bool has_request(const boost::json::value& body);
-
-/// The header a request's deadline comes in, as milliseconds from its arrival: the HTTP form of
-/// `_meta["io.mcpclass/timeoutMs"]` (mcpclass::server::kMetaRequestTimeout).
-inline constexpr const char* kRequestTimeoutHeader = "X-Request-Timeout-Ms";
 
 /// Puts the X-Request-Timeout-Ms value `header` (non-empty) into the `_meta` of every request in
 /// `body` that names no timeout of its own. Returns why the value is unusable (not a whole

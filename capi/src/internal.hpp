@@ -5,6 +5,7 @@
 #include "mcpclass/mcpclass.h"
 
 #include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/util/limits.hpp"
 
@@ -29,6 +30,8 @@ struct mcpc_config {
 
 struct mcpc_classifier {
   std::shared_ptr<const mcpclass::classify::Classifier> classifier;
+  /// provenance_of(*classifier, 1), computed when the handle is made.
+  mcpclass::classify::Provenance provenance;
   std::size_t max_text_length = mcpclass::util::limits::kMaxTextLength;
 };
 

@@ -62,28 +62,37 @@ class HttpClassifyApp final : public transport::server::HttpApp {
                                   "this server has no token_classifier: configure one to "
                                   "serve /classify/spans"});
       const std::size_t max_length = service_.settings().max_text_length;
-      return service_.executor()([call, tokens, response, cancelled, max_length] {
-        if (cancelled->load()) return;
-        answer(*response, provenance("token_classifier", tokens->labels()), [&] {
-          json::array out;
-          for (const auto& text : call->inputs)
-            out.emplace_back(
-                pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
-          return call->batch ? json::value(std::move(out)) : std::move(out.front());
-        });
-      });
+      return service_.executor()(
+          [call, tokens, response, cancelled, max_length, generation = service_.generation()] {
+            if (cancelled->load()) return;
+            answer(*response, [&](classify::Provenance& provenance) {
+              provenance.kind = "token_classifier";
+              provenance.taxonomy_id = classify::taxonomy_id(tokens->labels());
+              provenance.generation = generation;
+              json::array out;
+              for (const auto& text : call->inputs)
+                out.emplace_back(
+                    pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
+              return call->batch ? json::value(std::move(out)) : std::move(out.front());
+            });
+          });
     }
-    auto classifier = service_.classifier();
+    auto served = service_.served();
     // The service, not the app: a job still queued when the server is gone runs on the service's
     // pool, which outlives the server.
-    auto work = [service = &service_, call, classifier, response, cancelled] {
+    auto work = [service = &service_, call, served, response, cancelled] {
       if (cancelled->load()) return;
-      answer(*response, provenance(classifier->kind(), classifier->categories().names()), [&] {
+      const auto& classifier = served->classifier;
+      answer(*response, [&](classify::Provenance& provenance) {
+        provenance = served->provenance;
         std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
         const auto results = classifier->classify_batch(texts, classify::ClassifyOptions{true});
         json::array out;
         for (const auto& c : results) {
           service->count_classification(c);
+          // A batch says cached (fallback) when any of its answers was.
+          provenance.cached = provenance.cached || c.cached;
+          provenance.fallback = provenance.fallback || c.fallback;
           out.emplace_back(label_scores(c, classifier->categories()));
         }
         return call->batch ? json::value(std::move(out)) : std::move(out.front());
@@ -91,25 +100,20 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     };
     // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
     // run_inline).
-    if (classifier->kind() == "rules") return work();
+    if (served->classifier->kind() == "rules") return work();
     service_.executor()(std::move(work));
   }
 
  private:
-  // What produced an answer (http_classify_wire.hpp), from the classifier that computed it.
-  static transport::server::HttpHeaders provenance(std::string kind,
-                                                   const std::vector<std::string>& names) {
-    return {{std::string(kClassifierHeader), std::move(kind)},
-            {std::string(kTaxonomyHeader), taxonomy_id(names)}};
-  }
-
-  // Responds with what `compute` returns and `headers`, or the error it throws: a refused text
-  // (400) or a classifier that failed (500, its message).
+  // Responds with what `compute` returns, with the headers of the provenance it fills in
+  // (classify::Provenance::headers()), or the error it throws: a refused text (400) or a
+  // classifier that failed (500, its message).
   template <typename F>
-  static void answer(HttpAppResponse& response, transport::server::HttpHeaders headers,
-                     F&& compute) {
+  static void answer(HttpAppResponse& response, F&& compute) {
     try {
-      json::value body = compute();
+      classify::Provenance provenance;
+      json::value body = compute(provenance);
+      transport::server::HttpHeaders headers = provenance.headers();
       headers.emplace_back("Content-Type", "application/json");
       response.respond(200, std::move(headers), json::serialize(body));
     } catch (const SpanRequestError& e) {

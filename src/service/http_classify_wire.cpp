@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <numeric>
 
 namespace mcpclass::service::detail {
@@ -98,19 +97,6 @@ std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view 
     return *refusal;
   }
   return call;
-}
-
-std::string taxonomy_id(const std::vector<std::string>& names) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
-  auto mix = [&hash](unsigned char byte) {
-    hash ^= byte;
-    hash *= 0x100000001b3ULL;
-  };
-  for (const auto& name : names) {
-    for (const char c : name) mix(static_cast<unsigned char>(c));
-    mix(0);
-  }
-  return fmt::format("fnv1a64:{:016x}", hash);
 }
 
 std::string classify_error_body(std::string_view type, std::string_view message) {

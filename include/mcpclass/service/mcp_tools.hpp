@@ -6,6 +6,7 @@
 #pragma once
 
 #include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/service/tool_metrics.hpp"
 #include "mcpclass/util/limits.hpp"
@@ -29,6 +30,9 @@ struct ToolOptions {
   std::function<void(const classify::Classification&)> on_classified;
   /// Each tool call's latency is recorded here when set.
   std::shared_ptr<ToolMetrics> metrics;
+  /// What classify_text puts in each result's `_meta` under classify::kMetaProvenance (with the
+  /// result's cached/fallback flags). Absent: provenance_of(classifier, 0).
+  std::optional<classify::Provenance> provenance;
 };
 
 /// URI of the category-list resource.

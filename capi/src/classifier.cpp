@@ -127,7 +127,7 @@ classify::Classification classify_checked(const mcpc_classifier& c, std::string_
 mcpc_classifier* new_handle(std::shared_ptr<const classify::Classifier> classifier,
                             const config::Config& config) {
   auto* handle = new mcpc_classifier;
-  handle->provenance = classify::provenance_of(*classifier, 1);
+  if (classifier) handle->provenance = classify::provenance_of(*classifier, 1);
   handle->classifier = std::move(classifier);
   handle->max_text_length = config.server.max_text_length;
   return handle;
@@ -161,6 +161,7 @@ int mcpc_classifier_new_host(const mcpc_config* config, mcpc_classify_callback c
     // The handle first: once HostClassifier exists, its destructor owns user_data.
     std::unique_ptr<mcpc_classifier> handle(new_handle(nullptr, cfg));
     handle->classifier = std::make_shared<HostClassifier>(cfg, classify, user_data, destroy);
+    handle->provenance = classify::provenance_of(*handle->classifier, 1);
     *out = handle.release();
     return MCPC_OK;
   });

@@ -144,21 +144,26 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   std::shared_ptr<util::DescriptorBudget> descriptors;
   if (options.route && want_http) {
     descriptors = std::make_shared<util::DescriptorBudget>();
+    const auto served = service.served();
+    auto models = route::make_signal_models(config, served->classifier);
+    models.provenance = served->provenance;
     route_proxy = std::make_shared<route::RouteProxy>(
-        std::make_shared<const route::Router>(
-            *config.route, config.router, route::make_signal_models(config, service.classifier())),
+        std::make_shared<const route::Router>(*config.route, config.router, std::move(models)),
         route::RouteProxyOptions{.max_text_length = config.server.max_text_length,
                                  .descriptors = descriptors});
   }
   service::ReloadStage route_stage;
   if (route_proxy) {
-    route_stage = [&route_proxy](
+    route_stage = [&route_proxy, &service](
                       const config::Config& next,
                       const std::shared_ptr<const classify::Classifier>& next_classifier) {
       if (!next.route)
         throw config::ConfigError("route", "mcpclass route needs its `route` section");
-      return route_proxy->prepare(std::make_shared<const route::Router>(
-          *next.route, next.router, route::make_signal_models(next, next_classifier)));
+      auto models = route::make_signal_models(next, next_classifier);
+      // A stage runs inside reload(), before the generation it builds is counted.
+      models.provenance.generation = service.generation() + 1;
+      return route_proxy->prepare(
+          std::make_shared<const route::Router>(*next.route, next.router, std::move(models)));
     };
   }
 

@@ -210,6 +210,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     if (!body.is_object())
       return error_response(api, *response, 400, "The body must be a JSON object",
                             "invalid_request_error", "invalid_request");
+    if (auto problem = util::request_timeout_error(request.header(util::kRequestTimeoutHeader)))
+      return error_response(api, *response, 400, *problem, "invalid_request_error",
+                            "invalid_request");
     auto fwd = std::make_shared<Forward>();
     fwd->api = api;
     for (const auto* name : {"anthropic-version", "anthropic-beta"})

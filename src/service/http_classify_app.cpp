@@ -52,6 +52,10 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     auto read = read_classify_call(request.header("content-type"), request.body, spans,
                                    service_.settings().max_text_length);
     if (auto* refusal = std::get_if<ClassifyRefusal>(&read)) return refuse(*response, *refusal);
+    // Refused as the MCP endpoints refuse it, gate or no gate: a client's deadline is never
+    // silently dropped.
+    if (auto problem = util::request_timeout_error(request.header(util::kRequestTimeoutHeader)))
+      return refuse(*response, {400, "validation", std::move(*problem)});
     auto call = std::make_shared<ClassifyCall>(std::move(std::get<ClassifyCall>(read)));
 
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -63,21 +67,25 @@ class HttpClassifyApp final : public transport::server::HttpApp {
                                   "this server has no token_classifier: configure one to "
                                   "serve /classify/spans"});
       const std::size_t max_length = service_.settings().max_text_length;
-      return service_.executor()([call, tokens, response, cancelled, max_length] {
-        if (cancelled->load()) return;
-        answer(*response, provenance("token_classifier", tokens->labels()), [&] {
-          json::array out;
-          for (const auto& text : call->inputs)
-            out.emplace_back(
-                pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
-          return call->batch ? json::value(std::move(out)) : std::move(out.front());
-        });
-      });
+      return service_.executor()(
+          [call, tokens, response, cancelled, max_length, generation = service_.generation()] {
+            if (cancelled->load()) return;
+            answer(*response, [&](classify::Provenance& provenance) {
+              provenance.kind = "token_classifier";
+              provenance.taxonomy_id = classify::taxonomy_id(tokens->labels());
+              provenance.generation = generation;
+              json::array out;
+              for (const auto& text : call->inputs)
+                out.emplace_back(
+                    pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
+              return call->batch ? json::value(std::move(out)) : std::move(out.front());
+            });
+          });
     }
-    auto classifier = service_.classifier();
+    auto served = service_.served();
     // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
     // run_inline), and server.admission leaves them ungated as it does there.
-    const bool inline_rules = classifier->kind() == "rules";
+    const bool inline_rules = served->classifier->kind() == "rules";
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
     if (const auto& gate = service_.admission_gate(); gate && !inline_rules) {
       auto admission =
@@ -87,18 +95,23 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     }
     // The service, not the app: a job still queued when the server is gone runs on the service's
     // pool, which outlives the server.
-    auto work = [service = &service_, call, classifier, response, cancelled, ticket] {
+    auto work = [service = &service_, call, served, response, cancelled, ticket] {
       if (cancelled->load()) return;
       if (ticket) {
         if (const auto why = ticket->start(); why != util::AdmissionRefusal::none)
           return overloaded(*response, *service->admission_gate(), why);
       }
-      answer(*response, provenance(classifier->kind(), classifier->categories().names()), [&] {
+      const auto& classifier = served->classifier;
+      answer(*response, [&](classify::Provenance& provenance) {
+        provenance = served->provenance;
         std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
         const auto results = classifier->classify_batch(texts, classify::ClassifyOptions{true});
         json::array out;
         for (const auto& c : results) {
           service->count_classification(c);
+          // A batch says cached (fallback) when any of its answers was.
+          provenance.cached = provenance.cached || c.cached;
+          provenance.fallback = provenance.fallback || c.fallback;
           out.emplace_back(label_scores(c, classifier->categories()));
         }
         if (ticket) ticket->succeeded();
@@ -124,20 +137,15 @@ class HttpClassifyApp final : public transport::server::HttpApp {
            {{"Retry-After", util::retry_after_header(gate.options().retry_after)}});
   }
 
-  // What produced an answer (http_classify_wire.hpp), from the classifier that computed it.
-  static transport::server::HttpHeaders provenance(std::string kind,
-                                                   const std::vector<std::string>& names) {
-    return {{std::string(kClassifierHeader), std::move(kind)},
-            {std::string(kTaxonomyHeader), taxonomy_id(names)}};
-  }
-
-  // Responds with what `compute` returns and `headers`, or the error it throws: a refused text
-  // (400) or a classifier that failed (500, its message).
+  // Responds with what `compute` returns, with the headers of the provenance it fills in
+  // (classify::Provenance::headers()), or the error it throws: a refused text (400) or a
+  // classifier that failed (500, its message).
   template <typename F>
-  static void answer(HttpAppResponse& response, transport::server::HttpHeaders headers,
-                     F&& compute) {
+  static void answer(HttpAppResponse& response, F&& compute) {
     try {
-      json::value body = compute();
+      classify::Provenance provenance;
+      json::value body = compute(provenance);
+      transport::server::HttpHeaders headers = provenance.headers();
       headers.emplace_back("Content-Type", "application/json");
       response.respond(200, std::move(headers), json::serialize(body));
     } catch (const SpanRequestError& e) {

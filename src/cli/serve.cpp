@@ -229,8 +229,9 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
                (exporter ? exporter->prometheus() : std::string());
       };
     try {
-      http = service::make_http_front(
-          service, {.http = http_options, .stdio = want_stdio ? stdio_counters : nullptr});
+      http = service::make_http_front(service, {.http = http_options,
+                                                .stdio = want_stdio ? stdio_counters : nullptr,
+                                                .spans = exporter});
       http->start();
       ++running;
       fmt::print(stderr, "mcpclass: serving {} categories ({} classifier) on {}://{}:{}/mcp{}\n",

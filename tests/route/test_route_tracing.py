@@ -1,11 +1,12 @@
 """Trace context through `mcpclass route` (issue 34, part 5; docs/tracing.md): a W3C traceparent
 on the client's request reaches the upstream with the same trace id and the route's upstream-call
 span as its parent; a malformed one starts a new trace; the spans of the request, its
-classification and its upstream call go to an OTLP/HTTP
+classification and its upstream call (and of the front's POST /classify) go to an OTLP/HTTP
 collector (tests/tracing/otlp_receiver.mjs
 decodes them with the official OTLP protobuf definitions) sharing that trace id, their parent
 links right; a dead or silent collector costs requests nothing but counted drops."""
 
+import json
 import os
 import re
 import socket
@@ -24,6 +25,7 @@ ROOT = os.path.join(HERE, "..", "..")
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"
+CLASSIFY_TRACE = "5c0a55c0a55c0a55c0a55c0a55c0a55c"
 TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
 
@@ -90,6 +92,13 @@ def test_one_trace_id_from_the_client_through_route_to_the_upstream(tmp_path, up
                     f"00-{TRACE}-{'0' * 16}-01", f"ff-{TRACE}-{PARENT}-01",
                     f"00-{TRACE}-{PARENT}-01-extra", "garbage"]:
             assert r.post(ask("integral"), {"traceparent": bad})[0] == 200, bad
+        # The HTTP front's POST /classify (http_classify) takes part in the caller's trace too.
+        c = r.conn()
+        c.request("POST", "/classify", body=json.dumps({"inputs": "integral of x"}),
+                  headers={"Content-Type": "application/json",
+                           "traceparent": f"00-{CLASSIFY_TRACE}-{PARENT}-01"})
+        assert c.getresponse().status == 200
+        c.close()
         # The upstream closes without answering: a 502, and a log line with the trace id.
         failing = "11111111111111111111111111111111"
         assert r.post(ask("integral", fake={"close": True}),
@@ -129,6 +138,11 @@ def test_one_trace_id_from_the_client_through_route_to_the_upstream(tmp_path, up
     # The failed call is an error span of its own trace.
     failed = [s for s in spans if s["traceId"] == failing and s["name"] == "upstream m-openai"]
     assert len(failed) == 1 and failed[0]["status"] == 2, failed  # STATUS_CODE_ERROR
+    classified = {s["name"]: s for s in spans if s["traceId"] == CLASSIFY_TRACE}
+    assert set(classified) == {"POST /classify", "classify"}, spans
+    assert classified["POST /classify"]["parentSpanId"] == PARENT
+    assert classified["classify"]["parentSpanId"] == classified["POST /classify"]["spanId"]
+    assert classified["classify"]["attributes"]["mcpclass.classifier"] == "rules"
     # Every trace the upstream saw that was sampled has its request span.
     exported = {s["traceId"] for s in spans if s["name"] == "route /v1/chat/completions"}
     assert set(fresh) <= exported

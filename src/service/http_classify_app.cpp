@@ -2,6 +2,7 @@
 
 #include "mcpclass/service/token_spans.hpp"
 #include "mcpclass/util/admission_gate.hpp"
+#include "mcpclass/util/trace_context.hpp"
 #include "service/http_classify_wire.hpp"
 
 #include <boost/json.hpp>
@@ -27,9 +28,40 @@ void refuse(HttpAppResponse& response, const ClassifyRefusal& refusal,
                    classify_error_body(refusal.type, refusal.message));
 }
 
+// One request's spans: its own (SERVER, under the caller's traceparent) and its
+// classification's (INTERNAL, its child), recorded when it was answered.
+struct RequestSpans {
+  std::shared_ptr<util::SpanSink> sink;  // null: not recorded
+  util::SpanContext request;
+  std::string path;
+  std::uint64_t received = util::SpanRecord::now_unix_nano();
+
+  void answered(std::uint64_t classify_start, std::string kind) const {
+    if (!sink) return;
+    const auto now = util::SpanRecord::now_unix_nano();
+    sink->record({request.child(),
+                  "classify",
+                  util::SpanRecord::Kind::internal,
+                  classify_start,
+                  now,
+                  {{"mcpclass.classifier", std::move(kind)}},
+                  false,
+                  {}});
+    sink->record({request,
+                  "POST " + path,
+                  util::SpanRecord::Kind::server,
+                  received,
+                  now,
+                  {{"url.path", path}},
+                  false,
+                  {}});
+  }
+};
+
 class HttpClassifyApp final : public transport::server::HttpApp {
  public:
-  explicit HttpClassifyApp(const ClassificationService& service) : service_(service) {}
+  HttpClassifyApp(const ClassificationService& service, std::shared_ptr<util::SpanSink> spans)
+      : service_(service), spans_(std::move(spans)) {}
 
   bool handles(std::string_view path) const override {
     return path == kClassifyPath || path == kClassifySpansPath;
@@ -57,6 +89,11 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     if (auto problem = util::request_timeout_error(request.header(util::kRequestTimeoutHeader)))
       return refuse(*response, {400, "validation", std::move(*problem)});
     auto call = std::make_shared<ClassifyCall>(std::move(std::get<ClassifyCall>(read)));
+    auto trace = std::make_shared<RequestSpans>();
+    trace->request = util::start_span(util::parse_traceparent(
+        request.header(util::kTraceparentHeader), request.header(util::kTracestateHeader)));
+    if (trace->request.flags & 1) trace->sink = spans_;
+    trace->path = request.path;
 
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
     response->on_cancel([cancelled] { cancelled->store(true); });
@@ -67,20 +104,22 @@ class HttpClassifyApp final : public transport::server::HttpApp {
                                   "this server has no token_classifier: configure one to "
                                   "serve /classify/spans"});
       const std::size_t max_length = service_.settings().max_text_length;
-      return service_.executor()(
-          [call, tokens, response, cancelled, max_length, generation = service_.generation()] {
-            if (cancelled->load()) return;
-            answer(*response, [&](classify::Provenance& provenance) {
-              provenance.kind = "token_classifier";
-              provenance.taxonomy_id = classify::taxonomy_id(tokens->labels());
-              provenance.generation = generation;
-              json::array out;
-              for (const auto& text : call->inputs)
-                out.emplace_back(
-                    pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
-              return call->batch ? json::value(std::move(out)) : std::move(out.front());
-            });
-          });
+      return service_.executor()([call, tokens, response, cancelled, max_length, trace,
+                                  generation = service_.generation()] {
+        if (cancelled->load()) return;
+        const auto start = util::SpanRecord::now_unix_nano();
+        answer(*response, [&](classify::Provenance& provenance) {
+          provenance.kind = "token_classifier";
+          provenance.taxonomy_id = classify::taxonomy_id(tokens->labels());
+          provenance.generation = generation;
+          json::array out;
+          for (const auto& text : call->inputs)
+            out.emplace_back(
+                pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
+          return call->batch ? json::value(std::move(out)) : std::move(out.front());
+        });
+        trace->answered(start, "token_classifier");
+      });
     }
     auto served = service_.served();
     // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
@@ -95,8 +134,9 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     }
     // The service, not the app: a job still queued when the server is gone runs on the service's
     // pool, which outlives the server.
-    auto work = [service = &service_, call, served, response, cancelled, ticket] {
+    auto work = [service = &service_, call, served, response, cancelled, ticket, trace] {
       if (cancelled->load()) return;
+      const auto start = util::SpanRecord::now_unix_nano();
       if (ticket) {
         if (const auto why = ticket->start(); why != util::AdmissionRefusal::none)
           return overloaded(*response, *service->admission_gate(), why);
@@ -117,6 +157,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
         if (ticket) ticket->succeeded();
         return call->batch ? json::value(std::move(out)) : std::move(out.front());
       });
+      trace->answered(start, classifier->kind());
     };
     if (inline_rules) return work();
     service_.executor()(std::move(work));
@@ -156,13 +197,14 @@ class HttpClassifyApp final : public transport::server::HttpApp {
   }
 
   const ClassificationService& service_;
+  std::shared_ptr<util::SpanSink> spans_;
 };
 
 }  // namespace
 
 std::shared_ptr<transport::server::HttpApp> make_http_classify_app(
-    const ClassificationService& service) {
-  return std::make_shared<HttpClassifyApp>(service);
+    const ClassificationService& service, std::shared_ptr<util::SpanSink> spans) {
+  return std::make_shared<HttpClassifyApp>(service, std::move(spans));
 }
 
 }  // namespace mcpclass::service::detail

@@ -7,12 +7,13 @@
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/service/classification_service.hpp"
 
+#ifdef MCPCLASS_WITH_LEARNED
 #include "transformer_fixtures.hpp"
+#endif
 
 #include <doctest/doctest.h>
 
 #include <filesystem>
-
 #include <memory>
 
 using namespace mcpclass;
@@ -91,6 +92,8 @@ TEST_CASE("provenance: the service's generation and classifier are read together
   service.stop();
 }
 
+#ifdef MCPCLASS_WITH_LEARNED  // a build without the learned component has no transformer kind
+
 TEST_CASE("provenance: a transformer's ids are checksums of its weights and tokenizer") {
   namespace tt = transformer_test;
   const auto dir = tt::copy_of("bert-f32", "provenance");
@@ -114,3 +117,5 @@ TEST_CASE("provenance: a transformer's ids are checksums of its weights and toke
   CHECK(changed->tokenizer_id() == p.tokenizer_id);
   std::filesystem::remove_all(dir);
 }
+
+#endif

@@ -113,18 +113,13 @@ struct Forward {
   // The request's span ends when its last reference goes: after its answer, on every path.
   ~Forward() {
     if (!spans) return;
-    util::SpanRecord record;
-    record.context = span;
-    record.name = "route " + path;
-    record.kind = util::SpanRecord::Kind::server;
-    record.start_unix_nano = received_unix_nano;
-    record.end_unix_nano = util::SpanRecord::now_unix_nano();
-    record.attributes.emplace_back("url.path", path);
-    if (!evaluation.model.empty())
-      record.attributes.emplace_back("mcpclass.model", evaluation.model);
+    std::vector<std::pair<std::string, std::string>> attributes{{"url.path", path}};
+    if (!evaluation.model.empty()) attributes.emplace_back("mcpclass.model", evaluation.model);
     if (!evaluation.decision.empty())
-      record.attributes.emplace_back("mcpclass.decision", evaluation.decision);
-    spans->record(std::move(record));
+      attributes.emplace_back("mcpclass.decision", evaluation.decision);
+    spans->record(util::SpanRecord::ending_now(span, "route " + path,
+                                               util::SpanRecord::Kind::server, received_unix_nano,
+                                               std::move(attributes)));
   }
 
   std::shared_ptr<HttpAppResponse> response;
@@ -220,16 +215,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
               util::SpanRecord::Kind kind, std::uint64_t start,
               std::vector<std::pair<std::string, std::string>> attributes,
               std::string_view error = {}) const {
-    if (!fwd.spans) return;
-    util::SpanRecord span{std::move(context),
-                          std::move(name),
-                          kind,
-                          start,
-                          util::SpanRecord::now_unix_nano(),
-                          std::move(attributes),
-                          !error.empty(),
-                          std::string(error)};
-    fwd.spans->record(std::move(span));
+    if (fwd.spans)
+      fwd.spans->record(util::SpanRecord::ending_now(std::move(context), std::move(name), kind,
+                                                     start, std::move(attributes), error));
   }
 
   void models(HttpAppResponse& response) const {
@@ -264,7 +252,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     auto fwd = std::make_shared<Forward>();
     fwd->span = util::start_span(util::parse_traceparent(request.header(util::kTraceparentHeader),
                                                          request.header(util::kTracestateHeader)));
-    if (options.spans && (fwd->span.flags & 1) != 0) fwd->spans = options.spans;
+    if (options.spans && fwd->span.sampled()) fwd->spans = options.spans;
     fwd->path = request.path;
     fwd->api = api;
     for (const auto* name : {"anthropic-version", "anthropic-beta"})

@@ -38,23 +38,11 @@ struct RequestSpans {
 
   void answered(std::uint64_t classify_start, std::string kind) const {
     if (!sink) return;
-    const auto now = util::SpanRecord::now_unix_nano();
-    sink->record({request.child(),
-                  "classify",
-                  util::SpanRecord::Kind::internal,
-                  classify_start,
-                  now,
-                  {{"mcpclass.classifier", std::move(kind)}},
-                  false,
-                  {}});
-    sink->record({request,
-                  "POST " + path,
-                  util::SpanRecord::Kind::server,
-                  received,
-                  now,
-                  {{"url.path", path}},
-                  false,
-                  {}});
+    sink->record(util::SpanRecord::ending_now(request.child(), "classify",
+                                              util::SpanRecord::Kind::internal, classify_start,
+                                              {{"mcpclass.classifier", std::move(kind)}}));
+    sink->record(util::SpanRecord::ending_now(
+        request, "POST " + path, util::SpanRecord::Kind::server, received, {{"url.path", path}}));
   }
 };
 
@@ -92,7 +80,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     auto trace = std::make_shared<RequestSpans>();
     trace->request = util::start_span(util::parse_traceparent(
         request.header(util::kTraceparentHeader), request.header(util::kTracestateHeader)));
-    if (trace->request.flags & 1) trace->sink = spans_;
+    if (trace->request.sampled()) trace->sink = spans_;
     trace->path = request.path;
 
     auto cancelled = std::make_shared<std::atomic<bool>>(false);

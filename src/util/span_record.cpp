@@ -58,6 +58,14 @@ std::uint64_t SpanRecord::now_unix_nano() {
                                         .count());
 }
 
+SpanRecord SpanRecord::ending_now(SpanContext context, std::string name, Kind kind,
+                                  std::uint64_t start_unix_nano,
+                                  std::vector<std::pair<std::string, std::string>> attributes,
+                                  std::string_view error) {
+  return {std::move(context), std::move(name),       kind,           start_unix_nano,
+          now_unix_nano(),    std::move(attributes), !error.empty(), std::string(error)};
+}
+
 std::string encode_trace_export(const std::vector<SpanRecord>& spans, std::string_view service_name,
                                 std::string_view scope_version) {
   std::string resource;  // Resource { repeated KeyValue attributes = 1; }

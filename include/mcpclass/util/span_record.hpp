@@ -31,6 +31,12 @@ struct SpanRecord {
 
   /// Nanoseconds since the Unix epoch, now (the system clock, as OTLP wants).
   static std::uint64_t now_unix_nano();
+  /// A span from `start_unix_nano` to now; a non-empty `error` gives it status ERROR with that
+  /// message.
+  static SpanRecord ending_now(SpanContext context, std::string name, Kind kind,
+                               std::uint64_t start_unix_nano,
+                               std::vector<std::pair<std::string, std::string>> attributes = {},
+                               std::string_view error = {});
 };
 
 /// Where finished spans go.

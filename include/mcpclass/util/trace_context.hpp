@@ -49,6 +49,8 @@ struct SpanContext {
   std::string trace_id_hex() const;
   std::string span_id_hex() const;
   bool has_parent() const;
+  /// The W3C `sampled` flag (bit 0 of flags): only sampled spans are recorded.
+  bool sampled() const { return (flags & 1) != 0; }
   /// A new span of the same trace whose parent is this one.
   SpanContext child() const;
 };

@@ -151,8 +151,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   if (options.route && want_http) {
     descriptors = std::make_shared<util::DescriptorBudget>();
     const auto served = service.served();
-    auto models = route::make_signal_models(config, served->classifier);
-    models.provenance = served->provenance;
+    auto models = route::make_signal_models(config, served->classifier, served->provenance);
     route_proxy = std::make_shared<route::RouteProxy>(
         std::make_shared<const route::Router>(*config.route, config.router, std::move(models)),
         route::RouteProxyOptions{
@@ -163,14 +162,11 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   }
   service::ReloadStage route_stage;
   if (route_proxy) {
-    route_stage = [&route_proxy, &service](
-                      const config::Config& next,
-                      const std::shared_ptr<const classify::Classifier>& next_classifier) {
+    route_stage = [&route_proxy](const config::Config& next,
+                                 const service::ServedClassifier& served) {
       if (!next.route)
         throw config::ConfigError("route", "mcpclass route needs its `route` section");
-      auto models = route::make_signal_models(next, next_classifier);
-      // A stage runs inside reload(), before the generation it builds is counted.
-      models.provenance.generation = service.generation() + 1;
+      auto models = route::make_signal_models(next, served.classifier, served.provenance);
       return route_proxy->prepare(
           std::make_shared<const route::Router>(*next.route, next.router, std::move(models)));
     };

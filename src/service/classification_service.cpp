@@ -132,18 +132,20 @@ ReloadResult ClassificationService::reload(const std::function<config::Config()>
   std::lock_guard lock(reload_mutex_);
   std::shared_ptr<const classify::Classifier> next;
   std::pair<std::shared_ptr<const learned::TokenClassifier>, std::string> next_tokens;
+  std::shared_ptr<const ServedClassifier> served;
   std::function<void()> swap_stage;
   try {
     const config::Config config = load();
     next = with_cache(std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
                       settings_.cache);
     next_tokens = token_classifier_of(config);
-    if (stage) swap_stage = stage(config, next);
+    // Inside the try: a model id reads the weights' files, which may have gone meanwhile.
+    served = serve(next, generation_.load() + 1);
+    if (stage) swap_stage = stage(config, *served);
   } catch (const std::exception& e) {
     reload_failures_.fetch_add(1);
     return {.ok = false, .generation = generation_.load(), .error = e.what()};
   }
-  const auto served = serve(next, generation_.load() + 1);
   const auto previous = served_.exchange(served)->classifier;
   if (swap_stage) swap_stage();
   publish(*served);

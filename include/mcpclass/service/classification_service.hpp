@@ -42,12 +42,6 @@ struct ServiceOptions {
   std::function<void(const classify::Classification&)> on_classified;
 };
 
-/// A front end's part of a reload: builds what it serves from the new configuration and its
-/// classifier, throwing to refuse the reload, and returns what swaps it in (called as the new
-/// classifier is swapped in; may be empty).
-using ReloadStage = std::function<std::function<void()>(
-    const config::Config& config, const std::shared_ptr<const classify::Classifier>& classifier)>;
-
 /// What reload() did.
 struct ReloadResult {
   bool ok = false;
@@ -63,6 +57,13 @@ struct ServedClassifier {
   std::shared_ptr<const classify::Classifier> classifier;
   classify::Provenance provenance;  ///< provenance_of(*classifier, generation), computed once.
 };
+
+/// A front end's part of a reload: builds what it serves from the new configuration and the
+/// generation's classifier with its provenance (the one computation of it), throwing to refuse
+/// the reload, and returns what swaps it in (called as the new classifier is swapped in; may be
+/// empty).
+using ReloadStage = std::function<std::function<void()>(const config::Config& config,
+                                                        const ServedClassifier& served)>;
 
 class ClassificationService {
  public:

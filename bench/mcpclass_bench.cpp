@@ -160,7 +160,8 @@ struct Setup {
                                       .on_classified = {},
                                       .metrics = {},
                                       .admission = {},
-                                      .provenance = {}});
+                                      .provenance = {},
+                                      .spans = {}});
     session = server->create_session();
     session->handle(
         std::string_view{

@@ -136,18 +136,21 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   const bool want_stdio = options.stdio && !options.route;
   const bool want_http = !options.http.empty() || !options.stdio;
 
-  service::ClassificationService service(config, classifier);
+  // Outlives the service, the proxy and the server that record spans into it (declared before
+  // them).
+  std::shared_ptr<net::OtlpExporter> exporter;
+  if (auto otlp = net::read_telemetry_options(config.telemetry, "telemetry");
+      !otlp.endpoint.empty())
+    exporter = std::make_shared<net::OtlpExporter>(std::move(otlp));
+  service::ServiceOptions service_options;
+  service_options.spans = exporter;
+  service::ClassificationService service(config, classifier, std::move(service_options));
   const auto& server = service.server();
 
   // Before the reload triggers, which apply a new `route` section to it. Its upstream sockets and
   // the server's connections share the process's descriptors.
   std::shared_ptr<route::RouteProxy> route_proxy;  // stopped after `http`
   std::shared_ptr<util::DescriptorBudget> descriptors;
-  // Outlives the proxy and the server that record spans into it (declared before them).
-  std::shared_ptr<net::OtlpExporter> exporter;
-  if (auto otlp = net::read_telemetry_options(config.telemetry, "telemetry");
-      !otlp.endpoint.empty())
-    exporter = std::make_shared<net::OtlpExporter>(std::move(otlp));
   if (options.route && want_http) {
     descriptors = std::make_shared<util::DescriptorBudget>();
     const auto served = service.served();

@@ -190,6 +190,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
       p->on_progress = ro.on_progress;
       p->progress_key = key;
     }
+    if (!ro.meta.empty()) {
+      json::object meta = object_or_empty(params, "_meta");
+      for (const auto& [name, value] : ro.meta) meta[name] = value;
+      params["_meta"] = std::move(meta);
+    }
     if (stateless) add_meta(params);
     {
       std::lock_guard lock(mutex);

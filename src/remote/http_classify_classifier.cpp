@@ -5,6 +5,7 @@
 #include "net/http_client.hpp"
 #include "remote/call_guard.hpp"
 #include "remote/http_classify_answer.hpp"
+#include "remote/outgoing_trace.hpp"
 #include "util/env_reference.hpp"
 
 #include <fmt/format.h>
@@ -108,13 +109,14 @@ struct HttpClassifyClassifier::Impl {
         engine(options.timeout, options.ca_file, util::limits::kMaxClientMessageBytes, 8),
         guard(options, where) {}
 
-  std::vector<double> attempt(std::string_view text) {
+  std::vector<double> attempt(std::string_view text, const detail::OutgoingTrace& trace) {
     net::HttpRequest request;
     request.method = "POST";
     request.target = url.target;
     request.body = boost::json::serialize(boost::json::object{{"inputs", text}});
     request.timeout = options.timeout;
     request.headers = headers;
+    for (auto& header : trace.headers()) request.headers.push_back(std::move(header));
     const net::HttpEngine::Result result = engine.perform(url, std::move(request));
     if (result.error || result.head.status / 100 != 2) fail(where, result);
     return detail::http_classify_scores(result.body, categories, options.labels,
@@ -133,10 +135,15 @@ const classify::CategorySet& HttpClassifyClassifier::categories() const {
   return impl_->categories;
 }
 
-classify::Classification HttpClassifyClassifier::classify(std::string_view text,
-                                                          const classify::ClassifyOptions&) const {
-  std::vector<double> scores;
-  impl_->guard.call([&] { scores = impl_->attempt(text); });
+classify::Classification HttpClassifyClassifier::classify(
+    std::string_view text, const classify::ClassifyOptions& options) const {
+  const detail::OutgoingTrace trace(options);
+  auto scores = detail::traced_call(trace, "POST " + impl_->url.target,
+                                    {{"mcpclass.endpoint", impl_->where}}, [&] {
+                                      std::vector<double> out;
+                                      impl_->guard.call([&] { out = impl_->attempt(text, trace); });
+                                      return out;
+                                    });
   const auto& categories = impl_->categories;
   classify::Classification c =
       classify::make_classification(text, categories, std::move(scores), impl_->policy);

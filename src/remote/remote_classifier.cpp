@@ -1,6 +1,7 @@
 // The remote classifier: tool discovery and the category cache over a ToolSession.
 #include "mcpclass/remote/remote_classifier.hpp"
 
+#include "remote/outgoing_trace.hpp"
 #include "remote/remote_detail.hpp"
 #include "remote/tool_session.hpp"
 
@@ -75,10 +76,10 @@ struct RemoteClassifier::Impl {
     }
   }
 
-  classify::Classification attempt(std::string_view text) {
+  classify::Classification attempt(std::string_view text, const json::object& meta) {
     maybe_refresh();
     const json::object result =
-        session.call_tool(tool, json::object{{"text", text}, {"with_probabilities", true}});
+        session.call_tool(tool, json::object{{"text", text}, {"with_probabilities", true}}, meta);
     std::shared_ptr<const classify::CategorySet> cats;
     std::size_t count;
     {
@@ -95,9 +96,9 @@ struct RemoteClassifier::Impl {
     }
   }
 
-  classify::Classification classify(std::string_view text) {
+  classify::Classification classify(std::string_view text, const json::object& meta) {
     std::optional<classify::Classification> out;
-    session.call([&] { out = attempt(text); });
+    session.call([&] { out = attempt(text, meta); });
     std::lock_guard lock(mutex);
     last_model = out->model;
     return std::move(*out);
@@ -120,9 +121,13 @@ const classify::CategorySet& RemoteClassifier::categories() const {
   return *impl_->current;
 }
 
-classify::Classification RemoteClassifier::classify(std::string_view text,
-                                                    const classify::ClassifyOptions&) const {
-  return impl_->classify(text);
+classify::Classification RemoteClassifier::classify(
+    std::string_view text, const classify::ClassifyOptions& options) const {
+  const detail::OutgoingTrace trace(options);
+  return detail::traced_call(
+      trace, "tools/call",
+      {{"mcp.method.name", "tools/call"}, {"mcpclass.endpoint", impl_->session.where()}},
+      [&] { return impl_->classify(text, trace.meta()); });
 }
 
 json::object RemoteClassifier::info() const {

@@ -75,8 +75,11 @@ void ToolSession::connect_with_retries() {
   guard_.retrying([this] { connect(generation_.load()); });
 }
 
-json::object ToolSession::call_tool(const std::string& tool, json::object arguments) {
-  return mapped(where(), [&] { return client_->call_tool(tool, std::move(arguments), {}); });
+json::object ToolSession::call_tool(const std::string& tool, json::object arguments,
+                                    json::object meta) {
+  client::RequestOptions options;
+  options.meta = std::move(meta);
+  return mapped(where(), [&] { return client_->call_tool(tool, std::move(arguments), options); });
 }
 
 json::array ToolSession::list_tools() {

@@ -37,8 +37,9 @@ class ToolSession {
   /// Runs `attempt` on a connected session behind the breaker, retrying transport failures and
   /// timeouts (max_retries, backoff). Throws the last RemoteError.
   void call(const std::function<void()>& attempt);
-  /// One tools/call on the current connection, errors mapped. Throws RemoteError.
-  json::object call_tool(const std::string& tool, json::object arguments);
+  /// One tools/call on the current connection, errors mapped; `meta` goes into its `_meta`
+  /// (the trace context). Throws RemoteError.
+  json::object call_tool(const std::string& tool, json::object arguments, json::object meta = {});
   /// tools/list on the current connection, errors mapped. Throws RemoteError.
   json::array list_tools();
   bool connected() const { return client_->connected(); }

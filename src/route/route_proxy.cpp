@@ -342,20 +342,23 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     // Fail-open forwards the request as it came when its classification fails.
     std::optional<json::object> original;
     if (router.route_settings().admission.fail_open && !explain) original = request;
+    // The classification's span, the parent of a remote classifier's call.
+    const auto classify_span = fwd->span.child();
     try {
       const auto kept = conversation.empty() ? std::nullopt : conversations.find(conversation);
       e = router.evaluate(std::move(request), options.max_text_length, explain,
-                          kept ? &*kept : nullptr, fwd->api);
+                          kept ? &*kept : nullptr, fwd->api,
+                          classify::ClassifyOptions{false, &classify_span, fwd->spans.get()});
       // An explanation changes nothing; a block keeps what the conversation had.
       if (!conversation.empty() && !explain && e.action == RouteEvaluation::Action::forward)
         conversations.keep(conversation, e.kept(), router.route_settings().conversation);
     } catch (const std::exception& ex) {
-      record(*fwd, fwd->span.child(), "classify", util::SpanRecord::Kind::internal, start_unix_nano,
-             {}, ex.what());
+      record(*fwd, classify_span, "classify", util::SpanRecord::Kind::internal, start_unix_nano, {},
+             ex.what());
       return overloaded(fwd, original ? std::move(*original) : json::object(), explain,
                         util::AdmissionRefusal::none, ex.what());
     }
-    record(*fwd, fwd->span.child(), "classify", util::SpanRecord::Kind::internal, start_unix_nano,
+    record(*fwd, classify_span, "classify", util::SpanRecord::Kind::internal, start_unix_nano,
            {{"mcpclass.category", e.category}, {"mcpclass.decision", e.decision}});
     if (ticket) ticket->succeeded();
     dispatch(fwd, explain, t0);

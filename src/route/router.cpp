@@ -323,7 +323,8 @@ std::shared_ptr<const learned::SentenceEncoder> Router::encoder() const noexcept
 }
 
 RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_length, bool exhaustive,
-                                 const KeptDecision* kept, RequestApi api) const {
+                                 const KeptDecision* kept, RequestApi api,
+                                 const classify::ClassifyOptions& classify_options) const {
   const auto& impl = *impl_;
   if (auto e = impl.screen(request, api)) return std::move(*e);
 
@@ -335,7 +336,8 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
   out.body = std::move(request);
   routing::SignalEvaluation ev(
       *impl.signals,
-      std::string(utf8_prefix(prompt_text(out.body, impl.route.text, api), max_text_length)));
+      std::string(utf8_prefix(prompt_text(out.body, impl.route.text, api), max_text_length)),
+      classify_options);
   const auto choice = routing::choose_decision(
       impl.router, [&](SignalType type, const std::string& name) { return ev.value(type, name); },
       exhaustive);

@@ -109,8 +109,9 @@ std::vector<PiiMatch> SignalSet::pii_spans(std::string_view text, PiiSource sour
   return {};
 }
 
-SignalEvaluation::SignalEvaluation(const SignalSet& set, std::string text)
-    : set_(set), text_(std::move(text)) {}
+SignalEvaluation::SignalEvaluation(const SignalSet& set, std::string text,
+                                   classify::ClassifyOptions options)
+    : set_(set), text_(std::move(text)), options_(options) {}
 
 SignalValue SignalEvaluation::value(SignalType type, const std::string& name) {
   for (const auto& r : reports_)
@@ -119,7 +120,7 @@ SignalValue SignalEvaluation::value(SignalType type, const std::string& name) {
 }
 
 const classify::Classification& SignalEvaluation::classification() {
-  if (!classification_) classification_ = set_.models_.classifier->classify(text_);
+  if (!classification_) classification_ = set_.models_.classifier->classify(text_, options_);
   return *classification_;
 }
 
@@ -153,7 +154,7 @@ const JailbreakScore& SignalEvaluation::jailbreak(const std::string& name) {
       out = set_.jailbreak_rules_[i]->score(text_);
     } else {
       const auto& classifier = *set_.models_.jailbreak.find(j.name)->second;
-      const auto c = classifier.classify(text_);
+      const auto c = classifier.classify(text_, options_);
       const auto& categories = classifier.categories();
       out.score = c.category == j.label ? c.confidence : 1.0 - c.confidence;
       for (std::size_t k = 0; k < categories.size() && k < c.probabilities.size(); ++k)

@@ -67,7 +67,9 @@ class SignalSet {
 /// One request's signals over `text`. Not thread-safe: one thread evaluates a request.
 class SignalEvaluation {
  public:
-  SignalEvaluation(const SignalSet& set, std::string text);
+  /// `options` go to every classifier call (its trace context: a remote classifier passes the
+  /// request's trace on).
+  SignalEvaluation(const SignalSet& set, std::string text, classify::ClassifyOptions options = {});
 
   const std::string& text() const noexcept { return text_; }
   /// The signal's value, computed on first use. Throws ClassifyError when a model fails.
@@ -96,6 +98,7 @@ class SignalEvaluation {
 
   const SignalSet& set_;
   std::string text_;
+  classify::ClassifyOptions options_;
   std::vector<SignalReport> reports_;
   std::optional<classify::Classification> classification_;
   std::optional<std::vector<float>> embedding_;

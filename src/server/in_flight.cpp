@@ -14,6 +14,16 @@ json::value wire_number(double v) {
   if (std::abs(v) < 9.0e15 && v == std::floor(v)) return static_cast<std::int64_t>(v);
   return v;
 }
+// A value that is not a string is as malformed as a bad string: no trace context.
+std::string_view string_at(const json::object& meta, std::string_view key) {
+  const auto* v = meta.if_contains(key);
+  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+std::optional<util::TraceParent> trace_parent_of(const json::object& meta) {
+  return util::parse_traceparent(string_at(meta, util::kTraceparentHeader),
+                                 string_at(meta, util::kTracestateHeader));
+}
 }  // namespace
 
 InFlight::InFlight(std::weak_ptr<Session> session, jsonrpc::Request request, StreamPtr out,
@@ -27,6 +37,7 @@ InFlight::InFlight(std::weak_ptr<Session> session, jsonrpc::Request request, Str
     if (const auto* token = meta->if_contains("progressToken")) {
       if (token->is_string() || token->is_int64() || token->is_uint64()) progress_token_ = *token;
     }
+    trace_parent_ = trace_parent_of(*meta);
   }
 }
 

@@ -30,6 +30,7 @@ class InFlight final : public RequestContext {
   const jsonrpc::Id& id() const override { return request_.id; }
   const std::string& method() const override { return request_.method; }
   const ClientInfo& client() const override { return *client_; }
+  const std::optional<util::TraceParent>& trace_parent() const override { return trace_parent_; }
   std::stop_token stop_token() const override { return stop_.get_token(); }
 
   void progress(double progress, std::optional<double> total, std::string_view message) override;
@@ -58,6 +59,7 @@ class InFlight final : public RequestContext {
   std::shared_ptr<const ClientInfo> client_;
   bool stateless_;
   std::optional<json::value> progress_token_;
+  std::optional<util::TraceParent> trace_parent_;
   std::stop_source stop_;
   std::mutex out_mutex_;
   bool closed_ = false;

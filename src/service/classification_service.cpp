@@ -66,6 +66,7 @@ ClassificationService::ClassificationService(const config::Config& config,
                     1)),
       settings_(config.server),
       on_classified_(std::move(options.on_classified)),
+      spans_(std::move(options.spans)),
       counters_(std::make_shared<ClassificationCounters>(served_.load()->classifier->categories())),
       admission_(settings_.admission.max_concurrent > 0
                      ? std::make_shared<util::AdmissionGate>(settings_.admission)
@@ -108,7 +109,8 @@ void ClassificationService::publish(const ServedClassifier& served) {
            },
        .metrics = tool_metrics_,
        .admission = admission_,
-       .provenance = served.provenance});
+       .provenance = served.provenance,
+       .spans = spans_});
   std::vector<std::string> names;
   for (const auto& c : classifier->categories()) names.push_back(c.name);
   for (const auto& old : prompt_names_) {

@@ -4,6 +4,7 @@
 #include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/trace_context.hpp"
 #include "service/http_classify_wire.hpp"
+#include "service/request_spans.hpp"
 
 #include <boost/json.hpp>
 
@@ -27,24 +28,6 @@ void refuse(HttpAppResponse& response, const ClassifyRefusal& refusal,
   response.respond(refusal.status, std::move(headers),
                    classify_error_body(refusal.type, refusal.message));
 }
-
-// One request's spans: its own (SERVER, under the caller's traceparent) and its
-// classification's (INTERNAL, its child), recorded when it was answered.
-struct RequestSpans {
-  std::shared_ptr<util::SpanSink> sink;  // null: not recorded
-  util::SpanContext request;
-  std::string path;
-  std::uint64_t received = util::SpanRecord::now_unix_nano();
-
-  void answered(std::uint64_t classify_start, std::string kind) const {
-    if (!sink) return;
-    sink->record(util::SpanRecord::ending_now(request.child(), "classify",
-                                              util::SpanRecord::Kind::internal, classify_start,
-                                              {{"mcpclass.classifier", std::move(kind)}}));
-    sink->record(util::SpanRecord::ending_now(
-        request, "POST " + path, util::SpanRecord::Kind::server, received, {{"url.path", path}}));
-  }
-};
 
 class HttpClassifyApp final : public transport::server::HttpApp {
  public:
@@ -77,11 +60,11 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     if (auto problem = util::request_timeout_error(request.header(util::kRequestTimeoutHeader)))
       return refuse(*response, {400, "validation", std::move(*problem)});
     auto call = std::make_shared<ClassifyCall>(std::move(std::get<ClassifyCall>(read)));
-    auto trace = std::make_shared<RequestSpans>();
-    trace->request = util::start_span(util::parse_traceparent(
-        request.header(util::kTraceparentHeader), request.header(util::kTracestateHeader)));
-    if (trace->request.sampled()) trace->sink = spans_;
-    trace->path = request.path;
+    auto trace = std::make_shared<const RequestSpans>(
+        spans_,
+        util::parse_traceparent(request.header(util::kTraceparentHeader),
+                                request.header(util::kTracestateHeader)),
+        "POST " + request.path, RequestSpans::Attributes{{"url.path", request.path}});
 
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
     response->on_cancel([cancelled] { cancelled->store(true); });
@@ -133,7 +116,8 @@ class HttpClassifyApp final : public transport::server::HttpApp {
       answer(*response, [&](classify::Provenance& provenance) {
         provenance = served->provenance;
         std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
-        const auto results = classifier->classify_batch(texts, classify::ClassifyOptions{true});
+        const auto results = classifier->classify_batch(
+            texts, classify::ClassifyOptions{true, &trace->classify, trace->sink.get()});
         json::array out;
         for (const auto& c : results) {
           service->count_classification(c);

@@ -1,11 +1,13 @@
 #include "mcpclass/service/mcp_tools.hpp"
 
 #include "mcpclass/service/tool_admission.hpp"
+#include "service/request_spans.hpp"
 #include "service/tool_results.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <exception>
 
 namespace mcpclass::service {
 
@@ -139,14 +141,29 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
   classify.output_schema = classify_output_schema();
   classify.annotations = json::object{{"readOnlyHint", true}, {"idempotentHint", true}};
   classify.run_inline = fast;
-  classify.handler = [classifier, options](const json::object& args, server::RequestContext&) {
+  classify.handler = [classifier, options, kind](const json::object& args,
+                                                 server::RequestContext& context) {
     const std::string_view text = args.at("text").get_string();
     if (auto problem = text_problem(text, options.max_text_length)) {
       return server::ToolResult::error(*problem);
     }
     bool with_probabilities = false;
     if (const auto* w = args.if_contains("with_probabilities")) with_probabilities = w->as_bool();
-    const Classification c = classifier->classify(text, ClassifyOptions{with_probabilities});
+    // OpenTelemetry's MCP conventions name the span "{method} {tool}".
+    const detail::RequestSpans trace(
+        options.spans, context.trace_parent(), "tools/call classify_text",
+        {{"mcp.method.name", "tools/call"}, {"gen_ai.tool.name", "classify_text"}});
+    const auto start = util::SpanRecord::now_unix_nano();
+    const Classification c = [&] {
+      try {
+        return classifier->classify(
+            text, ClassifyOptions{with_probabilities, &trace.classify, trace.sink.get()});
+      } catch (const std::exception& e) {
+        trace.answered(start, kind, e.what());
+        throw;
+      }
+    }();
+    trace.answered(start, kind);
     if (options.on_classified) options.on_classified(c);
     server::ToolResult result = structured(to_wire(c, with_probabilities, response_storage()));
     result.meta[classify::kMetaProvenance] = options.provenance->of(c).to_json();

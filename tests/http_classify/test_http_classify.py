@@ -322,6 +322,20 @@ def test_a_lying_server_is_named_and_composite_falls_back(tmp_path):
             assert on_classify["kind"] == on_mcp["kind"] == "composite"
             assert on_classify["fallback"] is True and on_mcp["fallback"] is True
             assert health_provenance(s.port)["fallback"] is False
+            # The caller's trace goes on to the http_classify server as headers (docs/tracing.md):
+            # the same trace id and flags, a span id of mcpclass's own.
+            trace, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+            status, _, body = request(s.port, "POST", "/mcp/tools/call",
+                                      {"name": "classify_text",
+                                       "arguments": {"text": "an integral, traced"}},
+                                      headers={"traceparent": f"00-{trace}-{parent}-01",
+                                               "tracestate": "v=1"})
+            assert status == 200, body
+            headers = {k.lower(): v for k, v in server.requests[-1][1].items()}
+            sent = headers["traceparent"].split("-")
+            assert sent[0] == "00" and sent[1] == trace and sent[3] == "01", headers
+            assert len(sent[2]) == 16 and sent[2] != parent
+            assert headers["tracestate"] == "v=1"
         finally:
             s.kill()
     finally:

@@ -4,8 +4,11 @@ span as its parent; a malformed one starts a new trace; the spans of the request
 classification and its upstream call (and of the front's POST /classify) go to an OTLP/HTTP
 collector (tests/tracing/otlp_receiver.mjs
 decodes them with the official OTLP protobuf definitions) sharing that trace id, their parent
-links right; a dead or silent collector costs requests nothing but counted drops."""
+links right; a dead or silent collector costs requests nothing but counted drops. MCP's
+classify_text joins the caller's trace from the traceparent header or `_meta` (SEP-414) and a
+remote classifier passes it on to the next mcpclass: one trace id across both processes' spans."""
 
+import http.client
 import json
 import os
 import re
@@ -17,7 +20,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_route import Route, ask, models_yaml, upstream  # noqa: E402,F401
+import test_route  # noqa: E402
+from test_route import BIN, CATEGORIES, Route, ask, models_yaml, upstream  # noqa: E402,F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACING = os.path.join(HERE, "..", "tracing")
@@ -182,3 +186,139 @@ def test_a_dead_or_silent_collector_costs_only_counted_drops(tmp_path, upstream)
     finally:
         silent.close()
         closed.close()
+
+
+def serve_http(tmp_path, document):
+    """A running `mcpclass serve` of `document` on an ephemeral port: (process, port)."""
+    config = tmp_path / "b.yaml"
+    config.write_text(document)
+    proc = subprocess.Popen([BIN, "serve", "--config", str(config), "--http", "127.0.0.1:0"],
+                            stderr=subprocess.PIPE, text=True)
+    log = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        log.append(line)
+        m = re.search(r"serving .* on http://127\.0\.0\.1:(\d+)/mcp", line)
+        if m:
+            return proc, int(m.group(1))
+    proc.kill()
+    raise RuntimeError("serve did not start: " + "".join(log))
+
+
+class McpSession:
+    """A Streamable HTTP session with the server on `port`."""
+
+    def __init__(self, port):
+        self.port, self.sid, self.next_id = port, None, 0
+        init = self.send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                        "clientInfo": {"name": "tracing-test", "version": "1"}})
+        assert "result" in init, init
+        self.send("notifications/initialized")
+
+    def send(self, method, params=None, headers=None):
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not method.startswith("notifications/"):
+            self.next_id += 1
+            message["id"] = self.next_id
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        c.request("POST", "/mcp", body=json.dumps(message),
+                  headers={"Content-Type": "application/json",
+                           "Accept": "application/json, text/event-stream",
+                           **({"Mcp-Session-Id": self.sid} if self.sid else {}),
+                           **(headers or {})})
+        r = c.getresponse()
+        body = r.read().decode()
+        self.sid = self.sid or r.getheader("Mcp-Session-Id")
+        c.close()
+        if "id" not in message:
+            return None
+        if r.getheader("Content-Type", "").startswith("text/event-stream"):
+            body = [line[6:] for line in body.splitlines() if line.startswith("data: ")][-1]
+        return json.loads(body)
+
+    def classify(self, text, meta=None, headers=None):
+        params = {"name": "classify_text", "arguments": {"text": text}}
+        if meta is not None:
+            params["_meta"] = meta
+        out = self.send("tools/call", params, headers)
+        assert not out["result"].get("isError"), out
+        return out["result"]["structuredContent"]["class"]  # an index: 0 is math
+
+
+def test_mcp_calls_join_the_callers_trace_through_a_remote_classifier(tmp_path, upstream,
+                                                                      collector):
+    """serve B (rules) behind `route` A (kind: remote, MCP over HTTP to B); both export. A
+    traceparent header, a `_meta.traceparent` and a routed request each give one trace across A
+    and B with the parent links right; a malformed `_meta.traceparent` a new trace."""
+    b, b_port = serve_http(tmp_path, CATEGORIES + telemetry(collector.url, interval=0.1,
+                                                            service_name="mcpclass-b"))
+    remote = ("classifier:\n  kind: remote\n  remote: {url: \"http://127.0.0.1:%d/mcp\", "
+              "max_retries: 0, timeout: 10}\n" % b_port)
+    saved = test_route.CATEGORIES
+    test_route.CATEGORIES = re.sub(r"classifier:\n(  .*\n)+", remote, CATEGORIES)
+    try:
+        a = Route(tmp_path, models_yaml(upstream.url), extra=telemetry(collector.url, interval=0.1))
+    finally:
+        test_route.CATEGORIES = saved
+    header, meta, routed, ignored = ("1" * 32, "2" * 32, "3" * 32, "4" * 32)
+    try:
+        mcp = McpSession(a.port)
+        assert mcp.classify("integral one", headers={"traceparent": f"00-{header}-{PARENT}-01",
+                                                     "tracestate": "v=h"}) == 0
+        assert mcp.classify("integral two", meta={"traceparent": f"00-{meta}-{PARENT}-01"}) \
+            == 0
+        # `_meta` wins over the header; malformed, it starts a new trace, never an error.
+        assert mcp.classify("integral three", meta={"traceparent": "00-garbage"},
+                            headers={"traceparent": f"00-{ignored}-{PARENT}-01"}) == 0
+        status, _, _ = a.post(ask("integral four"), {"traceparent": f"00-{routed}-{PARENT}-01"})
+        assert status == 200
+    finally:
+        assert a.stop() == 0
+        b.terminate()
+        assert b.wait(timeout=15) == 0
+
+    assert collector("/errors") == []
+    spans = collector("/spans")
+    assert not [s for s in spans if s["traceId"] == ignored]
+
+    def of(trace):
+        return {(s["resource"]["service.name"], s["name"]): s for s in spans
+                if s["traceId"] == trace}
+
+    for trace in (header, meta):
+        got = of(trace)
+        assert set(got) == {("mcpclass", "tools/call classify_text"), ("mcpclass", "classify"),
+                            ("mcpclass", "tools/call"),
+                            ("mcpclass-b", "tools/call classify_text"),
+                            ("mcpclass-b", "classify")}, (trace, spans)
+        a_server, a_classify, a_call = (got["mcpclass", "tools/call classify_text"],
+                                        got["mcpclass", "classify"], got["mcpclass", "tools/call"])
+        b_server, b_classify = got["mcpclass-b", "tools/call classify_text"], \
+            got["mcpclass-b", "classify"]
+        assert a_server["parentSpanId"] == PARENT and a_server["kind"] == 2  # SERVER
+        assert a_server["attributes"]["gen_ai.tool.name"] == "classify_text"
+        assert a_classify["parentSpanId"] == a_server["spanId"] and a_classify["kind"] == 1
+        assert a_classify["attributes"]["mcpclass.classifier"] == "remote"
+        assert a_call["parentSpanId"] == a_classify["spanId"] and a_call["kind"] == 3  # CLIENT
+        assert b_server["parentSpanId"] == a_call["spanId"] and b_server["kind"] == 2
+        assert b_classify["parentSpanId"] == b_server["spanId"]
+        assert b_classify["attributes"]["mcpclass.classifier"] == "rules"
+    assert all(s["traceState"] == "v=h" for s in of(header).values())
+    # The malformed one: a trace of its own, rooted at A's request span.
+    roots = [s for s in spans if s["name"] == "tools/call classify_text" and not s.get("parentSpanId")]
+    assert len(roots) == 1, roots
+    fresh = of(roots[0]["traceId"])
+    assert fresh["mcpclass-b", "tools/call classify_text"]["parentSpanId"] == \
+        fresh["mcpclass", "tools/call"]["spanId"]
+    # route's classification passes the trace on as well.
+    got = of(routed)
+    assert got["mcpclass", "tools/call"]["parentSpanId"] == got["mcpclass", "classify"]["spanId"]
+    assert got["mcpclass", "classify"]["parentSpanId"] == \
+        got["mcpclass", "route /v1/chat/completions"]["spanId"]
+    assert got["mcpclass-b", "tools/call classify_text"]["parentSpanId"] == \
+        got["mcpclass", "tools/call"]["spanId"]

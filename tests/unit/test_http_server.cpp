@@ -5,6 +5,7 @@
 #include "mcpclass/server/tool.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/executor.hpp"
+#include "mcpclass/util/trace_context.hpp"
 
 #include <doctest/doctest.h>
 #include <boost/asio/connect.hpp>
@@ -160,6 +161,18 @@ struct TestServer {
       return server::ToolResult::error("cancelled");
     };
     server->add_tool(block);
+    server::Tool trace;
+    trace.name = "trace";
+    trace.description = "Says the trace context the engine handed it";
+    trace.handler = [](const json::object&, server::RequestContext& ctx) {
+      const auto& parent = ctx.trace_parent();
+      if (!parent) return server::ToolResult::text("none");
+      return server::ToolResult::text(
+          util::hex_of(parent->trace_id.data(), parent->trace_id.size()) + "-" +
+          util::hex_of(parent->parent_id.data(), parent->parent_id.size()) + "-" +
+          parent->tracestate);
+    };
+    server->add_tool(trace);
     http = std::make_unique<transport::server::HttpServer>(server, std::move(options), [] {
       return json::object{{"categories", json::array{"math", "general"}},
                           {"model", "openai/gpt-oss-20b"},
@@ -210,7 +223,7 @@ TEST_CASE("http: initialize, session id, tools/list, DELETE") {
   CHECK(list.status == 200);
   CHECK(list.header("content-type") == "application/json");
   const json::value listed = list.json_body();
-  CHECK(listed.at("result").at("tools").as_array().size() == 4);
+  CHECK(listed.at("result").at("tools").as_array().size() == 5);
 
   // Any supported MCP-Protocol-Version is accepted, an unknown one is not.
   CHECK(post(t.port, "/mcp", request(3, "ping"),
@@ -503,7 +516,7 @@ TEST_CASE("http: router dialect transcript (reference.md section 2)") {
 
   Reply list = post(t.port, "/mcp/tools/list", json::parse(R"({"method":"","params":{}})"));
   CHECK(list.status == 200);
-  CHECK(list.json_body().at("tools").as_array().size() == 4);
+  CHECK(list.json_body().at("tools").as_array().size() == 5);
 
   Reply ping = call(t.port, http::verb::post, "/mcp/ping", {}, {});
   CHECK(ping.status == 200);
@@ -540,7 +553,7 @@ TEST_CASE("http: /health and /metrics") {
   CHECK(h.at("status") == "ok");
   CHECK(h.at("categories").as_array().size() == 2);
   CHECK(h.at("model") == "openai/gpt-oss-20b");
-  CHECK(h.at("tools") == 4);
+  CHECK(h.at("tools") == 5);
   CHECK(h.contains("uptime_seconds"));
   t.open_session();
   Reply metrics = call(t.port, http::verb::get, "/metrics", {}, {});
@@ -585,6 +598,49 @@ TEST_CASE("http: legacy HTTP+SSE endpoint event and POST /messages round trip") 
   CHECK(post(t.port, "/messages?sessionId=unknown", request(3, "ping")).status == 404);
 }
 
+TEST_CASE("http: a tool gets the trace context of its request's _meta, else of its headers") {
+  TestServer t;
+  const std::string sid = t.open_session();
+  const Headers session = with(kJsonPost, {{"Mcp-Session-Id", sid}});
+  const std::string header_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const std::string meta_trace = "0af7651916cd43dd8448eb211c80319c";
+  const std::string header_value = "00-" + header_trace + "-00f067aa0ba902b7-01";
+  const std::string meta_value = "00-" + meta_trace + "-b7ad6b7169203331-01";
+  std::int64_t id = 10;
+  // What the trace tool says for a call with `meta` in its params and `headers` on the POST.
+  const auto traced = [&](json::object meta, const Headers& headers) {
+    json::object params{{"name", "trace"}, {"arguments", json::object{}}};
+    if (!meta.empty()) params["_meta"] = std::move(meta);
+    Reply r = post(t.port, "/mcp", request(++id, "tools/call", std::move(params)),
+                   with(session, headers));
+    REQUIRE(r.status == 200);
+    return std::string(r.json_body().at("result").at("content").at(0).at("text").as_string());
+  };
+  CHECK(traced({}, {}) == "none");
+  // The headers alone (Streamable HTTP).
+  CHECK(traced({}, {{"traceparent", header_value}, {"tracestate", "h=1"}}) ==
+        header_trace + "-00f067aa0ba902b7-h=1");
+  // `_meta` alone (MCP 2026-07-28, SEP-414: what stdio carries too).
+  CHECK(traced({{"traceparent", meta_value}, {"tracestate", "m=2"}}, {}) ==
+        meta_trace + "-b7ad6b7169203331-m=2");
+  // Both: `_meta` wins, and the header's tracestate does not join its traceparent.
+  CHECK(traced({{"traceparent", meta_value}},
+               {{"traceparent", header_value}, {"tracestate", "h=1"}}) ==
+        meta_trace + "-b7ad6b7169203331-");
+  // Malformed is no trace context, never an error; a malformed `_meta` still wins.
+  CHECK(traced({{"traceparent", "00-" + meta_trace + "-b7ad6b7169203331"}}, {}) == "none");
+  CHECK(traced({{"traceparent", 7}}, {}) == "none");
+  CHECK(traced({{"traceparent", "garbage"}}, {{"traceparent", header_value}}) == "none");
+  CHECK(traced({}, {{"traceparent", "00-" + header_trace + "-0000000000000000-01"}}) == "none");
+
+  // The router dialect reads the headers too.
+  Reply routed = post(t.port, "/mcp/tools/call", json::parse(R"({"name":"trace","arguments":{}})"),
+                      with(kJsonPost, {{"traceparent", header_value}}));
+  REQUIRE(routed.status == 200);
+  CHECK(std::string(routed.json_body().at("content").at(0).at("text").as_string()) ==
+        header_trace + "-00f067aa0ba902b7-");
+}
+
 TEST_CASE("http: stateless mode") {
   transport::server::HttpServerOptions options;
   options.stateless = true;
@@ -594,7 +650,7 @@ TEST_CASE("http: stateless mode") {
   CHECK(init.header("mcp-session-id").empty());
   Reply list = post(t.port, "/mcp", request(2, "tools/list"));
   CHECK(list.status == 200);
-  CHECK(list.json_body().at("result").at("tools").as_array().size() == 4);
+  CHECK(list.json_body().at("result").at("tools").as_array().size() == 5);
   Reply tool = post(t.port, "/mcp",
                     request(3, "tools/call", {{"name", "echo"}, {"arguments", {{"text", "x"}}}}));
   CHECK(tool.json_body().at("result").at("content").at(0).at("text") == "x");

@@ -3,6 +3,8 @@
 
 #include "mcpclass/classify/category.hpp"
 #include "mcpclass/classify/classification.hpp"
+#include "mcpclass/util/span_record.hpp"
+#include "mcpclass/util/trace_context.hpp"
 
 #include <boost/json.hpp>
 
@@ -19,6 +21,12 @@ struct ClassifyOptions {
   /// The caller will return the distribution. A hint only: implementations may always compute
   /// it, and Classification::probabilities is always the real distribution.
   bool with_probabilities = false;
+  /// The span this classification runs under, or null. A classifier that calls another service
+  /// (a remote) sends its trace on: the same trace id with a span of its own as parent
+  /// (docs/tracing.md). Outlives the call.
+  const util::SpanContext* trace = nullptr;
+  /// Where such a call records its CLIENT span (null: not recorded). Outlives the call.
+  util::SpanSink* spans = nullptr;
 };
 
 /// Chooses one of categories() for a text.

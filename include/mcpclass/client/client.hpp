@@ -92,6 +92,9 @@ struct RequestOptions {
   /// Called with each notifications/progress params for this request (a progress token is
   /// attached when set). Runs on the transport's thread.
   std::function<void(const json::object& progress)> on_progress;
+  /// Keys added to the request's `_meta`, e.g. the W3C `traceparent` and `tracestate` of MCP's
+  /// 2026-07-28 revision (SEP-414), which the HTTP transports also send as headers.
+  json::object meta;
 };
 
 class Client {

@@ -126,10 +126,12 @@ class Router {
   /// throws for a bad request (reject); throws ClassifyError when a model fails. `kept`: the
   /// decision of the request's conversation, which this turn keeps unless its own confidence beats
   /// the kept one's by route.conversation.switch_margin (a guard's block always applies). A model
-  /// whose api_format is not `api`'s is rejected (400, naming both).
+  /// whose api_format is not `api`'s is rejected (400, naming both). `classify_options` go to
+  /// every classifier call (the trace context a remote classifier passes on).
   RouteEvaluation evaluate(boost::json::object request, std::size_t max_text_length,
                            bool exhaustive = false, const KeptDecision* kept = nullptr,
-                           RequestApi api = RequestApi::chat_completions) const;
+                           RequestApi api = RequestApi::chat_completions,
+                           const classify::ClassifyOptions& classify_options = {}) const;
 
   /// The evaluation without signals or classifier, for a request whose classification was
   /// refused or failed (route.admission's fail-open): a bad request or a configured model named

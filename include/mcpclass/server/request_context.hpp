@@ -6,6 +6,7 @@
 
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/server/log_level.hpp"
+#include "mcpclass/util/trace_context.hpp"
 
 #include <boost/json.hpp>
 
@@ -33,6 +34,11 @@ class RequestContext {
   virtual const jsonrpc::Id& id() const = 0;
   virtual const std::string& method() const = 0;
   virtual const ClientInfo& client() const = 0;
+  /// The caller's W3C trace context: `traceparent` and `tracestate` in the request's
+  /// `params._meta` (MCP 2026-07-28, SEP-414; the HTTP transports put the request's headers
+  /// there when `_meta` has no `traceparent`). nullopt when absent or malformed (the work starts
+  /// a trace of its own). The engine only parses it: spans are the handler's business.
+  virtual const std::optional<util::TraceParent>& trace_parent() const = 0;
 
   /// Requested when the client cancels the request or the session closes.
   virtual std::stop_token stop_token() const = 0;

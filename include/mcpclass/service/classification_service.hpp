@@ -18,6 +18,7 @@
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/executor.hpp"
+#include "mcpclass/util/span_record.hpp"
 
 #include <boost/json.hpp>
 
@@ -40,6 +41,9 @@ struct ServiceOptions {
   std::size_t worker_threads = 0;
   /// Called after every successful classify_text, on the thread that ran it (see ToolOptions).
   std::function<void(const classify::Classification&)> on_classified;
+  /// Where classify_text records its spans (ToolOptions::spans; `serve` passes its OTLP
+  /// exporter). Null: none.
+  std::shared_ptr<util::SpanSink> spans;
 };
 
 /// What reload() did.
@@ -139,6 +143,7 @@ class ClassificationService {
   std::atomic<std::shared_ptr<const ServedClassifier>> served_;
   config::ServerSettings settings_;
   std::function<void(const classify::Classification&)> on_classified_;
+  std::shared_ptr<util::SpanSink> spans_;  // classify_text's spans; null: none
   std::shared_ptr<ClassificationCounters> counters_;
   std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
   std::shared_ptr<util::AdmissionGate> admission_;  // server.admission; null when unbounded

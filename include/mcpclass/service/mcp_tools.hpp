@@ -11,6 +11,7 @@
 #include "mcpclass/service/tool_metrics.hpp"
 #include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/limits.hpp"
+#include "mcpclass/util/span_record.hpp"
 
 #include <boost/json.hpp>
 
@@ -36,6 +37,9 @@ struct ToolOptions {
   /// What classify_text puts in each result's `_meta` under classify::kMetaProvenance (with the
   /// result's cached/fallback flags). Absent: provenance_of(classifier, 0).
   std::optional<classify::Provenance> provenance;
+  /// Where classify_text records its spans (the tools/call request's, SERVER, under the caller's
+  /// `_meta.traceparent`, and its `classify` span; docs/tracing.md). Null: none.
+  std::shared_ptr<util::SpanSink> spans;
 };
 
 /// URI of the category-list resource.

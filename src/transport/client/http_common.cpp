@@ -2,6 +2,7 @@
 
 #include "mcpclass/client/errors.hpp"
 #include "mcpclass/jsonrpc/message.hpp"
+#include "mcpclass/util/trace_context.hpp"
 
 namespace mcpclass::transport::client::detail {
 
@@ -49,6 +50,23 @@ bool answers(const boost::json::value& v, const jsonrpc::Id& id) {
   const auto* vid = o.if_contains("id");
   if (vid == nullptr) return false;
   return *vid == jsonrpc::to_json(id);
+}
+
+void add_trace_headers(net::HttpRequest& request, const boost::json::value& message) {
+  const auto* o = message.if_object();
+  const auto* params = o ? o->if_contains("params") : nullptr;
+  const auto* meta = params ? jsonrpc::meta_of(*params) : nullptr;
+  if (meta == nullptr) return;
+  const auto string_at = [meta](std::string_view key) {
+    const auto* v = meta->if_contains(key);
+    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+  };
+  const auto parsed = util::parse_traceparent(string_at(util::kTraceparentHeader),
+                                              string_at(util::kTracestateHeader));
+  if (!parsed) return;
+  request.headers.emplace_back(util::kTraceparentHeader, string_at(util::kTraceparentHeader));
+  if (!parsed->tracestate.empty())
+    request.headers.emplace_back(util::kTracestateHeader, parsed->tracestate);
 }
 
 std::string header_safe(std::string_view value) {

@@ -32,6 +32,12 @@ std::optional<boost::json::value> parse_body(std::string_view body);
 /// True when `v` is a response (or batch holding one) whose id is `id`.
 bool answers(const boost::json::value& v, const jsonrpc::Id& id);
 
+/// Sends the W3C `traceparent` and `tracestate` a request carries in `params._meta` (MCP
+/// 2026-07-28, SEP-414) as the HTTP headers too, so HTTP middleboxes and servers that read only
+/// the headers join the same trace. Only a well-formed `traceparent` is sent (W3C: a header
+/// value the receiver would have to drop is not worth sending).
+void add_trace_headers(net::HttpRequest& request, const boost::json::value& message);
+
 /// `Mcp-Name` value: ASCII as is, anything else as `=?base64?…?=`.
 std::string header_safe(std::string_view value);
 

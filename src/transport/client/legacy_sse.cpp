@@ -57,6 +57,7 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
     req.method = "POST";
     req.headers = headers_;
     req.headers.emplace_back("Content-Type", "application/json");
+    detail::add_trace_headers(req, message);
     req.body = json::serialize(message);
     req.timeout = options_.io_timeout;
     std::lock_guard lock(mutex_);

@@ -71,6 +71,7 @@ class RestTransport : public detail::HttpClientTransportBase,
     req.headers = headers_;
     req.headers.emplace_back("Content-Type", "application/json");
     req.headers.emplace_back("Accept", "application/json");
+    detail::add_trace_headers(req, message);
     if (kind.method != "ping") {
       const auto* params = message.get_object().if_contains("params");
       req.body = params != nullptr && !params->is_null() ? json::serialize(*params) : "{}";

@@ -62,6 +62,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     HttpRequest req = base_request("POST");
     req.headers.emplace_back("Content-Type", "application/json");
     req.headers.emplace_back("Accept", "application/json, text/event-stream");
+    detail::add_trace_headers(req, message);
     if (stateless_era() && !kind.method.empty()) add_stateless_headers(req, kind.method, message);
     req.body = json::serialize(message);
     std::lock_guard lock(mutex_);

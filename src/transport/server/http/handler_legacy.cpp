@@ -2,6 +2,7 @@
 // POST /messages?sessionId=… hands a message to that session, whose answers go out on the stream.
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/server/session.hpp"
+#include "mcpclass/util/trace_context.hpp"
 #include "transport/server/http/handlers.hpp"
 #include "transport/server/http/mcp_common.hpp"
 #include "transport/server/http/middleware.hpp"
@@ -68,6 +69,7 @@ class LegacyMessages final : public HttpHandler {
     if (!entry || !entry->legacy) return session_not_found(exchange);
     auto body = read_rpc_body(exchange, req);
     if (!body || !scopes_allow(exchange, *body)) return;
+    apply_trace_headers(*body, req[util::kTraceparentHeader], req[util::kTracestateHeader]);
     if (has_request(*body)) exchange.shared->metrics->record_rpc(method_of(*body), false);
     try {
       entry->session->handle(*body, std::make_shared<LegacyStream>(entry->standalone));

@@ -3,6 +3,7 @@
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/protocol/version.hpp"
 #include "mcpclass/server/session.hpp"
+#include "mcpclass/util/trace_context.hpp"
 #include "transport/server/http/guard.hpp"
 #include "transport/server/http/handlers.hpp"
 #include "transport/server/http/mcp_common.hpp"
@@ -220,6 +221,7 @@ void McpPost::serve(Exchange& exchange, Request& req) {
       return exchange.respond(http::status::bad_request,
                               rpc_error_body(jsonrpc::kInvalidRequest, *problem));
   }
+  apply_trace_headers(*body, req[util::kTraceparentHeader], req[util::kTracestateHeader]);
   const json::value& message = *body;
   const json::object* object = message.if_object();
   const json::value* method = object ? object->if_contains("method") : nullptr;

@@ -7,6 +7,7 @@
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/protocol/version.hpp"
 #include "mcpclass/server/session.hpp"
+#include "mcpclass/util/trace_context.hpp"
 #include "transport/server/http/router_dialect.hpp"
 #include "transport/server/http/rpc_message.hpp"
 
@@ -78,6 +79,8 @@ void Router::serve(Exchange& exchange, Request& req) {
       return exchange.respond(http::status::bad_request,
                               rpc_error_body(jsonrpc::kInvalidRequest, *problem));
   }
+  apply_trace_headers(std::get<json::value>(built), req[util::kTraceparentHeader],
+                      req[util::kTracestateHeader]);
   auto metrics = shared->metrics;
   const std::string method_name(HttpMetrics::method_label(method));
   const bool answers = has_request(message);

@@ -3,6 +3,7 @@
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/server/tool_admission.hpp"
 #include "mcpclass/util/admission_gate.hpp"
+#include "mcpclass/util/trace_context.hpp"
 
 #include <boost/json.hpp>
 
@@ -17,28 +18,56 @@ std::string rpc_error_body(int code, std::string message) {
   return json::serialize(jsonrpc::make_error(std::nullopt, {code, std::move(message)}));
 }
 
-std::optional<std::string> apply_request_timeout(json::value& body, std::string_view header) {
-  if (auto error = util::request_timeout_error(header)) return error;
-  const auto parsed = util::request_timeout_ms(header);
-  if (!parsed) return std::nullopt;  // absent
-  const auto one = [ms = *parsed](json::value& m) {
+namespace {
+
+// Calls `fill` with the `_meta` object of every request in `body` (a message or a batch), made
+// when absent; a request whose params or `_meta` is not an object is left to the engine, which
+// says what is wrong with it.
+template <typename F>
+void for_each_request_meta(json::value& body, const F& fill) {
+  const auto one = [&fill](json::value& m) {
     auto* o = m.if_object();
     if (o == nullptr || !o->contains("method") || !o->contains("id")) return;
     json::value& params = (*o)["params"];
     if (params.is_null()) params = json::object();
     auto* p = params.if_object();
-    if (p == nullptr) return;  // the engine says what is wrong with it
+    if (p == nullptr) return;
     json::value& meta = (*p)["_meta"];
     if (meta.is_null()) meta = json::object();
-    if (auto* mo = meta.if_object(); mo && !mo->contains(mcpclass::server::kMetaRequestTimeout))
-      (*mo)[mcpclass::server::kMetaRequestTimeout] = ms;
+    if (auto* mo = meta.if_object()) fill(*mo);
   };
   if (auto* a = body.if_array()) {
     for (auto& m : *a) one(m);
   } else {
     one(body);
   }
+}
+
+}  // namespace
+
+std::optional<std::string> apply_request_timeout(json::value& body, std::string_view header) {
+  if (auto error = util::request_timeout_error(header)) return error;
+  const auto parsed = util::request_timeout_ms(header);
+  if (!parsed) return std::nullopt;  // absent
+  for_each_request_meta(body, [ms = *parsed](json::object& meta) {
+    if (!meta.contains(mcpclass::server::kMetaRequestTimeout))
+      meta[mcpclass::server::kMetaRequestTimeout] = ms;
+  });
   return std::nullopt;
+}
+
+void apply_trace_headers(json::value& body, std::string_view traceparent,
+                         std::string_view tracestate) {
+  if (traceparent.empty()) return;
+  for_each_request_meta(body, [traceparent, tracestate](json::object& meta) {
+    // The request's own trace context wins, and its tracestate belongs to its traceparent.
+    if (meta.contains(util::kTraceparentHeader)) return;
+    meta[util::kTraceparentHeader] = traceparent;
+    if (!tracestate.empty())
+      meta[util::kTracestateHeader] = tracestate;
+    else
+      meta.erase(util::kTracestateHeader);
+  });
 }
 
 std::optional<std::string> overload_retry_after(const std::optional<json::value>& message) {

@@ -34,6 +34,13 @@ bool has_request(const boost::json::value& body);
 /// number of milliseconds up to a day), or nullopt.
 std::optional<std::string> apply_request_timeout(boost::json::value& body, std::string_view header);
 
+/// Puts the HTTP request's W3C `traceparent` (non-empty) and `tracestate` headers into the
+/// `_meta` of every request in `body` whose `_meta` has no `traceparent` of its own (the MCP
+/// 2026-07-28 keys, SEP-414: `_meta` wins), so the engine reads one place on every transport.
+/// Not checked here: a malformed value starts a new trace in the engine, never an error.
+void apply_trace_headers(boost::json::value& body, std::string_view traceparent,
+                         std::string_view tracestate);
+
 /// The Retry-After seconds (at least 1) when `message` is a refusal of admission control
 /// (mcpclass::server::kOverloaded, answered with 503), or nullopt.
 std::optional<std::string> overload_retry_after(const std::optional<boost::json::value>& message);

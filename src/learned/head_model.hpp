@@ -43,8 +43,30 @@ struct LexicalLayer {
   std::vector<double> probabilities(std::span<const std::int32_t> ids) const;
 };
 
+/// How far an embedding is from the rows the head was trained on (issue 34, out of scope):
+///   s(e)     = mean cosine similarity of e to its k most similar prototypes
+///   in_scope = share of the held-out validation rows whose s is below s(e), interpolated between
+///              the stored quantiles (0 = further out than every validation row, 1 = closer in).
+/// Prototypes are training rows' unit embeddings (or, trained with centroids, one unit mean per
+/// category, k = 1); the validation rows were never prototypes. Empty for heads trained before.
+struct ScopeModel {
+  std::size_t dimension = 0;
+  std::size_t k = 1;
+  std::vector<float> prototypes;  ///< rows × dimension, unit rows.
+  std::vector<float> quantiles;   ///< Ascending s of the validation rows at 0, 1/(q-1), …, 1.
+  std::string method;             ///< "rows" or "centroids", for reports.
+
+  bool empty() const { return prototypes.empty(); }
+  std::size_t rows() const { return dimension ? prototypes.size() / dimension : 0; }
+  /// s(e) above; `e` must have `dimension` values.
+  double similarity(std::span<const float> e) const;
+  /// in_scope above, in [0, 1].
+  double in_scope(std::span<const float> e) const;
+};
+
 struct HeadModel {
   std::vector<DenseLayer> layers;
+  ScopeModel scope;                     ///< Empty for heads without an out-of-scope score.
   LexicalLayer lexical;                 ///< Empty for heads without a lexical part.
   std::vector<std::string> categories;  ///< Logit order.
   double temperature = 1.0;             ///< T_dense.

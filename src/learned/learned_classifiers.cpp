@@ -219,7 +219,8 @@ class TrainedHeadClassifier final : public Classifier {
             {"model_id", encoder_->model_id()},
             {"index_size", 0},
             {"temperature", head_.temperature},
-            {"lexical_mix", head_.lexical.mix}};
+            {"lexical_mix", head_.lexical.mix},
+            {"scope", head_.scope.empty() ? json::value() : json::value(head_.scope.method)}};
   }
 
  private:
@@ -228,7 +229,8 @@ class TrainedHeadClassifier final : public Classifier {
                                 std::span<const float> embedding) const {
     return make_classification(
         text, categories_,
-        reorder(head_.probabilities(embedding, ids, settings_.temperature), map_), policy_);
+        reorder(head_.probabilities(embedding, ids, settings_.temperature), map_), policy_,
+        head_.scope.empty() ? std::nullopt : std::optional(head_.scope.in_scope(embedding)));
   }
 
   CategorySet categories_;

@@ -85,6 +85,13 @@ struct HeadTrainingOptions {
   double lexical_mix = 0.0;
   std::size_t lexical_epochs = 20;
   double lexical_learning_rate = 1e-2;
+  /// The out-of-scope score's prototypes (the head's `in_scope`, calibrated on the validation
+  /// rows): "rows" = up to scope_rows training rows (rows labelled `oos` excluded), compared by
+  /// the mean cosine similarity of the scope_k most similar; "centroids" = one unit mean per
+  /// category (k = 1); "none" = no score.
+  std::string scope = "rows";
+  std::size_t scope_rows = 8192;
+  std::size_t scope_k = 10;
   /// Called after every training epoch (the dense members' in turn, then the lexical part's):
   /// epochs done and in all, and the epoch's mean training loss. Empty = silent.
   std::function<void(const HeadTrainingProgress&)> on_epoch;

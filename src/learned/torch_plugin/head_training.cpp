@@ -158,6 +158,66 @@ std::vector<float> tensor_values(const torch::Tensor& t) {
   return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
 }
 
+bool out_of_scope_label(const std::string& label) {
+  return label == "oos" || label.starts_with("oos/");
+}
+
+// The head's out-of-scope score (head_model.hpp ScopeModel): prototypes from the training rows
+// `xt` (those `usable`), quantiles of the validation rows' similarity (those `usable_val`).
+detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& usable,
+                             const torch::Tensor& yt, const torch::Tensor& xv,
+                             const std::vector<bool>& usable_val, std::int64_t classes,
+                             const HeadTrainingOptions& options) {
+  constexpr std::int64_t kQuantiles = 101;
+  detail::ScopeModel scope;
+  if (options.scope == "none") return scope;
+  if (options.scope != "rows" && options.scope != "centroids")
+    throw ClassifyError("scope must be rows, centroids or none, not '" + options.scope + "'");
+  std::vector<std::int64_t> rows;
+  for (std::size_t i = 0; i < usable.size(); ++i)
+    if (usable[i]) rows.push_back(static_cast<std::int64_t>(i));
+  std::vector<std::int64_t> val;
+  for (std::size_t i = 0; i < usable_val.size(); ++i)
+    if (usable_val[i]) val.push_back(static_cast<std::int64_t>(i));
+  if (rows.empty() || val.size() < 2) return scope;
+  torch::NoGradGuard no_grad;
+  const auto unit = [](const torch::Tensor& x) { return x / x.norm(2, 1, true).clamp_min(1e-12); };
+  const auto train = unit(xt.index_select(0, torch::tensor(rows)));
+  torch::Tensor prototypes;
+  if (options.scope == "centroids") {
+    const auto labels = yt.index_select(0, torch::tensor(rows));
+    std::vector<torch::Tensor> means;
+    for (std::int64_t c = 0; c < classes; ++c) {
+      const auto mask = labels.eq(c);
+      if (mask.any().item<bool>()) means.push_back(train.index({mask}).mean(0));
+    }
+    prototypes = unit(torch::stack(means));
+    scope.k = 1;
+  } else {
+    // An even stride over the rows (in file order, so every source keeps its share).
+    const auto cap = static_cast<std::int64_t>(std::max<std::size_t>(options.scope_rows, 1));
+    const auto n = train.size(0);
+    prototypes =
+        n <= cap
+            ? train
+            : train.index_select(
+                  0, torch::linspace(0, static_cast<double>(n - 1), cap).round().to(torch::kInt64));
+    scope.k = std::max<std::size_t>(options.scope_k, 1);
+  }
+  const auto k = std::min<std::int64_t>(static_cast<std::int64_t>(scope.k), prototypes.size(0));
+  const auto s =
+      std::get<0>(
+          torch::matmul(unit(xv.index_select(0, torch::tensor(val))), prototypes.t()).topk(k, 1))
+          .mean(1);
+  const auto q = torch::quantile(s.to(torch::kFloat64),
+                                 torch::linspace(0.0, 1.0, kQuantiles, torch::kFloat64));
+  scope.method = options.scope;
+  scope.dimension = static_cast<std::size_t>(prototypes.size(1));
+  scope.prototypes = tensor_values(prototypes.contiguous());
+  scope.quantiles = tensor_values(q);
+  return scope;
+}
+
 }  // namespace
 
 HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettings& settings,
@@ -177,12 +237,15 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   std::vector<std::int64_t> labels;
   std::vector<std::string> val_texts;
   std::vector<std::int64_t> val_labels;
+  std::vector<bool> in_scope;  // per row of texts, then of val_texts: not labelled `oos`
+  std::vector<bool> val_in_scope;
   for (const auto& e : examples) {
     const auto c = categories.index_of(e.category);
     if (!c) throw ClassifyError("training example has unknown category '" + e.category + "'");
     const bool validation = salted_hash(e.id) % 100 < options.validation_percent;
     (validation ? val_texts : texts).push_back(e.text);
     (validation ? val_labels : labels).push_back(static_cast<std::int64_t>(*c));
+    (validation ? val_in_scope : in_scope).push_back(!out_of_scope_label(e.label));
   }
   if (texts.empty()) throw ClassifyError("no training rows left after the validation split");
   const std::size_t original_rows = texts.size();
@@ -197,6 +260,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   if (val_texts.empty()) {  // tiny sets: calibrate on the training rows
     val_texts.assign(texts.begin(), texts.begin() + static_cast<std::ptrdiff_t>(original_rows));
     val_labels.assign(labels.begin(), labels.begin() + static_cast<std::ptrdiff_t>(original_rows));
+    val_in_scope.assign(in_scope.size(), false);  // rows that are prototypes calibrate nothing
   }
   std::vector<std::string> all(texts);
   all.insert(all.end(), val_texts.begin(), val_texts.end());
@@ -282,6 +346,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     layer.bias = tensor_values(merged[l + 1]);
     head.layers.push_back(std::move(layer));
   }
+  head.scope = fit_scope(xt, in_scope, yt, xv, val_in_scope, classes, options);
   HeadTrainingReport report;
   report.train_rows = original_rows;
   report.augmented_rows = texts.size() - original_rows;
@@ -344,7 +409,10 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
                      {"ensemble", members.size()},
                      {"lexical_epochs", options.lexical_epochs},
                      {"lexical_learning_rate", options.lexical_learning_rate},
-                     {"seed", options.seed}});
+                     {"seed", options.seed},
+                     {"scope", options.scope},
+                     {"scope_rows", options.scope_rows},
+                     {"scope_k", options.scope_k}});
   return report;
 }
 

@@ -159,7 +159,8 @@ struct Setup {
                                      {.max_text_length = cfg.server.max_text_length,
                                       .on_classified = {},
                                       .metrics = {},
-                                      .admission = {}});
+                                      .admission = {},
+                                      .provenance = {}});
     session = server->create_session();
     session->handle(
         std::string_view{

@@ -12,14 +12,21 @@ reads a keyword signal, a domain signal (the classifier's category) and a PII si
 recognizers, e-mail allowed): every request computes all three, which the harness checks once
 at startup (POST /v1/route/explain, then one forwarded request's signal counts in /metrics).
 
+--tracing (issue 34, docs/tracing.md) adds route_rules with `telemetry.otlp` pointed at a
+collector that is down: route_otlp_refused (its port refuses connections) and route_otlp_silent
+(it accepts and never answers, so every export waits out its timeout and the queue overflows);
+their throughput ÷ route_rules' (no exporter) and their exported/failed/dropped span counts.
+
 usage: bench/route_proxy.py --cli build/mcpclass [--learned-config models/mmlu14.yaml]
                             [--seconds 3] [--rounds 3] [--connections 50] [--json OUT]
+                            [--tracing]
        --smoke: 1 round of 1 s (checks the harness, not the figures)."""
 import argparse
 import json
 import os
 import re
 import shutil
+import socket
 import statistics
 import sys
 import tempfile
@@ -167,6 +174,28 @@ def check_signals(port, body):
     return sorted(f"{t}:{n}" for t, n in computed)
 
 
+def otlp_counts(port):
+    """mcpclass_otlp_spans_*_total from GET /metrics."""
+    _, _, text = procs.http_request(port, "GET", "/metrics")
+    return {m.group(1): int(m.group(2)) for m in re.finditer(
+        r"^mcpclass_otlp_spans_(\w+)_total (\d+)", text, re.M)}
+
+
+def dead_collectors():
+    """A port that refuses connections (bound, never listening) and one that accepts and never
+    answers; the sockets stay open for the run."""
+    refused, silent = socket.socket(), socket.socket()
+    refused.bind(("127.0.0.1", 0))
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1024)
+    return refused, silent
+
+
+def telemetry_yaml(port):
+    return (f'telemetry:\n  otlp: {{endpoint: "http://127.0.0.1:{port}/v1/traces", '
+            "timeout: 1}\n")
+
+
 def table(result, connections):
     """The figures as text: latency at 1 connection, added over direct, throughput vs nginx."""
     med, added, ratios = result["median"], result["added_ms"], result["ratios"]
@@ -177,7 +206,8 @@ def table(result, connections):
 
     rows = [("target", "p50 ms", "p99 ms", "+p50 ms", "+p99 ms", "rps c1", f"rps c{c}",
              f"÷ nginx c{c}")]
-    for name in ("direct", "nginx_proxy", "route_rules", "route_signals", "route_learned"):
+    for name in ("direct", "nginx_proxy", "route_rules", "route_signals", "route_learned",
+                 "route_otlp_refused", "route_otlp_silent"):
         m1 = med.get(f"{name}@1")
         if m1 is None:
             continue
@@ -187,7 +217,7 @@ def table(result, connections):
         rows.append((name, cell(m1["p50_ms"], ".3f"), cell(m1["p99_ms"], ".3f"),
                      cell(a.get("p50"), ".3f"), cell(a.get("p99"), ".3f"), cell(m1["rps"], ".0f"),
                      cell(mc.get("rps"), ".0f"), cell(ratio, ".3f")))
-    return "\n".join(f"{r[0]:<15}" + "".join(f"{x:>13}" for x in r[1:]) for r in rows)
+    return "\n".join(f"{r[0]:<19}" + "".join(f"{x:>13}" for x in r[1:]) for r in rows)
 
 
 def main():
@@ -198,6 +228,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--connections", type=int, default=50)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--tracing", action="store_true",
+                    help="also route_rules exporting spans to a dead collector")
     ap.add_argument("--json")
     ap.add_argument("--note", help="how the machine was during the run (kept in the JSON)")
     args = ap.parse_args()
@@ -220,6 +252,16 @@ def main():
         targets = {"direct": upstream, "nginx_proxy": proxy, "route_rules": rules.port,
                    "route_signals": with_signals.port}
         loaded = ("nginx_proxy", "route_rules", "route_signals")
+        tracing = ()
+        if args.tracing:
+            collectors = dead_collectors()
+            for name, sock in zip(("route_otlp_refused", "route_otlp_silent"), collectors):
+                traced = start_route(args.cli, tmp, name, None, upstream,
+                                     telemetry_yaml(sock.getsockname()[1]))
+                servers.append(traced)
+                targets[name] = traced.port
+            tracing = ("route_otlp_refused", "route_otlp_silent")
+            loaded += tracing
         learned_note = None
         try:
             learned = start_route(args.cli, tmp, "learned", args.learned_config, upstream)
@@ -241,6 +283,7 @@ def main():
                             args.connections, seconds))
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
         costs = {name: decision_costs(targets[name]) for name in ("route_rules", "route_signals")}
+        spans = {name: otlp_counts(targets[name]) for name in tracing}
     finally:
         for s in servers:
             s.stop()
@@ -270,6 +313,13 @@ def main():
             med(f"{name}@{c}", "rps") / med(f"nginx_proxy@{c}", "rps"), 3)
         result["ratios"][f"{name}_vs_nginx_rps_c1"] = round(
             med(f"{name}@1", "rps") / med("nginx_proxy@1", "rps"), 3)
+    for name in tracing:
+        result["ratios"][f"{name}_vs_route_rules_rps_c{c}"] = round(
+            med(f"{name}@{c}", "rps") / med(f"route_rules@{c}", "rps"), 3)
+        result["ratios"][f"{name}_vs_route_rules_rps_c1"] = round(
+            med(f"{name}@1", "rps") / med("route_rules@1", "rps"), 3)
+    if tracing:
+        result["otlp_spans"] = spans
     # Issue 32's goal: keyword + domain + PII signals add at most 0.2 ms at p50 over direct.
     result["goal"] = {"route_signals_added_p50_ms_max": 0.2,
                       "met": result["added_ms"]["route_signals"]["p50"] <= 0.2}
@@ -282,6 +332,9 @@ def main():
     print(table(result, c))
     for name, cost in costs.items():
         print(f"{name} in process, mean µs: " + ", ".join(f"{k} {v}" for k, v in cost.items()))
+    for name in tracing:
+        print(f"{name}: rps ÷ route_rules c1 {result['ratios'][f'{name}_vs_route_rules_rps_c1']},"
+              f" c{c} {result['ratios'][f'{name}_vs_route_rules_rps_c{c}']}; spans {spans[name]}")
     print(f"route_signals added p50 {result['added_ms']['route_signals']['p50']:.3f} ms: goal "
           f"<= 0.2 ms {'met' if result['goal']['met'] else 'NOT met'}")
 

@@ -138,6 +138,19 @@ type Result struct {
 	Model         string    // recommended model
 	UseReasoning  bool      // the routing policy's answer
 	Decision      Decision  // the entropy-based decision (diagnostics)
+	Provenance    Provenance
+}
+
+// Provenance says what produced a Result: the same fields as classify_text's
+// _meta["io.mcpclass/provenance"] (mcpc_provenance).
+type Provenance struct {
+	Kind        string // the classifier kind ("rules", "trained_head", "host", ...)
+	ModelID     string // checksum of the weights or rules ("fnv1a64:<16 hex digits>")
+	TokenizerID string // checksum of the tokenizer's files; "" when the classifier has none
+	TaxonomyID  string // checksum of the category names in class-index order
+	Generation  uint64 // 1 for a Classifier (it never reloads)
+	Cached      bool   // served from a result cache
+	Fallback    bool   // a fallback answered (a composite's local side after its remote failed)
 }
 
 // Category is one configured category.
@@ -175,6 +188,15 @@ func copyResult(r *C.mcpc_result) Result {
 		Model:        C.GoString(r.model),
 		UseReasoning: bool(r.use_reasoning),
 		Decision:     copyDecision(&r.decision),
+		Provenance: Provenance{
+			Kind:        C.GoString(r.provenance.kind),
+			ModelID:     C.GoString(r.provenance.model_id),
+			TokenizerID: C.GoString(r.provenance.tokenizer_id),
+			TaxonomyID:  C.GoString(r.provenance.taxonomy_id),
+			Generation:  uint64(r.provenance.generation),
+			Cached:      bool(r.provenance.cached),
+			Fallback:    bool(r.provenance.fallback),
+		},
 	}
 	if n := int(r.num_probabilities); n > 0 {
 		out.Probabilities = make([]float64, n)

@@ -78,6 +78,15 @@ func TestClassify(t *testing.T) {
 	if r.Decision.Reason == "" || r.Decision.Strategy == "" || len(r.Decision.TopCategories) == 0 {
 		t.Fatalf("decision %+v", r.Decision)
 	}
+	p := r.Provenance
+	if p.Kind != "rules" || !strings.HasPrefix(p.ModelID, "fnv1a64:") || !strings.HasPrefix(p.TaxonomyID, "fnv1a64:") ||
+		p.TokenizerID != "" || p.Generation != 1 || p.Cached || p.Fallback {
+		t.Fatalf("provenance %+v", p)
+	}
+	// The same rules and categories opened again: the same ids.
+	if again, err := mustOpen(t, "").Classify("What is the derivative of x squared?"); err != nil || again.Provenance != p {
+		t.Fatalf("provenance %+v, then %+v (%v)", p, again.Provenance, err)
+	}
 }
 
 func TestClassifyErrors(t *testing.T) {

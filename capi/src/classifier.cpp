@@ -91,7 +91,16 @@ void fill_decision(Cursor& cursor, mcpc_decision* out, const classify::Reasoning
   }
 }
 
-void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classification& c) {
+mcpc_provenance fill_provenance(Cursor& cursor, const classify::Provenance& p) {
+  const char* kind = cursor.str(p.kind);
+  const char* model_id = cursor.str(p.model_id);
+  const char* tokenizer_id = p.tokenizer_id.empty() ? nullptr : cursor.str(p.tokenizer_id);
+  const char* taxonomy_id = cursor.str(p.taxonomy_id);
+  return {kind, model_id, tokenizer_id, taxonomy_id, p.generation, p.cached, p.fallback};
+}
+
+void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classification& c,
+                 const classify::Provenance& provenance) {
   auto* probabilities = cursor.take<double>(c.probabilities.size());
   if (probabilities != nullptr) {
     std::copy(c.probabilities.begin(), c.probabilities.end(), probabilities);
@@ -100,10 +109,11 @@ void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classificatio
   const char* model = cursor.str(c.model);
   mcpc_decision decision{};
   fill_decision(cursor, out != nullptr ? &decision : nullptr, c.decision);
+  const mcpc_provenance origin = fill_provenance(cursor, provenance.of(c));
   if (out != nullptr) {
     *out =
         mcpc_result{c.class_index, category, c.confidence,    probabilities, c.probabilities.size(),
-                    c.entropy,     model,    c.use_reasoning, decision};
+                    c.entropy,     model,    c.use_reasoning, decision,      origin};
   }
 }
 
@@ -138,6 +148,7 @@ classify::Classification classify_checked(const mcpc_classifier& c, std::string_
 mcpc_classifier* new_handle(std::shared_ptr<const classify::Classifier> classifier,
                             const config::Config& config) {
   auto* handle = new mcpc_classifier;
+  if (classifier) handle->provenance = classify::provenance_of(*classifier, 1);
   handle->classifier = std::move(classifier);
   handle->max_text_length = config.server.max_text_length;
   if (config.server.admission.max_concurrent > 0)
@@ -173,6 +184,7 @@ int mcpc_classifier_new_host(const mcpc_config* config, mcpc_classify_callback c
     // The handle first: once HostClassifier exists, its destructor owns user_data.
     std::unique_ptr<mcpc_classifier> handle(new_handle(nullptr, cfg));
     handle->classifier = std::make_shared<HostClassifier>(cfg, classify, user_data, destroy);
+    handle->provenance = classify::provenance_of(*handle->classifier, 1);
     *out = handle.release();
     return MCPC_OK;
   });
@@ -195,7 +207,7 @@ int mcpc_classify(const mcpc_classifier* classifier, const char* text, size_t te
     const auto c = classify_checked(*classifier, text_arg(text, text_len, "text"), true);
     *out = pack<mcpc_result>([&](Cursor& cursor) {
       auto* r = cursor.take<mcpc_result>(1);
-      fill_result(cursor, r, c);
+      fill_result(cursor, r, c, classifier->provenance);
       return r;
     });
     return MCPC_OK;
@@ -230,6 +242,7 @@ int mcpc_classify_json_ex(const mcpc_classifier* classifier, const char* text, s
       // Built exactly as the classify_text tool builds its result.
       server::ToolResult result = server::ToolResult::text(json::serialize(wire));
       result.structured_content = std::move(wire);
+      result.meta[classify::kMetaProvenance] = classifier->provenance.of(c).to_json();
       *out_json = dup_string(json::serialize(result.to_json()));
     } else {
       *out_json = dup_string(json::serialize(wire));
@@ -265,7 +278,8 @@ int mcpc_classify_batch(const mcpc_classifier* classifier, const char* const* te
       auto* batch = cursor.take<mcpc_batch>(1);
       auto* items = cursor.take<mcpc_result>(results.size());
       for (std::size_t i = 0; i < results.size(); ++i) {
-        fill_result(cursor, items != nullptr ? &items[i] : nullptr, results[i]);
+        fill_result(cursor, items != nullptr ? &items[i] : nullptr, results[i],
+                    classifier->provenance);
       }
       if (batch != nullptr) *batch = mcpc_batch{results.size(), items};
       return batch;

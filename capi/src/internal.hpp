@@ -5,6 +5,7 @@
 #include "mcpclass/mcpclass.h"
 
 #include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/limits.hpp"
@@ -30,6 +31,8 @@ struct mcpc_config {
 
 struct mcpc_classifier {
   std::shared_ptr<const mcpclass::classify::Classifier> classifier;
+  /// provenance_of(*classifier, 1), computed when the handle is made.
+  mcpclass::classify::Provenance provenance;
   std::size_t max_text_length = mcpclass::util::limits::kMaxTextLength;
   /// `server.admission` of the configuration; null: calls are not bounded.
   std::shared_ptr<mcpclass::util::AdmissionGate> admission;

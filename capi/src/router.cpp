@@ -40,8 +40,10 @@ int mcpc_router_new(const mcpc_config* config, const mcpc_classifier* classifier
         classifier ? classifier->classifier
                    : std::shared_ptr<const classify::Classifier>(config::make_classifier(c));
     auto handle = std::make_unique<mcpc_router>();
-    handle->router = std::make_shared<const route::Router>(*c.route, c.router,
-                                                           route::make_signal_models(c, cls));
+    handle->router = std::make_shared<const route::Router>(
+        *c.route, c.router,
+        route::make_signal_models(
+            c, cls, classifier ? std::optional(classifier->provenance) : std::nullopt));
     handle->max_text_length = c.server.max_text_length;
     *out = handle.release();
     return MCPC_OK;

@@ -371,8 +371,8 @@ int mcpc_server_start_http(mcpc_server* server, const char* host, int port, int*
     transport::server::HttpServerOptions options = server->service->http_options();
     if (host != nullptr) options.host = host;
     if (port >= 0) options.port = static_cast<unsigned short>(port);
-    auto http =
-        service::make_http_front(*server->service, {.http = std::move(options), .stdio = nullptr});
+    auto http = service::make_http_front(
+        *server->service, {.http = std::move(options), .stdio = nullptr, .spans = nullptr});
     try {
       http->start();
     } catch (const std::bad_alloc&) {

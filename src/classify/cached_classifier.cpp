@@ -107,7 +107,9 @@ Classification CachedClassifier::classify(std::string_view text,
       if (fresh) {
         shard.lru.splice(shard.lru.begin(), shard.lru, it->second);
         ++hits_;
-        return it->second->result;
+        Classification hit = it->second->result;
+        hit.cached = true;
+        return hit;
       }
       shard.erase(it);
     }

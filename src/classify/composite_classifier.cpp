@@ -1,6 +1,8 @@
 // Local-first or remote-first classification with fallback.
 #include "mcpclass/classify/composite_classifier.hpp"
 
+#include "mcpclass/classify/provenance.hpp"
+
 #include "mcpclass/classify/entropy.hpp"
 #include "util/config_reader.hpp"
 
@@ -75,7 +77,9 @@ Classification CompositeClassifier::classify(std::string_view text,
   if (options_.mode == CompositeMode::remote_first) {
     if (auto r = try_remote(text, options)) return *r;
     ++answered_local_;
-    return local_->classify(text, options);
+    Classification l = local_->classify(text, options);
+    l.fallback = true;
+    return l;
   }
   Classification l = local_->classify(text, options);
   if (l.confidence >= options_.threshold) {
@@ -84,7 +88,12 @@ Classification CompositeClassifier::classify(std::string_view text,
   }
   if (auto r = try_remote(text, options)) return *r;
   ++answered_local_;
+  l.fallback = true;
   return l;
+}
+
+std::string CompositeClassifier::model_id() const {
+  return fnv1a64_id(local_->model_id() + '\0' + remote_->model_id());
 }
 
 json::object CompositeClassifier::info() const {

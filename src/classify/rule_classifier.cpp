@@ -1,6 +1,7 @@
 #include "mcpclass/classify/rule_classifier.hpp"
 
 #include "classify/keyword_matcher.hpp"
+#include "mcpclass/classify/provenance.hpp"
 #include "util/config_reader.hpp"
 
 #include <re2/re2.h>
@@ -220,7 +221,8 @@ struct RuleClassifier::Impl {
 
 RuleClassifier::RuleClassifier(CategorySet categories, RuleSet rules, RoutingPolicy policy,
                                const std::string& path)
-    : impl_(std::make_unique<const Impl>(std::move(categories), rules, std::move(policy), path)) {}
+    : impl_(std::make_unique<const Impl>(std::move(categories), rules, std::move(policy), path)),
+      model_id_(fnv1a64_id(json::serialize(rules.to_json()))) {}
 
 RuleClassifier::~RuleClassifier() = default;
 

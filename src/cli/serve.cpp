@@ -6,6 +6,7 @@
 #include "cli/progress_bar.hpp"
 #include "cli/serve_signals.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/net/otlp_exporter.hpp"
 #include "mcpclass/route/route_proxy.hpp"
 #include "mcpclass/service/classification_service.hpp"
 #include "mcpclass/service/http_front.hpp"
@@ -142,23 +143,32 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   // the server's connections share the process's descriptors.
   std::shared_ptr<route::RouteProxy> route_proxy;  // stopped after `http`
   std::shared_ptr<util::DescriptorBudget> descriptors;
+  // Outlives the proxy and the server that record spans into it (declared before them).
+  std::shared_ptr<net::OtlpExporter> exporter;
+  if (auto otlp = net::read_telemetry_options(config.telemetry, "telemetry");
+      !otlp.endpoint.empty())
+    exporter = std::make_shared<net::OtlpExporter>(std::move(otlp));
   if (options.route && want_http) {
     descriptors = std::make_shared<util::DescriptorBudget>();
+    const auto served = service.served();
+    auto models = route::make_signal_models(config, served->classifier, served->provenance);
     route_proxy = std::make_shared<route::RouteProxy>(
-        std::make_shared<const route::Router>(
-            *config.route, config.router, route::make_signal_models(config, service.classifier())),
-        route::RouteProxyOptions{.max_text_length = config.server.max_text_length,
-                                 .descriptors = descriptors});
+        std::make_shared<const route::Router>(*config.route, config.router, std::move(models)),
+        route::RouteProxyOptions{
+            .max_text_length = config.server.max_text_length,
+            .descriptors = descriptors,
+            .spans = exporter,
+            .log = [](std::string_view line) { fmt::print(stderr, "{}\n", line); }});
   }
   service::ReloadStage route_stage;
   if (route_proxy) {
-    route_stage = [&route_proxy](
-                      const config::Config& next,
-                      const std::shared_ptr<const classify::Classifier>& next_classifier) {
+    route_stage = [&route_proxy](const config::Config& next,
+                                 const service::ServedClassifier& served) {
       if (!next.route)
         throw config::ConfigError("route", "mcpclass route needs its `route` section");
-      return route_proxy->prepare(std::make_shared<const route::Router>(
-          *next.route, next.router, route::make_signal_models(next, next_classifier)));
+      auto models = route::make_signal_models(next, served.classifier, served.provenance);
+      return route_proxy->prepare(
+          std::make_shared<const route::Router>(*next.route, next.router, std::move(models)));
     };
   }
 
@@ -214,11 +224,15 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
     if (!options.tls_key.empty()) http_options.tls_key_file = options.tls_key;
     http_options.app = route_proxy;
     http_options.descriptors = descriptors;
-    if (route_proxy)
-      http_options.extra_metrics = [proxy = route_proxy.get()] { return proxy->prometheus(); };
+    if (route_proxy || exporter)
+      http_options.extra_metrics = [proxy = route_proxy.get(), exporter = exporter.get()] {
+        return (proxy ? proxy->prometheus() : std::string()) +
+               (exporter ? exporter->prometheus() : std::string());
+      };
     try {
-      http = service::make_http_front(
-          service, {.http = http_options, .stdio = want_stdio ? stdio_counters : nullptr});
+      http = service::make_http_front(service, {.http = http_options,
+                                                .stdio = want_stdio ? stdio_counters : nullptr,
+                                                .spans = exporter});
       http->start();
       ++running;
       fmt::print(stderr, "mcpclass: serving {} categories ({} classifier) on {}://{}:{}/mcp{}\n",
@@ -262,6 +276,7 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
   if (route_proxy) route_proxy->stop();
   if (stdio_thread.joinable()) stdio_thread.join();
   service.stop();
+  if (exporter) exporter->stop();  // the spans of the last requests go out
   return kOk;
 }
 

@@ -3,6 +3,7 @@
 #include "config/remote_factory.hpp"
 
 #include "config/document.hpp"
+#include "mcpclass/net/otlp_exporter.hpp"
 #include "mcpclass/transport/server/http_server_config.hpp"
 #include "util/config_reader.hpp"
 
@@ -157,6 +158,7 @@ Config config_from_json(const json::value& document) {
   const auto* route = r.get("route");
   const auto* providers = r.get("providers");  // the Semantic Router's spelling of route.models
   const auto* token_classifier = r.get("token_classifier");
+  const auto* telemetry = r.get("telemetry");
   r.finish();
 
   std::optional<Config> defaults;
@@ -192,7 +194,12 @@ Config config_from_json(const json::value& document) {
       std::nullopt,
       std::move(router),
       {},
+      {},
   };
+  if (telemetry != nullptr) {
+    config.telemetry = strict::as_object(*telemetry, "telemetry");
+    net::read_telemetry_options(config.telemetry, "telemetry");
+  }
   if (token_classifier != nullptr) {
     auto remote = detail::take_remote_token_classifier(*token_classifier);
     config.token_classifier = remote.settings;
@@ -242,6 +249,7 @@ json::object Config::to_json() const {
         json::object{{"remote", token_classifier_remote}, {"tool", token_classifier->tool}};
   else if (token_classifier)
     out["token_classifier"] = token_classifier->to_json();
+  if (!telemetry.empty()) out["telemetry"] = telemetry;
   return out;
 }
 

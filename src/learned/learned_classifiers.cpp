@@ -9,6 +9,7 @@
 #include "learned/transformer_classifier.hpp"
 #include "mcpclass/classify/batching_classifier.hpp"
 #include "mcpclass/classify/errors.hpp"
+#include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 
@@ -38,6 +39,14 @@ EncoderOptions encoder_options(const LearnedSettings& s) {
   o.threads = s.threads;
   o.precision = s.precision;
   return o;
+}
+
+// The provenance id of the tokenizer an encoder reads: `tokenizer`, else the tokenizer.json of a
+// sentence-transformers directory; "" when neither is a file.
+std::string encoder_tokenizer_id(const LearnedSettings& s) {
+  if (!s.tokenizer.empty()) return files_id({resolve_model_path(s.tokenizer)});
+  return files_id(
+      {(std::filesystem::path(resolve_model_path(s.encoder)) / "tokenizer.json").string()});
 }
 
 std::vector<std::size_t> label_indices(const CategorySet& categories,
@@ -137,6 +146,16 @@ class EmbeddingKnnClassifier final : public Classifier {
             {"temperature", settings_.temperature}};
   }
 
+  // The encoder's weights and the examples indexed: the index file's name is their checksum
+  // (index_key), the log holds what add() appended. Names, not paths: the same model gets the
+  // same id on every machine of a fleet.
+  std::string model_id() const override {
+    return classify::fnv1a64_id(encoder_->model_id() + '\n' +
+                                std::filesystem::path(index_path_).filename().string() + '\n' +
+                                files_id({added_examples_path(index_path_)}));
+  }
+  std::string tokenizer_id() const override { return encoder_tokenizer_id(settings_); }
+
   // Persists before returning: the examples are appended to the .added.jsonl log (atomically
   // rewritten) and the index is saved (atomically), so they survive a restart or a rebuild.
   void add(const std::vector<LabelledExample>& examples, const LearnedProgress& progress) {
@@ -223,6 +242,12 @@ class TrainedHeadClassifier final : public Classifier {
             {"scope", head_.scope.empty() ? json::value() : json::value(head_.scope.method)}};
   }
 
+  std::string model_id() const override {
+    return classify::fnv1a64_id(encoder_->model_id() + '\n' +
+                                files_id({resolve_model_path(settings_.head)}));
+  }
+  std::string tokenizer_id() const override { return encoder_tokenizer_id(settings_); }
+
  private:
   // The head on one text's embedding and token ids.
   Classification from_embedding(std::string_view text, std::span<const std::int32_t> ids,
@@ -284,6 +309,10 @@ class TorchScriptClassifier final : public Classifier {
             {"model_id", model_->model_id()},
             {"index_size", 0}};
   }
+
+  // The encoder's model_id() already covers the TorchScript file and its tokenizer.
+  std::string model_id() const override { return classify::fnv1a64_id(model_->model_id()); }
+  std::string tokenizer_id() const override { return encoder_tokenizer_id(settings_); }
 
  private:
   CategorySet categories_;

@@ -2,6 +2,8 @@
 
 #include "learned/checkpoint_config.hpp"
 #include "mcpclass/classify/errors.hpp"
+#include "mcpclass/classify/provenance.hpp"
+#include "mcpclass/util/fnv1a.hpp"
 #include "util/config_reader.hpp"
 
 #include <unistd.h>
@@ -19,23 +21,6 @@ using classify::CategorySet;
 using classify::ClassifyError;
 
 namespace {
-
-constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr std::uint64_t kFnvPrime = 1099511628211ull;
-
-std::uint64_t fnv1a(std::uint64_t h, const char* data, std::size_t size) {
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= kFnvPrime;
-  }
-  return h;
-}
-
-std::string hex(std::uint64_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -191,20 +176,30 @@ std::string resolve_model_path(std::string_view path) {
 }
 
 std::string text_checksum(std::string_view data) {
-  return hex(fnv1a(kFnvOffset, data.data(), data.size()));
+  util::Fnv1a64 h;
+  h.mix(data);
+  return h.hex();
 }
 
 std::string file_checksum(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ClassifyError("cannot read '" + path + "'");
-  std::uint64_t h = kFnvOffset;
+  util::Fnv1a64 h;
   std::vector<char> buf(1 << 16);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    h = fnv1a(h, buf.data(), static_cast<std::size_t>(in.gcount()));
+    h.mix(std::string_view(buf.data(), static_cast<std::size_t>(in.gcount())));
   }
   if (in.bad()) throw ClassifyError("cannot read '" + path + "'");
-  return hex(h);
+  return h.hex();
+}
+
+std::string files_id(const std::vector<std::string>& paths) {
+  std::string checksums;
+  for (const auto& path : paths)
+    if (!path.empty() && std::filesystem::is_regular_file(path))
+      checksums += path.substr(path.find_last_of('/') + 1) + ':' + file_checksum(path) + '\n';
+  return checksums.empty() ? std::string() : classify::fnv1a64_id(checksums);
 }
 
 std::string temporary_path(const std::string& path) {

@@ -1,5 +1,7 @@
 #include "learned/sentencepiece_model_writer.hpp"
 
+#include "util/protobuf_writer.hpp"
+
 #include <boost/json.hpp>
 
 #include <cstdint>
@@ -9,39 +11,9 @@
 
 namespace mcpclass::learned::detail {
 
-namespace {
-
-void varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void key(std::string& out, std::uint32_t field, std::uint32_t wire) {
-  varint(out, (static_cast<std::uint64_t>(field) << 3) | wire);
-}
-
-void bytes_field(std::string& out, std::uint32_t field, std::string_view bytes) {
-  key(out, field, 2);
-  varint(out, bytes.size());
-  out.append(bytes);
-}
-
-void int_field(std::string& out, std::uint32_t field, std::int64_t value) {
-  key(out, field, 0);
-  varint(out, static_cast<std::uint64_t>(value));  // negative int32 → 10-byte two's complement
-}
-
-void float_field(std::string& out, std::uint32_t field, float value) {
-  key(out, field, 5);
-  char raw[4];
-  std::memcpy(raw, &value, 4);  // little-endian hosts only (x86-64, aarch64)
-  out.append(raw, 4);
-}
-
-}  // namespace
+using util::protobuf::bytes_field;
+using util::protobuf::float_field;
+using util::protobuf::int_field;
 
 std::string write_unigram_model(const std::vector<PieceEntry>& pieces,
                                 std::string_view normalizer_spec) {

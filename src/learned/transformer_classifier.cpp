@@ -99,6 +99,27 @@ class TransformerClassifier final : public Classifier {
     return o;
   }
 
+  // The bytes the logits come from: config.json, every safetensors file of the checkpoint (one
+  // file or the shards), and the adapter's config and weights.
+  std::string model_id() const override {
+    namespace fs = std::filesystem;
+    std::vector<std::string> files{(fs::path(dir_) / "config.json").string()};
+    std::vector<std::string> weights;
+    for (const auto& entry : fs::directory_iterator(dir_))
+      if (entry.path().extension() == ".safetensors") weights.push_back(entry.path().string());
+    std::sort(weights.begin(), weights.end());
+    files.insert(files.end(), weights.begin(), weights.end());
+    if (!settings_.adapter.empty()) {
+      const fs::path adapter(resolve_model_path(settings_.adapter));
+      files.push_back((adapter / "adapter_config.json").string());
+      files.push_back((adapter / "adapter_model.safetensors").string());
+    }
+    return files_id(files);
+  }
+  std::string tokenizer_id() const override {
+    return files_id({(std::filesystem::path(dir_) / "tokenizer.json").string()});
+  }
+
  private:
   CategorySet categories_;
   LearnedSettings settings_;

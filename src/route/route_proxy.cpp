@@ -6,6 +6,7 @@
 #include "mcpclass/jsonrpc/message.hpp"
 #include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/executor.hpp"
+#include "mcpclass/util/trace_context.hpp"
 #include "net/http_client.hpp"
 #include "route/chat_request.hpp"
 #include "route/conversation_store.hpp"
@@ -109,9 +110,25 @@ constexpr std::size_t kBufferedAnswerBytes = 1024 * 1024;
 // upstream engine's thread (the client connection's own I/O thread when the server gave its
 // context, else a lane's), cancellation on the client connection's strand: `mutex` orders them.
 struct Forward {
+  // The request's span ends when its last reference goes: after its answer, on every path.
+  ~Forward() {
+    if (!spans) return;
+    std::vector<std::pair<std::string, std::string>> attributes{{"url.path", path}};
+    if (!evaluation.model.empty()) attributes.emplace_back("mcpclass.model", evaluation.model);
+    if (!evaluation.decision.empty())
+      attributes.emplace_back("mcpclass.decision", evaluation.decision);
+    spans->record(util::SpanRecord::ending_now(span, "route " + path,
+                                               util::SpanRecord::Kind::server, received_unix_nano,
+                                               std::move(attributes)));
+  }
+
   std::shared_ptr<HttpAppResponse> response;
   std::shared_ptr<const Generation> generation;
   Clock::time_point received = Clock::now();
+  std::uint64_t received_unix_nano = util::SpanRecord::now_unix_nano();
+  util::SpanContext span;                 // this request's, under the caller's traceparent
+  std::shared_ptr<util::SpanSink> spans;  // null: spans are not recorded
+  std::string path;
   bool routed = false;
   RouteEvaluation evaluation;  // routed: the decision and the request to forward
   std::string raw;             // passed through: the body as received
@@ -144,6 +161,8 @@ struct Forward {
   unsigned status = 0;
   HttpHeaders headers;
   std::string body;
+  util::SpanContext upstream_span;  // of the exchange running: the upstream's parent
+  std::uint64_t upstream_start = 0;
 };
 
 struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
@@ -184,6 +203,23 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  // One log line about `fwd`'s request, with its trace id.
+  void log(const Forward& fwd, std::string_view message) const {
+    if (options.log)
+      options.log(fmt::format("mcpclass route: trace={} {} {}", fwd.span.trace_id_hex(), fwd.path,
+                              message));
+  }
+
+  // The span of one piece of `fwd`'s work, a child of its request's span.
+  void record(const Forward& fwd, util::SpanContext context, std::string name,
+              util::SpanRecord::Kind kind, std::uint64_t start,
+              std::vector<std::pair<std::string, std::string>> attributes,
+              std::string_view error = {}) const {
+    if (fwd.spans)
+      fwd.spans->record(util::SpanRecord::ending_now(std::move(context), std::move(name), kind,
+                                                     start, std::move(attributes), error));
+  }
+
   void models(HttpAppResponse& response) const {
     const auto generation = current.load();  // held: a reload may retire its table meanwhile
     const auto& settings = generation->table->settings();
@@ -210,7 +246,14 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     if (!body.is_object())
       return error_response(api, *response, 400, "The body must be a JSON object",
                             "invalid_request_error", "invalid_request");
+    if (auto problem = util::request_timeout_error(request.header(util::kRequestTimeoutHeader)))
+      return error_response(api, *response, 400, *problem, "invalid_request_error",
+                            "invalid_request");
     auto fwd = std::make_shared<Forward>();
+    fwd->span = util::start_span(util::parse_traceparent(request.header(util::kTraceparentHeader),
+                                                         request.header(util::kTracestateHeader)));
+    if (options.spans && fwd->span.sampled()) fwd->spans = options.spans;
+    fwd->path = request.path;
     fwd->api = api;
     for (const auto* name : {"anthropic-version", "anthropic-beta"})
       if (const auto value = request.header(name); !value.empty())
@@ -259,6 +302,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                                     : why == util::AdmissionRefusal::expired ? "expired"
                                                                              : "rejected";
     const auto& admission = fwd->generation->router->route_settings().admission;
+    log(*fwd, fmt::format("classification {}{}{}: {}", reason, failed ? ": " : "", failure,
+                          admission.fail_open && !explain ? "forwarded unclassified (fail-open)"
+                                                          : "refused"));
     if (admission.fail_open && !explain) {
       metrics.failed_open(reason);
       fwd->evaluation =
@@ -291,6 +337,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
               const std::string& conversation, util::AdmissionGate::Ticket* ticket) {
     const auto& router = *fwd->generation->router;
     const auto t0 = Clock::now();
+    const auto start_unix_nano = util::SpanRecord::now_unix_nano();
     auto& e = fwd->evaluation;
     // Fail-open forwards the request as it came when its classification fails.
     std::optional<json::object> original;
@@ -303,9 +350,13 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       if (!conversation.empty() && !explain && e.action == RouteEvaluation::Action::forward)
         conversations.keep(conversation, e.kept(), router.route_settings().conversation);
     } catch (const std::exception& ex) {
+      record(*fwd, fwd->span.child(), "classify", util::SpanRecord::Kind::internal, start_unix_nano,
+             {}, ex.what());
       return overloaded(fwd, original ? std::move(*original) : json::object(), explain,
                         util::AdmissionRefusal::none, ex.what());
     }
+    record(*fwd, fwd->span.child(), "classify", util::SpanRecord::Kind::internal, start_unix_nano,
+           {{"mcpclass.category", e.category}, {"mcpclass.decision", e.decision}});
     if (ticket) ticket->succeeded();
     dispatch(fwd, explain, t0);
   }
@@ -435,6 +486,16 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
                        {{"Content-Type", kJson},
                         {"Accept", fwd->accept.empty() ? std::string(kJson) : fwd->accept}});
     if (fwd->routed) mutate_headers(req.headers, fwd->evaluation);
+    // The upstream's parent is this call's span, in the request's trace.
+    fwd->upstream_span = fwd->span.child();
+    fwd->upstream_start = util::SpanRecord::now_unix_nano();
+    std::erase_if(req.headers, [](const auto& kv) {
+      return boost::beast::iequals(kv.first, util::kTraceparentHeader) ||
+             boost::beast::iequals(kv.first, util::kTracestateHeader);
+    });
+    req.headers.emplace_back(util::kTraceparentHeader, fwd->upstream_span.traceparent());
+    if (!fwd->span.tracestate.empty())
+      req.headers.emplace_back(util::kTracestateHeader, fwd->span.tracestate);
     req.body = upstream_body(*fwd, u);
     req.timeout = u.settings.timeout;
 
@@ -571,6 +632,11 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     }
     const auto& u = *fwd->generation->table->find(name);
     if (!cancelled) health(*u.pool, *endpoint, error, fwd->status);
+    record(*fwd, fwd->upstream_span, "upstream " + name, util::SpanRecord::Kind::client,
+           fwd->upstream_start,
+           {{"mcpclass.endpoint", endpoint->name},
+            {"http.response.status_code", std::to_string(fwd->status)}},
+           error ? std::string_view(error.message) : std::string_view());
     if (!error) {
       // Stored only when the routed model itself answered (not a fallback).
       if (fwd->cache && name == fwd->evaluation.model)
@@ -632,6 +698,8 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     HttpHeaders headers = fwd->decision_headers;
     headers.emplace_back("x-mcpclass-model", name);
     const bool gateway_timeout = sent && timeout;
+    log(*fwd, fmt::format("upstream '{}' {}: {}", name, gateway_timeout ? "timed out" : "failed",
+                          error.message));
     error_response(fwd->api, *fwd->response, gateway_timeout ? 504 : 502,
                    fmt::format("Upstream '{}' {}: {}", name,
                                gateway_timeout ? "timed out" : "failed", error.message),

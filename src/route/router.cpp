@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <set>
 
@@ -253,6 +254,15 @@ struct Router::Impl {
     out = std::move(stay);
   }
 
+  // What produced the category (classify::Provenance), as x-mcpclass-* headers.
+  void provenance_headers(const classify::Classification& c, RouteEvaluation& out) const {
+    for (auto [name, value] : signals->models().provenance.of(c).headers()) {
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      out.response_headers.emplace_back(std::move(name), std::move(value));
+    }
+  }
+
   void headers(const routing::SignalEvaluation& ev, RouteEvaluation& out) const {
     auto& h = out.response_headers;
     std::vector<std::string> matched[5];
@@ -352,6 +362,7 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
                   [](const auto& r) { return r.type == SignalType::domain; }))
     out.category = ev.classification().category;
   impl.headers(ev, out);
+  if (ev.classified()) impl.provenance_headers(ev.classification(), out);
   for (const auto& r : ev.reports())
     out.signals.push_back({std::string(routing::to_string(r.type)), r.name, r.value.matched,
                            r.value.confidence, r.details, r.seconds});

@@ -68,8 +68,10 @@ std::shared_ptr<const classify::Classifier> jailbreak_classifier(const json::obj
 }  // namespace
 
 routing::SignalModels make_signal_models(const config::Config& config,
-                                         std::shared_ptr<const classify::Classifier> classifier) {
+                                         std::shared_ptr<const classify::Classifier> classifier,
+                                         std::optional<classify::Provenance> provenance) {
   routing::SignalModels models;
+  models.provenance = provenance ? std::move(*provenance) : classify::provenance_of(*classifier, 1);
   models.classifier = std::move(classifier);
   const auto& signals = config.router.signals;
   // The semantic cache compares queries by their embeddings when an encoder is configured, and

@@ -74,6 +74,8 @@ class SignalEvaluation {
   SignalValue value(SignalType type, const std::string& name);
   /// The classifier's answer for the text, computed on first use.
   const classify::Classification& classification();
+  /// Whether classification() has run (nothing asked for it: no work done).
+  bool classified() const noexcept { return classification_.has_value(); }
   /// The jailbreak score of signal `name` (empty: the first jailbreak signal, else the built-in
   /// rules), in [0, 1].
   double jailbreak_score(const std::string& name);

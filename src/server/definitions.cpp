@@ -35,6 +35,7 @@ json::object ToolResult::to_json() && {
   o.emplace("content", std::move(content));
   if (structured_content) o.emplace("structuredContent", std::move(*structured_content));
   o.emplace("isError", is_error);
+  if (!meta.empty()) o.emplace("_meta", std::move(meta));
   return o;
 }
 

@@ -36,6 +36,13 @@ std::shared_ptr<const classify::Classifier> with_cache(
   return std::make_shared<classify::CachedClassifier>(std::move(classifier), cache);
 }
 
+std::shared_ptr<const ServedClassifier> serve(
+    std::shared_ptr<const classify::Classifier> classifier, std::uint64_t generation) {
+  auto provenance = classify::provenance_of(*classifier, generation);
+  return std::make_shared<const ServedClassifier>(
+      ServedClassifier{std::move(classifier), std::move(provenance)});
+}
+
 // The `token_classifier` section's model and tool name, or {nullptr, ""} when there is none.
 // Throws ConfigError.
 std::pair<std::shared_ptr<const learned::TokenClassifier>, std::string> token_classifier_of(
@@ -52,13 +59,14 @@ std::pair<std::shared_ptr<const learned::TokenClassifier>, std::string> token_cl
 ClassificationService::ClassificationService(const config::Config& config,
                                              std::shared_ptr<const classify::Classifier> classifier,
                                              ServiceOptions options)
-    : classifier_(with_cache(
-          classifier ? std::move(classifier)
-                     : std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
-          config.server.cache)),
+    : served_(serve(with_cache(classifier ? std::move(classifier)
+                                          : std::shared_ptr<const classify::Classifier>(
+                                                config::make_classifier(config)),
+                               config.server.cache),
+                    1)),
       settings_(config.server),
       on_classified_(std::move(options.on_classified)),
-      counters_(std::make_shared<ClassificationCounters>(classifier_.load()->categories())),
+      counters_(std::make_shared<ClassificationCounters>(served_.load()->classifier->categories())),
       admission_(settings_.admission.max_concurrent > 0
                      ? std::make_shared<util::AdmissionGate>(settings_.admission)
                      : nullptr),
@@ -70,7 +78,7 @@ ClassificationService::ClassificationService(const config::Config& config,
       "Call classify_text to classify a query and get the recommended model and reasoning "
       "setting; list_categories gives the categories in class-index order.";
   server_ = server::Server::create(server_options, executor_);
-  publish(classifier_.load());
+  publish(*served_.load());
   auto [tokens, tool] = token_classifier_of(config);
   publish_token_classifier(std::move(tokens), tool);
 }
@@ -88,7 +96,8 @@ void ClassificationService::publish_token_classifier(
   token_classifier_.store(std::move(classifier));
 }
 
-void ClassificationService::publish(const std::shared_ptr<const classify::Classifier>& classifier) {
+void ClassificationService::publish(const ServedClassifier& served) {
+  const auto& classifier = served.classifier;
   register_classification(
       *server_, classifier,
       {.max_text_length = settings_.max_text_length,
@@ -98,7 +107,8 @@ void ClassificationService::publish(const std::shared_ptr<const classify::Classi
              if (also) also(c);
            },
        .metrics = tool_metrics_,
-       .admission = admission_});
+       .admission = admission_,
+       .provenance = served.provenance});
   std::vector<std::string> names;
   for (const auto& c : classifier->categories()) names.push_back(c.name);
   for (const auto& old : prompt_names_) {
@@ -122,25 +132,35 @@ ReloadResult ClassificationService::reload(const std::function<config::Config()>
   std::lock_guard lock(reload_mutex_);
   std::shared_ptr<const classify::Classifier> next;
   std::pair<std::shared_ptr<const learned::TokenClassifier>, std::string> next_tokens;
+  std::shared_ptr<const ServedClassifier> served;
   std::function<void()> swap_stage;
   try {
     const config::Config config = load();
     next = with_cache(std::shared_ptr<const classify::Classifier>(config::make_classifier(config)),
                       settings_.cache);
     next_tokens = token_classifier_of(config);
-    if (stage) swap_stage = stage(config, next);
+    // Inside the try: a model id reads the weights' files, which may have gone meanwhile.
+    served = serve(next, generation_.load() + 1);
+    if (stage) swap_stage = stage(config, *served);
   } catch (const std::exception& e) {
     reload_failures_.fetch_add(1);
     return {.ok = false, .generation = generation_.load(), .error = e.what()};
   }
-  const auto previous = classifier_.exchange(next);
+  const auto previous = served_.exchange(served)->classifier;
   if (swap_stage) swap_stage();
-  publish(next);
+  publish(*served);
   publish_token_classifier(std::move(next_tokens.first), next_tokens.second);
   const bool categories_changed =
       categories_document(previous->categories()) != categories_document(next->categories());
   if (categories_changed) server_->notify_resource_updated(std::string(kCategoriesUri));
   return {.ok = true, .generation = generation_.fetch_add(1) + 1, .error = {}};
+}
+
+boost::json::object ClassificationService::health() const {
+  const auto current = served();
+  boost::json::object h = current->classifier->info();
+  h["provenance"] = current->provenance.to_json();
+  return h;
 }
 
 ClassificationService::~ClassificationService() {

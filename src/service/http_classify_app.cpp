@@ -2,6 +2,7 @@
 
 #include "mcpclass/service/token_spans.hpp"
 #include "mcpclass/util/admission_gate.hpp"
+#include "mcpclass/util/trace_context.hpp"
 #include "service/http_classify_wire.hpp"
 
 #include <boost/json.hpp>
@@ -27,9 +28,28 @@ void refuse(HttpAppResponse& response, const ClassifyRefusal& refusal,
                    classify_error_body(refusal.type, refusal.message));
 }
 
+// One request's spans: its own (SERVER, under the caller's traceparent) and its
+// classification's (INTERNAL, its child), recorded when it was answered.
+struct RequestSpans {
+  std::shared_ptr<util::SpanSink> sink;  // null: not recorded
+  util::SpanContext request;
+  std::string path;
+  std::uint64_t received = util::SpanRecord::now_unix_nano();
+
+  void answered(std::uint64_t classify_start, std::string kind) const {
+    if (!sink) return;
+    sink->record(util::SpanRecord::ending_now(request.child(), "classify",
+                                              util::SpanRecord::Kind::internal, classify_start,
+                                              {{"mcpclass.classifier", std::move(kind)}}));
+    sink->record(util::SpanRecord::ending_now(
+        request, "POST " + path, util::SpanRecord::Kind::server, received, {{"url.path", path}}));
+  }
+};
+
 class HttpClassifyApp final : public transport::server::HttpApp {
  public:
-  explicit HttpClassifyApp(const ClassificationService& service) : service_(service) {}
+  HttpClassifyApp(const ClassificationService& service, std::shared_ptr<util::SpanSink> spans)
+      : service_(service), spans_(std::move(spans)) {}
 
   bool handles(std::string_view path) const override {
     return path == kClassifyPath || path == kClassifySpansPath;
@@ -52,7 +72,16 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     auto read = read_classify_call(request.header("content-type"), request.body, spans,
                                    service_.settings().max_text_length);
     if (auto* refusal = std::get_if<ClassifyRefusal>(&read)) return refuse(*response, *refusal);
+    // Refused as the MCP endpoints refuse it, gate or no gate: a client's deadline is never
+    // silently dropped.
+    if (auto problem = util::request_timeout_error(request.header(util::kRequestTimeoutHeader)))
+      return refuse(*response, {400, "validation", std::move(*problem)});
     auto call = std::make_shared<ClassifyCall>(std::move(std::get<ClassifyCall>(read)));
+    auto trace = std::make_shared<RequestSpans>();
+    trace->request = util::start_span(util::parse_traceparent(
+        request.header(util::kTraceparentHeader), request.header(util::kTracestateHeader)));
+    if (trace->request.sampled()) trace->sink = spans_;
+    trace->path = request.path;
 
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
     response->on_cancel([cancelled] { cancelled->store(true); });
@@ -63,21 +92,27 @@ class HttpClassifyApp final : public transport::server::HttpApp {
                                   "this server has no token_classifier: configure one to "
                                   "serve /classify/spans"});
       const std::size_t max_length = service_.settings().max_text_length;
-      return service_.executor()([call, tokens, response, cancelled, max_length] {
+      return service_.executor()([call, tokens, response, cancelled, max_length, trace,
+                                  generation = service_.generation()] {
         if (cancelled->load()) return;
-        answer(*response, provenance("token_classifier", tokens->labels()), [&] {
+        const auto start = util::SpanRecord::now_unix_nano();
+        answer(*response, [&](classify::Provenance& provenance) {
+          provenance.kind = "token_classifier";
+          provenance.taxonomy_id = classify::taxonomy_id(tokens->labels());
+          provenance.generation = generation;
           json::array out;
           for (const auto& text : call->inputs)
             out.emplace_back(
                 pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
           return call->batch ? json::value(std::move(out)) : std::move(out.front());
         });
+        trace->answered(start, "token_classifier");
       });
     }
-    auto classifier = service_.classifier();
+    auto served = service_.served();
     // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
     // run_inline), and server.admission leaves them ungated as it does there.
-    const bool inline_rules = classifier->kind() == "rules";
+    const bool inline_rules = served->classifier->kind() == "rules";
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
     if (const auto& gate = service_.admission_gate(); gate && !inline_rules) {
       auto admission =
@@ -87,23 +122,30 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     }
     // The service, not the app: a job still queued when the server is gone runs on the service's
     // pool, which outlives the server.
-    auto work = [service = &service_, call, classifier, response, cancelled, ticket] {
+    auto work = [service = &service_, call, served, response, cancelled, ticket, trace] {
       if (cancelled->load()) return;
+      const auto start = util::SpanRecord::now_unix_nano();
       if (ticket) {
         if (const auto why = ticket->start(); why != util::AdmissionRefusal::none)
           return overloaded(*response, *service->admission_gate(), why);
       }
-      answer(*response, provenance(classifier->kind(), classifier->categories().names()), [&] {
+      const auto& classifier = served->classifier;
+      answer(*response, [&](classify::Provenance& provenance) {
+        provenance = served->provenance;
         std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
         const auto results = classifier->classify_batch(texts, classify::ClassifyOptions{true});
         json::array out;
         for (const auto& c : results) {
           service->count_classification(c);
+          // A batch says cached (fallback) when any of its answers was.
+          provenance.cached = provenance.cached || c.cached;
+          provenance.fallback = provenance.fallback || c.fallback;
           out.emplace_back(label_scores(c, classifier->categories()));
         }
         if (ticket) ticket->succeeded();
         return call->batch ? json::value(std::move(out)) : std::move(out.front());
       });
+      trace->answered(start, classifier->kind());
     };
     if (inline_rules) return work();
     service_.executor()(std::move(work));
@@ -124,20 +166,15 @@ class HttpClassifyApp final : public transport::server::HttpApp {
            {{"Retry-After", util::retry_after_header(gate.options().retry_after)}});
   }
 
-  // What produced an answer (http_classify_wire.hpp), from the classifier that computed it.
-  static transport::server::HttpHeaders provenance(std::string kind,
-                                                   const std::vector<std::string>& names) {
-    return {{std::string(kClassifierHeader), std::move(kind)},
-            {std::string(kTaxonomyHeader), taxonomy_id(names)}};
-  }
-
-  // Responds with what `compute` returns and `headers`, or the error it throws: a refused text
-  // (400) or a classifier that failed (500, its message).
+  // Responds with what `compute` returns, with the headers of the provenance it fills in
+  // (classify::Provenance::headers()), or the error it throws: a refused text (400) or a
+  // classifier that failed (500, its message).
   template <typename F>
-  static void answer(HttpAppResponse& response, transport::server::HttpHeaders headers,
-                     F&& compute) {
+  static void answer(HttpAppResponse& response, F&& compute) {
     try {
-      json::value body = compute();
+      classify::Provenance provenance;
+      json::value body = compute(provenance);
+      transport::server::HttpHeaders headers = provenance.headers();
       headers.emplace_back("Content-Type", "application/json");
       response.respond(200, std::move(headers), json::serialize(body));
     } catch (const SpanRequestError& e) {
@@ -148,13 +185,14 @@ class HttpClassifyApp final : public transport::server::HttpApp {
   }
 
   const ClassificationService& service_;
+  std::shared_ptr<util::SpanSink> spans_;
 };
 
 }  // namespace
 
 std::shared_ptr<transport::server::HttpApp> make_http_classify_app(
-    const ClassificationService& service) {
-  return std::make_shared<HttpClassifyApp>(service);
+    const ClassificationService& service, std::shared_ptr<util::SpanSink> spans) {
+  return std::make_shared<HttpClassifyApp>(service, std::move(spans));
 }
 
 }  // namespace mcpclass::service::detail

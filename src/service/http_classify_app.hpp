@@ -9,13 +9,16 @@
 
 #include "mcpclass/service/classification_service.hpp"
 #include "mcpclass/transport/server/http_app.hpp"
+#include "mcpclass/util/span_record.hpp"
 
 #include <memory>
 
 namespace mcpclass::service::detail {
 
 /// The app answering POST /classify and /classify/spans for `service`, which must outlive it.
+/// Each answered request's spans (the request, its classification) go to `spans` (null: none),
+/// under the caller's `traceparent`.
 std::shared_ptr<transport::server::HttpApp> make_http_classify_app(
-    const ClassificationService& service);
+    const ClassificationService& service, std::shared_ptr<util::SpanSink> spans = nullptr);
 
 }  // namespace mcpclass::service::detail

@@ -100,12 +100,6 @@ std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view 
   return call;
 }
 
-std::string taxonomy_id(const std::vector<std::string>& names) {
-  std::string joined;
-  for (const auto& name : names) joined.append(name).push_back('\0');
-  return "fnv1a64:" + learned::text_checksum(joined);
-}
-
 std::string classify_error_body(std::string_view type, std::string_view message) {
   return json::serialize(json::object{{"error", message}, {"error_type", type}});
 }

@@ -49,15 +49,6 @@ std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view 
                                                                std::string_view body, bool spans,
                                                                std::size_t max_text_length);
 
-/// Provenance headers of every answer, naming what produced it: the classifier's kind and its
-/// taxonomy (taxonomy_id() of the category or span-label names, in index order).
-inline constexpr std::string_view kClassifierHeader = "X-Mcpclass-Classifier";
-inline constexpr std::string_view kTaxonomyHeader = "X-Mcpclass-Taxonomy";
-
-/// "fnv1a64:<16 hex digits>" over the names in order (each ended by a NUL byte): the same for the
-/// same ordered names, different when a reload renames, adds, drops or reorders one.
-std::string taxonomy_id(const std::vector<std::string>& names);
-
 /// `{"error": message, "error_type": type}`, as text-embeddings-inference words its errors.
 std::string classify_error_body(std::string_view type, std::string_view message);
 

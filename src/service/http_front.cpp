@@ -32,7 +32,7 @@ std::unique_ptr<transport::server::HttpServer> make_http_front(const Classificat
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return h;
   };
-  http.apps.push_back(detail::make_http_classify_app(service));
+  http.apps.push_back(detail::make_http_classify_app(service, std::move(options.spans)));
   return std::make_unique<transport::server::HttpServer>(service.server(), std::move(http),
                                                          std::move(health));
 }

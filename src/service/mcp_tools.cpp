@@ -121,6 +121,7 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
   // Model inference does not, so everything else runs on the executor.
   const std::string kind = classifier->kind();
   const bool fast = kind == "rules";
+  if (!options.provenance) options.provenance = classify::provenance_of(*classifier, 0);
 
   server::Tool classify;
   classify.name = "classify_text";
@@ -147,7 +148,9 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
     if (const auto* w = args.if_contains("with_probabilities")) with_probabilities = w->as_bool();
     const Classification c = classifier->classify(text, ClassifyOptions{with_probabilities});
     if (options.on_classified) options.on_classified(c);
-    return structured(to_wire(c, with_probabilities, response_storage()));
+    server::ToolResult result = structured(to_wire(c, with_probabilities, response_storage()));
+    result.meta[classify::kMetaProvenance] = options.provenance->of(c).to_json();
+    return result;
   };
   classify.handler = timed(std::move(classify.handler), options.metrics, classify.name, kind);
   // Inline calls never wait (and must not: they run on a transport thread): nothing to bound.

@@ -37,7 +37,7 @@ server::ToolResult structured(json::object value) {
   block.emplace("text", std::move(text));
   // Constructed, never assigned: a Boost.JSON assignment keeps the target's storage, so it
   // would copy everything back into the default resource.
-  server::ToolResult r{json::array(sp), json::value(std::move(value)), false};
+  server::ToolResult r{json::array(sp), json::value(std::move(value)), false, json::object(sp)};
   r.content.emplace_back(std::move(block));
   return r;
 }

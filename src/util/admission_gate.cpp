@@ -122,6 +122,12 @@ std::optional<std::uint64_t> request_timeout_ms(std::string_view header) {
   return ms;
 }
 
+std::optional<std::string> request_timeout_error(std::string_view header) {
+  if (header.empty() || request_timeout_ms(header)) return std::nullopt;
+  return std::string(kRequestTimeoutHeader) +
+         " must be a whole number of milliseconds from 0 to 86400000";
+}
+
 std::optional<AdmissionGate::Clock::time_point> deadline_after_ms(std::string_view header) {
   const auto ms = request_timeout_ms(header);
   if (!ms) return std::nullopt;

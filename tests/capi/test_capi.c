@@ -174,6 +174,12 @@ static void check_result(const mcpc_result* r, size_t categories) {
   for (size_t i = 0; i < r->decision.num_top_categories; ++i) {
     CHECK(r->decision.top_categories[i].name != NULL);
   }
+  /* An mcpc_classifier is generation 1 and has no cache or fallback of its own. */
+  CHECK(r->provenance.kind != NULL && r->provenance.kind[0] != '\0');
+  CHECK(r->provenance.model_id != NULL && strncmp(r->provenance.model_id, "fnv1a64:", 8) == 0);
+  CHECK(r->provenance.taxonomy_id != NULL &&
+        strncmp(r->provenance.taxonomy_id, "fnv1a64:", 8) == 0);
+  CHECK(r->provenance.generation == 1 && !r->provenance.cached && !r->provenance.fallback);
 }
 
 static void test_classifier(void) {
@@ -190,6 +196,7 @@ static void test_classifier(void) {
     CHECK(strcmp(r->category, "math") == 0);
     CHECK(r->class_index == 0);
     check_result(r, 5);
+    CHECK(strcmp(r->provenance.kind, "rules") == 0 && r->provenance.tokenizer_id == NULL);
   }
   mcpc_result_free(r);
   /* An explicit length classifies only that prefix ("What is the derivative"). */
@@ -231,6 +238,7 @@ static void test_classifier(void) {
   CHECK(json != NULL && strncmp(json, "{\"content\":[{\"type\":\"text\",\"text\":", 33) == 0);
   CHECK(contains(json, "\"structuredContent\":{\"class\":0,") &&
         contains(json, "\"isError\":false"));
+  CHECK(contains(json, "\"_meta\":{\"io.mcpclass/provenance\":{\"kind\":\"rules\","));
   mcpc_string_free(json);
   json = (char*)&err;
   CHECK_STATUS(mcpc_classify_json(c, math, MCPC_NTS, 4u, &json, &err), MCPC_ERR_INVALID_ARGUMENT,

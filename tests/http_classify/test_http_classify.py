@@ -313,6 +313,17 @@ def test_a_lying_server_is_named_and_composite_falls_back(tmp_path):
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["category"] == "math"
         assert len(server.requests) == 2
+        # Served, the answer says a fallback gave it (its provenance), on /classify and in MCP.
+        path = tmp_path / "composite.yaml"
+        path.write_text(document)
+        s = Serve("--http", "127.0.0.1:0", "--config", str(path))
+        try:
+            on_classify, on_mcp = classify_provenance(s.port), mcp_provenance(s.port)
+            assert on_classify["kind"] == on_mcp["kind"] == "composite"
+            assert on_classify["fallback"] is True and on_mcp["fallback"] is True
+            assert health_provenance(s.port)["fallback"] is False
+        finally:
+            s.kill()
     finally:
         server.shutdown()
 
@@ -366,30 +377,86 @@ def test_serve_answers_token_spans_in_the_pipeline_shape(tmp_path):
         s.kill()
 
 
-# --- provenance (issue 34 part 2, on these endpoints only) -------------------------------------
+# --- provenance (issue 34 part 2) ---------------------------------------------------------------
 
-def test_answers_name_their_classifier_and_taxonomy_and_a_reload_changes_it(tmp_path):
+PROVENANCE_KEY = "io.mcpclass/provenance"
+PROVENANCE_FIELDS = {"kind", "model_id", "tokenizer_id", "taxonomy_id", "generation", "cached",
+                     "fallback"}
+
+
+def classify_provenance(port, text=MATH_QUERY):
+    """The provenance headers of a /classify answer, as the `_meta` object spells them."""
+    status, headers, body = request(port, "POST", "/classify", {"inputs": text})
+    assert status == 200, body
+    return {"kind": headers["x-mcpclass-classifier"], "model_id": headers["x-mcpclass-model-id"],
+            "tokenizer_id": headers.get("x-mcpclass-tokenizer"),
+            "taxonomy_id": headers["x-mcpclass-taxonomy"],
+            "generation": int(headers["x-mcpclass-generation"]),
+            "cached": {"true": True, "false": False}[headers["x-mcpclass-cached"]],
+            "fallback": {"true": True, "false": False}[headers["x-mcpclass-fallback"]]}
+
+
+def rest_provenance(port, text=MATH_QUERY):
+    status, _, body = request(port, "POST", "/mcp/tools/call",
+                              {"name": "classify_text", "arguments": {"text": text}})
+    assert status == 200, body
+    return json.loads(body)["_meta"][PROVENANCE_KEY]
+
+
+def mcp_provenance(port, text=MATH_QUERY):
+    r = subprocess.run([BIN, "call", f"http://127.0.0.1:{port}/mcp", "classify_text",
+                        f"text={text}"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["_meta"][PROVENANCE_KEY]
+
+
+def health_provenance(port):
+    status, _, body = request(port, "GET", "/health")
+    assert status == 200, body
+    return json.loads(body)["provenance"]
+
+
+def same_answerer(*provenances):
+    """Every provenance names the same classifier and generation (the flags may differ)."""
+    first = provenances[0]
+    for p in provenances:
+        assert set(p) == PROVENANCE_FIELDS, p
+        assert {k: v for k, v in p.items() if k not in ("cached", "fallback")} == \
+            {k: v for k, v in first.items() if k not in ("cached", "fallback")}, provenances
+    return first
+
+
+def test_every_answer_names_its_classifier_and_a_reload_changes_it(tmp_path):
     path = tmp_path / "reloading.yaml"
-    path.write_text("")
+    path.write_text("server:\n  cache: {entries: 100, ttl: 60}\n")
     s = Serve("--http", "127.0.0.1:0", "--config", str(path))
     try:
-        status, headers, body = request(s.port, "POST", "/classify", {"inputs": MATH_QUERY})
-        assert status == 200, body
-        assert headers["x-mcpclass-classifier"] == "rules"
-        before = headers["x-mcpclass-taxonomy"]
-        assert before.startswith("fnv1a64:") and len(before) == len("fnv1a64:") + 16
-        # The same ordered categories give the same id: a second request agrees.
-        assert request(s.port, "POST", "/classify",
-                       {"inputs": "hello"})[1]["x-mcpclass-taxonomy"] == before
-        # Two categories instead of the default five: the answer and its id change together.
-        path.write_text("categories:\n  - {name: math, description: Math}\n"
+        # /classify asks for probabilities, classify_text not: REST misses the cache, MCP hits it.
+        on_classify = classify_provenance(s.port)
+        on_rest, on_mcp = rest_provenance(s.port), mcp_provenance(s.port)
+        before = same_answerer(on_classify, on_rest, on_mcp, health_provenance(s.port))
+        assert before["kind"] == "rules" and before["generation"] == 1
+        assert before["tokenizer_id"] is None  # rules have no tokenizer
+        for key in ("model_id", "taxonomy_id"):
+            assert before[key].startswith("fnv1a64:") and len(before[key]) == len("fnv1a64:") + 16
+        assert (on_classify["cached"], on_rest["cached"], on_mcp["cached"]) == (False, False, True)
+        assert classify_provenance(s.port)["cached"] is True
+        assert not any(p["fallback"] for p in (on_classify, on_rest, on_mcp))
+
+        # Two categories instead of the default five and other rules: the answer, its model and
+        # taxonomy ids and the generation change together, on every path.
+        path.write_text("server:\n  cache: {entries: 100, ttl: 60}\n"
+                        "categories:\n  - {name: math, description: Math}\n"
                         "  - {name: general, description: Everything else}\n"
                         "classifier:\n  kind: rules\n  rules:\n    math: {keywords: [integral]}\n")
         s.proc.send_signal(signal.SIGHUP)  # the file watcher may have reloaded first
         assert s.wait_for_stderr("reloaded, generation"), s.stderr()
-        status, headers, body = request(s.port, "POST", "/classify", {"inputs": MATH_QUERY})
-        assert status == 200, body
+        status, _, body = request(s.port, "POST", "/classify", {"inputs": MATH_QUERY})
         assert [item["label"] for item in json.loads(body)] == ["math", "general"]
-        assert headers["x-mcpclass-taxonomy"] not in (before, "")
+        after = same_answerer(classify_provenance(s.port), rest_provenance(s.port),
+                              mcp_provenance(s.port), health_provenance(s.port))
+        assert after["generation"] >= 2  # the watcher and SIGHUP may both have reloaded
+        assert after["model_id"] != before["model_id"]
+        assert after["taxonomy_id"] != before["taxonomy_id"]
     finally:
         s.kill()

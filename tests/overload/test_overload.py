@@ -153,6 +153,10 @@ def test_bad_deadlines_are_named(tmp_path):
             {"name": "classify_text", "arguments": {"text": "x"},
              "_meta": {"io.mcpclass/timeoutMs": "soon"}})
         assert status == 400 and 'io.mcpclass/timeoutMs' in text, text
+        # /classify refuses it the same way (it ignored it before: the deadline was lost).
+        status, _, text = procs.http_request(server.port, "POST", "/classify", {"inputs": "x"},
+                                             {"X-Request-Timeout-Ms": "soon"})
+        assert status == 400 and "X-Request-Timeout-Ms must be a whole number" in text, text
         # Already due: refused as expired, never run.
         status, headers, text = procs.http_request(
             server.port, "POST", "/mcp/tools/call",

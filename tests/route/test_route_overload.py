@@ -80,6 +80,9 @@ def test_fail_open_forwards_refused_requests_to_the_default_model(tmp_path, upst
         status, headers, _ = r.post(ask("integral again"), {"X-Request-Timeout-Ms": "0"})
         assert status == 200 and headers["x-mcpclass-fail-open"] == "expired", headers
         assert metric(r, "mcpclass_route_fail_open_total", "expired") == 1
+        # A deadline that is not a number is named, not dropped (as every endpoint does).
+        status, _, body = r.post(ask("integral"), {"X-Request-Timeout-Ms": "-5"})
+        assert status == 400 and "X-Request-Timeout-Ms must be a whole number" in str(body), body
         _, text = r.get("/metrics")
         assert "mcpclass_route_admission_rejected_total " + str(len(opened)) in text.decode()
     finally:

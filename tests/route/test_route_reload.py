@@ -45,7 +45,12 @@ def test_new_model_key_rotation_and_removal_are_applied(tmp_path, upstream):
     r = Route(tmp_path, models_yaml(upstream.url, **{
         "m-none": f'{{base_url: "{upstream.url}", api_key: "old-key"}}'}), extra=NO_WATCH)
     try:
-        assert r.post(ask("integral"))[1]["x-mcpclass-model"] == "m-openai"
+        first = r.post(ask("integral"))[1]
+        assert first["x-mcpclass-model"] == "m-openai"
+        # The classifier that chose the category names itself (classify::Provenance).
+        assert first["x-mcpclass-classifier"] == "rules" and first["x-mcpclass-generation"] == "1"
+        assert first["x-mcpclass-model-id"].startswith("fnv1a64:")
+        assert first["x-mcpclass-cached"] == "false" and first["x-mcpclass-fallback"] == "false"
         # math goes to a new model on another upstream; m-none's key is rotated; m-deepseek goes
         # (biology, which chose it, now chooses m-none).
         categories = CATEGORIES.replace("model: m-openai", "model: m-new").replace(
@@ -60,6 +65,10 @@ def test_new_model_key_rotation_and_removal_are_applied(tmp_path, upstream):
         status, headers, body = r.post(ask("integral"))
         assert status == 200, body
         assert headers["x-mcpclass-category"] == "math" and headers["x-mcpclass-model"] == "m-new"
+        # The same categories and rules (only their models moved): the same ids, a new generation.
+        assert headers["x-mcpclass-generation"] == "2"
+        assert [headers[k] for k in ("x-mcpclass-model-id", "x-mcpclass-taxonomy")] == \
+            [first[k] for k in ("x-mcpclass-model-id", "x-mcpclass-taxonomy")]
         got = other.records()
         assert len(got) == 1 and got[0]["body"]["model"] == "m-new"
         assert got[0]["headers"]["authorization"] == "Bearer new-model-key"

@@ -61,7 +61,8 @@ server:
     const auto config = config::parse_config(doc);
     service = std::make_unique<service::ClassificationService>(config);
     // The front every entry point starts, so its http_classify endpoint is checked too.
-    http = service::make_http_front(*service, {.http = service->http_options(), .stdio = nullptr});
+    http = service::make_http_front(
+        *service, {.http = service->http_options(), .stdio = nullptr, .spans = nullptr});
     http->start();
   }
   ~ProtectedServer() {

@@ -177,10 +177,9 @@ TEST_CASE("reload: a front end's stage is swapped in with the classifier, or ref
   initialize(*session);
   std::string staged;  // what the stage built, then swapped in
   std::string swapped;
-  auto stage = [&](const config::Config& next,
-                   const std::shared_ptr<const classify::Classifier>& classifier) {
+  auto stage = [&](const config::Config& next, const service::ServedClassifier& served) {
     if (next.categories.find("broken") != nullptr) throw config::ConfigError("route", "refused");
-    staged = classifier->classify("zebra").model;
+    staged = served.classifier->classify("zebra").model;
     return std::function<void()>([&] { swapped = staged; });
   };
   const auto ok = service.reload([] { return config::parse_config(document("model-b")); }, stage);

@@ -140,6 +140,9 @@ class Result:
     entropy: float
     decision: Decision
     probabilities: Optional[List[float]] = None
+    # What produced it: {kind, model_id, tokenizer_id, taxonomy_id, generation, cached, fallback},
+    # as classify_text's _meta["io.mcpclass/provenance"].
+    provenance: Optional[dict] = None
 
 
 @dataclass(frozen=True)
@@ -160,8 +163,13 @@ def _decision(d) -> Decision:
 def _result(r, with_probabilities: bool) -> Result:
     probs = ([r.probabilities[i] for i in range(r.num_probabilities)]
              if with_probabilities else None)
+    p = r.provenance
+    provenance = {"kind": _s(p.kind), "model_id": _s(p.model_id),
+                  "tokenizer_id": _s(p.tokenizer_id) if p.tokenizer_id else None,
+                  "taxonomy_id": _s(p.taxonomy_id), "generation": p.generation,
+                  "cached": bool(p.cached), "fallback": bool(p.fallback)}
     return Result(r.class_index, _s(r.category), r.confidence, _s(r.model), bool(r.use_reasoning),
-                  r.entropy, _decision(r.decision), probs)
+                  r.entropy, _decision(r.decision), probs, provenance)
 
 
 class _Config:

@@ -28,11 +28,17 @@ class mcpc_decision(Structure):
                 ("num_top_categories", c_size_t)]
 
 
+class mcpc_provenance(Structure):
+    _fields_ = [("kind", c_char_p), ("model_id", c_char_p), ("tokenizer_id", c_char_p),
+                ("taxonomy_id", c_char_p), ("generation", ctypes.c_uint64), ("cached", c_bool),
+                ("fallback", c_bool)]
+
+
 class mcpc_result(Structure):
     _fields_ = [("class_index", c_size_t), ("category", c_char_p), ("confidence", c_double),
                 ("probabilities", POINTER(c_double)), ("num_probabilities", c_size_t),
                 ("entropy", c_double), ("model", c_char_p), ("use_reasoning", c_bool),
-                ("decision", mcpc_decision)]
+                ("decision", mcpc_decision), ("provenance", mcpc_provenance)]
 
 
 class mcpc_batch(Structure):

@@ -42,6 +42,8 @@ class BatchingClassifier final : public Classifier {
   }
   std::string kind() const override { return inner_->kind(); }
   bool cacheable() const override { return inner_->cacheable(); }
+  std::string model_id() const override { return inner_->model_id(); }
+  std::string tokenizer_id() const override { return inner_->tokenizer_id(); }
   /// The inner classifier's, plus "batching" {max_batch, max_wait_us, batches, texts}.
   json::object info() const override;
 

@@ -47,6 +47,8 @@ class CachedClassifier final : public Classifier {
   bool holds(std::string_view text, const ClassifyOptions& options) const;
   std::string kind() const override { return inner_->kind(); }
   bool cacheable() const override { return false; }  // already cached
+  std::string model_id() const override { return inner_->model_id(); }
+  std::string tokenizer_id() const override { return inner_->tokenizer_id(); }
   /// The inner info() plus "cache": {entries, max_bytes, size, bytes, hits, misses, evictions}.
   json::object info() const override;
 

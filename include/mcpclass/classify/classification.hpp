@@ -32,6 +32,10 @@ struct Classification {
   /// The entropy-based decision, always computed (diagnostics even when rules chose
   /// use_reasoning).
   ReasoningDecision decision;
+  /// Served from the result cache (CachedClassifier), not computed for this call.
+  bool cached = false;
+  /// A fallback answered (CompositeClassifier: the local side after the remote failed).
+  bool fallback = false;
 
   /// Everything, for CLIs and logs (the wire object plus category and decision).
   json::object to_json() const;

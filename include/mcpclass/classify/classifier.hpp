@@ -50,6 +50,12 @@ class Classifier {
   virtual bool cacheable() const { return true; }
   /// Operator facts for /health: at least "kind", "model" and "index_size".
   virtual json::object info() const = 0;
+  /// Checksum of what the answers come from (provenance.hpp), read once per load: a classifier
+  /// that knows its weights or rules overrides it. The default is fnv1a64_id() of info(), which
+  /// names the model files and their settings but not their bytes.
+  virtual std::string model_id() const;
+  /// Checksum of the tokenizer's files; empty when the classifier has no tokenizer of its own.
+  virtual std::string tokenizer_id() const { return {}; }
 };
 
 }  // namespace mcpclass::classify

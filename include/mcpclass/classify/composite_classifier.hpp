@@ -42,6 +42,9 @@ class CompositeClassifier : public Classifier {
   using Classifier::classify;
   std::string kind() const override { return "composite"; }
   bool cacheable() const override { return false; }  // its fallback is remote
+  /// fnv1a64_id() of both sides' model ids: either side's change changes it.
+  std::string model_id() const override;
+  std::string tokenizer_id() const override { return local_->tokenizer_id(); }
   /// Both parts' info plus how often each answered.
   json::object info() const override;
 

@@ -70,6 +70,8 @@ class RuleClassifier final : public Classifier {
   Classification classify(std::string_view text, const ClassifyOptions& options) const override;
   std::string kind() const override { return "rules"; }
   json::object info() const override;
+  /// fnv1a64_id() of the rules (RuleSet::to_json()), computed at construction.
+  std::string model_id() const override { return model_id_; }
 
   /// Raw scores s_c (before the fallback bonus), one per category: the evidence behind classify().
   std::vector<double> scores(std::string_view text) const;
@@ -79,6 +81,7 @@ class RuleClassifier final : public Classifier {
  private:
   struct Impl;
   std::unique_ptr<const Impl> impl_;
+  std::string model_id_;
 };
 
 }  // namespace mcpclass::classify

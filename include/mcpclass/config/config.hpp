@@ -92,6 +92,10 @@ struct Config {
   /// (mcpclass/remote/remote_token_classifier.hpp; the keys of classifier.remote). With it,
   /// `token_classifier` holds only the name of the tool serve offers; empty = a checkpoint.
   json::object token_classifier_remote;
+  /// `telemetry`: `{otlp: {endpoint, headers, ...}}`, the OTLP span exporter
+  /// (mcpclass/net/otlp_exporter.hpp, docs/tracing.md), as written (checked at load, `${NAME}`
+  /// unresolved); empty = no spans exported.
+  json::object telemetry;
 
   /// The same document shape parse_config() reads (round-trips).
   json::object to_json() const;

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mcpclass::learned {
 
@@ -87,6 +88,10 @@ std::string resolve_model_path(std::string_view path);
 std::string file_checksum(const std::string& path);
 /// FNV-1a 64-bit of a string, 16 hex digits.
 std::string text_checksum(std::string_view data);
+/// A provenance id (classify::fnv1a64_id) of the files' bytes in order; paths that are empty or
+/// not regular files are skipped, and none at all gives "". Reads every byte (about a second per
+/// GB): computed once per load, never per request.
+std::string files_id(const std::vector<std::string>& paths);
 
 /// A name for a temporary file beside `path`: `<path>.tmp.<pid>.<random>`. Random too, because
 /// two containers writing one volume can share a pid and would share the file.

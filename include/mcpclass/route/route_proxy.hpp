@@ -10,6 +10,7 @@
 #include "mcpclass/route/router.hpp"
 #include "mcpclass/transport/server/http_app.hpp"
 #include "mcpclass/util/descriptor_budget.hpp"
+#include "mcpclass/util/span_record.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -29,6 +30,12 @@ struct RouteProxyOptions {
   /// (HttpServerOptions::descriptors): a request that would need one more than the budget holds
   /// is answered 503 `too_many_connections`. Null: not counted.
   std::shared_ptr<util::DescriptorBudget> descriptors;
+  /// Where the spans of each request go (the request, its classification, each upstream call;
+  /// docs/tracing.md). Null: none are recorded (the traceparent is still forwarded).
+  std::shared_ptr<util::SpanSink> spans;
+  /// One line about a request that went wrong (an upstream failure, a refusal), with its trace
+  /// id. Empty: not logged. Called on the I/O and worker threads.
+  std::function<void(std::string_view)> log;
 };
 
 class RouteProxy final : public transport::server::HttpApp {

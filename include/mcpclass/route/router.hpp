@@ -13,6 +13,7 @@
 #include <boost/json/object.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -150,9 +151,12 @@ class Router {
 /// The models `config`'s signals need, `classifier` being the configured one (shared, not
 /// loaded again): the embedding encoder (`routing.embedding_model`, else the learned
 /// classifier's; also for an enabled route.semantic_cache when one of them is configured), the
-/// token classifier for model PII sources, jailbreak classifiers. Throws ConfigError naming the
-/// key, or ClassifyError for a model that does not load.
-routing::SignalModels make_signal_models(const config::Config& config,
-                                         std::shared_ptr<const classify::Classifier> classifier);
+/// token classifier for model PII sources, jailbreak classifiers; `provenance` is the
+/// classifier's when its caller has it (computing one reads the weights' files), else
+/// provenance_of(*classifier, 1). Throws ConfigError naming the key, or ClassifyError for a model
+/// that does not load.
+routing::SignalModels make_signal_models(
+    const config::Config& config, std::shared_ptr<const classify::Classifier> classifier,
+    std::optional<classify::Provenance> provenance = std::nullopt);
 
 }  // namespace mcpclass::route

@@ -18,6 +18,8 @@ struct ToolResult {
   json::array content;
   std::optional<json::value> structured_content;
   bool is_error = false;
+  /// The result's `_meta` (namespaced keys, e.g. io.mcpclass/provenance); absent when empty.
+  json::object meta;
 
   json::object to_json() const&;
   /// The same, moving the content out instead of copying it.

@@ -10,6 +10,7 @@
 
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/learned/token_classifier.hpp"
 #include "mcpclass/server/server.hpp"
@@ -41,12 +42,6 @@ struct ServiceOptions {
   std::function<void(const classify::Classification&)> on_classified;
 };
 
-/// A front end's part of a reload: builds what it serves from the new configuration and its
-/// classifier, throwing to refuse the reload, and returns what swaps it in (called as the new
-/// classifier is swapped in; may be empty).
-using ReloadStage = std::function<std::function<void()>(
-    const config::Config& config, const std::shared_ptr<const classify::Classifier>& classifier)>;
-
 /// What reload() did.
 struct ReloadResult {
   bool ok = false;
@@ -55,6 +50,20 @@ struct ReloadResult {
   /// Why the configuration was refused (empty when ok).
   std::string error;
 };
+
+/// One generation's classifier with its provenance (generation included), swapped in together so
+/// an answer names the generation of the classifier that computed it.
+struct ServedClassifier {
+  std::shared_ptr<const classify::Classifier> classifier;
+  classify::Provenance provenance;  ///< provenance_of(*classifier, generation), computed once.
+};
+
+/// A front end's part of a reload: builds what it serves from the new configuration and the
+/// generation's classifier with its provenance (the one computation of it), throwing to refuse
+/// the reload, and returns what swaps it in (called as the new classifier is swapped in; may be
+/// empty).
+using ReloadStage = std::function<std::function<void()>(const config::Config& config,
+                                                        const ServedClassifier& served)>;
 
 class ClassificationService {
  public:
@@ -71,7 +80,11 @@ class ClassificationService {
 
   const std::shared_ptr<server::Server>& server() const noexcept { return server_; }
   /// The classifier of the current generation.
-  std::shared_ptr<const classify::Classifier> classifier() const { return classifier_.load(); }
+  std::shared_ptr<const classify::Classifier> classifier() const {
+    return served_.load()->classifier;
+  }
+  /// The classifier of the current generation with its provenance, read together.
+  std::shared_ptr<const ServedClassifier> served() const { return served_.load(); }
   /// The gate of `server.admission` (null when unbounded): classify_text takes its places
   /// through the engine, the HTTP front's /classify directly.
   const std::shared_ptr<util::AdmissionGate>& admission_gate() const { return admission_; }
@@ -92,9 +105,9 @@ class ClassificationService {
   /// with their secrets resolved. Throws ConfigError (an unset "${NAME}", an unreadable token
   /// file).
   transport::server::HttpServerOptions http_options() const;
-  /// The classifier's info() (kind, model, ...): what /health reports before a front end adds
-  /// its own fields.
-  boost::json::object health() const { return classifier()->info(); }
+  /// The classifier's info() (kind, model, ...) and its `provenance` (classify::Provenance): what
+  /// /health reports before a front end adds its own fields.
+  boost::json::object health() const;
 
   /// Loads a configuration with `load` (e.g. re-reads its file), builds its classifier (with a new,
   /// empty result cache) and swaps it in: calls in flight finish on the old classifier, later ones
@@ -119,11 +132,11 @@ class ClassificationService {
   void stop();
 
  private:
-  void publish(const std::shared_ptr<const classify::Classifier>& classifier);
+  void publish(const ServedClassifier& served);
   void publish_token_classifier(std::shared_ptr<const learned::TokenClassifier> classifier,
                                 const std::string& tool);
 
-  std::atomic<std::shared_ptr<const classify::Classifier>> classifier_;
+  std::atomic<std::shared_ptr<const ServedClassifier>> served_;
   config::ServerSettings settings_;
   std::function<void(const classify::Classification&)> on_classified_;
   std::shared_ptr<ClassificationCounters> counters_;

@@ -9,6 +9,7 @@
 #include "mcpclass/service/classification_service.hpp"
 #include "mcpclass/transport/server/http_server.hpp"
 #include "mcpclass/transport/server/stdio.hpp"
+#include "mcpclass/util/span_record.hpp"
 
 #include <memory>
 
@@ -23,6 +24,9 @@ struct HttpFrontOptions {
   /// The counters of a stdio transport serving the same engine for the front's whole life:
   /// "stdio" joins /health's transports and its series /metrics.
   std::shared_ptr<const transport::server::StdioCounters> stdio;
+  /// Where the spans of `POST /classify` and `/classify/spans` go, under the caller's
+  /// `traceparent` (docs/tracing.md); null: none recorded.
+  std::shared_ptr<util::SpanSink> spans;
 };
 
 /// The HTTP server of `service`, not started. GET /health (with the token, when tokens are set)

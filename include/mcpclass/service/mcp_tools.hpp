@@ -6,6 +6,7 @@
 #pragma once
 
 #include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/service/tool_metrics.hpp"
 #include "mcpclass/util/admission_gate.hpp"
@@ -32,6 +33,9 @@ struct ToolOptions {
   std::shared_ptr<ToolMetrics> metrics;
   /// Admission control of classify_text (`server.admission`, tool_admission.hpp); null: none.
   std::shared_ptr<util::AdmissionGate> admission;
+  /// What classify_text puts in each result's `_meta` under classify::kMetaProvenance (with the
+  /// result's cached/fallback flags). Absent: provenance_of(classifier, 0).
+  std::optional<classify::Provenance> provenance;
 };
 
 /// URI of the category-list resource.

@@ -126,6 +126,9 @@ inline constexpr std::string_view kRequestTimeoutHeader = "X-Request-Timeout-Ms"
 /// The X-Request-Timeout-Ms header's value: a whole number of milliseconds of at most a day
 /// (86400000); nullopt when it is anything else (empty included).
 std::optional<std::uint64_t> request_timeout_ms(std::string_view header);
+/// What is wrong with an X-Request-Timeout-Ms value, for a 400 answer; nullopt when `header` is
+/// empty (absent) or valid. Every HTTP endpoint refuses a bad value the same way.
+std::optional<std::string> request_timeout_error(std::string_view header);
 /// A deadline `header` milliseconds from now (request_timeout_ms); nullopt when absent or bad.
 std::optional<AdmissionGate::Clock::time_point> deadline_after_ms(std::string_view header);
 

@@ -18,11 +18,9 @@ std::string rpc_error_body(int code, std::string message) {
 }
 
 std::optional<std::string> apply_request_timeout(json::value& body, std::string_view header) {
+  if (auto error = util::request_timeout_error(header)) return error;
   const auto parsed = util::request_timeout_ms(header);
-  if (!parsed) {
-    return std::string(util::kRequestTimeoutHeader) +
-           " must be a whole number of milliseconds from 0 to 86400000";
-  }
+  if (!parsed) return std::nullopt;  // absent
   const auto one = [ms = *parsed](json::value& m) {
     auto* o = m.if_object();
     if (o == nullptr || !o->contains("method") || !o->contains("id")) return;

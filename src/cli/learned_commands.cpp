@@ -130,6 +130,12 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       ->add_option("--scope-k", o.head.scope_k,
                    "Nearest prototypes averaged by the out-of-scope score (--scope rows)")
       ->check(CLI::Range(1, 1000));
+  o.train->add_option("--scope-density", o.head.scope_density,
+                      "Weight of the nearest prototypes' own density in the out-of-scope score");
+  o.train->add_option("--scope-catchall", o.head.scope_catchall,
+                      "Catch-all category whose probability lowers the out-of-scope score");
+  o.train->add_option("--scope-catchall-weight", o.head.scope_catchall_weight,
+                      "Weight of the catch-all category's probability (--scope-catchall)");
   o.train->add_option("--export", o.export_path,
                       "Also write encoder+head as a TorchScript sequence classifier");
 

@@ -53,6 +53,17 @@ bool read_head_manifest(const std::string& path, HeadModel& head, std::string& c
       const auto& o = sc->as_object();
       head.scope.k = o.at("k").to_number<std::size_t>();
       head.scope.method = std::string(o.at("method").as_string());
+      if (const auto* w = o.if_contains("density_weight"))
+        head.scope.density_weight = w->to_number<double>();
+      if (const auto* c = o.if_contains("catchall")) {
+        const auto& names = head.categories;
+        const auto at = std::find(names.begin(), names.end(), c->as_string());
+        if (at == names.end())
+          throw ClassifyError("scope catch-all '" + std::string(c->as_string()) +
+                              "' is not one of the head's categories");
+        head.scope.catchall = static_cast<std::size_t>(at - names.begin());
+        head.scope.catchall_weight = o.at("catchall_weight").to_number<double>();
+      }
       head.scope.dimension = 1;  // marks "scope expected"; the tensors give the real one
     }
   } catch (const std::exception& e) {
@@ -80,6 +91,14 @@ void read_scope_tensors(const std::map<std::string, SafeTensor>& params, const s
     throw ClassifyError("head '" + path + "' scope part has inconsistent shapes");
   if (!std::is_sorted(q->second.values.begin(), q->second.values.end()))
     throw ClassifyError("head '" + path + "' scope_quantiles are not ascending");
+  if (const auto d = params.find("scope_density"); d != params.end()) {
+    if (d->second.shape.size() != 1 || d->second.shape[0] != p->second.shape[0])
+      throw ClassifyError("head '" + path +
+                          "' scope_density does not have one value per prototype");
+    head.scope.density = d->second.values;
+  } else if (head.scope.density_weight != 0.0) {
+    throw ClassifyError("head '" + path + "' has a scope density weight but no scope_density");
+  }
   head.scope.dimension = head.layers.front().in;
   head.scope.prototypes = p->second.values;
   head.scope.quantiles = q->second.values;
@@ -147,6 +166,8 @@ std::map<std::string, SafeTensor> head_tensors(const HeadModel& head) {
         {static_cast<std::int64_t>(scope.rows()), static_cast<std::int64_t>(scope.dimension)},
         scope.prototypes};
     out["scope_quantiles"] = {{static_cast<std::int64_t>(scope.quantiles.size())}, scope.quantiles};
+    if (!scope.density.empty())
+      out["scope_density"] = {{static_cast<std::int64_t>(scope.density.size())}, scope.density};
   }
   return out;
 }
@@ -196,11 +217,18 @@ void save_head(const HeadModel& head, const std::string& path, const json::objec
                            {"temperature", lex.temperature},
                            {"mix_temperature", lex.mix_temperature},
                            {"vocabulary", lex.idf.size()}};
-  if (scope)
-    manifest["scope"] = {{"method", head.scope.method},
-                         {"k", head.scope.k},
-                         {"prototypes", head.scope.rows()},
-                         {"quantiles", head.scope.quantiles.size()}};
+  if (scope) {
+    json::object o{{"method", head.scope.method},
+                   {"k", head.scope.k},
+                   {"prototypes", head.scope.rows()},
+                   {"quantiles", head.scope.quantiles.size()},
+                   {"density_weight", head.scope.density_weight}};
+    if (head.scope.catchall) {
+      o["catchall"] = head.categories.at(*head.scope.catchall);
+      o["catchall_weight"] = head.scope.catchall_weight;
+    }
+    manifest["scope"] = std::move(o);
+  }
   write_file_atomically(path + ".json", json::serialize(manifest));
 }
 

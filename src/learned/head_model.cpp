@@ -31,23 +31,29 @@ float dot(const float* a, const float* b, std::size_t n) {
 
 }  // namespace
 
-double ScopeModel::similarity(std::span<const float> e) const {
+double ScopeModel::score(std::span<const float> e, std::span<const double> p) const {
   double norm = 0.0;
   for (const float v : e) norm += static_cast<double>(v) * v;
   norm = std::max(std::sqrt(norm), 1e-12);
-  std::vector<float> sims(rows());
+  std::vector<std::pair<float, std::size_t>> sims(rows());
   for (std::size_t r = 0; r < sims.size(); ++r)
-    sims[r] = dot(prototypes.data() + r * dimension, e.data(), dimension);
+    sims[r] = {dot(prototypes.data() + r * dimension, e.data(), dimension), r};
   const std::size_t n = std::min(std::max<std::size_t>(k, 1), sims.size());
   std::partial_sort(sims.begin(), sims.begin() + static_cast<std::ptrdiff_t>(n), sims.end(),
                     std::greater<>());
   double sum = 0.0;
-  for (std::size_t i = 0; i < n; ++i) sum += sims[i];
-  return n ? sum / static_cast<double>(n) / norm : 0.0;
+  double tightness = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sum += sims[i].first;
+    if (!density.empty()) tightness += density[sims[i].second];
+  }
+  if (n == 0) return 0.0;
+  double s = (sum / norm - density_weight * tightness) / static_cast<double>(n);
+  if (catchall && *catchall < p.size()) s -= catchall_weight * p[*catchall];
+  return s;
 }
 
-double ScopeModel::in_scope(std::span<const float> e) const {
-  const double s = similarity(e);
+double ScopeModel::in_scope(double s) const {
   if (quantiles.size() < 2 || s <= quantiles.front()) return 0.0;
   if (s >= quantiles.back()) return 1.0;
   const auto hi = static_cast<std::size_t>(

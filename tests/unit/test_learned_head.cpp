@@ -145,6 +145,10 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   options.hidden = 8;
   options.lexical_mix = 0.3;
   options.lexical_epochs = 10;
+  // Enough calibration rows that the score's quantiles do not end above held-out rows (at the
+  // default 10%, 8 rows: a fifth of the test rows fell below the lowest and all scored 0).
+  options.validation_percent = 30;
+  options.scope_catchall = "general";
   for (const auto* name : {"/head.pt", "/head.safetensors"})
     train_head(c.categories, LearnedSettings{}, train, dir + name, options);
   // The same file contents a libtorch-free reader needs: every parameter by name.
@@ -157,6 +161,8 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   // head: the TorchScript one loads as heads trained before did, without in_scope.
   CHECK(tensors.contains("scope_prototypes"));
   CHECK(tensors.at("scope_quantiles").shape == std::vector<std::int64_t>{101});
+  CHECK(tensors.at("scope_density").shape ==
+        std::vector<std::int64_t>{tensors.at("scope_prototypes").shape[0]});
 
   c.classifier.kind = "trained_head";
   c.classifier.learned.temperature = 0.0;
@@ -228,6 +234,20 @@ TEST_CASE("trained head: corrupt or inconsistent safetensors heads give clear er
          {"scope_quantiles", {{2}, {0.1f, 0.2f}}}});
   CHECK_THROWS_WITH_AS(config::make_classifier(c),
                        doctest::Contains("scope part has inconsistent shapes"), ClassifyError);
+  write({{"w0", {{5, 512}, w}},
+         {"b0", {{5}, b}},
+         {"scope_prototypes", {{1, 512}, std::vector<float>(512)}},
+         {"scope_density", {{2}, {0.1f, 0.2f}}},
+         {"scope_quantiles", {{2}, {0.1f, 0.2f}}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope_density does not have one value per prototype"),
+                       ClassifyError);
+  std::ofstream(head + ".json") << R"({"categories":["math","science","technology","history",
+      "general"],"temperature":1,"encoder_id":"x","scope":{"k":1,"method":"rows",
+      "catchall":"sports","catchall_weight":0.1}})";
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("catch-all 'sports' is not one of the head's categories"),
+                       ClassifyError);
   std::filesystem::remove_all(dir);
 }
 

@@ -91,7 +91,14 @@ struct HeadTrainingOptions {
   /// category (k = 1); "none" = no score.
   std::string scope = "rows";
   std::size_t scope_rows = 8192;
-  std::size_t scope_k = 10;
+  std::size_t scope_k = 5;
+  /// Weight of the nearest prototypes' own density, subtracted from their similarity (rows only;
+  /// 0 = none).
+  double scope_density = 0.5;
+  /// The catch-all category ("other"): its probability × scope_catchall_weight is subtracted
+  /// from the score. Empty = no such term.
+  std::string scope_catchall;
+  double scope_catchall_weight = 0.1;
   /// Called after every training epoch (the dense members' in turn, then the lexical part's):
   /// epochs done and in all, and the epoch's mean training loss. Empty = silent.
   std::function<void(const HeadTrainingProgress&)> on_epoch;

@@ -162,17 +162,42 @@ bool out_of_scope_label(const std::string& label) {
   return label == "oos" || label.starts_with("oos/");
 }
 
+// Mean similarity of each unit row of `prototypes` to its k nearest others (ScopeModel::density),
+// a block of rows at a time: the full similarity matrix of 8,192 rows would take 256 MiB.
+torch::Tensor prototype_density(const torch::Tensor& prototypes, std::int64_t k) {
+  constexpr std::int64_t kBlock = 1024;
+  const auto n = prototypes.size(0);
+  const auto neighbours = std::min(k + 1, n);
+  std::vector<torch::Tensor> parts;
+  for (std::int64_t i = 0; i < n; i += kBlock) {
+    const auto sims =
+        torch::matmul(prototypes.slice(0, i, std::min(i + kBlock, n)), prototypes.t());
+    const auto top = std::get<0>(sims.topk(neighbours, 1));
+    // The nearest is the row itself; with a single prototype there is no other.
+    parts.push_back(neighbours > 1 ? top.slice(1, 1, neighbours).mean(1) : top.select(1, 0));
+  }
+  return torch::cat(parts);
+}
+
 // The head's out-of-scope score (head_model.hpp ScopeModel): prototypes from the training rows
-// `xt` (those `usable`), quantiles of the validation rows' similarity (those `usable_val`).
+// `xt` (those `usable`), quantiles of the validation rows' scores (those `usable_val`), whose
+// head distribution is `val_probs`.
 detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& usable,
                              const torch::Tensor& yt, const torch::Tensor& xv,
-                             const std::vector<bool>& usable_val, std::int64_t classes,
-                             const HeadTrainingOptions& options) {
+                             const std::vector<bool>& usable_val, const torch::Tensor& val_probs,
+                             const CategorySet& categories, const HeadTrainingOptions& options) {
   constexpr std::int64_t kQuantiles = 101;
   detail::ScopeModel scope;
   if (options.scope == "none") return scope;
   if (options.scope != "rows" && options.scope != "centroids")
     throw ClassifyError("scope must be rows, centroids or none, not '" + options.scope + "'");
+  if (!options.scope_catchall.empty()) {
+    const auto c = categories.index_of(options.scope_catchall);
+    if (!c)
+      throw ClassifyError("scope catch-all '" + options.scope_catchall + "' is not a category");
+    scope.catchall = *c;
+    scope.catchall_weight = options.scope_catchall_weight;
+  }
   std::vector<std::int64_t> rows;
   for (std::size_t i = 0; i < usable.size(); ++i)
     if (usable[i]) rows.push_back(static_cast<std::int64_t>(i));
@@ -184,10 +209,11 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
   const auto unit = [](const torch::Tensor& x) { return x / x.norm(2, 1, true).clamp_min(1e-12); };
   const auto train = unit(xt.index_select(0, torch::tensor(rows)));
   torch::Tensor prototypes;
+  torch::Tensor density;
   if (options.scope == "centroids") {
     const auto labels = yt.index_select(0, torch::tensor(rows));
     std::vector<torch::Tensor> means;
-    for (std::int64_t c = 0; c < classes; ++c) {
+    for (std::int64_t c = 0; c < static_cast<std::int64_t>(categories.size()); ++c) {
       const auto mask = labels.eq(c);
       if (mask.any().item<bool>()) means.push_back(train.index({mask}).mean(0));
     }
@@ -203,12 +229,21 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
             : train.index_select(
                   0, torch::linspace(0, static_cast<double>(n - 1), cap).round().to(torch::kInt64));
     scope.k = std::max<std::size_t>(options.scope_k, 1);
+    if (options.scope_density != 0.0) {
+      density = prototype_density(prototypes, static_cast<std::int64_t>(scope.k));
+      scope.density = tensor_values(density);
+      scope.density_weight = options.scope_density;
+    }
   }
   const auto k = std::min<std::int64_t>(static_cast<std::int64_t>(scope.k), prototypes.size(0));
-  const auto s =
-      std::get<0>(
-          torch::matmul(unit(xv.index_select(0, torch::tensor(val))), prototypes.t()).topk(k, 1))
-          .mean(1);
+  const auto val_index = torch::tensor(val);
+  const auto [sims, nearest] =
+      torch::matmul(unit(xv.index_select(0, val_index)), prototypes.t()).topk(k, 1);
+  auto s = sims.mean(1);
+  if (density.defined()) s -= scope.density_weight * density.index({nearest}).mean(1);
+  if (scope.catchall)
+    s -= scope.catchall_weight *
+         val_probs.index_select(0, val_index).select(1, static_cast<std::int64_t>(*scope.catchall));
   const auto q = torch::quantile(s.to(torch::kFloat64),
                                  torch::linspace(0.0, 1.0, kQuantiles, torch::kFloat64));
   scope.method = options.scope;
@@ -346,7 +381,6 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     layer.bias = tensor_values(merged[l + 1]);
     head.layers.push_back(std::move(layer));
   }
-  head.scope = fit_scope(xt, in_scope, yt, xv, val_in_scope, classes, options);
   HeadTrainingReport report;
   report.train_rows = original_rows;
   report.augmented_rows = texts.size() - original_rows;
@@ -390,6 +424,9 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     head.lexical.mix_temperature = calibrate(mixed, yv);
     probs = torch::softmax(mixed / head.lexical.mix_temperature, 1);
   }
+  // After the lexical part: the score's catch-all term reads the head's final distribution.
+  head.scope =
+      fit_scope(xt, in_scope, yt, xv, val_in_scope, probs.to(torch::kFloat32), categories, options);
   report.validation_accuracy = probs.argmax(1).eq(yv).to(torch::kFloat64).mean().item<double>();
   report.validation_ece = expected_calibration_error(probs, yv);
   report.seconds =
@@ -412,7 +449,10 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
                      {"seed", options.seed},
                      {"scope", options.scope},
                      {"scope_rows", options.scope_rows},
-                     {"scope_k", options.scope_k}});
+                     {"scope_k", options.scope_k},
+                     {"scope_density", options.scope_density},
+                     {"scope_catchall", options.scope_catchall},
+                     {"scope_catchall_weight", options.scope_catchall_weight}});
   return report;
 }
 

@@ -115,9 +115,10 @@ boost::json::object print_slices(const char* title, const std::map<std::string, 
 
 // The out-of-scope rule's firing rate per source at other thresholds than the configured one,
 // for picking `routing.out_of_scope.below`.
-void print_scope_sweep(const std::map<std::string, Tally>& sources,
+// `in_domain`: each source's rows that are not labelled out of scope (the rule's false alarms).
+void print_scope_sweep(const std::map<std::string, Tally>& in_domain,
                        const std::map<std::string, Tally>& out_of_scope) {
-  static constexpr double kBelow[] = {0.01, 0.02, 0.05, 0.1, 0.2, 0.3};
+  static constexpr double kBelow[] = {0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.3};
   fmt::print("\n{:<26}", "in_scope below");
   for (const double b : kBelow) fmt::print(" {:>6}", b);
   fmt::print("\n");
@@ -126,7 +127,8 @@ void print_scope_sweep(const std::map<std::string, Tally>& sources,
     for (const double b : kBelow) fmt::print(" {:>6.3f}", t.scope_rate_below(b));
     fmt::print("\n");
   };
-  for (const auto& [name, t] : sources) line(name, t);
+  for (const auto& [name, t] : in_domain)
+    line(out_of_scope.contains(name) ? name + " in scope" : name, t);
   for (const auto& [name, t] : out_of_scope) line(name + " out of scope", t);
 }
 
@@ -155,6 +157,7 @@ int run_learned_eval(const config::Config& config,
   std::map<std::string, Tally> by_source;
   std::map<std::string, Tally> by_shape;
   std::map<std::string, Tally> out_of_scope;  // by source: rows its `label` marks out of scope
+  std::map<std::string, Tally> in_domain;     // by source: the other rows
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto c = classifier->classify(rows[i].text, {true});
@@ -172,8 +175,8 @@ int run_learned_eval(const config::Config& config,
     by_source[rows[i].source].add(ok, group_ok, c, low, scope);
     // CLINC150's out-of-scope requests: the text the low-confidence and out-of-scope rules are
     // for.
-    if (rows[i].label == "oos" || rows[i].label.starts_with("oos/"))
-      out_of_scope[rows[i].source].add(ok, group_ok, c, low, scope);
+    const bool oos = rows[i].label == "oos" || rows[i].label.starts_with("oos/");
+    (oos ? out_of_scope : in_domain)[rows[i].source].add(ok, group_ok, c, low, scope);
     by_shape[shape_of(rows[i].source, rows[i].text)].add(ok, group_ok, c, low, scope);
     confusion[truth ? *truth : n][c.class_index] += 1;
     if (progress) progress(i + 1, rows.size());
@@ -215,7 +218,7 @@ int run_learned_eval(const config::Config& config,
   const auto shapes = print_slices("shape", by_shape, false);
   const auto scope = out_of_scope.empty() ? boost::json::object()
                                           : print_slices("out of scope", out_of_scope, false);
-  if (!all.in_scope.empty()) print_scope_sweep(by_source, out_of_scope);
+  if (!all.in_scope.empty()) print_scope_sweep(in_domain, out_of_scope);
   const double p50 = percentile(latency_ms, 0.5);
   const double p95 = percentile(latency_ms, 0.95);
   if (!latency_ms.empty()) {

@@ -130,6 +130,8 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       ->add_option("--scope-k", o.head.scope_k,
                    "Nearest prototypes averaged by the out-of-scope score (--scope rows)")
       ->check(CLI::Range(1, 1000));
+  o.train->add_option("--scope-dimensions", o.head.scope_dimensions,
+                      "Principal directions the out-of-scope score compares in (0 = all)");
   o.train->add_option("--scope-density", o.head.scope_density,
                       "Weight of the nearest prototypes' own density in the out-of-scope score");
   o.train->add_option("--scope-catchall", o.head.scope_catchall,

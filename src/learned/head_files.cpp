@@ -86,7 +86,15 @@ void read_scope_tensors(const std::map<std::string, SafeTensor>& params, const s
     throw ClassifyError("head '" + path +
                         "' has a scope manifest but no scope_prototypes/scope_quantiles");
   const auto in = static_cast<std::int64_t>(head.layers.front().in);
-  if (p->second.shape.size() != 2 || p->second.shape[1] != in || p->second.shape[0] < 1 ||
+  auto width = in;  // of the prototypes: the encoder's, or the projection's outputs
+  if (const auto w = params.find("scope_projection"); w != params.end()) {
+    if (w->second.shape.size() != 2 || w->second.shape[1] != in || w->second.shape[0] < 1)
+      throw ClassifyError("head '" + path + "' scope_projection is not outputs × " +
+                          std::to_string(in));
+    width = w->second.shape[0];
+    head.scope.projection = w->second.values;
+  }
+  if (p->second.shape.size() != 2 || p->second.shape[1] != width || p->second.shape[0] < 1 ||
       q->second.shape.size() != 1 || q->second.elements() < 2 || head.scope.k < 1)
     throw ClassifyError("head '" + path + "' scope part has inconsistent shapes");
   if (!std::is_sorted(q->second.values.begin(), q->second.values.end()))
@@ -99,7 +107,8 @@ void read_scope_tensors(const std::map<std::string, SafeTensor>& params, const s
   } else if (head.scope.density_weight != 0.0) {
     throw ClassifyError("head '" + path + "' has a scope density weight but no scope_density");
   }
-  head.scope.dimension = head.layers.front().in;
+  head.scope.input = head.layers.front().in;
+  head.scope.dimension = static_cast<std::size_t>(width);
   head.scope.prototypes = p->second.values;
   head.scope.quantiles = q->second.values;
 }
@@ -166,6 +175,10 @@ std::map<std::string, SafeTensor> head_tensors(const HeadModel& head) {
         {static_cast<std::int64_t>(scope.rows()), static_cast<std::int64_t>(scope.dimension)},
         scope.prototypes};
     out["scope_quantiles"] = {{static_cast<std::int64_t>(scope.quantiles.size())}, scope.quantiles};
+    if (!scope.projection.empty())
+      out["scope_projection"] = {
+          {static_cast<std::int64_t>(scope.dimension), static_cast<std::int64_t>(scope.input)},
+          scope.projection};
     if (!scope.density.empty())
       out["scope_density"] = {{static_cast<std::int64_t>(scope.density.size())}, scope.density};
   }

@@ -31,7 +31,14 @@ float dot(const float* a, const float* b, std::size_t n) {
 
 }  // namespace
 
-double ScopeModel::score(std::span<const float> e, std::span<const double> p) const {
+double ScopeModel::score(std::span<const float> embedding, std::span<const double> p) const {
+  std::vector<float> projected;
+  if (!projection.empty()) {
+    projected.resize(dimension);
+    for (std::size_t o = 0; o < dimension; ++o)
+      projected[o] = dot(projection.data() + o * input, embedding.data(), input);
+  }
+  const std::span<const float> e = projection.empty() ? embedding : projected;
   double norm = 0.0;
   for (const float v : e) norm += static_cast<double>(v) * v;
   norm = std::max(std::sqrt(norm), 1e-12);

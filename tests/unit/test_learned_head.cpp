@@ -149,6 +149,7 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   // default 10%, 8 rows: a fifth of the test rows fell below the lowest and all scored 0).
   options.validation_percent = 30;
   options.scope_catchall = "general";
+  options.scope_dimensions = 32;  // compared in the prototypes' 32 principal directions
   for (const auto* name : {"/head.pt", "/head.safetensors"})
     train_head(c.categories, LearnedSettings{}, train, dir + name, options);
   // The same file contents a libtorch-free reader needs: every parameter by name.
@@ -163,6 +164,8 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   CHECK(tensors.at("scope_quantiles").shape == std::vector<std::int64_t>{101});
   CHECK(tensors.at("scope_density").shape ==
         std::vector<std::int64_t>{tensors.at("scope_prototypes").shape[0]});
+  CHECK(tensors.at("scope_projection").shape == std::vector<std::int64_t>{32, 512});
+  CHECK(tensors.at("scope_prototypes").shape[1] == 32);
 
   c.classifier.kind = "trained_head";
   c.classifier.learned.temperature = 0.0;
@@ -242,6 +245,13 @@ TEST_CASE("trained head: corrupt or inconsistent safetensors heads give clear er
   CHECK_THROWS_WITH_AS(config::make_classifier(c),
                        doctest::Contains("scope_density does not have one value per prototype"),
                        ClassifyError);
+  write({{"w0", {{5, 512}, w}},
+         {"b0", {{5}, b}},
+         {"scope_projection", {{2, 256}, std::vector<float>(512)}},
+         {"scope_prototypes", {{1, 2}, {1.0f, 0.0f}}},
+         {"scope_quantiles", {{2}, {0.1f, 0.2f}}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope_projection is not outputs × 512"), ClassifyError);
   std::ofstream(head + ".json") << R"({"categories":["math","science","technology","history",
       "general"],"temperature":1,"encoder_id":"x","scope":{"k":1,"method":"rows",
       "catchall":"sports","catchall_weight":0.1}})";

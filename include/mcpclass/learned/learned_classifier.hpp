@@ -92,6 +92,9 @@ struct HeadTrainingOptions {
   std::string scope = "rows";
   std::size_t scope_rows = 8192;
   std::size_t scope_k = 5;
+  /// Similarities are taken in the prototypes' top principal directions (0 = all of the
+  /// encoder's): fewer values read per text.
+  std::size_t scope_dimensions = 128;
   /// Weight of the nearest prototypes' own density, subtracted from their similarity (rows only;
   /// 0 = none).
   double scope_density = 0.5;

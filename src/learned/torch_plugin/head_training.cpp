@@ -209,6 +209,7 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
   const auto unit = [](const torch::Tensor& x) { return x / x.norm(2, 1, true).clamp_min(1e-12); };
   const auto train = unit(xt.index_select(0, torch::tensor(rows)));
   torch::Tensor prototypes;
+  torch::Tensor projection;  // defined: the score's dimensions × the encoder's
   torch::Tensor density;
   if (options.scope == "centroids") {
     const auto labels = yt.index_select(0, torch::tensor(rows));
@@ -229,6 +230,16 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
             : train.index_select(
                   0, torch::linspace(0, static_cast<double>(n - 1), cap).round().to(torch::kInt64));
     scope.k = std::max<std::size_t>(options.scope_k, 1);
+    const auto width = static_cast<std::int64_t>(options.scope_dimensions);
+    if (width > 0 && width < prototypes.size(1) && width < prototypes.size(0)) {
+      // The prototypes' top principal directions (uncentred: cosine similarity is about
+      // directions from the origin), from the eigenvectors of their Gram matrix, largest last.
+      const auto gram = torch::matmul(prototypes.t(), prototypes).to(torch::kFloat64);
+      const auto vectors = std::get<1>(at::linalg_eigh(gram, "L"));
+      projection = vectors.slice(1, vectors.size(1) - width).flip(1).t().to(torch::kFloat32);
+      prototypes = unit(torch::matmul(prototypes, projection.t()));
+      scope.projection = tensor_values(projection.contiguous());
+    }
     if (options.scope_density != 0.0) {
       density = prototype_density(prototypes, static_cast<std::int64_t>(scope.k));
       scope.density = tensor_values(density);
@@ -237,8 +248,9 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
   }
   const auto k = std::min<std::int64_t>(static_cast<std::int64_t>(scope.k), prototypes.size(0));
   const auto val_index = torch::tensor(val);
-  const auto [sims, nearest] =
-      torch::matmul(unit(xv.index_select(0, val_index)), prototypes.t()).topk(k, 1);
+  auto queries = xv.index_select(0, val_index);
+  if (projection.defined()) queries = torch::matmul(queries, projection.t());
+  const auto [sims, nearest] = torch::matmul(unit(queries), prototypes.t()).topk(k, 1);
   auto s = sims.mean(1);
   if (density.defined()) s -= scope.density_weight * density.index({nearest}).mean(1);
   if (scope.catchall)
@@ -247,6 +259,7 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
   const auto q = torch::quantile(s.to(torch::kFloat64),
                                  torch::linspace(0.0, 1.0, kQuantiles, torch::kFloat64));
   scope.method = options.scope;
+  scope.input = static_cast<std::size_t>(xv.size(1));
   scope.dimension = static_cast<std::size_t>(prototypes.size(1));
   scope.prototypes = tensor_values(prototypes.contiguous());
   scope.quantiles = tensor_values(q);
@@ -451,6 +464,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
                      {"scope_rows", options.scope_rows},
                      {"scope_k", options.scope_k},
                      {"scope_density", options.scope_density},
+                     {"scope_dimensions", options.scope_dimensions},
                      {"scope_catchall", options.scope_catchall},
                      {"scope_catchall_weight", options.scope_catchall_weight}});
   return report;

@@ -46,7 +46,7 @@ fi
 # The key covers the converted model, the data, these options, the head format and mmlu14.yaml
 # (its categories and encoder choice).
 key="$(cat "$cache/use-lite/source" <(sha256sum "${mix_inputs[@]}" "$here/mmlu14.yaml" | cut -d' ' -f1) \
-  <(echo "${train_args[*]} head-format-3") | sha256sum | cut -d' ' -f1)"
+  <(echo "${train_args[*]} head-format-5") | sha256sum | cut -d' ' -f1)"
 head="$cache/heads/mmlu14.safetensors"
 if [ -f "$head" ] && [ -f "$head.json" ] && [ "$(cat "$head.key" 2>/dev/null)" = "$key" ]; then
   echo "setup: $head is up to date" >&2

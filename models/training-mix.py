@@ -67,8 +67,10 @@ def main():
         for key in sorted(groups):
             rows = sorted(groups[key], key=lambda r: hashlib.sha256(r["text"].encode()).digest())
             for row in rows[:a.cap]:
+                # The label marks CLINC150's out-of-scope rows ("oos"), which the trainer keeps
+                # out of the head's out-of-scope prototypes.
                 emit({"text": row["text"], "category": row["category"], "source": row["source"],
-                      "split": "train"})
+                      "split": "train", "label": row["label"]})
         if a.augment > 0:
             for text in shapes.code_rows():
                 out.write(json.dumps({"text": text, "category": "computer science",

@@ -139,6 +139,7 @@ type Result struct {
 	UseReasoning  bool      // the routing policy's answer
 	Decision      Decision  // the entropy-based decision (diagnostics)
 	Provenance    Provenance
+	InScope       *float64 // a trained head's out-of-scope score in [0, 1] (low = far from its training rows); nil when the classifier has none
 }
 
 // Provenance says what produced a Result: the same fields as classify_text's
@@ -197,6 +198,10 @@ func copyResult(r *C.mcpc_result) Result {
 			Cached:      bool(r.provenance.cached),
 			Fallback:    bool(r.provenance.fallback),
 		},
+	}
+	if bool(r.has_in_scope) {
+		v := float64(r.in_scope)
+		out.InScope = &v
 	}
 	if n := int(r.num_probabilities); n > 0 {
 		out.Probabilities = make([]float64, n)

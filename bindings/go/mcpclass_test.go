@@ -83,6 +83,9 @@ func TestClassify(t *testing.T) {
 		p.TokenizerID != "" || p.Generation != 1 || p.Cached || p.Fallback {
 		t.Fatalf("provenance %+v", p)
 	}
+	if r.InScope != nil {
+		t.Fatalf("keyword rules gave an out-of-scope score %v", *r.InScope)
+	}
 	// The same rules and categories opened again: the same ids.
 	if again, err := mustOpen(t, "").Classify("What is the derivative of x squared?"); err != nil || again.Provenance != p {
 		t.Fatalf("provenance %+v, then %+v (%v)", p, again.Provenance, err)

@@ -111,9 +111,18 @@ void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classificatio
   fill_decision(cursor, out != nullptr ? &decision : nullptr, c.decision);
   const mcpc_provenance origin = fill_provenance(cursor, provenance.of(c));
   if (out != nullptr) {
-    *out =
-        mcpc_result{c.class_index, category, c.confidence,    probabilities, c.probabilities.size(),
-                    c.entropy,     model,    c.use_reasoning, decision,      origin};
+    *out = mcpc_result{c.class_index,
+                       category,
+                       c.confidence,
+                       probabilities,
+                       c.probabilities.size(),
+                       c.entropy,
+                       model,
+                       c.use_reasoning,
+                       decision,
+                       origin,
+                       c.in_scope.has_value(),
+                       c.in_scope.value_or(0.0)};
   }
 }
 

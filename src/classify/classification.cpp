@@ -25,6 +25,7 @@ json::object to_wire(const Classification& c, bool with_probabilities, json::sto
   if (with_probabilities) {
     out.emplace("probabilities", to_array(c.probabilities, sp));
     out.emplace("entropy", c.entropy);
+    if (c.in_scope) out.emplace("in_scope", *c.in_scope);
   }
   return out;
 }
@@ -97,6 +98,8 @@ void check_classification(const Classification& c, const CategorySet& categories
   if (!(c.confidence >= 0.0 && c.confidence <= 1.0)) fail("confidence: outside [0, 1]");
   if (std::abs(c.entropy - shannon_entropy(c.probabilities)) > 1e-9)
     fail("entropy: does not match the probabilities");
+  if (c.in_scope && !(*c.in_scope >= 0.0 && *c.in_scope <= 1.0))
+    fail("in_scope: not within [0, 1]");
 }
 
 }  // namespace mcpclass::classify

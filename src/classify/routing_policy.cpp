@@ -67,6 +67,13 @@ void read_confidence_rule(util::strict::ObjectReader& r, Rule& rule, std::string
   rule.use_reasoning = r.boolean("use_reasoning").value_or(rule.use_reasoning);
 }
 
+// A rule's optional `model`: absent, or a non-empty name.
+std::optional<std::string> optional_model(util::strict::ObjectReader& r) {
+  auto model = r.string("model");
+  if (model && model->empty()) util::strict::fail(r.path_of("model"), "must not be empty");
+  return model;
+}
+
 std::size_t word_limit(util::strict::ObjectReader& r, std::string_view key, std::size_t fallback) {
   const auto v = r.integer(key);
   if (!v) return fallback;
@@ -89,7 +96,7 @@ std::size_t count_words(std::string_view text) {
 
 RoutingDecision RoutingPolicy::apply(std::string_view text, const CategorySet& categories,
                                      std::size_t class_index, std::span<const double> probabilities,
-                                     double confidence) const {
+                                     double confidence, std::optional<double> in_scope) const {
   if (probabilities.size() != categories.size())
     throw std::invalid_argument("RoutingPolicy::apply: probabilities do not match categories");
   if (class_index >= categories.size())
@@ -104,11 +111,17 @@ RoutingDecision RoutingPolicy::apply(std::string_view text, const CategorySet& c
                           : rules_reasoning(*this, text, category, confidence);
 
   const bool low = low_confidence.enabled && confidence < low_confidence.below;
-  if (low && low_confidence.model)
+  if (out_of_scope_fires(in_scope))
+    out.model = out_of_scope.model.value_or(default_model);
+  else if (low && low_confidence.model)
     out.model = *low_confidence.model;
   else
     out.model = category.model.value_or(default_model);
   return out;
+}
+
+bool RoutingPolicy::out_of_scope_fires(std::optional<double> in_scope) const {
+  return out_of_scope.enabled && in_scope && *in_scope < out_of_scope.below;
 }
 
 json::object RoutingPolicy::to_json() const {
@@ -123,6 +136,8 @@ json::object RoutingPolicy::to_json() const {
                    {"below", low_confidence.below},
                    {"use_reasoning", low_confidence.use_reasoning}};
   if (low_confidence.model) low["model"] = *low_confidence.model;
+  json::object scope{{"enabled", out_of_scope.enabled}, {"below", out_of_scope.below}};
+  if (out_of_scope.model) scope["model"] = *out_of_scope.model;
   return {
       {"reasoning", reasoning == ReasoningSource::entropy ? "entropy" : "rules"},
       {"default_model", default_model},
@@ -136,6 +151,7 @@ json::object RoutingPolicy::to_json() const {
                                        {"above", high_confidence.above},
                                        {"use_reasoning", high_confidence.use_reasoning}}},
       {"low_confidence", std::move(low)},
+      {"out_of_scope", std::move(scope)},
       {"entropy_threshold", entropy_threshold},
   };
 }
@@ -202,10 +218,19 @@ RoutingPolicy RoutingPolicy::from_json(const json::value& v, const std::string& 
   if (const auto* lc = r.get("low_confidence")) {
     util::strict::ObjectReader l(*lc, r.path_of("low_confidence"));
     read_confidence_rule(l, p.low_confidence, "below", p.low_confidence.below);
-    p.low_confidence.model = l.string("model");
-    if (p.low_confidence.model && p.low_confidence.model->empty())
-      util::strict::fail(l.path_of("model"), "must not be empty");
+    p.low_confidence.model = optional_model(l);
     l.finish();
+  }
+
+  // Given at all, the rule is on unless it says `enabled: false` (the reference policy has it off).
+  if (const auto* oos = r.get("out_of_scope")) {
+    util::strict::ObjectReader o(*oos, r.path_of("out_of_scope"));
+    p.out_of_scope.enabled = o.boolean("enabled").value_or(true);
+    const auto below = o.number("below");
+    check_unit(below, o.path_of("below"));
+    p.out_of_scope.below = below.value_or(p.out_of_scope.below);
+    p.out_of_scope.model = optional_model(o);
+    o.finish();
   }
 
   const auto threshold = r.number("entropy_threshold");
@@ -228,7 +253,8 @@ void RoutingPolicy::check_against(const CategorySet& categories, const std::stri
 }
 
 Classification make_classification(std::string_view text, const CategorySet& categories,
-                                   std::vector<double> probabilities, const RoutingPolicy& policy) {
+                                   std::vector<double> probabilities, const RoutingPolicy& policy,
+                                   std::optional<double> in_scope) {
   if (probabilities.size() != categories.size())
     throw InvalidClassification("classifier returned " + std::to_string(probabilities.size()) +
                                 " probabilities for " + std::to_string(categories.size()) +
@@ -242,6 +268,8 @@ Classification make_classification(std::string_view text, const CategorySet& cat
     max = std::max(max, p);
   }
   if (!(max > 0.0)) throw InvalidClassification("classifier returned an all-zero distribution");
+  if (in_scope && !(*in_scope >= 0.0 && *in_scope <= 1.0))
+    throw InvalidClassification("classifier returned an in_scope score outside [0, 1]");
   if (!std::isfinite(sum)) {
     // Finite scores whose sum overflows (a host's n * DBL_MAX) would all divide to 0: scaled by
     // the maximum first, each lies in [0, 1] and the sum in [1, n].
@@ -257,7 +285,9 @@ Classification make_classification(std::string_view text, const CategorySet& cat
   c.category = categories[c.class_index].name;
   c.confidence = probabilities[c.class_index];
   c.entropy = shannon_entropy(probabilities);
-  auto routing = policy.apply(text, categories, c.class_index, probabilities, c.confidence);
+  c.in_scope = in_scope;
+  auto routing =
+      policy.apply(text, categories, c.class_index, probabilities, c.confidence, in_scope);
   c.model = std::move(routing.model);
   c.use_reasoning = routing.use_reasoning;
   c.decision = std::move(routing.decision);

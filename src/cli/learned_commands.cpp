@@ -120,6 +120,24 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
   o.train->add_option("--lexical-epochs", o.head.lexical_epochs, "Epochs of the lexical part");
   o.train->add_option("--lexical-lr", o.head.lexical_learning_rate,
                       "Adam learning rate of the lexical part");
+  o.train
+      ->add_option("--scope", o.head.scope,
+                   "Out-of-scope score: rows (kNN over training rows), centroids or none")
+      ->check(CLI::IsMember({"rows", "centroids", "none"}));
+  o.train->add_option("--scope-rows", o.head.scope_rows,
+                      "Training rows kept as out-of-scope prototypes (--scope rows)");
+  o.train
+      ->add_option("--scope-k", o.head.scope_k,
+                   "Nearest prototypes averaged by the out-of-scope score (--scope rows)")
+      ->check(CLI::Range(1, 1000));
+  o.train->add_option("--scope-dimensions", o.head.scope_dimensions,
+                      "Principal directions the out-of-scope score compares in (0 = all)");
+  o.train->add_option("--scope-density", o.head.scope_density,
+                      "Weight of the nearest prototypes' own density in the out-of-scope score");
+  o.train->add_option("--scope-catchall", o.head.scope_catchall,
+                      "Catch-all category whose probability lowers the out-of-scope score");
+  o.train->add_option("--scope-catchall-weight", o.head.scope_catchall_weight,
+                      "Weight of the catch-all category's probability (--scope-catchall)");
   o.train->add_option("--export", o.export_path,
                       "Also write encoder+head as a TorchScript sequence classifier");
 

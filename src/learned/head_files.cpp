@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -18,14 +19,16 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr int kHeadFormat = 2;  // 2 added the lexical part; 1 (dense only) still loads
+// 2 added the lexical part, 3 the out-of-scope prototypes; 1 (dense only) and 2 still load.
+constexpr int kHeadFormat = 2;
+constexpr int kScopeHeadFormat = 3;
 
 bool is_safetensors_path(const std::string& path) {
   return path.ends_with(".safetensors");
 }
 
-// Categories, temperatures, encoder id and the head file's checksum (empty when the manifest
-// has none) from `path.json`; true when it has a lexical part.
+// Categories, temperatures, encoder id, the scope's k and method, and the head file's checksum
+// (empty when the manifest has none) from `path.json`; true when it has a lexical part.
 bool read_head_manifest(const std::string& path, HeadModel& head, std::string& checksum) {
   std::ifstream in(path + ".json", std::ios::binary);
   if (!in) throw ClassifyError("cannot open '" + path + ".json'");
@@ -46,6 +49,23 @@ bool read_head_manifest(const std::string& path, HeadModel& head, std::string& c
       head.lexical.temperature = o.at("temperature").to_number<double>();
       head.lexical.mix_temperature = o.at("mix_temperature").to_number<double>();
     }
+    if (const auto* sc = m.if_contains("scope")) {
+      const auto& o = sc->as_object();
+      head.scope.k = o.at("k").to_number<std::size_t>();
+      head.scope.method = std::string(o.at("method").as_string());
+      if (const auto* w = o.if_contains("density_weight"))
+        head.scope.density_weight = w->to_number<double>();
+      if (const auto* c = o.if_contains("catchall")) {
+        const auto& names = head.categories;
+        const auto at = std::find(names.begin(), names.end(), c->as_string());
+        if (at == names.end())
+          throw ClassifyError("scope catch-all '" + std::string(c->as_string()) +
+                              "' is not one of the head's categories");
+        head.scope.catchall = static_cast<std::size_t>(at - names.begin());
+        head.scope.catchall_weight = o.at("catchall_weight").to_number<double>();
+      }
+      head.scope.dimension = 1;  // marks "scope expected"; the tensors give the real one
+    }
   } catch (const std::exception& e) {
     throw ClassifyError("head manifest '" + path + ".json' is incomplete: " + e.what());
   }
@@ -55,6 +75,42 @@ bool read_head_manifest(const std::string& path, HeadModel& head, std::string& c
     throw ClassifyError("head manifest '" + path +
                         ".json': lexical temperatures must be positive and mix in [0, 1]");
   return lexical;
+}
+
+// The out-of-scope prototypes and quantiles (head_model.hpp ScopeModel).
+void read_scope_tensors(const std::map<std::string, SafeTensor>& params, const std::string& path,
+                        HeadModel& head) {
+  const auto p = params.find("scope_prototypes");
+  const auto q = params.find("scope_quantiles");
+  if (p == params.end() || q == params.end())
+    throw ClassifyError("head '" + path +
+                        "' has a scope manifest but no scope_prototypes/scope_quantiles");
+  const auto in = static_cast<std::int64_t>(head.layers.front().in);
+  auto width = in;  // of the prototypes: the encoder's, or the projection's outputs
+  if (const auto w = params.find("scope_projection"); w != params.end()) {
+    if (w->second.shape.size() != 2 || w->second.shape[1] != in || w->second.shape[0] < 1)
+      throw ClassifyError("head '" + path + "' scope_projection is not outputs × " +
+                          std::to_string(in));
+    width = w->second.shape[0];
+    head.scope.projection = w->second.values;
+  }
+  if (p->second.shape.size() != 2 || p->second.shape[1] != width || p->second.shape[0] < 1 ||
+      q->second.shape.size() != 1 || q->second.elements() < 2 || head.scope.k < 1)
+    throw ClassifyError("head '" + path + "' scope part has inconsistent shapes");
+  if (!std::is_sorted(q->second.values.begin(), q->second.values.end()))
+    throw ClassifyError("head '" + path + "' scope_quantiles are not ascending");
+  if (const auto d = params.find("scope_density"); d != params.end()) {
+    if (d->second.shape.size() != 1 || d->second.shape[0] != p->second.shape[0])
+      throw ClassifyError("head '" + path +
+                          "' scope_density does not have one value per prototype");
+    head.scope.density = d->second.values;
+  } else if (head.scope.density_weight != 0.0) {
+    throw ClassifyError("head '" + path + "' has a scope density weight but no scope_density");
+  }
+  head.scope.input = head.layers.front().in;
+  head.scope.dimension = static_cast<std::size_t>(width);
+  head.scope.prototypes = p->second.values;
+  head.scope.quantiles = q->second.values;
 }
 
 // The layers and lexical part from the named tensors, every shape checked against the others.
@@ -80,6 +136,7 @@ void read_head_tensors(const std::map<std::string, SafeTensor>& params, bool lex
   if (head.layers.back().out != classes)
     throw ClassifyError("head '" + path + "' has " + std::to_string(head.layers.back().out) +
                         " outputs for " + std::to_string(classes) + " categories");
+  if (head.scope.dimension != 0) read_scope_tensors(params, path, head);
   if (!lexical) return;
   if (!params.contains("lex_w") || !params.contains("lex_b") || !params.contains("lex_idf"))
     throw ClassifyError("head '" + path + "' has a lexical manifest but no lex_w/lex_b/lex_idf");
@@ -111,6 +168,19 @@ std::map<std::string, SafeTensor> head_tensors(const HeadModel& head) {
     out["lex_w"] = {{static_cast<std::int64_t>(lex.bias.size()), vocabulary}, lex.weight};
     out["lex_b"] = {{static_cast<std::int64_t>(lex.bias.size())}, lex.bias};
     out["lex_idf"] = {{vocabulary}, lex.idf};
+  }
+  const auto& scope = head.scope;
+  if (!scope.empty()) {
+    out["scope_prototypes"] = {
+        {static_cast<std::int64_t>(scope.rows()), static_cast<std::int64_t>(scope.dimension)},
+        scope.prototypes};
+    out["scope_quantiles"] = {{static_cast<std::int64_t>(scope.quantiles.size())}, scope.quantiles};
+    if (!scope.projection.empty())
+      out["scope_projection"] = {
+          {static_cast<std::int64_t>(scope.dimension), static_cast<std::int64_t>(scope.input)},
+          scope.projection};
+    if (!scope.density.empty())
+      out["scope_density"] = {{static_cast<std::int64_t>(scope.density.size())}, scope.density};
   }
   return out;
 }
@@ -144,7 +214,11 @@ void save_head(const HeadModel& head, const std::string& path, const json::objec
   const auto& lex = head.lexical;
   json::array cats;
   for (const auto& c : head.categories) cats.emplace_back(c);
-  json::object manifest{{"format", lex.empty() ? 1 : kHeadFormat},
+  // A TorchScript head holds no scope tensors (the plugin writes the dense and lexical parts).
+  const bool scope = !head.scope.empty() && is_safetensors_path(path);
+  json::object manifest{{"format", scope         ? kScopeHeadFormat
+                                   : lex.empty() ? 1
+                                                 : kHeadFormat},
                         {"categories", cats},
                         {"encoder_id", head.encoder_id},
                         {"temperature", head.temperature},
@@ -156,6 +230,18 @@ void save_head(const HeadModel& head, const std::string& path, const json::objec
                            {"temperature", lex.temperature},
                            {"mix_temperature", lex.mix_temperature},
                            {"vocabulary", lex.idf.size()}};
+  if (scope) {
+    json::object o{{"method", head.scope.method},
+                   {"k", head.scope.k},
+                   {"prototypes", head.scope.rows()},
+                   {"quantiles", head.scope.quantiles.size()},
+                   {"density_weight", head.scope.density_weight}};
+    if (head.scope.catchall) {
+      o["catchall"] = head.categories.at(*head.scope.catchall);
+      o["catchall_weight"] = head.scope.catchall_weight;
+    }
+    manifest["scope"] = std::move(o);
+  }
   write_file_atomically(path + ".json", json::serialize(manifest));
 }
 

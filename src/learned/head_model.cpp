@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace mcpclass::learned::detail {
@@ -29,6 +30,47 @@ float dot(const float* a, const float* b, std::size_t n) {
 }
 
 }  // namespace
+
+double ScopeModel::score(std::span<const float> embedding, std::span<const double> p) const {
+  std::vector<float> projected;
+  if (!projection.empty()) {
+    projected.resize(dimension);
+    for (std::size_t o = 0; o < dimension; ++o)
+      projected[o] = dot(projection.data() + o * input, embedding.data(), input);
+  }
+  const std::span<const float> e = projection.empty() ? embedding : projected;
+  double norm = 0.0;
+  for (const float v : e) norm += static_cast<double>(v) * v;
+  norm = std::max(std::sqrt(norm), 1e-12);
+  std::vector<std::pair<float, std::size_t>> sims(rows());
+  for (std::size_t r = 0; r < sims.size(); ++r)
+    sims[r] = {dot(prototypes.data() + r * dimension, e.data(), dimension), r};
+  const std::size_t n = std::min(std::max<std::size_t>(k, 1), sims.size());
+  std::partial_sort(sims.begin(), sims.begin() + static_cast<std::ptrdiff_t>(n), sims.end(),
+                    std::greater<>());
+  double sum = 0.0;
+  double tightness = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sum += sims[i].first;
+    if (!density.empty()) tightness += density[sims[i].second];
+  }
+  if (n == 0) return 0.0;
+  double s = (sum / norm - density_weight * tightness) / static_cast<double>(n);
+  if (catchall && *catchall < p.size()) s -= catchall_weight * p[*catchall];
+  return s;
+}
+
+double ScopeModel::in_scope(double s) const {
+  if (quantiles.size() < 2 || s <= quantiles.front()) return 0.0;
+  if (s >= quantiles.back()) return 1.0;
+  const auto hi = static_cast<std::size_t>(
+      std::upper_bound(quantiles.begin(), quantiles.end(), static_cast<float>(s)) -
+      quantiles.begin());
+  const double a = quantiles[hi - 1];
+  const double b = quantiles[hi];
+  const double within = b > a ? (s - a) / (b - a) : 0.0;
+  return (static_cast<double>(hi - 1) + within) / static_cast<double>(quantiles.size() - 1);
+}
 
 std::vector<std::pair<std::size_t, double>> tf_idf(std::span<const std::int32_t> ids,
                                                    std::span<const float> idf) {

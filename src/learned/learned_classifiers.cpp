@@ -238,7 +238,8 @@ class TrainedHeadClassifier final : public Classifier {
             {"model_id", encoder_->model_id()},
             {"index_size", 0},
             {"temperature", head_.temperature},
-            {"lexical_mix", head_.lexical.mix}};
+            {"lexical_mix", head_.lexical.mix},
+            {"scope", head_.scope.empty() ? json::value() : json::value(head_.scope.method)}};
   }
 
   std::string model_id() const override {
@@ -251,9 +252,11 @@ class TrainedHeadClassifier final : public Classifier {
   // The head on one text's embedding and token ids.
   Classification from_embedding(std::string_view text, std::span<const std::int32_t> ids,
                                 std::span<const float> embedding) const {
-    return make_classification(
-        text, categories_,
-        reorder(head_.probabilities(embedding, ids, settings_.temperature), map_), policy_);
+    auto p = head_.probabilities(embedding, ids, settings_.temperature);
+    const auto in_scope =
+        head_.scope.empty() ? std::nullopt
+                            : std::optional(head_.scope.in_scope(head_.scope.score(embedding, p)));
+    return make_classification(text, categories_, reorder(std::move(p), map_), policy_, in_scope);
   }
 
   CategorySet categories_;

@@ -119,6 +119,11 @@ classify::Classification parse_classification(const json::object& payload,
     if (!r->is_bool()) invalid("use_reasoning is not a boolean");
     c.use_reasoning = r->get_bool();
   }
+  if (const auto* in_scope = payload.if_contains("in_scope"); in_scope != nullptr) {
+    c.in_scope = number(*in_scope, "in_scope");  // a remote learned head's out-of-scope score
+    if (!std::isfinite(*c.in_scope) || *c.in_scope < 0 || *c.in_scope > 1)
+      invalid("in_scope outside [0, 1]");
+  }
   const auto* probabilities = payload.if_contains("probabilities");
   if (probabilities == nullptr || !probabilities->is_array())
     invalid("no probabilities (the server ignored with_probabilities)");

@@ -180,6 +180,7 @@ static void check_result(const mcpc_result* r, size_t categories) {
   CHECK(r->provenance.taxonomy_id != NULL &&
         strncmp(r->provenance.taxonomy_id, "fnv1a64:", 8) == 0);
   CHECK(r->provenance.generation == 1 && !r->provenance.cached && !r->provenance.fallback);
+  CHECK(!r->has_in_scope && r->in_scope == 0.0); /* keyword rules give no out-of-scope score */
 }
 
 static void test_classifier(void) {

@@ -84,6 +84,11 @@ TEST_CASE("remote: every result is validated, invalid ones are errors, never pas
   CHECK(ok.use_reasoning);
   CHECK(ok.probabilities.size() == 4);  // one per category, the fallback with 0
   CHECK(ok.probabilities[3] == 0.0);
+  CHECK_FALSE(ok.in_scope.has_value());
+  // A remote learned head's out-of-scope score is kept (routing.out_of_scope reads it here too).
+  const auto scored = parse(R"({"class":1,"confidence":0.8,"probabilities":[0.1,0.8,0.1],
+      "in_scope":0.25})");
+  CHECK(scored.in_scope == 0.25);
   // Sums within the router's 0.95..1.05 are normalised, not rejected.
   const auto sloppy = parse(R"({"class":0,"confidence":0.7,"probabilities":[0.7,0.2,0.09]})");
   CHECK(sloppy.probabilities[0] == doctest::Approx(0.7 / 0.99));
@@ -102,6 +107,8 @@ TEST_CASE("remote: every result is validated, invalid ones are errors, never pas
            R"({"class":1,"confidence":0.8})",                                  // no distribution
            R"({"confidence":0.8,"probabilities":[0.1,0.8,0.1]})",              // no class
            R"({"class":"1","confidence":0.8,"probabilities":[0.1,0.8,0.1]})",  // wrong type
+           R"({"class":1,"confidence":0.8,"probabilities":[0.1,0.8,0.1],"in_scope":1.5})",
+           R"({"class":1,"confidence":0.8,"probabilities":[0.1,0.8,0.1],"in_scope":"x"})",
        }) {
     CAPTURE(bad);
     CHECK_THROWS_AS(parse(bad), RemoteInvalidResult);

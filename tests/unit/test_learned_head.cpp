@@ -145,6 +145,11 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   options.hidden = 8;
   options.lexical_mix = 0.3;
   options.lexical_epochs = 10;
+  // Enough calibration rows that the score's quantiles do not end above held-out rows (at the
+  // default 10%, 8 rows: a fifth of the test rows fell below the lowest and all scored 0).
+  options.validation_percent = 30;
+  options.scope_catchall = "general";
+  options.scope_dimensions = 32;  // compared in the prototypes' 32 principal directions
   for (const auto* name : {"/head.pt", "/head.safetensors"})
     train_head(c.categories, LearnedSettings{}, train, dir + name, options);
   // The same file contents a libtorch-free reader needs: every parameter by name.
@@ -153,6 +158,14 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   for (const auto* name : {"w0", "b0", "w1", "b1", "lex_w", "lex_b", "lex_idf"})
     CHECK_MESSAGE(tensors.contains(name), name);
   CHECK(tensors.at("w0").shape == std::vector<std::int64_t>{8, 512});
+  // The out-of-scope score's parts (default: kNN over training rows), only in the safetensors
+  // head: the TorchScript one loads as heads trained before did, without in_scope.
+  CHECK(tensors.contains("scope_prototypes"));
+  CHECK(tensors.at("scope_quantiles").shape == std::vector<std::int64_t>{101});
+  CHECK(tensors.at("scope_density").shape ==
+        std::vector<std::int64_t>{tensors.at("scope_prototypes").shape[0]});
+  CHECK(tensors.at("scope_projection").shape == std::vector<std::int64_t>{32, 512});
+  CHECK(tensors.at("scope_prototypes").shape[1] == 32);
 
   c.classifier.kind = "trained_head";
   c.classifier.learned.temperature = 0.0;
@@ -160,11 +173,24 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   const auto pt = config::make_classifier(c);
   c.classifier.learned.head = dir + "/head.safetensors";
   const auto st = config::make_classifier(c);
-  for (const auto& e : select_split(all, SplitPart::test)) {
+  // in_scope separates off-topic text from held-out in-domain rows it never saw.
+  const auto off_topic = st->classify("zq xv blorpt wibble 77 frob ##", {true});
+  REQUIRE(off_topic.in_scope.has_value());
+  check_classification(off_topic, c.categories);
+  std::size_t closer = 0;
+  const auto test = select_split(all, SplitPart::test);
+  for (const auto& e : test) {
     const auto a = pt->classify(e.text, {true});
     const auto b = st->classify(e.text, {true});
     CHECK(a.probabilities == b.probabilities);
+    CHECK_FALSE(a.in_scope.has_value());
+    REQUIRE(b.in_scope.has_value());
+    closer += *b.in_scope > *off_topic.in_scope ? 1 : 0;
   }
+  MESSAGE("off-topic in_scope " << *off_topic.in_scope << ", below " << closer << " of "
+                                << test.size() << " held-out rows");
+  CHECK(*off_topic.in_scope < 0.1);
+  CHECK(static_cast<double>(closer) >= 0.8 * static_cast<double>(test.size()));
   // Export reads the head as data, so a safetensors head exports too.
   const auto seq = exported(dir + "/head.safetensors", dir);
   check_agree(*st, *seq, "Solve x^2 = 4 for x");
@@ -198,6 +224,39 @@ TEST_CASE("trained head: corrupt or inconsistent safetensors heads give clear er
                        ClassifyError);
   write({{"w0", {{4, 512}, std::vector<float>(4 * 512)}}, {"b0", {{4}, std::vector<float>(4)}}});
   CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("4 outputs for 5 categories"),
+                       ClassifyError);
+  // A scope part promised by the manifest, but missing or of the wrong width.
+  std::ofstream(head + ".json") << R"({"categories":["math","science","technology","history",
+      "general"],"temperature":1,"encoder_id":"x","scope":{"k":1,"method":"centroids"}})";
+  write({{"w0", {{5, 512}, w}}, {"b0", {{5}, b}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope manifest but no scope_prototypes"), ClassifyError);
+  write({{"w0", {{5, 512}, w}},
+         {"b0", {{5}, b}},
+         {"scope_prototypes", {{2, 256}, std::vector<float>(512)}},
+         {"scope_quantiles", {{2}, {0.1f, 0.2f}}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope part has inconsistent shapes"), ClassifyError);
+  write({{"w0", {{5, 512}, w}},
+         {"b0", {{5}, b}},
+         {"scope_prototypes", {{1, 512}, std::vector<float>(512)}},
+         {"scope_density", {{2}, {0.1f, 0.2f}}},
+         {"scope_quantiles", {{2}, {0.1f, 0.2f}}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope_density does not have one value per prototype"),
+                       ClassifyError);
+  write({{"w0", {{5, 512}, w}},
+         {"b0", {{5}, b}},
+         {"scope_projection", {{2, 256}, std::vector<float>(512)}},
+         {"scope_prototypes", {{1, 2}, {1.0f, 0.0f}}},
+         {"scope_quantiles", {{2}, {0.1f, 0.2f}}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope_projection is not outputs × 512"), ClassifyError);
+  std::ofstream(head + ".json") << R"({"categories":["math","science","technology","history",
+      "general"],"temperature":1,"encoder_id":"x","scope":{"k":1,"method":"rows",
+      "catchall":"sports","catchall_weight":0.1}})";
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("catch-all 'sports' is not one of the head's categories"),
                        ClassifyError);
   std::filesystem::remove_all(dir);
 }

@@ -112,6 +112,40 @@ TEST_CASE("routing policy: per-category and low-confidence overrides") {
   CHECK_FALSE(route(custom, "compute this for me why", 0, 0.95).use_reasoning);
 }
 
+TEST_CASE("routing policy: out_of_scope sends text far from the training rows to its model") {
+  RoutingPolicy policy = RoutingPolicy::from_json(boost::json::parse(
+      R"({"low_confidence":{"model":"unsure-model"},"out_of_scope":{"below":0.2,"model":"general"}})"));
+  CHECK(policy.out_of_scope.enabled);
+  const auto probs = peaked(0, 0.95);
+  const auto set = reference_set();
+  // Confident and in scope: the category's model; confident but out of scope: the rule's.
+  CHECK(policy.apply("x", set, 0, probs, 0.95, 0.6).model == "openai/gpt-oss-20b");
+  CHECK(policy.apply("x", set, 0, probs, 0.95, 0.1).model == "general");
+  // It wins over low confidence, and does nothing for classifiers without a score.
+  CHECK(policy.apply("x", set, 0, peaked(0, 0.3), 0.3, 0.1).model == "general");
+  CHECK(policy.apply("x", set, 0, peaked(0, 0.3), 0.3).model == "unsure-model");
+  CHECK(policy.apply("x", set, 0, probs, 0.95).model == "openai/gpt-oss-20b");
+  // Without its own model it sends to default_model, also past a category's model.
+  policy.out_of_scope.model.reset();
+  const CategorySet modelled({{"math", "", "", "math-model", {}}, {"general", "", "", {}, {}}});
+  const std::vector<double> math{0.9, 0.1};
+  CHECK(policy.apply("x", modelled, 0, math, 0.9, 0.05).model == "openai/gpt-oss-20b");
+  CHECK(policy.apply("x", modelled, 0, math, 0.9, 0.5).model == "math-model");
+  // make_classification carries the score into the result and the wire form (with
+  // probabilities), and refuses one outside [0, 1].
+  const auto c = make_classification("x", modelled, math, policy, 0.05);
+  REQUIRE(c.in_scope.has_value());
+  CHECK(c.model == "openai/gpt-oss-20b");
+  CHECK(to_wire(c, true).at("in_scope").as_double() == doctest::Approx(0.05));
+  CHECK_FALSE(to_wire(c, false).contains("in_scope"));
+  CHECK_FALSE(to_wire(make_classification("x", modelled, math, policy), true).contains("in_scope"));
+  CHECK_THROWS_AS(make_classification("x", modelled, math, policy, 1.5), InvalidClassification);
+  // The reference policy has the rule off; `enabled: false` keeps it off.
+  CHECK_FALSE(RoutingPolicy{}.out_of_scope_fires(0.0));
+  CHECK_FALSE(RoutingPolicy::from_json(boost::json::parse(R"({"out_of_scope":{"enabled":false}})"))
+                  .out_of_scope_fires(0.0));
+}
+
 TEST_CASE("routing policy: entropy mode takes use_reasoning from the decision") {
   const CategorySet set(
       {{"biology", "", "", {}, false}, {"physics", "", "", {}, true}, {"other", "", "", {}, {}}});
@@ -167,6 +201,7 @@ TEST_CASE("routing policy: JSON round trip and strict parsing") {
   RoutingPolicy policy;
   policy.reasoning = ReasoningSource::entropy;
   policy.low_confidence.model = "big";
+  policy.out_of_scope = {true, 0.05, "general"};
   policy.short_queries.push_back({"science", 5, true});
   const auto json = policy.to_json();
   const auto back = RoutingPolicy::from_json(json);
@@ -186,6 +221,12 @@ TEST_CASE("routing policy: JSON round trip and strict parsing") {
                        ConfigError);
   CHECK_THROWS_WITH_AS(bad(R"({"low_confidence":{"treshold":0.5}})"),
                        "routing.low_confidence.treshold: unknown key", ConfigError);
+  CHECK_THROWS_WITH_AS(bad(R"({"out_of_scope":{"treshold":0.5}})"),
+                       "routing.out_of_scope.treshold: unknown key", ConfigError);
+  CHECK_THROWS_WITH_AS(bad(R"({"out_of_scope":{"below":1.5}})"),
+                       "routing.out_of_scope.below: must be within [0, 1]", ConfigError);
+  CHECK_THROWS_WITH_AS(bad(R"({"out_of_scope":{"model":""}})"),
+                       "routing.out_of_scope.model: must not be empty", ConfigError);
   CHECK_THROWS_WITH_AS(bad(R"({"short_queries":[{"fewer_than_words":3}]})"),
                        "routing.short_queries[0].category: required key is missing", ConfigError);
 

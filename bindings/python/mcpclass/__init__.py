@@ -143,6 +143,8 @@ class Result:
     # What produced it: {kind, model_id, tokenizer_id, taxonomy_id, generation, cached, fallback},
     # as classify_text's _meta["io.mcpclass/provenance"].
     provenance: Optional[dict] = None
+    # A trained head's out-of-scope score in [0, 1] (low = far from its training rows), else None.
+    in_scope: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,8 @@ def _result(r, with_probabilities: bool) -> Result:
                   "taxonomy_id": _s(p.taxonomy_id), "generation": p.generation,
                   "cached": bool(p.cached), "fallback": bool(p.fallback)}
     return Result(r.class_index, _s(r.category), r.confidence, _s(r.model), bool(r.use_reasoning),
-                  r.entropy, _decision(r.decision), probs, provenance)
+                  r.entropy, _decision(r.decision), probs, provenance,
+                  r.in_scope if r.has_in_scope else None)
 
 
 class _Config:

@@ -38,7 +38,8 @@ class mcpc_result(Structure):
     _fields_ = [("class_index", c_size_t), ("category", c_char_p), ("confidence", c_double),
                 ("probabilities", POINTER(c_double)), ("num_probabilities", c_size_t),
                 ("entropy", c_double), ("model", c_char_p), ("use_reasoning", c_bool),
-                ("decision", mcpc_decision), ("provenance", mcpc_provenance)]
+                ("decision", mcpc_decision), ("provenance", mcpc_provenance),
+                ("has_in_scope", c_bool), ("in_scope", c_double)]
 
 
 class mcpc_batch(Structure):

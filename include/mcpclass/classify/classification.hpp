@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct Classification {
   /// The classifier's real distribution: one entry per category, index = class, sums to 1.
   std::vector<double> probabilities;
   double entropy = 0.0;  ///< Shannon entropy of `probabilities`, bits.
+  /// How close the text is to what the classifier was trained on, in [0, 1]: the share of
+  /// held-out in-domain rows further out (trained_head heads that carry a scope part; absent
+  /// for other classifiers). Low values mean "none of the categories", whatever the confidence.
+  std::optional<double> in_scope;
   std::string model;
   bool use_reasoning = false;
   /// The entropy-based decision, always computed (diagnostics even when rules chose
@@ -37,7 +42,8 @@ struct Classification {
 };
 
 /// Exactly `{"class","confidence","model","use_reasoning"}`, plus `"probabilities"` and
-/// `"entropy"` when `with_probabilities` — the object routers parse from `content[0].text`.
+/// `"entropy"` (and `"in_scope"` when the classifier gives one) when `with_probabilities` — the
+/// object routers parse from `content[0].text`.
 /// Built in `sp` (e.g. one monotonic resource per response).
 json::object to_wire(const Classification& c, bool with_probabilities, json::storage_ptr sp = {});
 

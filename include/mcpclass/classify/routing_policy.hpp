@@ -40,8 +40,9 @@ struct RoutingDecision {
 ///  3. high_confidence: confidence > above;
 ///  4. low_confidence: confidence < below;
 ///  5. default_use_reasoning.
-/// Model: low_confidence.model when confidence < below and it is set, else the category's
-/// `model`, else default_model — in both modes.
+/// Model: out_of_scope.model (else default_model) when the classification's in_scope is below
+/// out_of_scope.below; else low_confidence.model when confidence < below and it is set, else the
+/// category's `model`, else default_model — in both modes.
 struct RoutingPolicy {
   struct ComplexQueryRule {
     bool enabled = true;
@@ -66,6 +67,14 @@ struct RoutingPolicy {
     bool use_reasoning = true;
     std::optional<std::string> model;
   };
+  /// Text far from everything the classifier was trained on ("none of the categories", which a
+  /// low confidence cannot tell from "unsure between two"); fires only for classifiers that give
+  /// Classification::in_scope. Off in the reference policy; `routing.out_of_scope` turns it on.
+  struct OutOfScopeRule {
+    bool enabled = false;
+    double below = 0.1;  ///< in_scope below this fires (a share of held-out in-domain rows).
+    std::optional<std::string> model;  ///< Else default_model.
+  };
 
   ReasoningSource reasoning = ReasoningSource::rules;
   std::string default_model = "openai/gpt-oss-20b";
@@ -74,14 +83,18 @@ struct RoutingPolicy {
   std::vector<ShortQueryRule> short_queries{{"math", 15, false}};
   HighConfidenceRule high_confidence;
   LowConfidenceRule low_confidence;
+  OutOfScopeRule out_of_scope;
   /// Base threshold passed to make_reasoning_decision().
   double entropy_threshold = 0.6;
 
-  /// `probabilities[i]` belongs to `categories[i]`; `class_index` is the chosen class.
+  /// `probabilities[i]` belongs to `categories[i]`; `class_index` is the chosen class;
+  /// `in_scope` the classifier's out-of-scope score, when it gives one.
   /// Throws std::invalid_argument on size mismatch or an out-of-range index.
   RoutingDecision apply(std::string_view text, const CategorySet& categories,
                         std::size_t class_index, std::span<const double> probabilities,
-                        double confidence) const;
+                        double confidence, std::optional<double> in_scope = std::nullopt) const;
+  /// True when out_of_scope is enabled and `in_scope` is present and below its threshold.
+  bool out_of_scope_fires(std::optional<double> in_scope) const;
 
   json::object to_json() const;
   /// Strict: unknown keys and bad types/ranges throw ConfigError naming `path.key`. Missing keys
@@ -95,10 +108,12 @@ struct RoutingPolicy {
 std::size_t count_words(std::string_view text);
 
 /// Builds a complete Classification from a classifier's distribution: argmax (ties → lower
-/// index), confidence = max p, entropy, and the policy's routing. The distribution must have one
+/// index), confidence = max p, entropy, the classifier's `in_scope` (when it gives one; checked
+/// to lie in [0, 1]), and the policy's routing. The distribution must have one
 /// finite, non-negative entry per category and a positive sum; it is renormalised to sum to 1.
 /// Throws InvalidClassification otherwise.
 Classification make_classification(std::string_view text, const CategorySet& categories,
-                                   std::vector<double> probabilities, const RoutingPolicy& policy);
+                                   std::vector<double> probabilities, const RoutingPolicy& policy,
+                                   std::optional<double> in_scope = std::nullopt);
 
 }  // namespace mcpclass::classify

@@ -85,6 +85,23 @@ struct HeadTrainingOptions {
   double lexical_mix = 0.0;
   std::size_t lexical_epochs = 20;
   double lexical_learning_rate = 1e-2;
+  /// The out-of-scope score's prototypes (the head's `in_scope`, calibrated on the validation
+  /// rows): "rows" = up to scope_rows training rows (rows labelled `oos` excluded), compared by
+  /// the mean cosine similarity of the scope_k most similar; "centroids" = one unit mean per
+  /// category (k = 1); "none" = no score.
+  std::string scope = "rows";
+  std::size_t scope_rows = 8192;
+  std::size_t scope_k = 5;
+  /// Similarities are taken in the prototypes' top principal directions (0 = all of the
+  /// encoder's): fewer values read per text.
+  std::size_t scope_dimensions = 128;
+  /// Weight of the nearest prototypes' own density, subtracted from their similarity (rows only;
+  /// 0 = none).
+  double scope_density = 0.5;
+  /// The catch-all category ("other"): its probability × scope_catchall_weight is subtracted
+  /// from the score. Empty = no such term.
+  std::string scope_catchall;
+  double scope_catchall_weight = 0.1;
   /// Called after every training epoch (the dense members' in turn, then the lexical part's):
   /// epochs done and in all, and the epoch's mean training loss. Empty = silent.
   std::function<void(const HeadTrainingProgress&)> on_epoch;

@@ -158,6 +158,114 @@ std::vector<float> tensor_values(const torch::Tensor& t) {
   return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
 }
 
+bool out_of_scope_label(const std::string& label) {
+  return label == "oos" || label.starts_with("oos/");
+}
+
+// Mean similarity of each unit row of `prototypes` to its k nearest others (ScopeModel::density),
+// a block of rows at a time: the full similarity matrix of 8,192 rows would take 256 MiB.
+torch::Tensor prototype_density(const torch::Tensor& prototypes, std::int64_t k) {
+  constexpr std::int64_t kBlock = 1024;
+  const auto n = prototypes.size(0);
+  const auto neighbours = std::min(k + 1, n);
+  std::vector<torch::Tensor> parts;
+  for (std::int64_t i = 0; i < n; i += kBlock) {
+    const auto sims =
+        torch::matmul(prototypes.slice(0, i, std::min(i + kBlock, n)), prototypes.t());
+    const auto top = std::get<0>(sims.topk(neighbours, 1));
+    // The nearest is the row itself; with a single prototype there is no other.
+    parts.push_back(neighbours > 1 ? top.slice(1, 1, neighbours).mean(1) : top.select(1, 0));
+  }
+  return torch::cat(parts);
+}
+
+// The head's out-of-scope score (head_model.hpp ScopeModel): prototypes from the training rows
+// `xt` (those `usable`), quantiles of the validation rows' scores (those `usable_val`), whose
+// head distribution is `val_probs`.
+detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& usable,
+                             const torch::Tensor& yt, const torch::Tensor& xv,
+                             const std::vector<bool>& usable_val, const torch::Tensor& val_probs,
+                             const CategorySet& categories, const HeadTrainingOptions& options) {
+  constexpr std::int64_t kQuantiles = 101;
+  detail::ScopeModel scope;
+  if (options.scope == "none") return scope;
+  if (options.scope != "rows" && options.scope != "centroids")
+    throw ClassifyError("scope must be rows, centroids or none, not '" + options.scope + "'");
+  if (!options.scope_catchall.empty()) {
+    const auto c = categories.index_of(options.scope_catchall);
+    if (!c)
+      throw ClassifyError("scope catch-all '" + options.scope_catchall + "' is not a category");
+    scope.catchall = *c;
+    scope.catchall_weight = options.scope_catchall_weight;
+  }
+  std::vector<std::int64_t> rows;
+  for (std::size_t i = 0; i < usable.size(); ++i)
+    if (usable[i]) rows.push_back(static_cast<std::int64_t>(i));
+  std::vector<std::int64_t> val;
+  for (std::size_t i = 0; i < usable_val.size(); ++i)
+    if (usable_val[i]) val.push_back(static_cast<std::int64_t>(i));
+  if (rows.empty() || val.size() < 2) return scope;
+  torch::NoGradGuard no_grad;
+  const auto unit = [](const torch::Tensor& x) { return x / x.norm(2, 1, true).clamp_min(1e-12); };
+  const auto train = unit(xt.index_select(0, torch::tensor(rows)));
+  torch::Tensor prototypes;
+  torch::Tensor projection;  // defined: the score's dimensions × the encoder's
+  torch::Tensor density;
+  if (options.scope == "centroids") {
+    const auto labels = yt.index_select(0, torch::tensor(rows));
+    std::vector<torch::Tensor> means;
+    for (std::int64_t c = 0; c < static_cast<std::int64_t>(categories.size()); ++c) {
+      const auto mask = labels.eq(c);
+      if (mask.any().item<bool>()) means.push_back(train.index({mask}).mean(0));
+    }
+    prototypes = unit(torch::stack(means));
+    scope.k = 1;
+  } else {
+    // An even stride over the rows (in file order, so every source keeps its share).
+    const auto cap = static_cast<std::int64_t>(std::max<std::size_t>(options.scope_rows, 1));
+    const auto n = train.size(0);
+    prototypes =
+        n <= cap
+            ? train
+            : train.index_select(
+                  0, torch::linspace(0, static_cast<double>(n - 1), cap).round().to(torch::kInt64));
+    scope.k = std::max<std::size_t>(options.scope_k, 1);
+    const auto width = static_cast<std::int64_t>(options.scope_dimensions);
+    if (width > 0 && width < prototypes.size(1) && width < prototypes.size(0)) {
+      // The prototypes' top principal directions (uncentred: cosine similarity is about
+      // directions from the origin), from the eigenvectors of their Gram matrix, largest last.
+      const auto gram = torch::matmul(prototypes.t(), prototypes).to(torch::kFloat64);
+      const auto vectors = std::get<1>(at::linalg_eigh(gram, "L"));
+      projection = vectors.slice(1, vectors.size(1) - width).flip(1).t().to(torch::kFloat32);
+      prototypes = unit(torch::matmul(prototypes, projection.t()));
+      scope.projection = tensor_values(projection.contiguous());
+    }
+    if (options.scope_density != 0.0) {
+      density = prototype_density(prototypes, static_cast<std::int64_t>(scope.k));
+      scope.density = tensor_values(density);
+      scope.density_weight = options.scope_density;
+    }
+  }
+  const auto k = std::min<std::int64_t>(static_cast<std::int64_t>(scope.k), prototypes.size(0));
+  const auto val_index = torch::tensor(val);
+  auto queries = xv.index_select(0, val_index);
+  if (projection.defined()) queries = torch::matmul(queries, projection.t());
+  const auto [sims, nearest] = torch::matmul(unit(queries), prototypes.t()).topk(k, 1);
+  auto s = sims.mean(1);
+  if (density.defined()) s -= scope.density_weight * density.index({nearest}).mean(1);
+  if (scope.catchall)
+    s -= scope.catchall_weight *
+         val_probs.index_select(0, val_index).select(1, static_cast<std::int64_t>(*scope.catchall));
+  const auto q = torch::quantile(s.to(torch::kFloat64),
+                                 torch::linspace(0.0, 1.0, kQuantiles, torch::kFloat64));
+  scope.method = options.scope;
+  scope.input = static_cast<std::size_t>(xv.size(1));
+  scope.dimension = static_cast<std::size_t>(prototypes.size(1));
+  scope.prototypes = tensor_values(prototypes.contiguous());
+  scope.quantiles = tensor_values(q);
+  return scope;
+}
+
 }  // namespace
 
 HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettings& settings,
@@ -177,12 +285,15 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   std::vector<std::int64_t> labels;
   std::vector<std::string> val_texts;
   std::vector<std::int64_t> val_labels;
+  std::vector<bool> in_scope;  // per row of texts, then of val_texts: not labelled `oos`
+  std::vector<bool> val_in_scope;
   for (const auto& e : examples) {
     const auto c = categories.index_of(e.category);
     if (!c) throw ClassifyError("training example has unknown category '" + e.category + "'");
     const bool validation = salted_hash(e.id) % 100 < options.validation_percent;
     (validation ? val_texts : texts).push_back(e.text);
     (validation ? val_labels : labels).push_back(static_cast<std::int64_t>(*c));
+    (validation ? val_in_scope : in_scope).push_back(!out_of_scope_label(e.label));
   }
   if (texts.empty()) throw ClassifyError("no training rows left after the validation split");
   const std::size_t original_rows = texts.size();
@@ -197,6 +308,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   if (val_texts.empty()) {  // tiny sets: calibrate on the training rows
     val_texts.assign(texts.begin(), texts.begin() + static_cast<std::ptrdiff_t>(original_rows));
     val_labels.assign(labels.begin(), labels.begin() + static_cast<std::ptrdiff_t>(original_rows));
+    val_in_scope.assign(in_scope.size(), false);  // rows that are prototypes calibrate nothing
   }
   std::vector<std::string> all(texts);
   all.insert(all.end(), val_texts.begin(), val_texts.end());
@@ -325,6 +437,9 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     head.lexical.mix_temperature = calibrate(mixed, yv);
     probs = torch::softmax(mixed / head.lexical.mix_temperature, 1);
   }
+  // After the lexical part: the score's catch-all term reads the head's final distribution.
+  head.scope =
+      fit_scope(xt, in_scope, yt, xv, val_in_scope, probs.to(torch::kFloat32), categories, options);
   report.validation_accuracy = probs.argmax(1).eq(yv).to(torch::kFloat64).mean().item<double>();
   report.validation_ece = expected_calibration_error(probs, yv);
   report.seconds =
@@ -344,7 +459,14 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
                      {"ensemble", members.size()},
                      {"lexical_epochs", options.lexical_epochs},
                      {"lexical_learning_rate", options.lexical_learning_rate},
-                     {"seed", options.seed}});
+                     {"seed", options.seed},
+                     {"scope", options.scope},
+                     {"scope_rows", options.scope_rows},
+                     {"scope_k", options.scope_k},
+                     {"scope_density", options.scope_density},
+                     {"scope_dimensions", options.scope_dimensions},
+                     {"scope_catchall", options.scope_catchall},
+                     {"scope_catchall_weight", options.scope_catchall_weight}});
   return report;
 }
 

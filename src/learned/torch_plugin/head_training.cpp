@@ -158,10 +158,6 @@ std::vector<float> tensor_values(const torch::Tensor& t) {
   return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
 }
 
-bool out_of_scope_label(const std::string& label) {
-  return label == "oos" || label.starts_with("oos/");
-}
-
 // Mean similarity of each unit row of `prototypes` to its k nearest others (ScopeModel::density),
 // a block of rows at a time: the full similarity matrix of 8,192 rows would take 256 MiB.
 torch::Tensor prototype_density(const torch::Tensor& prototypes, std::int64_t k) {
@@ -209,8 +205,6 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
   const auto unit = [](const torch::Tensor& x) { return x / x.norm(2, 1, true).clamp_min(1e-12); };
   const auto train = unit(xt.index_select(0, torch::tensor(rows)));
   torch::Tensor prototypes;
-  torch::Tensor projection;  // defined: the score's dimensions × the encoder's
-  torch::Tensor density;
   if (options.scope == "centroids") {
     const auto labels = yt.index_select(0, torch::tensor(rows));
     std::vector<torch::Tensor> means;
@@ -236,32 +230,34 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
       // directions from the origin), from the eigenvectors of their Gram matrix, largest last.
       const auto gram = torch::matmul(prototypes.t(), prototypes).to(torch::kFloat64);
       const auto vectors = std::get<1>(at::linalg_eigh(gram, "L"));
-      projection = vectors.slice(1, vectors.size(1) - width).flip(1).t().to(torch::kFloat32);
+      const auto projection =
+          vectors.slice(1, vectors.size(1) - width).flip(1).t().to(torch::kFloat32);
       prototypes = unit(torch::matmul(prototypes, projection.t()));
       scope.projection = tensor_values(projection.contiguous());
     }
     if (options.scope_density != 0.0) {
-      density = prototype_density(prototypes, static_cast<std::int64_t>(scope.k));
-      scope.density = tensor_values(density);
+      scope.density =
+          tensor_values(prototype_density(prototypes, static_cast<std::int64_t>(scope.k)));
       scope.density_weight = options.scope_density;
     }
   }
-  const auto k = std::min<std::int64_t>(static_cast<std::int64_t>(scope.k), prototypes.size(0));
-  const auto val_index = torch::tensor(val);
-  auto queries = xv.index_select(0, val_index);
-  if (projection.defined()) queries = torch::matmul(queries, projection.t());
-  const auto [sims, nearest] = torch::matmul(unit(queries), prototypes.t()).topk(k, 1);
-  auto s = sims.mean(1);
-  if (density.defined()) s -= scope.density_weight * density.index({nearest}).mean(1);
-  if (scope.catchall)
-    s -= scope.catchall_weight *
-         val_probs.index_select(0, val_index).select(1, static_cast<std::int64_t>(*scope.catchall));
-  const auto q = torch::quantile(s.to(torch::kFloat64),
-                                 torch::linspace(0.0, 1.0, kQuantiles, torch::kFloat64));
   scope.method = options.scope;
   scope.input = static_cast<std::size_t>(xv.size(1));
   scope.dimension = static_cast<std::size_t>(prototypes.size(1));
   scope.prototypes = tensor_values(prototypes.contiguous());
+  // The validation rows scored by the code that scores texts when serving, so the quantiles
+  // and the scores they calibrate are the same function.
+  const auto val_index = torch::tensor(val);
+  const auto queries = xv.index_select(0, val_index).contiguous();
+  const auto p = val_probs.index_select(0, val_index).to(torch::kFloat64).contiguous();
+  const auto d = static_cast<std::size_t>(queries.size(1));
+  const auto classes = static_cast<std::size_t>(p.size(1));
+  std::vector<double> scores(val.size());
+  for (std::size_t i = 0; i < scores.size(); ++i)
+    scores[i] = scope.score({queries.data_ptr<float>() + i * d, d},
+                            {p.data_ptr<double>() + i * classes, classes});
+  const auto q = torch::quantile(torch::tensor(scores, torch::kFloat64),
+                                 torch::linspace(0.0, 1.0, kQuantiles, torch::kFloat64));
   scope.quantiles = tensor_values(q);
   return scope;
 }
@@ -293,7 +289,7 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     const bool validation = salted_hash(e.id) % 100 < options.validation_percent;
     (validation ? val_texts : texts).push_back(e.text);
     (validation ? val_labels : labels).push_back(static_cast<std::int64_t>(*c));
-    (validation ? val_in_scope : in_scope).push_back(!out_of_scope_label(e.label));
+    (validation ? val_in_scope : in_scope).push_back(!e.out_of_scope());
   }
   if (texts.empty()) throw ClassifyError("no training rows left after the validation split");
   const std::size_t original_rows = texts.size();

@@ -175,8 +175,8 @@ int run_learned_eval(const config::Config& config,
     by_source[rows[i].source].add(ok, group_ok, c, low, scope);
     // CLINC150's out-of-scope requests: the text the low-confidence and out-of-scope rules are
     // for.
-    const bool oos = rows[i].label == "oos" || rows[i].label.starts_with("oos/");
-    (oos ? out_of_scope : in_domain)[rows[i].source].add(ok, group_ok, c, low, scope);
+    (rows[i].out_of_scope() ? out_of_scope : in_domain)[rows[i].source].add(ok, group_ok, c, low,
+                                                                            scope);
     by_shape[shape_of(rows[i].source, rows[i].text)].add(ok, group_ok, c, low, scope);
     confusion[truth ? *truth : n][c.class_index] += 1;
     if (progress) progress(i + 1, rows.size());

@@ -64,7 +64,6 @@ bool read_head_manifest(const std::string& path, HeadModel& head, std::string& c
         head.scope.catchall = static_cast<std::size_t>(at - names.begin());
         head.scope.catchall_weight = o.at("catchall_weight").to_number<double>();
       }
-      head.scope.dimension = 1;  // marks "scope expected"; the tensors give the real one
     }
   } catch (const std::exception& e) {
     throw ClassifyError("head manifest '" + path + ".json' is incomplete: " + e.what());
@@ -136,7 +135,7 @@ void read_head_tensors(const std::map<std::string, SafeTensor>& params, bool lex
   if (head.layers.back().out != classes)
     throw ClassifyError("head '" + path + "' has " + std::to_string(head.layers.back().out) +
                         " outputs for " + std::to_string(classes) + " categories");
-  if (head.scope.dimension != 0) read_scope_tensors(params, path, head);
+  if (!head.scope.method.empty()) read_scope_tensors(params, path, head);  // manifest has a scope
   if (!lexical) return;
   if (!params.contains("lex_w") || !params.contains("lex_b") || !params.contains("lex_idf"))
     throw ClassifyError("head '" + path + "' has a lexical manifest but no lex_w/lex_b/lex_idf");

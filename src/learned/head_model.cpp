@@ -29,15 +29,21 @@ float dot(const float* a, const float* b, std::size_t n) {
   return s;
 }
 
+// `out` values: row o of the row-major out × in matrix `weight` times x, plus bias[o] (if any).
+std::vector<float> affine(const std::vector<float>& weight, const std::vector<float>* bias,
+                          std::size_t out, std::size_t in, std::span<const float> x) {
+  std::vector<float> y(out);
+  for (std::size_t o = 0; o < out; ++o)
+    y[o] = (bias ? (*bias)[o] : 0.0f) + dot(weight.data() + o * in, x.data(), in);
+  return y;
+}
+
 }  // namespace
 
 double ScopeModel::score(std::span<const float> embedding, std::span<const double> p) const {
-  std::vector<float> projected;
-  if (!projection.empty()) {
-    projected.resize(dimension);
-    for (std::size_t o = 0; o < dimension; ++o)
-      projected[o] = dot(projection.data() + o * input, embedding.data(), input);
-  }
+  const auto projected = projection.empty()
+                             ? std::vector<float>()
+                             : affine(projection, nullptr, dimension, input, embedding);
   const std::span<const float> e = projection.empty() ? embedding : projected;
   double norm = 0.0;
   for (const float v : e) norm += static_cast<double>(v) * v;
@@ -106,9 +112,7 @@ std::vector<double> HeadModel::probabilities(std::span<const float> x,
   std::vector<float> h(x.begin(), x.end());
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const auto& layer = layers[l];
-    std::vector<float> y(layer.out);
-    for (std::size_t o = 0; o < layer.out; ++o)
-      y[o] = layer.bias[o] + dot(layer.weight.data() + o * layer.in, h.data(), layer.in);
+    auto y = affine(layer.weight, &layer.bias, layer.out, layer.in, h);
     if (l + 1 < layers.size())
       for (auto& v : y) v = std::max(0.0f, v);
     h = std::move(y);

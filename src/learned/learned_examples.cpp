@@ -130,6 +130,10 @@ std::vector<LabelledExample> read_labelled_examples(const std::string& path) {
   return out;
 }
 
+bool LabelledExample::out_of_scope() const {
+  return label == "oos" || label.starts_with("oos/");
+}
+
 bool in_split(const LabelledExample& example, SplitPart part, unsigned test_percent) {
   if (part == SplitPart::all) return true;
   const bool test =

@@ -20,6 +20,10 @@ struct LabelledExample {
   /// The source's own label (JSONL `label`, e.g. a StackExchange site or a CLINC150 intent;
   /// "oos" marks CLINC150's out-of-scope requests), for reports; empty when absent.
   std::string label;
+
+  /// Labelled out of scope ("oos" or "oos/<anything>", CLINC150's spelling): no category's
+  /// text, kept from the out-of-scope score's prototypes and counted apart by `mcpclass eval`.
+  bool out_of_scope() const;
 };
 
 /// Reads CSV (a header naming `text` and `category` columns; RFC 4180 quoting) or JSONL

@@ -8,12 +8,14 @@ written. Rows are picked by a hash of their text, so the mix is the same on ever
 With --augment RATE, that share of the rows also appears in another shape (models/shapes.py:
 chat framing, context before the question, a long prompt), keeping its row's id and split so a
 held-out question never leaks through its variant, and code snippets with a question about them
-are added as computer science. --heldout-variants OUT writes the held-out rows (MMLU-Pro's, which
+are added as computer science. --scope-rows OUT writes every train row of the same sources
+(MMLU-Pro's with ids, so the trainer holds the same 20% out) uncapped and unframed: the rows the
+head's out-of-scope score compares a text with (`mcpclass train --scope-data`). --heldout-variants OUT writes the held-out rows (MMLU-Pro's, which
 `mcpclass eval --split test` picks by id, and each source's test split) in the held-out templates'
 shapes, as sources "<source> framed": what framing a head was not trained on costs.
 
 usage: models/training-mix.py [OUT.jsonl] [--cap N] [--augment RATE] [--exclude SOURCE]...
-       [--heldout-variants OUT]   (standard library only)"""
+       [--scope-rows OUT] [--heldout-variants OUT]   (standard library only)"""
 import argparse
 import collections
 import gzip
@@ -34,12 +36,16 @@ def main():
                    help="leave this source out (leave-one-source-out runs)")
     p.add_argument("--augment", type=float, default=0.0,
                    help="share of rows that also appear in another shape (0 = none)")
+    p.add_argument("--scope-rows", metavar="OUT",
+                   help="also write every train row, uncapped and unframed, to OUT")
     p.add_argument("--heldout-variants", metavar="OUT",
                    help="also write framed variants of the held-out rows to OUT")
     a = p.parse_args()
     if a.heldout_variants:
         write_heldout_variants(a.heldout_variants)
     if a.out is None:
+        if a.scope_rows:
+            p.error("--scope-rows is written with the training rows: give OUT")
         if not a.heldout_variants:
             p.error("nothing to write: give OUT or --heldout-variants")
         return
@@ -78,6 +84,25 @@ def main():
         out.flush()
         os.fsync(out.fileno())  # on disk before the rename makes it the mix
     os.replace(tmp, a.out)
+    if a.scope_rows:
+        write_scope_rows(a.scope_rows, groups)
+
+
+def write_scope_rows(path, groups):
+    tmp = path + ".tmp"
+    with open(os.path.join(HERE, "data", "mmlu_pro_questions.jsonl")) as mmlu, open(tmp, "w") as out:
+        for line in mmlu:
+            row = json.loads(line)
+            out.write(json.dumps({"id": row["id"], "text": row["text"], "category": row["category"],
+                                  "source": "mmlu_pro"}) + "\n")
+        for key in sorted(groups):
+            for row in groups[key]:
+                out.write(json.dumps({"text": row["text"], "category": row["category"],
+                                      "source": row["source"], "split": "train",
+                                      "label": row["label"]}) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
 
 
 def write_heldout_variants(path):

@@ -43,6 +43,7 @@ struct LearnedCommands::Options {
   std::string out_dir;
   std::string config_path;
   std::string data;
+  std::string scope_data;
   std::vector<std::string> eval_files;
   std::string out;
   std::string export_path;
@@ -125,7 +126,19 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
                    "Out-of-scope score: rows (kNN over training rows), centroids or none")
       ->check(CLI::IsMember({"rows", "centroids", "none"}));
   o.train->add_option("--scope-rows", o.head.scope_rows,
-                      "Training rows kept as out-of-scope prototypes (--scope rows)");
+                      "Rows kept as out-of-scope prototypes, an even stride (0 = all)");
+  o.train
+      ->add_option("--scope-data", o.scope_data,
+                   "Labelled file whose rows (same split) are the out-of-scope prototypes "
+                   "instead of the training rows")
+      ->check(CLI::ExistingFile);
+  o.train->add_option("--scope-lists", o.head.scope_lists,
+                      "Index lists of the prototypes (0 = about their square root above 8192 "
+                      "rows, 1 = none)");
+  o.train
+      ->add_option("--scope-probes", o.head.scope_probes,
+                   "Index lists a text is compared in (--scope-lists)")
+      ->check(CLI::Range(1, 1 << 20));
   o.train
       ->add_option("--scope-k", o.head.scope_k,
                    "Nearest prototypes averaged by the out-of-scope score (--scope rows)")
@@ -138,6 +151,9 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
                       "Catch-all category whose probability lowers the out-of-scope score");
   o.train->add_option("--scope-catchall-weight", o.head.scope_catchall_weight,
                       "Weight of the catch-all category's probability (--scope-catchall)");
+  o.train->add_option("--scope-label-weight", o.head.scope_label_weight,
+                      "Weight of the prototypes' fine-label energy in the out-of-scope score "
+                      "(0 = none)");
   o.train->add_option("--export", o.export_path,
                       "Also write encoder+head as a TorchScript sequence classifier");
 
@@ -200,6 +216,9 @@ int LearnedCommands::run() {
       const auto rows = learned::select_split(all, parse_split(o.split), o.test_percent);
       const auto settings = learned_settings(cfg);
       auto head = o.head;
+      if (!o.scope_data.empty())
+        head.scope_examples = learned::select_split(learned::read_labelled_examples(o.scope_data),
+                                                    parse_split(o.split), o.test_percent);
       auto bar = std::make_shared<ProgressBar>("training");
       head.on_epoch = [bar](const learned::HeadTrainingProgress& p) {
         bar->update(p.epoch, p.epochs, fmt::format("loss {:.4f}", p.loss));

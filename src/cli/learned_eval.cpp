@@ -118,7 +118,7 @@ boost::json::object print_slices(const char* title, const std::map<std::string, 
 // `in_domain`: each source's rows that are not labelled out of scope (the rule's false alarms).
 void print_scope_sweep(const std::map<std::string, Tally>& in_domain,
                        const std::map<std::string, Tally>& out_of_scope) {
-  static constexpr double kBelow[] = {0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.3};
+  static constexpr double kBelow[] = {0.01, 0.02, 0.05, 0.08, 0.09, 0.095, 0.1, 0.15, 0.2, 0.3};
   fmt::print("\n{:<26}", "in_scope below");
   for (const double b : kBelow) fmt::print(" {:>6}", b);
   fmt::print("\n");

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 
@@ -55,6 +56,11 @@ bool read_head_manifest(const std::string& path, HeadModel& head, std::string& c
       head.scope.method = std::string(o.at("method").as_string());
       if (const auto* w = o.if_contains("density_weight"))
         head.scope.density_weight = w->to_number<double>();
+      if (const auto* n = o.if_contains("probes")) head.scope.probes = n->to_number<std::size_t>();
+      if (const auto* w = o.if_contains("label_energy_weight")) {
+        head.scope.label_energy_weight = w->to_number<double>();
+        head.scope.label_scale = o.at("label_scale").to_number<double>();
+      }
       if (const auto* c = o.if_contains("catchall")) {
         const auto& names = head.categories;
         const auto at = std::find(names.begin(), names.end(), c->as_string());
@@ -74,6 +80,44 @@ bool read_head_manifest(const std::string& path, HeadModel& head, std::string& c
     throw ClassifyError("head manifest '" + path +
                         ".json': lexical temperatures must be positive and mix in [0, 1]");
   return lexical;
+}
+
+// The prototypes' inverted-file index, when the head has one: `scope_centroids` (lists ×
+// width) and `scope_lists` (each list's row count, in prototype order, summing to `rows`).
+void read_scope_index(const std::map<std::string, SafeTensor>& params, const std::string& path,
+                      std::int64_t rows, ScopeModel& scope) {
+  const auto c = params.find("scope_centroids");
+  const auto l = params.find("scope_lists");
+  if (c == params.end() && l == params.end()) return;
+  const auto width = static_cast<std::int64_t>(scope.dimension);
+  if (c == params.end() || l == params.end() || c->second.shape.size() != 2 ||
+      c->second.shape[1] != width || l->second.shape.size() != 1 ||
+      l->second.shape[0] != c->second.shape[0] || l->second.shape[0] < 1)
+    throw ClassifyError("head '" + path + "' scope index has inconsistent shapes");
+  scope.offsets.assign(1, 0);
+  for (const float size : l->second.values) {
+    if (!(size >= 0.0f) || size != std::floor(size) || size > static_cast<float>(rows))
+      throw ClassifyError("head '" + path + "' scope_lists holds a size that is not a row count");
+    scope.offsets.push_back(scope.offsets.back() + static_cast<std::size_t>(size));
+  }
+  if (scope.offsets.back() != static_cast<std::size_t>(rows))
+    throw ClassifyError("head '" + path + "' scope_lists do not add up to the prototypes");
+  scope.centroids = c->second.values;
+}
+
+// The fine-label term, when the manifest gives its weight: `scope_label_w` (labels × the
+// encoder's width) and `scope_label_b`.
+void read_scope_labels(const std::map<std::string, SafeTensor>& params, const std::string& path,
+                       ScopeModel& scope) {
+  const auto w = params.find("scope_label_w");
+  const auto b = params.find("scope_label_b");
+  if (scope.label_energy_weight == 0.0 && w == params.end() && b == params.end()) return;
+  if (w == params.end() || b == params.end() || w->second.shape.size() != 2 ||
+      w->second.shape[1] != static_cast<std::int64_t>(scope.input) || b->second.shape.size() != 1 ||
+      b->second.shape[0] != w->second.shape[0] || b->second.shape[0] < 1)
+    throw ClassifyError("head '" + path + "' scope label term has inconsistent shapes");
+  scope.label_weights = w->second.values;
+  scope.label_bias = b->second.values;
 }
 
 // The out-of-scope prototypes and quantiles (head_model.hpp ScopeModel).
@@ -110,6 +154,8 @@ void read_scope_tensors(const std::map<std::string, SafeTensor>& params, const s
   head.scope.dimension = static_cast<std::size_t>(width);
   head.scope.prototypes = p->second.values;
   head.scope.quantiles = q->second.values;
+  read_scope_index(params, path, p->second.shape[0], head.scope);
+  read_scope_labels(params, path, head.scope);
 }
 
 // The layers and lexical part from the named tensors, every shape checked against the others.
@@ -180,6 +226,21 @@ std::map<std::string, SafeTensor> head_tensors(const HeadModel& head) {
           scope.projection};
     if (!scope.density.empty())
       out["scope_density"] = {{static_cast<std::int64_t>(scope.density.size())}, scope.density};
+    if (!scope.label_bias.empty()) {
+      const auto labels = static_cast<std::int64_t>(scope.label_bias.size());
+      out["scope_label_w"] = {{labels, static_cast<std::int64_t>(scope.input)},
+                              scope.label_weights};
+      out["scope_label_b"] = {{labels}, scope.label_bias};
+    }
+    if (!scope.centroids.empty()) {
+      const auto lists = static_cast<std::int64_t>(scope.offsets.size() - 1);
+      out["scope_centroids"] = {{lists, static_cast<std::int64_t>(scope.dimension)},
+                                scope.centroids};
+      std::vector<float> sizes;
+      for (std::size_t i = 0; i + 1 < scope.offsets.size(); ++i)
+        sizes.push_back(static_cast<float>(scope.offsets[i + 1] - scope.offsets[i]));
+      out["scope_lists"] = {{lists}, std::move(sizes)};
+    }
   }
   return out;
 }
@@ -235,6 +296,15 @@ void save_head(const HeadModel& head, const std::string& path, const json::objec
                    {"prototypes", head.scope.rows()},
                    {"quantiles", head.scope.quantiles.size()},
                    {"density_weight", head.scope.density_weight}};
+    if (!head.scope.label_bias.empty()) {
+      o["labels"] = head.scope.label_bias.size();
+      o["label_scale"] = head.scope.label_scale;
+      o["label_energy_weight"] = head.scope.label_energy_weight;
+    }
+    if (!head.scope.centroids.empty()) {
+      o["lists"] = head.scope.offsets.size() - 1;
+      o["probes"] = head.scope.probes;
+    }
     if (head.scope.catchall) {
       o["catchall"] = head.categories.at(*head.scope.catchall);
       o["catchall_weight"] = head.scope.catchall_weight;

@@ -48,9 +48,25 @@ double ScopeModel::score(std::span<const float> embedding, std::span<const doubl
   double norm = 0.0;
   for (const float v : e) norm += static_cast<double>(v) * v;
   norm = std::max(std::sqrt(norm), 1e-12);
-  std::vector<std::pair<float, std::size_t>> sims(rows());
-  for (std::size_t r = 0; r < sims.size(); ++r)
-    sims[r] = {dot(prototypes.data() + r * dimension, e.data(), dimension), r};
+  std::vector<std::pair<float, std::size_t>> sims;
+  const auto compare = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r)
+      sims.emplace_back(dot(prototypes.data() + r * dimension, e.data(), dimension), r);
+  };
+  if (centroids.empty()) {
+    sims.reserve(rows());
+    compare(0, rows());
+  } else {
+    const std::size_t lists = centroids.size() / dimension;
+    std::vector<std::pair<float, std::size_t>> nearest(lists);
+    for (std::size_t l = 0; l < lists; ++l)
+      nearest[l] = {dot(centroids.data() + l * dimension, e.data(), dimension), l};
+    const std::size_t searched = std::min(std::max<std::size_t>(probes, 1), lists);
+    std::partial_sort(nearest.begin(), nearest.begin() + static_cast<std::ptrdiff_t>(searched),
+                      nearest.end(), std::greater<>());
+    for (std::size_t i = 0; i < searched; ++i)
+      compare(offsets[nearest[i].second], offsets[nearest[i].second + 1]);
+  }
   const std::size_t n = std::min(std::max<std::size_t>(k, 1), sims.size());
   std::partial_sort(sims.begin(), sims.begin() + static_cast<std::ptrdiff_t>(n), sims.end(),
                     std::greater<>());
@@ -63,7 +79,22 @@ double ScopeModel::score(std::span<const float> embedding, std::span<const doubl
   if (n == 0) return 0.0;
   double s = (sum / norm - density_weight * tightness) / static_cast<double>(n);
   if (catchall && *catchall < p.size()) s -= catchall_weight * p[*catchall];
+  if (!label_bias.empty()) s += label_energy_weight * label_energy(embedding);
   return s;
+}
+
+double ScopeModel::label_energy(std::span<const float> embedding) const {
+  double norm = 0.0;
+  for (const float v : embedding) norm += static_cast<double>(v) * v;
+  const double unit = label_scale / std::max(std::sqrt(norm), 1e-12);
+  const auto logits = affine(label_weights, nullptr, label_bias.size(), input, embedding);
+  double top = -INFINITY;
+  for (std::size_t l = 0; l < logits.size(); ++l)
+    top = std::max(top, unit * logits[l] + label_bias[l]);
+  double sum = 0.0;
+  for (std::size_t l = 0; l < logits.size(); ++l)
+    sum += std::exp(unit * logits[l] + label_bias[l] - top);
+  return top + std::log(sum);
 }
 
 double ScopeModel::in_scope(double s) const {

@@ -48,6 +48,7 @@ struct LexicalLayer {
 ///   s(e, p)  = mean cosine similarity of e to its k most similar prototypes
 ///              − density_weight × mean density of those prototypes
 ///              − catchall_weight × p[catchall]
+///              + label_energy_weight × log Σ_l exp(z_l),  z = label_scale × W·e/|e| + b
 ///   in_scope = share of the held-out validation rows whose s is below s(e, p), interpolated
 ///              between the stored quantiles (0 = further out than every validation row, 1 =
 ///              closer in).
@@ -61,7 +62,15 @@ struct LexicalLayer {
 /// Similarities are taken after an optional linear projection (the prototypes' top principal
 /// directions, `mcpclass train --scope-dimensions`, 128 by default): 8,192 prototypes of 512
 /// values are 16 MiB read per text, and at 128 dimensions the rule lost under 2 points.
-/// Empty for heads trained before.
+/// z are the logits of a linear softmax over the prototypes' own fine labels (CLINC150's 150
+/// intents, Banking77's 77, StackExchange's sites, …; `--scope-label-weight`): its log-partition
+/// is high for text like some label's rows and low for text like none, which the similarity to
+/// the nearest rows alone misses for CLINC150's short requests (offline, + 8 points; models/
+/// README.md).
+/// Many prototypes (every train row of a domain, `--scope-data`) are grouped in an inverted-file
+/// index: each row in the list of its most similar centroid, a text compared with the rows of its
+/// `probes` most similar lists only; calibration goes through the same search, so in_scope
+/// stays the share of validation rows below. Empty for heads trained before.
 struct ScopeModel {
   std::size_t input = 0;          ///< Width of the embeddings scored.
   std::size_t dimension = 0;      ///< Width of the prototypes (the projection's outputs).
@@ -74,6 +83,16 @@ struct ScopeModel {
   double density_weight = 0.0;
   std::optional<std::size_t> catchall;  ///< Index into the head's categories.
   double catchall_weight = 0.0;
+  /// Inverted-file index: lists × dimension unit centroids, list i holding prototype rows
+  /// [offsets[i], offsets[i + 1]). Empty = every prototype is compared.
+  std::vector<float> centroids;
+  std::vector<std::size_t> offsets;
+  std::size_t probes = 1;  ///< Lists searched per text.
+  /// The fine-label term: labels × input weights and labels biases, or empty (no such term).
+  std::vector<float> label_weights;
+  std::vector<float> label_bias;
+  double label_scale = 1.0;
+  double label_energy_weight = 0.0;
 
   bool empty() const { return prototypes.empty(); }
   std::size_t rows() const { return dimension ? prototypes.size() / dimension : 0; }
@@ -82,6 +101,8 @@ struct ScopeModel {
   double score(std::span<const float> e, std::span<const double> p) const;
   /// in_scope above, in [0, 1], of a score().
   double in_scope(double score) const;
+  /// log Σ_l exp(z_l) of the fine-label term above; `e` has `input` values.
+  double label_energy(std::span<const float> e) const;
 };
 
 struct HeadModel {

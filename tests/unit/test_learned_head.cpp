@@ -4,11 +4,19 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "learned/head_model.hpp"
 #include "learned/safetensors.hpp"
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
 #include "test_learned_support.hpp"
+
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <numeric>
 
 using namespace mcpclass::learned;
 using mcpclass::classify::check_classification;
@@ -169,6 +177,9 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
 
   c.classifier.kind = "trained_head";
   c.classifier.learned.temperature = 0.0;
+  // float32 like the exported TorchScript encoder (bfloat16 where the CPU has AVX-512 BF16
+  // would differ from it by more than check_agree's 1e-4).
+  c.classifier.learned.precision = EncoderPrecision::f32;
   c.classifier.learned.head = dir + "/head.pt";
   const auto pt = config::make_classifier(c);
   c.classifier.learned.head = dir + "/head.safetensors";
@@ -195,6 +206,92 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   const auto seq = exported(dir + "/head.safetensors", dir);
   check_agree(*st, *seq, "Solve x^2 = 4 for x");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("trained head: out-of-scope prototypes from other rows, in an inverted-file index") {
+  learned_test::model_dir();
+  const auto dir = learned_test::temp_dir("head-scope-index");
+  auto c = config::default_config();
+  const auto all = read_labelled_examples(MCPCLASS_SOURCE_DIR "/tests/data/training_data.csv");
+  const auto train = select_split(all, SplitPart::train);
+  HeadTrainingOptions options;
+  options.epochs = 20;
+  options.validation_percent = 30;
+  options.scope_dimensions = 32;
+  // The prototypes: every train row twice (as a fuller file of the domain would hold more rows
+  // than the capped training rows), grouped in 6 lists, 3 searched per text.
+  options.scope_examples = train;
+  options.scope_examples.insert(options.scope_examples.end(), train.begin(), train.end());
+  options.scope_lists = 6;
+  options.scope_probes = 3;
+  options.scope_label_weight = 0.05;  // a softmax over the rows' own labels: here the categories
+  const auto head = dir + "/head.safetensors";
+  train_head(c.categories, LearnedSettings{}, train, head, options);
+  const auto tensors = detail::read_safetensors(head).tensors;
+  const auto rows = tensors.at("scope_prototypes").shape[0];
+  // Validation rows are never prototypes, so fewer than the 2 × train rows.
+  CHECK(rows > static_cast<std::int64_t>(train.size()));
+  CHECK(rows < static_cast<std::int64_t>(2 * train.size()));
+  CHECK(tensors.at("scope_centroids").shape == std::vector<std::int64_t>{6, 32});
+  CHECK(tensors.at("scope_label_w").shape == std::vector<std::int64_t>{5, 512});
+  CHECK(tensors.at("scope_label_b").shape == std::vector<std::int64_t>{5});
+  const auto& sizes = tensors.at("scope_lists").values;
+  CHECK(std::accumulate(sizes.begin(), sizes.end(), 0.0f) == static_cast<float>(rows));
+  std::ifstream in(head + ".json");
+  const auto manifest = boost::json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  CHECK(manifest.at("scope").at("lists").as_int64() == 6);
+  CHECK(manifest.at("scope").at("probes").as_int64() == 3);
+  CHECK(manifest.at("scope").at("labels").as_int64() == 5);
+  CHECK(manifest.at("scope").at("label_energy_weight").as_double() > 0.0);
+  const auto& fit = manifest.at("report").at("scope_fit");
+  CHECK(fit.at("scope_prototypes").as_int64() == rows);
+  const auto recall = fit.at("scope_index_recall").as_double();
+  MESSAGE("index recall of the 5 nearest, 3 of 6 lists: " << recall);
+  CHECK(recall > 0.5);
+  CHECK(recall <= 1.0);
+
+  c.classifier.kind = "trained_head";
+  c.classifier.learned.temperature = 0.0;
+  c.classifier.learned.head = head;
+  const auto st = config::make_classifier(c);
+  const auto off_topic = st->classify("zq xv blorpt wibble 77 frob ##", {true});
+  REQUIRE(off_topic.in_scope.has_value());
+  CHECK(*off_topic.in_scope < 0.1);
+  std::size_t closer = 0;
+  const auto test = select_split(all, SplitPart::test);
+  for (const auto& e : test) closer += *st->classify(e.text, {true}).in_scope > *off_topic.in_scope;
+  CHECK(static_cast<double>(closer) >= 0.8 * static_cast<double>(test.size()));
+  // Rows of another category set are refused by name.
+  options.scope_examples.push_back({"x", "sports", "x", "", "", ""});
+  CHECK_THROWS_WITH_AS(train_head(c.categories, LearnedSettings{}, train, head, options),
+                       doctest::Contains("scope row has unknown category 'sports'"), ClassifyError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("scope score: searching every list of the index is the exhaustive score") {
+  // Four unit prototypes in 2 dimensions, two lists; k = 2.
+  detail::ScopeModel scope;
+  scope.input = scope.dimension = 2;
+  scope.k = 2;
+  scope.prototypes = {1.0f, 0.0f, 0.8f, 0.6f, 0.0f, 1.0f, -0.6f, 0.8f};
+  scope.quantiles = {0.0f, 1.0f};
+  const std::vector<float> text{0.6f, 0.8f};
+  const double exhaustive = scope.score(text, {});
+  CHECK(exhaustive == doctest::Approx((0.96 + 0.8) / 2));  // its 2 most similar: rows 1 and 2
+  scope.centroids = {1.0f, 0.0f, 0.0f, 1.0f};
+  scope.offsets = {0, 2, 4};
+  scope.probes = 2;
+  CHECK(scope.score(text, {}) == doctest::Approx(exhaustive));
+  // One list, its most similar centroid's: row 1, in the other list, is not found.
+  scope.probes = 1;
+  CHECK(scope.score(text, {}) == doctest::Approx((0.8 + 0.28) / 2));
+  // The fine-label term: two labels along the axes, logits 0.6 and 0.8 at scale 1.
+  scope.label_weights = {1.0f, 0.0f, 0.0f, 1.0f};
+  scope.label_bias = {0.0f, 0.0f};
+  scope.label_energy_weight = 0.5;
+  const double energy = std::log(std::exp(0.6) + std::exp(0.8));
+  CHECK(scope.label_energy(text) == doctest::Approx(energy));
+  CHECK(scope.score(text, {}) == doctest::Approx((0.8 + 0.28) / 2 + 0.5 * energy));
 }
 
 TEST_CASE("trained head: corrupt or inconsistent safetensors heads give clear errors") {
@@ -252,6 +349,35 @@ TEST_CASE("trained head: corrupt or inconsistent safetensors heads give clear er
          {"scope_quantiles", {{2}, {0.1f, 0.2f}}}});
   CHECK_THROWS_WITH_AS(config::make_classifier(c),
                        doctest::Contains("scope_projection is not outputs × 512"), ClassifyError);
+  // An index of another width, one whose lists do not cover the prototypes, a broken size.
+  const auto indexed = [&](std::int64_t width, float size) {
+    write({{"w0", {{5, 512}, w}},
+           {"b0", {{5}, b}},
+           {"scope_prototypes", {{2, 512}, std::vector<float>(1024)}},
+           {"scope_quantiles", {{2}, {0.1f, 0.2f}}},
+           {"scope_centroids", {{1, width}, std::vector<float>(static_cast<std::size_t>(width))}},
+           {"scope_lists", {{1}, {size}}}});
+  };
+  indexed(256, 2.0f);
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope index has inconsistent shapes"), ClassifyError);
+  indexed(512, 1.0f);
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope_lists do not add up to the prototypes"),
+                       ClassifyError);
+  indexed(512, -2.0f);
+  CHECK_THROWS_WITH_AS(config::make_classifier(c), doctest::Contains("not a row count"),
+                       ClassifyError);
+  // A fine-label term of another width than the encoder's.
+  write({{"w0", {{5, 512}, w}},
+         {"b0", {{5}, b}},
+         {"scope_prototypes", {{1, 512}, std::vector<float>(512)}},
+         {"scope_quantiles", {{2}, {0.1f, 0.2f}}},
+         {"scope_label_w", {{2, 256}, std::vector<float>(512)}},
+         {"scope_label_b", {{2}, {0.0f, 0.0f}}}});
+  CHECK_THROWS_WITH_AS(config::make_classifier(c),
+                       doctest::Contains("scope label term has inconsistent shapes"),
+                       ClassifyError);
   std::ofstream(head + ".json") << R"({"categories":["math","science","technology","history",
       "general"],"temperature":1,"encoder_id":"x","scope":{"k":1,"method":"rows",
       "catchall":"sports","catchall_weight":0.1}})";

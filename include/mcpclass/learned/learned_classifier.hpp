@@ -90,7 +90,16 @@ struct HeadTrainingOptions {
   /// the mean cosine similarity of the scope_k most similar; "centroids" = one unit mean per
   /// category (k = 1); "none" = no score.
   std::string scope = "rows";
-  std::size_t scope_rows = 8192;
+  std::size_t scope_rows = 0;  ///< 0 = every row; else an even stride over them.
+  /// Rows that are the prototypes instead of the training rows (those in the validation part and
+  /// those labelled `oos` left out): a fuller sample of the domain than a capped training mix,
+  /// e.g. every train row of its sources. Empty = the training rows.
+  std::vector<LabelledExample> scope_examples;
+  /// Inverted-file lists the prototypes are grouped in (0 = about √rows when there are more
+  /// than 8,192, else none; 1 = none: every prototype compared), and how many of the most
+  /// similar lists a text is compared in.
+  std::size_t scope_lists = 0;
+  std::size_t scope_probes = 16;
   std::size_t scope_k = 5;
   /// Similarities are taken in the prototypes' top principal directions (0 = all of the
   /// encoder's): fewer values read per text.
@@ -102,6 +111,10 @@ struct HeadTrainingOptions {
   /// from the score. Empty = no such term.
   std::string scope_catchall;
   double scope_catchall_weight = 0.1;
+  /// Weight of the fine-label term (head_model.hpp): a linear softmax over the prototype rows'
+  /// own labels (JSONL `label`, else the category; per source), its log-partition added to the
+  /// score in units of its spread over the validation rows. 0 = no such term.
+  double scope_label_weight = 0.0;
   /// Called after every training epoch (the dense members' in turn, then the lexical part's):
   /// epochs done and in all, and the epoch's mean training loss. Empty = silent.
   std::function<void(const HeadTrainingProgress&)> on_epoch;

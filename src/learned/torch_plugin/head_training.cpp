@@ -90,6 +90,8 @@ double calibrate(const torch::Tensor& logits, const torch::Tensor& labels) {
 }
 
 // Epochs done over every part a head trains, reported through options.on_epoch.
+constexpr std::size_t kScopeLabelEpochs = 30;  // fit_label_term
+
 struct EpochCounter {
   const HeadTrainingOptions& options;
   std::size_t done = 0;
@@ -175,14 +177,114 @@ torch::Tensor prototype_density(const torch::Tensor& prototypes, std::int64_t k)
   return torch::cat(parts);
 }
 
-// The head's out-of-scope score (head_model.hpp ScopeModel): prototypes from the training rows
-// `xt` (those `usable`), quantiles of the validation rows' scores (those `usable_val`), whose
-// head distribution is `val_probs`.
-detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& usable,
-                             const torch::Tensor& yt, const torch::Tensor& xv,
-                             const std::vector<bool>& usable_val, const torch::Tensor& val_probs,
-                             const CategorySet& categories, const HeadTrainingOptions& options) {
+torch::Tensor unit_rows(const torch::Tensor& x) {
+  return x / x.norm(2, 1, true).clamp_min(1e-12);
+}
+
+// For each unit row of `x`, the index of its most similar row of `centroids`.
+torch::Tensor nearest_centroid(const torch::Tensor& x, const torch::Tensor& centroids) {
+  return torch::matmul(x, centroids.t()).argmax(1);
+}
+
+// Groups the unit `prototypes` into `lists` inverted-file lists by spherical k-means (Lloyd's
+// iterations from an even stride of rows); returns the order that puts them list by list and
+// fills scope.centroids and scope.offsets.
+torch::Tensor index_prototypes(const torch::Tensor& prototypes, std::int64_t lists,
+                               detail::ScopeModel& scope) {
+  constexpr int kIterations = 10;
+  const auto n = prototypes.size(0);
+  auto centroids = prototypes.index_select(
+      0, torch::linspace(0, static_cast<double>(n - 1), lists).round().to(torch::kInt64));
+  torch::Tensor assigned;
+  for (int i = 0; i < kIterations; ++i) {
+    assigned = nearest_centroid(prototypes, centroids);
+    const auto sums = torch::zeros_like(centroids).index_add_(0, assigned, prototypes);
+    const auto empty = torch::bincount(assigned, {}, lists).eq(0).unsqueeze(1);
+    centroids = unit_rows(torch::where(empty, centroids, sums));  // an empty list keeps its own
+  }
+  assigned = nearest_centroid(prototypes, centroids);
+  const auto order = std::get<1>(assigned.sort(/*stable=*/true, 0, false));
+  const auto sizes = torch::bincount(assigned, {}, lists);
+  scope.centroids = tensor_values(centroids.contiguous());
+  scope.offsets.assign(1, 0);
+  for (std::int64_t l = 0; l < lists; ++l)
+    scope.offsets.push_back(scope.offsets.back() + sizes[l].item<std::int64_t>());
+  return order;
+}
+
+// Share of the k nearest prototypes of each unit row of `queries` that the inverted-file search
+// (scope.probes lists) finds too: what the index costs the score, for the training report.
+double index_recall(const torch::Tensor& queries, const torch::Tensor& prototypes,
+                    const detail::ScopeModel& scope) {
+  constexpr std::int64_t kBlock = 256;
+  const auto k = static_cast<std::int64_t>(std::min<std::size_t>(scope.k, scope.rows()));
+  const auto lists = static_cast<std::int64_t>(scope.offsets.size() - 1);
+  const auto probes = std::min<std::int64_t>(static_cast<std::int64_t>(scope.probes), lists);
+  const auto centroids = torch::from_blob(const_cast<float*>(scope.centroids.data()),
+                                          {lists, prototypes.size(1)}, torch::kFloat32);
+  std::vector<std::int64_t> list_of_row;
+  for (std::int64_t l = 0; l < lists; ++l)
+    list_of_row.insert(list_of_row.end(), scope.offsets[l + 1] - scope.offsets[l], l);
+  const auto row_list = torch::tensor(list_of_row);
+  double found = 0.0;
+  for (std::int64_t i = 0; i < queries.size(0); i += kBlock) {
+    const auto q = queries.slice(0, i, std::min(i + kBlock, queries.size(0)));
+    const auto sims = torch::matmul(q, prototypes.t());
+    const auto exact = std::get<1>(sims.topk(k, 1));
+    const auto probed = std::get<1>(torch::matmul(q, centroids.t()).topk(probes, 1));
+    const auto allowed = torch::zeros({q.size(0), lists}, torch::kBool)
+                             .scatter_(1, probed, true)
+                             .index_select(1, row_list);
+    const auto searched =
+        std::get<1>(sims.masked_fill(allowed.logical_not(), -INFINITY).topk(k, 1));
+    found += exact.unsqueeze(2).eq(searched.unsqueeze(1)).any(2).sum().item<double>();
+  }
+  return found / static_cast<double>(queries.size(0) * k);
+}
+
+// Candidate prototype rows: unit-normalised later; their categories and fine-label indices.
+struct ScopeRows {
+  torch::Tensor x;
+  torch::Tensor categories;
+  torch::Tensor fine;
+  std::int64_t fine_labels = 0;
+};
+
+// The fine-label term (head_model.hpp): a linear softmax over the candidates' fine labels on
+// kLabelScale × their unit embeddings; its weight is `weight` over the spread of the validation
+// rows' log-partitions (`queries`), so the option does not depend on the label count. Offline
+// (models/README.md), 30 epochs at scale 8 caught the most out-of-scope requests.
+void fit_label_term(const torch::Tensor& unit, const ScopeRows& rows, const torch::Tensor& queries,
+                    double weight, at::Generator& gen, EpochCounter& counter,
+                    detail::ScopeModel& scope) {
+  constexpr double kLabelScale = 8.0;
+  constexpr double kLearningRate = 3e-3;
+  auto w = torch::zeros({rows.fine_labels, unit.size(1)}).requires_grad_();
+  auto b = torch::zeros({rows.fine_labels}).requires_grad_();
+  const auto x = unit * kLabelScale;
+  fit({w, b}, unit.size(0), kScopeLabelEpochs, kLearningRate, 0.0, gen, counter,
+      [&](const torch::Tensor& idx) {
+        return torch::cross_entropy_loss(torch::matmul(x.index_select(0, idx), w.t()) + b,
+                                         rows.fine.index_select(0, idx));
+      });
+  torch::NoGradGuard no_grad;
+  const auto energies =
+      torch::logsumexp(torch::matmul(unit_rows(queries) * kLabelScale, w.t()) + b, 1);
+  scope.label_weights = tensor_values(w);
+  scope.label_bias = tensor_values(b);
+  scope.label_scale = kLabelScale;
+  scope.label_energy_weight = weight / std::max(energies.std().item<double>(), 1e-12);
+}
+
+// The head's out-of-scope score (head_model.hpp ScopeModel): prototypes from the unit rows of
+// `candidates` (labelled `labels`), quantiles of the scores of the validation rows `val` of `xv`,
+// whose head distribution is `val_probs`. Adds the prototypes and the index to `report`.
+detail::ScopeModel fit_scope(const ScopeRows& candidates, const torch::Tensor& xv,
+                             const std::vector<std::int64_t>& val, const torch::Tensor& val_probs,
+                             const CategorySet& categories, const HeadTrainingOptions& options,
+                             at::Generator& gen, EpochCounter& counter, json::object& report) {
   constexpr std::int64_t kQuantiles = 101;
+  constexpr std::int64_t kUnindexedRows = 8192;
   detail::ScopeModel scope;
   if (options.scope == "none") return scope;
   if (options.scope != "rows" && options.scope != "centroids")
@@ -194,30 +296,29 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
     scope.catchall = *c;
     scope.catchall_weight = options.scope_catchall_weight;
   }
-  std::vector<std::int64_t> rows;
-  for (std::size_t i = 0; i < usable.size(); ++i)
-    if (usable[i]) rows.push_back(static_cast<std::int64_t>(i));
-  std::vector<std::int64_t> val;
-  for (std::size_t i = 0; i < usable_val.size(); ++i)
-    if (usable_val[i]) val.push_back(static_cast<std::int64_t>(i));
-  if (rows.empty() || val.size() < 2) return scope;
+  if (candidates.x.size(0) == 0 || val.size() < 2) return scope;
+  const auto val_index = torch::tensor(val);
+  const auto queries = xv.index_select(0, val_index).contiguous();
+  scope.input = static_cast<std::size_t>(xv.size(1));
+  if (options.scope == "rows" && options.scope_label_weight != 0.0)
+    fit_label_term(unit_rows(candidates.x), candidates, queries, options.scope_label_weight, gen,
+                   counter, scope);
   torch::NoGradGuard no_grad;
-  const auto unit = [](const torch::Tensor& x) { return x / x.norm(2, 1, true).clamp_min(1e-12); };
-  const auto train = unit(xt.index_select(0, torch::tensor(rows)));
+  const auto train = unit_rows(candidates.x);
   torch::Tensor prototypes;
+  torch::Tensor density;
   if (options.scope == "centroids") {
-    const auto labels = yt.index_select(0, torch::tensor(rows));
     std::vector<torch::Tensor> means;
     for (std::int64_t c = 0; c < static_cast<std::int64_t>(categories.size()); ++c) {
-      const auto mask = labels.eq(c);
+      const auto mask = candidates.categories.eq(c);
       if (mask.any().item<bool>()) means.push_back(train.index({mask}).mean(0));
     }
-    prototypes = unit(torch::stack(means));
+    prototypes = unit_rows(torch::stack(means));
     scope.k = 1;
   } else {
     // An even stride over the rows (in file order, so every source keeps its share).
-    const auto cap = static_cast<std::int64_t>(std::max<std::size_t>(options.scope_rows, 1));
     const auto n = train.size(0);
+    const auto cap = options.scope_rows ? static_cast<std::int64_t>(options.scope_rows) : n;
     prototypes =
         n <= cap
             ? train
@@ -232,23 +333,33 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
       const auto vectors = std::get<1>(at::linalg_eigh(gram, "L"));
       const auto projection =
           vectors.slice(1, vectors.size(1) - width).flip(1).t().to(torch::kFloat32);
-      prototypes = unit(torch::matmul(prototypes, projection.t()));
+      prototypes = unit_rows(torch::matmul(prototypes, projection.t()));
       scope.projection = tensor_values(projection.contiguous());
     }
     if (options.scope_density != 0.0) {
-      scope.density =
-          tensor_values(prototype_density(prototypes, static_cast<std::int64_t>(scope.k)));
+      density = prototype_density(prototypes, static_cast<std::int64_t>(scope.k));
       scope.density_weight = options.scope_density;
     }
+    const auto rows = prototypes.size(0);
+    const auto lists =
+        options.scope_lists
+            ? std::min<std::int64_t>(static_cast<std::int64_t>(options.scope_lists), rows)
+            : (rows > kUnindexedRows
+                   ? static_cast<std::int64_t>(std::lround(std::sqrt(static_cast<double>(rows))))
+                   : 1);
+    if (lists > 1) {
+      const auto order = index_prototypes(prototypes, lists, scope);
+      prototypes = prototypes.index_select(0, order);
+      if (density.defined()) density = density.index_select(0, order);
+      scope.probes = std::max<std::size_t>(options.scope_probes, 1);
+    }
   }
+  if (density.defined()) scope.density = tensor_values(density);
   scope.method = options.scope;
-  scope.input = static_cast<std::size_t>(xv.size(1));
   scope.dimension = static_cast<std::size_t>(prototypes.size(1));
   scope.prototypes = tensor_values(prototypes.contiguous());
   // The validation rows scored by the code that scores texts when serving, so the quantiles
   // and the scores they calibrate are the same function.
-  const auto val_index = torch::tensor(val);
-  const auto queries = xv.index_select(0, val_index).contiguous();
   const auto p = val_probs.index_select(0, val_index).to(torch::kFloat64).contiguous();
   const auto d = static_cast<std::size_t>(queries.size(1));
   const auto classes = static_cast<std::size_t>(p.size(1));
@@ -259,7 +370,77 @@ detail::ScopeModel fit_scope(const torch::Tensor& xt, const std::vector<bool>& u
   const auto q = torch::quantile(torch::tensor(scores, torch::kFloat64),
                                  torch::linspace(0.0, 1.0, kQuantiles, torch::kFloat64));
   scope.quantiles = tensor_values(q);
+  report["scope_prototypes"] = scope.rows();
+  if (!scope.centroids.empty()) {
+    const auto projected =
+        scope.projection.empty()
+            ? queries
+            : torch::matmul(queries,
+                            torch::from_blob(scope.projection.data(),
+                                             {prototypes.size(1), queries.size(1)}, torch::kFloat32)
+                                .t());
+    report["scope_lists"] = scope.offsets.size() - 1;
+    report["scope_probes"] = scope.probes;
+    report["scope_index_recall"] = index_recall(unit_rows(projected), prototypes, scope);
+  }
   return scope;
+}
+
+bool in_validation(const LabelledExample& e, const HeadTrainingOptions& options) {
+  return salted_hash(e.id) % 100 < options.validation_percent;
+}
+
+// A row's fine label for the out-of-scope score's label term: its own label (a CLINC150 intent,
+// a StackExchange site), else its category, within its source.
+std::string fine_label(const LabelledExample& e) {
+  return e.source + '\x1f' + (e.label.empty() ? e.category : e.label);
+}
+
+// The rows the out-of-scope prototypes are drawn from: the training rows `xt` that are `usable`
+// (not labelled `oos`; crops never; `fine` their fine labels), or options.scope_examples outside
+// the validation part and not labelled `oos` (a validation row must not find itself).
+ScopeRows scope_candidates(const SentenceEncoder& encoder, const torch::Tensor& xt,
+                           const torch::Tensor& yt, const std::vector<bool>& usable,
+                           const std::vector<std::string>& fine, const CategorySet& categories,
+                           const HeadTrainingOptions& options, const LearnedProgress& progress) {
+  ScopeRows out;
+  std::map<std::string, std::int64_t> label_ids;
+  std::vector<std::int64_t> labels;
+  const auto add_label = [&](const std::string& name) {
+    labels.push_back(label_ids.emplace(name, label_ids.size()).first->second);
+  };
+  if (options.scope_examples.empty()) {
+    std::vector<std::int64_t> rows;
+    for (std::size_t i = 0; i < usable.size(); ++i)
+      if (usable[i]) {
+        rows.push_back(static_cast<std::int64_t>(i));
+        add_label(fine[i]);
+      }
+    const auto index = torch::tensor(rows, torch::kInt64);
+    out.x = xt.index_select(0, index);
+    out.categories = yt.index_select(0, index);
+  } else {
+    std::vector<std::string> texts;
+    std::vector<std::int64_t> category;
+    for (const auto& e : options.scope_examples) {
+      const auto c = categories.index_of(e.category);
+      if (!c) throw ClassifyError("scope row has unknown category '" + e.category + "'");
+      if (e.out_of_scope() || in_validation(e, options)) continue;
+      texts.push_back(e.text);
+      category.push_back(static_cast<std::int64_t>(*c));
+      add_label(fine_label(e));
+    }
+    if (texts.empty())
+      throw ClassifyError("no scope rows left outside the validation part and `oos` rows");
+    const auto vectors = cached_embeddings(encoder, texts, progress);
+    const auto n = static_cast<std::int64_t>(texts.size());
+    const auto d = static_cast<std::int64_t>(encoder.dimension());
+    out.x = torch::from_blob(const_cast<float*>(vectors.data()), {n, d}, torch::kFloat32).clone();
+    out.categories = torch::tensor(category, torch::kInt64);
+  }
+  out.fine = torch::tensor(labels, torch::kInt64);
+  out.fine_labels = static_cast<std::int64_t>(label_ids.size());
+  return out;
 }
 
 }  // namespace
@@ -283,13 +464,15 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   std::vector<std::int64_t> val_labels;
   std::vector<bool> in_scope;  // per row of texts, then of val_texts: not labelled `oos`
   std::vector<bool> val_in_scope;
+  std::vector<std::string> fine;  // per row of texts (not crops): fine_label
   for (const auto& e : examples) {
     const auto c = categories.index_of(e.category);
     if (!c) throw ClassifyError("training example has unknown category '" + e.category + "'");
-    const bool validation = salted_hash(e.id) % 100 < options.validation_percent;
+    const bool validation = in_validation(e, options);
     (validation ? val_texts : texts).push_back(e.text);
     (validation ? val_labels : labels).push_back(static_cast<std::int64_t>(*c));
     (validation ? val_in_scope : in_scope).push_back(!e.out_of_scope());
+    if (!validation) fine.push_back(fine_label(e));
   }
   if (texts.empty()) throw ClassifyError("no training rows left after the validation split");
   const std::size_t original_rows = texts.size();
@@ -338,7 +521,8 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
   std::vector<std::vector<torch::Tensor>> members(std::max<std::size_t>(options.ensemble, 1));
   EpochCounter counter{
       options, 0,
-      members.size() * options.epochs + (options.lexical_mix > 0.0 ? options.lexical_epochs : 0)};
+      members.size() * options.epochs + (options.lexical_mix > 0.0 ? options.lexical_epochs : 0) +
+          (options.scope == "rows" && options.scope_label_weight != 0.0 ? kScopeLabelEpochs : 0)};
   for (auto& params : members) {
     for (std::size_t l = 0; l + 1 < widths.size(); ++l) {
       auto w = torch::empty({widths[l + 1], widths[l]})
@@ -434,8 +618,13 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
     probs = torch::softmax(mixed / head.lexical.mix_temperature, 1);
   }
   // After the lexical part: the score's catch-all term reads the head's final distribution.
-  head.scope =
-      fit_scope(xt, in_scope, yt, xv, val_in_scope, probs.to(torch::kFloat32), categories, options);
+  std::vector<std::int64_t> val_rows;
+  for (std::size_t i = 0; i < val_in_scope.size(); ++i)
+    if (val_in_scope[i]) val_rows.push_back(static_cast<std::int64_t>(i));
+  json::object scope_report;
+  head.scope = fit_scope(
+      scope_candidates(*encoder, xt, yt, in_scope, fine, categories, options, progress), xv,
+      val_rows, probs.to(torch::kFloat32), categories, options, gen, counter, scope_report);
   report.validation_accuracy = probs.argmax(1).eq(yv).to(torch::kFloat64).mean().item<double>();
   report.validation_ece = expected_calibration_error(probs, yv);
   report.seconds =
@@ -462,7 +651,10 @@ HeadTrainingReport train_head(const CategorySet& categories, const LearnedSettin
                      {"scope_density", options.scope_density},
                      {"scope_dimensions", options.scope_dimensions},
                      {"scope_catchall", options.scope_catchall},
-                     {"scope_catchall_weight", options.scope_catchall_weight}});
+                     {"scope_catchall_weight", options.scope_catchall_weight},
+                     {"scope_label_weight", options.scope_label_weight},
+                     {"scope_data_rows", options.scope_examples.size()},
+                     {"scope_fit", scope_report}});
   return report;
 }
 

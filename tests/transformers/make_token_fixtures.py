@@ -455,7 +455,9 @@ def bert_family(out, vocab, roberta, seed, fixture, reference_file):
     # RoBERTa's positions start at pad_token_id + 1: a window holds that many tokens fewer.
     max_length = mf.MAX_POSITIONS - (pad_id + 1 if roberta else 0)
     names = ("<s>", "</s>", "<unk>") if roberta else ("[CLS]", "[SEP]", "[UNK]")
-    ref = reference(fixture, model, vocab, names, max_length, pad_id, 1e-5)
+    # float32 sums in another order differ by up to ~1e-5 (1.06e-5 for RoBERTa on a CPU with
+    # AVX-512); a padding row leaking into attention differs by orders of magnitude more.
+    ref = reference(fixture, model, vocab, names, max_length, pad_id, 5e-5)
     tc = {"do_lower_case": True, "model_max_length": max_length,
           "tokenizer_class": "BertTokenizer", "unk_token": names[2]}
     write_checkpoint(out / fixture, bert_config(vocab, roberta, pad_id),

@@ -75,14 +75,28 @@ struct OtlpExporter::Impl {
   bool stopping = false;
   Counts counts;
   std::thread thread;
+  std::size_t failures = 0;  // exports failed in a row
+
+  // After n failed exports in a row, none for interval × 2^(n−1), at most 32 × interval: a dead
+  // collector then costs one encoding and one connection attempt per wait, not one per batch
+  // (bench/route_proxy.py --tracing, 3 minutes against a refusing port: 1,006,236 spans encoded
+  // and sent before, 6,144 after; spans arriving meanwhile wait or, once max_spans wait, are
+  // dropped and counted).
+  std::chrono::milliseconds backoff() const {
+    constexpr std::size_t kMaxDoublings = 5;
+    return options.interval * (1 << std::min(failures - 1, kMaxDoublings));
+  }
 
   // The sending thread: a batch when `batch` spans wait, or `interval` after the last send,
-  // or at stop (one last batch).
+  // or at stop (one last batch); after a failure, nothing before the backoff has passed.
   void run() {
     std::unique_lock lock(mutex);
     while (true) {
-      wake.wait_for(lock, options.interval,
-                    [&] { return stopping || queue.size() >= options.batch; });
+      if (failures > 0)
+        wake.wait_for(lock, backoff(), [&] { return stopping; });
+      else
+        wake.wait_for(lock, options.interval,
+                      [&] { return stopping || queue.size() >= options.batch; });
       if (queue.empty()) {
         if (stopping) return;
         continue;
@@ -96,6 +110,7 @@ struct OtlpExporter::Impl {
       const bool ok = send(batch);
       lock.lock();
       (ok ? counts.exported : counts.failed) += batch.size();
+      failures = ok ? 0 : failures + 1;
       if (last) {
         counts.dropped += queue.size();  // recorded after the last batch left
         queue.clear();
@@ -138,7 +153,8 @@ void OtlpExporter::record(util::SpanRecord span) {
       return;
     }
     impl_->queue.push_back(std::move(span));
-    if (impl_->queue.size() < impl_->options.batch) return;
+    // Once per batch filled: the sending thread re-checks the queue before it waits again.
+    if (impl_->queue.size() != impl_->options.batch) return;
   }
   impl_->wake.notify_one();
 }

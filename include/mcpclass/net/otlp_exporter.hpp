@@ -2,7 +2,8 @@
 // bounded by count, and a thread of its own sends them in batches as protobuf
 // (`application/x-protobuf`, ExportTraceServiceRequest) to the collector's traces URL. A full
 // queue drops the span (counted), and a dead or slow collector only fails batches (counted), so
-// recording never waits on the network and a request never waits on the collector.
+// recording never waits on the network and a request never waits on the collector. After a failed
+// export the thread waits interval × 2^(failures − 1), at most 32 × interval, before the next.
 // Thread-safety: record(), counts() and prometheus() may be called from any thread; stop() and
 // the destructor belong to the owner.
 #pragma once

@@ -38,6 +38,13 @@ std::vector<float> affine(const std::vector<float>& weight, const std::vector<fl
   return y;
 }
 
+// |x|, at least 1e-12 (so dividing by it is safe).
+double l2_norm(std::span<const float> x) {
+  double sum = 0.0;
+  for (const float v : x) sum += static_cast<double>(v) * v;
+  return std::max(std::sqrt(sum), 1e-12);
+}
+
 }  // namespace
 
 double ScopeModel::score(std::span<const float> embedding, std::span<const double> p) const {
@@ -45,9 +52,7 @@ double ScopeModel::score(std::span<const float> embedding, std::span<const doubl
                              ? std::vector<float>()
                              : affine(projection, nullptr, dimension, input, embedding);
   const std::span<const float> e = projection.empty() ? embedding : projected;
-  double norm = 0.0;
-  for (const float v : e) norm += static_cast<double>(v) * v;
-  norm = std::max(std::sqrt(norm), 1e-12);
+  const double norm = l2_norm(e);
   std::vector<std::pair<float, std::size_t>> sims;
   const auto compare = [&](std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r < end; ++r)
@@ -84,16 +89,13 @@ double ScopeModel::score(std::span<const float> embedding, std::span<const doubl
 }
 
 double ScopeModel::label_energy(std::span<const float> embedding) const {
-  double norm = 0.0;
-  for (const float v : embedding) norm += static_cast<double>(v) * v;
-  const double unit = label_scale / std::max(std::sqrt(norm), 1e-12);
-  const auto logits = affine(label_weights, nullptr, label_bias.size(), input, embedding);
-  double top = -INFINITY;
-  for (std::size_t l = 0; l < logits.size(); ++l)
-    top = std::max(top, unit * logits[l] + label_bias[l]);
+  const double unit = label_scale / l2_norm(embedding);
+  const auto products = affine(label_weights, nullptr, label_bias.size(), input, embedding);
+  std::vector<double> z(products.size());
+  for (std::size_t l = 0; l < z.size(); ++l) z[l] = unit * products[l] + label_bias[l];
+  const double top = *std::max_element(z.begin(), z.end());
   double sum = 0.0;
-  for (std::size_t l = 0; l < logits.size(); ++l)
-    sum += std::exp(unit * logits[l] + label_bias[l] - top);
+  for (const double v : z) sum += std::exp(v - top);
   return top + std::log(sum);
 }
 

@@ -50,6 +50,17 @@ void check_agree(const Classifier& head, const Classifier& seq, const std::strin
     CHECK(a.probabilities[i] == doctest::Approx(b.probabilities[i]).epsilon(1e-4));
 }
 
+// A quick head on training_data.csv with an out-of-scope score that can be checked.
+HeadTrainingOptions scored_head_options() {
+  HeadTrainingOptions options;
+  options.epochs = 20;
+  // Enough calibration rows that the score's quantiles do not end above held-out rows (at the
+  // default 10%, 8 rows: a fifth of the test rows fell below the lowest and all scored 0).
+  options.validation_percent = 30;
+  options.scope_dimensions = 32;  // compared in the prototypes' 32 principal directions
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("trained head: train on training_data.csv, classify, export as torchscript") {
@@ -148,16 +159,11 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   auto c = config::default_config();
   const auto all = read_labelled_examples(MCPCLASS_SOURCE_DIR "/tests/data/training_data.csv");
   const auto train = select_split(all, SplitPart::train);
-  HeadTrainingOptions options;
-  options.epochs = 20;
+  auto options = scored_head_options();
   options.hidden = 8;
   options.lexical_mix = 0.3;
   options.lexical_epochs = 10;
-  // Enough calibration rows that the score's quantiles do not end above held-out rows (at the
-  // default 10%, 8 rows: a fifth of the test rows fell below the lowest and all scored 0).
-  options.validation_percent = 30;
   options.scope_catchall = "general";
-  options.scope_dimensions = 32;  // compared in the prototypes' 32 principal directions
   for (const auto* name : {"/head.pt", "/head.safetensors"})
     train_head(c.categories, LearnedSettings{}, train, dir + name, options);
   // The same file contents a libtorch-free reader needs: every parameter by name.
@@ -214,10 +220,7 @@ TEST_CASE("trained head: out-of-scope prototypes from other rows, in an inverted
   auto c = config::default_config();
   const auto all = read_labelled_examples(MCPCLASS_SOURCE_DIR "/tests/data/training_data.csv");
   const auto train = select_split(all, SplitPart::train);
-  HeadTrainingOptions options;
-  options.epochs = 20;
-  options.validation_percent = 30;
-  options.scope_dimensions = 32;
+  auto options = scored_head_options();
   // The prototypes: every train row twice (as a fuller file of the domain would hold more rows
   // than the capped training rows), grouped in 6 lists, 3 searched per text.
   options.scope_examples = train;

@@ -300,12 +300,12 @@ detail::ScopeModel fit_scope(const ScopeRows& candidates, const torch::Tensor& x
   const auto val_index = torch::tensor(val);
   const auto queries = xv.index_select(0, val_index).contiguous();
   scope.input = static_cast<std::size_t>(xv.size(1));
-  if (options.scope == "rows" && options.scope_label_weight != 0.0)
-    fit_label_term(unit_rows(candidates.x), candidates, queries, options.scope_label_weight, gen,
-                   counter, scope);
-  torch::NoGradGuard no_grad;
   const auto train = unit_rows(candidates.x);
+  if (options.scope == "rows" && options.scope_label_weight != 0.0)
+    fit_label_term(train, candidates, queries, options.scope_label_weight, gen, counter, scope);
+  torch::NoGradGuard no_grad;
   torch::Tensor prototypes;
+  torch::Tensor projection;  // undefined: similarities in the encoder's own dimensions
   torch::Tensor density;
   if (options.scope == "centroids") {
     std::vector<torch::Tensor> means;
@@ -331,8 +331,7 @@ detail::ScopeModel fit_scope(const ScopeRows& candidates, const torch::Tensor& x
       // directions from the origin), from the eigenvectors of their Gram matrix, largest last.
       const auto gram = torch::matmul(prototypes.t(), prototypes).to(torch::kFloat64);
       const auto vectors = std::get<1>(at::linalg_eigh(gram, "L"));
-      const auto projection =
-          vectors.slice(1, vectors.size(1) - width).flip(1).t().to(torch::kFloat32);
+      projection = vectors.slice(1, vectors.size(1) - width).flip(1).t().to(torch::kFloat32);
       prototypes = unit_rows(torch::matmul(prototypes, projection.t()));
       scope.projection = tensor_values(projection.contiguous());
     }
@@ -372,13 +371,7 @@ detail::ScopeModel fit_scope(const ScopeRows& candidates, const torch::Tensor& x
   scope.quantiles = tensor_values(q);
   report["scope_prototypes"] = scope.rows();
   if (!scope.centroids.empty()) {
-    const auto projected =
-        scope.projection.empty()
-            ? queries
-            : torch::matmul(queries,
-                            torch::from_blob(scope.projection.data(),
-                                             {prototypes.size(1), queries.size(1)}, torch::kFloat32)
-                                .t());
+    const auto projected = projection.defined() ? torch::matmul(queries, projection.t()) : queries;
     report["scope_lists"] = scope.offsets.size() - 1;
     report["scope_probes"] = scope.probes;
     report["scope_index_recall"] = index_recall(unit_rows(projected), prototypes, scope);

@@ -2,6 +2,10 @@
 // hidden_activation, classifier_activation) that the native encoders compute.
 #pragma once
 
+#include "kernels/activate.hpp"
+#include "kernels/kernel_error.hpp"
+#include "mcpclass/classify/errors.hpp"
+
 #include <boost/json/object.hpp>
 
 #include <cstddef>
@@ -9,7 +13,7 @@
 
 namespace mcpclass::learned::detail {
 
-enum class HiddenActivation { gelu, gelu_tanh, relu };
+using kernels::HiddenActivation;
 
 /// The activation `c[key]` names (default "gelu"): gelu (exact erf), gelu_new or
 /// gelu_pytorch_tanh (tanh approximation), relu. Throws ClassifyError naming `file` and the key
@@ -20,9 +24,14 @@ HiddenActivation config_activation(const boost::json::object& c, const std::stri
 /// What `a` computes, for `mcpclass model inspect`.
 const char* activation_description(HiddenActivation a);
 
-/// Applies `a` to `count` values in place, the GELUs with oneDNN's vectorised eltwise kernel
-/// (activate.cpp; the calling thread's OpenMP team shares the values). Each value's result
-/// depends on that value alone. Throws ClassifyError if oneDNN fails. Thread-safety: pure.
-void activate(HiddenActivation a, float* x, std::size_t count);
+/// kernels::activate(a, x, count), a oneDNN failure thrown as ClassifyError (another name than
+/// kernels::activate, which argument-dependent lookup also finds). Thread-safety: pure.
+inline void apply_activation(HiddenActivation a, float* x, std::size_t count) {
+  try {
+    kernels::activate(a, x, count);
+  } catch (const kernels::KernelError& e) {
+    throw classify::ClassifyError(e.what());
+  }
+}
 
 }  // namespace mcpclass::learned::detail

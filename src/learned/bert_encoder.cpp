@@ -1,6 +1,7 @@
 #include "learned/bert_encoder.hpp"
 
-#include "learned/attention_head.hpp"
+#include "kernels/attention_head.hpp"
+#include "learned/dense_weights.hpp"
 #include "learned/learned_errors.hpp"
 
 #include <omp.h>
@@ -62,7 +63,7 @@ std::vector<float> BertEncoder::embed(std::span<const BertInput> inputs, std::si
   std::size_t start = 0;
   for (const auto& in : inputs) {
     std::size_t r = start;
-    start += padded_rows(in.ids.size());
+    start += kernels::padded_rows(in.ids.size());
     if (in.ids.empty() || in.ids.size() > c.max_tokens())
       throw ClassifyError("a text of " + std::to_string(in.ids.size()) + " tokens is outside [1, " +
                           std::to_string(c.max_tokens()) + "]");
@@ -103,9 +104,9 @@ void BertEncoder::attention(const std::vector<float>& qkv, std::span<const BertI
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   std::size_t offset = 0;
   for (const auto& in : inputs) {
-    attention_heads(qkv.data() + offset * 3 * w, static_cast<dim>(3 * w), in.ids.size(), heads, dh,
-                    scale, context.data() + offset * w, static_cast<dim>(w));
-    offset += padded_rows(in.ids.size());
+    kernels::attention_heads(qkv.data() + offset * 3 * w, static_cast<dim>(3 * w), in.ids.size(),
+                             heads, dh, scale, context.data() + offset * w, static_cast<dim>(w));
+    offset += kernels::padded_rows(in.ids.size());
   }
 }
 
@@ -120,22 +121,22 @@ HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs,
   for (const auto& in : inputs) {
     out.first_row.push_back(rows);
     out.tokens.push_back(in.ids.size());
-    rows += padded_rows(in.ids.size());
+    rows += kernels::padded_rows(in.ids.size());
   }
   auto x = embed(inputs, rows);
   std::vector<float> qkv(rows * 3 * w), context(rows * w, 0.0f), projected(rows * w);
   std::vector<float> wide(rows * config_.intermediate);
   for (const auto& layer : layers_) {
-    linear(layer.qkv, x.data(), rows, qkv.data());
+    kernels::linear(layer.qkv, x.data(), rows, qkv.data());
     attention(qkv, inputs, context);
-    linear(layer.attention_out, context.data(), rows, projected.data());
-    residual_norm(layer.attention_norm, config_.layer_norm_eps, x.data(), projected.data(), rows,
-                  x.data());
-    linear(layer.intermediate, x.data(), rows, wide.data());
-    activate(config_.activation, wide.data(), wide.size());
-    linear(layer.output, wide.data(), rows, projected.data());
-    residual_norm(layer.output_norm, config_.layer_norm_eps, x.data(), projected.data(), rows,
-                  x.data());
+    kernels::linear(layer.attention_out, context.data(), rows, projected.data());
+    kernels::residual_norm(layer.attention_norm, config_.layer_norm_eps, x.data(), projected.data(),
+                           rows, x.data());
+    kernels::linear(layer.intermediate, x.data(), rows, wide.data());
+    apply_activation(config_.activation, wide.data(), wide.size());
+    kernels::linear(layer.output, wide.data(), rows, projected.data());
+    kernels::residual_norm(layer.output_norm, config_.layer_norm_eps, x.data(), projected.data(),
+                           rows, x.data());
   }
   out.values = std::move(x);
   return out;

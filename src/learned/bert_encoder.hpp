@@ -6,9 +6,9 @@
 // LayerNorm. The heads (bert_model.hpp, token_head.hpp) read its hidden states.
 #pragma once
 
+#include "kernels/dense_rows.hpp"
 #include "learned/bert_config.hpp"
 #include "learned/checkpoint_files.hpp"
-#include "learned/dense_rows.hpp"
 #include "learned/hidden_states.hpp"
 
 #include <cstddef>
@@ -55,15 +55,15 @@ class BertEncoder {
 
  private:
   struct Layer {
-    Dense qkv;  ///< query, key and value stacked: 3·hidden × hidden.
-    Dense attention_out;
-    Norm attention_norm;
-    Dense intermediate, output;
-    Norm output_norm;
+    kernels::Dense qkv;  ///< query, key and value stacked: 3·hidden × hidden.
+    kernels::Dense attention_out;
+    kernels::Norm attention_norm;
+    kernels::Dense intermediate, output;
+    kernels::Norm output_norm;
   };
 
-  void layer_norm(const Norm& n, float* x, std::size_t rows) const {
-    detail::layer_norm(n, config_.layer_norm_eps, x, rows);
+  void layer_norm(const kernels::Norm& n, float* x, std::size_t rows) const {
+    kernels::layer_norm(n, config_.layer_norm_eps, x, rows);
   }
   std::vector<float> embed(std::span<const BertInput> inputs, std::size_t rows) const;
   void attention(const std::vector<float>& qkv, std::span<const BertInput> inputs,
@@ -71,7 +71,7 @@ class BertEncoder {
 
   BertConfig config_;
   std::vector<float> word_, position_, token_type_;
-  Norm embedding_norm_;
+  kernels::Norm embedding_norm_;
   std::vector<Layer> layers_;
 };
 

@@ -1,6 +1,7 @@
 #include "learned/bert_model.hpp"
 
 #include "learned/checkpoint_files.hpp"
+#include "learned/dense_weights.hpp"
 #include "learned/learned_errors.hpp"
 
 #include <algorithm>
@@ -36,16 +37,17 @@ std::vector<float> BertSequenceModel::logits(std::span<const BertInput> inputs,
   const std::size_t w = hidden.width;
   // The first token of each text ([CLS] / <s>) through the pooler, tanh, then the head; each
   // at the start of its own block, as it would be alone.
-  const std::size_t blocks = inputs.size() * kRowBlock;
+  const std::size_t blocks = inputs.size() * kernels::kRowBlock;
   std::vector<float> first(blocks * w, 0.0f), pooled(blocks * w), head(blocks * head_.out);
   for (std::size_t b = 0; b < inputs.size(); ++b)
-    std::copy_n(hidden.text(b).data(), w, first.data() + b * kRowBlock * w);
-  linear(pooler_, first.data(), blocks, pooled.data());
+    std::copy_n(hidden.text(b).data(), w, first.data() + b * kernels::kRowBlock * w);
+  kernels::linear(pooler_, first.data(), blocks, pooled.data());
   for (auto& v : pooled) v = std::tanh(v);
-  linear(head_, pooled.data(), blocks, head.data());
+  kernels::linear(head_, pooled.data(), blocks, head.data());
   std::vector<float> out(inputs.size() * head_.out);
   for (std::size_t b = 0; b < inputs.size(); ++b)
-    std::copy_n(head.data() + b * kRowBlock * head_.out, head_.out, out.data() + b * head_.out);
+    std::copy_n(head.data() + b * kernels::kRowBlock * head_.out, head_.out,
+                out.data() + b * head_.out);
   return out;
 }
 

@@ -31,7 +31,7 @@ class BertSequenceModel {
   std::size_t parameters() const;
 
   /// Activation rows a text of `tokens` tokens takes in a batch (its tokens, padded to a block).
-  static std::size_t rows_for(std::size_t tokens) { return padded_rows(tokens); }
+  static std::size_t rows_for(std::size_t tokens) { return kernels::padded_rows(tokens); }
 
   /// Row-major `inputs.size() × labels` logits; a batch gives every text exactly (bit for bit)
   /// its single-text result (BertEncoder::hidden_states). `threads`: OpenMP threads of this
@@ -43,8 +43,8 @@ class BertSequenceModel {
 
   BertConfig config_;
   BertEncoder encoder_;
-  Dense pooler_;  ///< BERT's pooler.dense, RoBERTa's classifier.dense: then tanh.
-  Dense head_;    ///< classifier (BERT) or classifier.out_proj (RoBERTa).
+  kernels::Dense pooler_;  ///< BERT's pooler.dense, RoBERTa's classifier.dense: then tanh.
+  kernels::Dense head_;    ///< classifier (BERT) or classifier.out_proj (RoBERTa).
 };
 
 }  // namespace mcpclass::learned::detail

@@ -1,5 +1,7 @@
 #include "learned/bert_token_model.hpp"
 
+#include "learned/dense_weights.hpp"
+
 namespace mcpclass::learned::detail {
 
 BertTokenModel::BertTokenModel(const std::string& dir, const std::string& adapter_dir,

@@ -23,9 +23,9 @@ json::object sizes(const Config& c, std::size_t parameters, const char* family) 
   };
 }
 
-json::object describe_rope(const RopeSettings& r) {
+json::object describe_rope(const kernels::RopeSettings& r) {
   json::object o{{"theta", r.theta}};
-  if (r.type == RopeSettings::Type::yarn) {
+  if (r.type == kernels::RopeSettings::Type::yarn) {
     o["type"] = "yarn";
     o["factor"] = r.factor;
     o["original_max_position_embeddings"] = r.original_max_positions;

@@ -14,8 +14,9 @@ namespace {
 
 // One RoPE from `p` (a rope_parameters entry or the legacy rope_scaling, `where` names it in
 // messages) over `base`, whose theta is already set.
-RopeSettings read_rope(const json::object& p, const std::string& file, const std::string& where,
-                       RopeSettings base, std::size_t max_positions) {
+kernels::RopeSettings read_rope(const json::object& p, const std::string& file,
+                                const std::string& where, kernels::RopeSettings base,
+                                std::size_t max_positions) {
   const std::string prefix = where + ".";
   auto key = [&](const char* k) { return prefix + k; };
   if (p.contains("rope_theta"))
@@ -26,12 +27,12 @@ RopeSettings read_rope(const json::object& p, const std::string& file, const std
   else if (p.contains("type"))  // the older name of the key
     type = config_string(p, file, "type", "default");
   if (type == "default") {
-    base.type = RopeSettings::Type::plain;
+    base.type = kernels::RopeSettings::Type::plain;
     return base;
   }
   if (type != "yarn")
     config_error(file, key("rope_type") + " '" + type + "' is not supported (default, yarn)");
-  base.type = RopeSettings::Type::yarn;
+  base.type = kernels::RopeSettings::Type::yarn;
   constexpr double kHuge = 1e9;
   base.original_max_positions = config_number(p, file, "original_max_position_embeddings", 0.0,
                                               kHuge, static_cast<double>(max_positions));
@@ -71,7 +72,7 @@ void read_layer_types(const json::object& c, ModernBertConfig& m) {
 }
 
 void read_ropes(const json::object& c, ModernBertConfig& m) {
-  RopeSettings global, local;
+  kernels::RopeSettings global, local;
   global.theta = config_number(c, m.file, "global_rope_theta", 1.0, 1e12, 160'000.0);
   local.theta = config_number(c, m.file, "local_rope_theta", 1.0, 1e12, 10'000.0);
   if (const auto* params = object_at(c, m.file, "rope_parameters")) {

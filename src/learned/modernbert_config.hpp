@@ -5,9 +5,9 @@
 // Thread-safety: read_modernbert_config() shares no state; the result is a plain value.
 #pragma once
 
+#include "kernels/rope.hpp"
 #include "learned/activations.hpp"
 #include "learned/bert_config.hpp"
-#include "learned/rope.hpp"
 
 #include <cstddef>
 #include <string>
@@ -28,7 +28,7 @@ struct ModernBertConfig {
   bool mean_pooling = false;          ///< classifier_pooling "mean", else "cls" (the first token).
   std::size_t local_attention = 128;  ///< A local layer's window: ±local_attention / 2.
   std::vector<bool> global_layer;     ///< Per layer: full attention, else sliding-window.
-  RopeSettings global_rope, local_rope;
+  kernels::RopeSettings global_rope, local_rope;
   std::vector<std::string> labels;  ///< Class-id order.
 
   std::size_t head_dim() const { return hidden / heads; }

@@ -1,6 +1,7 @@
 #include "learned/modernbert_encoder.hpp"
 
-#include "learned/attention_head.hpp"
+#include "kernels/attention_head.hpp"
+#include "learned/dense_weights.hpp"
 #include "learned/learned_errors.hpp"
 
 #include <omp.h>
@@ -50,8 +51,8 @@ ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config, CheckpointT
     layers_.push_back(std::move(layer));
   }
   final_norm_ = norm("model.final_norm");
-  global_rope_ = rope_frequencies(c.global_rope, c.head_dim());
-  local_rope_ = rope_frequencies(c.local_rope, c.head_dim());
+  global_rope_ = kernels::rope_frequencies(c.global_rope, c.head_dim());
+  local_rope_ = kernels::rope_frequencies(c.local_rope, c.head_dim());
 }
 
 std::size_t ModernBertEncoder::parameters() const {
@@ -74,14 +75,15 @@ void ModernBertEncoder::attention(const Layer& layer, std::vector<float>& qkv,
       layer.global ? std::numeric_limits<std::size_t>::max() : config_.local_attention / 2;
   std::size_t longest = 0;
   for (const auto& in : inputs) longest = std::max(longest, in.ids.size());
-  const auto table = rope_table(layer.global ? global_rope_ : local_rope_, longest);
+  const auto table = kernels::rope_table(layer.global ? global_rope_ : local_rope_, longest);
   for (std::size_t b = 0; b < inputs.size(); ++b) {
     const std::size_t n = inputs[b].ids.size();
     float* base = qkv.data() + first_row[b] * 3 * w;
-    apply_rope(table, base, 3 * w, n, heads, dh);      // queries
-    apply_rope(table, base + w, 3 * w, n, heads, dh);  // keys
-    attention_heads(base, static_cast<dnnl::memory::dim>(3 * w), n, heads, dh, scale,
-                    context.data() + first_row[b] * w, static_cast<dnnl::memory::dim>(w), window);
+    kernels::apply_rope(table, base, 3 * w, n, heads, dh);      // queries
+    kernels::apply_rope(table, base + w, 3 * w, n, heads, dh);  // keys
+    kernels::attention_heads(base, static_cast<dnnl::memory::dim>(3 * w), n, heads, dh, scale,
+                             context.data() + first_row[b] * w, static_cast<dnnl::memory::dim>(w),
+                             window);
   }
 }
 
@@ -100,7 +102,7 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
                           std::to_string(c.max_tokens()) + "]");
     out.first_row.push_back(rows);
     out.tokens.push_back(in.ids.size());
-    rows += padded_rows(in.ids.size());
+    rows += kernels::padded_rows(in.ids.size());
   }
   auto& x = out.values;
   x.assign(rows * w, 0.0f);
@@ -113,33 +115,35 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
       std::copy_n(embeddings_.data() + static_cast<std::size_t>(id) * w, w,
                   x.data() + (out.first_row[b] + t) * w);
     }
-  layer_norm(embedding_norm_, c.norm_eps, x.data(), rows);
+  kernels::layer_norm(embedding_norm_, c.norm_eps, x.data(), rows);
   std::vector<float> normed(rows * w), qkv(rows * 3 * w), context(rows * w, 0.0f);
   std::vector<float> projected(rows * w), wide(rows * 2 * c.intermediate);
   std::vector<float> gated(rows * c.intermediate);
   for (const auto& layer : layers_) {
     const float* attention_input = x.data();
     if (!layer.attention_norm.weight.empty()) {
-      residual_norm(layer.attention_norm, c.norm_eps, x.data(), nullptr, rows, normed.data());
+      kernels::residual_norm(layer.attention_norm, c.norm_eps, x.data(), nullptr, rows,
+                             normed.data());
       attention_input = normed.data();
     }
-    linear(layer.qkv, attention_input, rows, qkv.data());
+    kernels::linear(layer.qkv, attention_input, rows, qkv.data());
     attention(layer, qkv, inputs, out.first_row, context);
-    linear(layer.attention_out, context.data(), rows, projected.data());
-    residual_norm(layer.mlp_norm, c.norm_eps, x.data(), projected.data(), rows, normed.data());
-    linear(layer.mlp_in, normed.data(), rows, wide.data());
+    kernels::linear(layer.attention_out, context.data(), rows, projected.data());
+    kernels::residual_norm(layer.mlp_norm, c.norm_eps, x.data(), projected.data(), rows,
+                           normed.data());
+    kernels::linear(layer.mlp_in, normed.data(), rows, wide.data());
     // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)); the inputs are gathered
     // first, so that one call activates every row's.
     const std::size_t m = c.intermediate;
     for (std::size_t r = 0; r < rows; ++r)
       std::copy_n(wide.data() + r * 2 * m, m, gated.data() + r * m);
-    activate(c.activation, gated.data(), gated.size());
+    apply_activation(c.activation, gated.data(), gated.size());
     for (std::size_t r = 0; r < rows; ++r)
       for (std::size_t j = 0; j < m; ++j) gated[r * m + j] *= wide[r * 2 * m + m + j];
-    linear(layer.mlp_out, gated.data(), rows, projected.data());
+    kernels::linear(layer.mlp_out, gated.data(), rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
   }
-  layer_norm(final_norm_, c.norm_eps, x.data(), rows);
+  kernels::layer_norm(final_norm_, c.norm_eps, x.data(), rows);
   return out;
 }
 

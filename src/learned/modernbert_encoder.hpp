@@ -11,12 +11,12 @@
 // a text's real tokens.
 #pragma once
 
+#include "kernels/dense_rows.hpp"
+#include "kernels/rope.hpp"
 #include "learned/bert_encoder.hpp"
 #include "learned/checkpoint_files.hpp"
-#include "learned/dense_rows.hpp"
 #include "learned/hidden_states.hpp"
 #include "learned/modernbert_config.hpp"
-#include "learned/rope.hpp"
 
 #include <cstddef>
 #include <span>
@@ -59,10 +59,11 @@ class ModernBertEncoder {
 
  private:
   struct Layer {
-    Norm attention_norm;  ///< Empty in layer 0 (nn.Identity).
-    Dense qkv, attention_out;
-    Norm mlp_norm;
-    Dense mlp_in, mlp_out;  ///< Wi: input and gate halves stacked, 2·intermediate × hidden.
+    kernels::Norm attention_norm;  ///< Empty in layer 0 (nn.Identity).
+    kernels::Dense qkv, attention_out;
+    kernels::Norm mlp_norm;
+    kernels::Dense mlp_in,
+        mlp_out;  ///< Wi: input and gate halves stacked, 2·intermediate × hidden.
     bool global = true;
   };
 
@@ -70,11 +71,11 @@ class ModernBertEncoder {
                  const std::vector<std::size_t>& first_row, std::vector<float>& context) const;
 
   ModernBertConfig config_;
-  RopeFrequencies global_rope_, local_rope_;
+  kernels::RopeFrequencies global_rope_, local_rope_;
   std::vector<float> embeddings_;
-  Norm embedding_norm_;
+  kernels::Norm embedding_norm_;
   std::vector<Layer> layers_;
-  Norm final_norm_;
+  kernels::Norm final_norm_;
 };
 
 }  // namespace mcpclass::learned::detail

@@ -1,5 +1,7 @@
 #include "learned/modernbert_model.hpp"
 
+#include "learned/dense_weights.hpp"
+
 #include <algorithm>
 
 namespace mcpclass::learned::detail {
@@ -26,10 +28,10 @@ std::vector<float> ModernBertModel::logits(std::span<const BertInput> inputs,
   const auto states = encoder_.hidden_states(inputs, threads);
   const std::size_t w = config_.hidden;
   // Each text's pooled row at the start of its own block, as it would be alone.
-  const std::size_t blocks = inputs.size() * kRowBlock;
+  const std::size_t blocks = inputs.size() * kernels::kRowBlock;
   std::vector<float> pooled(blocks * w, 0.0f), head(blocks * classifier_.out);
   for (std::size_t b = 0; b < inputs.size(); ++b) {
-    float* row = pooled.data() + b * kRowBlock * w;
+    float* row = pooled.data() + b * kernels::kRowBlock * w;
     const auto text = states.text(b);
     const std::size_t n = states.tokens[b];
     if (!config_.mean_pooling) {
@@ -43,10 +45,10 @@ std::vector<float> ModernBertModel::logits(std::span<const BertInput> inputs,
     }
   }
   head_.apply(pooled, blocks);
-  linear(classifier_, pooled.data(), blocks, head.data());
+  kernels::linear(classifier_, pooled.data(), blocks, head.data());
   std::vector<float> out(inputs.size() * classifier_.out);
   for (std::size_t b = 0; b < inputs.size(); ++b)
-    std::copy_n(head.data() + b * kRowBlock * classifier_.out, classifier_.out,
+    std::copy_n(head.data() + b * kernels::kRowBlock * classifier_.out, classifier_.out,
                 out.data() + b * classifier_.out);
   return out;
 }

@@ -4,7 +4,7 @@
 // classifier_activation, head.norm) and `classifier`.
 #pragma once
 
-#include "learned/dense_rows.hpp"
+#include "kernels/dense_rows.hpp"
 #include "learned/modernbert_encoder.hpp"
 #include "learned/prediction_head.hpp"
 
@@ -44,7 +44,7 @@ class ModernBertModel {
   ModernBertConfig config_;
   ModernBertEncoder encoder_;
   PredictionHead head_;
-  Dense classifier_;
+  kernels::Dense classifier_;
 };
 
 }  // namespace mcpclass::learned::detail

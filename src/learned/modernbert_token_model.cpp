@@ -1,5 +1,7 @@
 #include "learned/modernbert_token_model.hpp"
 
+#include "learned/dense_weights.hpp"
+
 namespace mcpclass::learned::detail {
 
 ModernBertTokenModel::ModernBertTokenModel(const std::string& dir, const std::string& adapter_dir,

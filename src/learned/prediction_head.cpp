@@ -1,12 +1,14 @@
 #include "learned/prediction_head.hpp"
 
+#include "learned/dense_weights.hpp"
+
 namespace mcpclass::learned::detail {
 
 void PredictionHead::apply(std::vector<float>& x, std::size_t rows) const {
   std::vector<float> y(rows * dense.out);
-  linear(dense, x.data(), rows, y.data());
-  activate(activation, y.data(), y.size());
-  layer_norm(norm, eps, y.data(), rows);
+  kernels::linear(dense, x.data(), rows, y.data());
+  apply_activation(activation, y.data(), y.size());
+  kernels::layer_norm(norm, eps, y.data(), rows);
   x = std::move(y);
 }
 

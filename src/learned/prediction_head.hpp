@@ -4,7 +4,7 @@
 #pragma once
 
 #include "learned/activations.hpp"
-#include "learned/dense_rows.hpp"
+#include "learned/dense_weights.hpp"
 #include "learned/modernbert_config.hpp"
 
 #include <cstddef>
@@ -14,9 +14,9 @@ namespace mcpclass::learned::detail {
 
 /// Thread-safety: immutable after construction; apply() may be called concurrently.
 struct PredictionHead {
-  Dense dense;
+  kernels::Dense dense;
   HiddenActivation activation = HiddenActivation::gelu;
-  Norm norm;
+  kernels::Norm norm;
   float eps = 1e-5f;
 
   std::size_t parameters() const { return dense.parameters() + norm.parameters(); }

@@ -1,8 +1,8 @@
 #include "learned/sequence_model.hpp"
 
+#include "kernels/dense_rows.hpp"
 #include "learned/bert_model.hpp"
 #include "learned/checkpoint_config.hpp"
-#include "learned/dense_rows.hpp"
 #include "learned/modernbert_model.hpp"
 
 #include <filesystem>
@@ -48,7 +48,7 @@ class Adapted final : public NativeCheckpointModel<Model, SequenceModel> {
 }  // namespace
 
 std::size_t sequence_rows(std::size_t tokens) {
-  return padded_rows(tokens);
+  return kernels::padded_rows(tokens);
 }
 
 std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,

@@ -81,7 +81,7 @@ class CheckpointTokenClassifier final : public TokenClassifier {
       std::vector<detail::BertInput> inputs;
       std::size_t rows = 0;
       for (std::size_t i = begin; i < windows.size(); ++i) {
-        const auto r = detail::padded_rows(windows[i]->ids.size());
+        const auto r = kernels::padded_rows(windows[i]->ids.size());
         if (!inputs.empty() && rows + r > kMaxBatchRows) break;
         rows += r;
         inputs.push_back({windows[i]->ids, windows[i]->type_ids});

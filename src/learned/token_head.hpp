@@ -4,7 +4,7 @@
 // head (prediction_head.hpp). Dropout is the identity in eval mode.
 #pragma once
 
-#include "learned/dense_rows.hpp"
+#include "kernels/dense_rows.hpp"
 #include "learned/hidden_states.hpp"
 #include "learned/prediction_head.hpp"
 
@@ -18,7 +18,8 @@ namespace mcpclass::learned::detail {
 class TokenHead {
  public:
   /// `transform`: ModernBERT's prediction head, run on every token before `classifier`.
-  explicit TokenHead(Dense classifier, std::optional<PredictionHead> transform = std::nullopt)
+  explicit TokenHead(kernels::Dense classifier,
+                     std::optional<PredictionHead> transform = std::nullopt)
       : classifier_(std::move(classifier)), transform_(std::move(transform)) {}
 
   std::size_t labels() const { return classifier_.out; }
@@ -32,7 +33,7 @@ class TokenHead {
   std::vector<std::vector<float>> logits(const HiddenStates& hidden) const;
 
  private:
-  Dense classifier_;
+  kernels::Dense classifier_;
   std::optional<PredictionHead> transform_;
 };
 

@@ -1,6 +1,6 @@
 #include "learned/use_lite_native_encoder.hpp"
 
-#include "learned/attention_head.hpp"
+#include "kernels/attention_head.hpp"
 #include "learned/learned_errors.hpp"
 #include "learned/length_batches.hpp"
 #include "learned/safetensors.hpp"
@@ -394,8 +394,9 @@ class NativeUseLite final : public TokenSentenceEncoder {
         const float* k = base + d + h * dh;
         const float* v = base + 2 * d + h * dh;
         // scores[len × len] = scale · Q Kᵀ over the real tokens; padded queries are not needed.
-        attention_head(q, k, v, ld, len, dh, scale, scores.data(), w,
-                       out.data() + b * width * d + h * dh, static_cast<dnnl::memory::dim>(d));
+        kernels::attention_head(q, k, v, ld, len, dh, scale, scores.data(), w,
+                                out.data() + b * width * d + h * dh,
+                                static_cast<dnnl::memory::dim>(d));
       }
     }
     return out;

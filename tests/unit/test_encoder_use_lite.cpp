@@ -3,7 +3,7 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
-#include "learned/blas_threads.hpp"
+#include "kernels/blas_threads.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "test_learned_support.hpp"
@@ -105,10 +105,10 @@ TEST_CASE("encoder: the bfloat16 USE-lite variant stays within its rounding tole
 TEST_CASE("encoder: the threads option also sets OpenBLAS's thread count") {
   use_lite(2);
   // OpenBLAS arrives with the libtorch plugin: Debian's libtorch runs on it (install-deps.sh).
-  REQUIRE(detail::blas_threads() > 0);
-  CHECK(detail::blas_threads() == 2);
+  REQUIRE(mcpclass::kernels::blas_threads() > 0);
+  CHECK(mcpclass::kernels::blas_threads() == 2);
   use_lite(1);
-  CHECK(detail::blas_threads() == 1);
+  CHECK(mcpclass::kernels::blas_threads() == 1);
 }
 
 TEST_CASE("encoder: semantic sanity and determinism") {

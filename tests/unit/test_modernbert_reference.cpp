@@ -22,6 +22,7 @@ using namespace mcpclass;
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
 using namespace mcpclass::learned::detail;
+using namespace mcpclass::kernels;
 namespace json = boost::json;
 namespace tt = transformer_test;
 

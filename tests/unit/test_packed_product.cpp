@@ -3,7 +3,7 @@
 // however the panels are split among threads -- the property the batch contract rests on.
 #ifdef MCPCLASS_WITH_LEARNED
 
-#include "learned/packed_product.hpp"
+#include "kernels/packed_product.hpp"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-using namespace mcpclass::learned::detail;
+using namespace mcpclass::kernels;
 
 namespace {
 

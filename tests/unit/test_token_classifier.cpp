@@ -22,6 +22,7 @@
 
 using namespace mcpclass::learned;
 using namespace mcpclass::learned::detail;
+using namespace mcpclass::kernels;
 using mcpclass::classify::ClassifyError;
 using mcpclass::classify::ConfigError;
 namespace json = boost::json;

@@ -1,6 +1,6 @@
 // libtorch translation unit: running TorchScript text models (the encoder contract of
 // embedding_encoder.hpp) behind any text tokenizer (text_tokenizer.hpp).
-#include "learned/blas_threads.hpp"
+#include "kernels/blas_threads.hpp"
 #include "learned/length_batches.hpp"
 #include "learned/torch_plugin/plugin_impl.hpp"
 #include "learned/torch_plugin/torch_files.hpp"
@@ -40,7 +40,7 @@ class TorchTextModel final : public SentenceEncoder {
       throw ClassifyError("max_tokens and batch_size must be positive");
     tokenizer_ = open_text_tokenizer(options.tokenizer_path);
     // libtorch's intra-op pool is set per call (run_batch); OpenBLAS has its own, set here.
-    detail::set_blas_threads(static_cast<int>(options_.threads));
+    kernels::set_blas_threads(static_cast<int>(options_.threads));
     try {
       module_ = torch::jit::load(options.encoder_path, torch::kCPU);
       module_.eval();

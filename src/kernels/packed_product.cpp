@@ -1,4 +1,4 @@
-#include "learned/packed_product.hpp"
+#include "kernels/packed_product.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <immintrin.h>
 #endif
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 namespace {
 
@@ -159,4 +159,4 @@ void packed_product(const float* packed, const float* bias, std::size_t in, std:
   }
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

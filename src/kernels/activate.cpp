@@ -1,18 +1,20 @@
-// The activations computed, apart from activations.cpp (their names in a config), which the build
-// without the learned component keeps and which must not need oneDNN.
+// The activations computed, apart from architectures/common/activations.cpp (their names in a
+// config), which the build without the learned component keeps and which must not need oneDNN.
 //
 // The GELUs run oneDNN's eltwise kernel (jit:avx2 here): std::erf per value took 11 ms for one
 // BERT-base FFN activation of 128 tokens (128 × 3072 values, 1 thread), the kernel 0.5 ms, its
 // error against erf in double 3.8e-7 (std::erf's 4.5e-7). A new value count costs one kernel
 // build (~70 µs, then oneDNN's primitive cache); padded rows keep the counts few.
-#include "learned/activations.hpp"
-#include "learned/learned_errors.hpp"
+#include "kernels/activate.hpp"
+
+#include "kernels/kernel_error.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <string>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 void activate(HiddenActivation a, float* x, std::size_t count) {
   if (a == HiddenActivation::relu) {
@@ -33,8 +35,8 @@ void activate(HiddenActivation a, float* x, std::size_t count) {
     dnnl::eltwise_forward(pd).execute(stream, {{DNNL_ARG_SRC, memory}, {DNNL_ARG_DST, memory}});
     stream.wait();
   } catch (const dnnl::error& e) {
-    throw ClassifyError(std::string("oneDNN failed computing an activation: ") + e.what());
+    throw KernelError(std::string("oneDNN failed computing an activation: ") + e.what());
   }
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

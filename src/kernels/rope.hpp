@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 /// One RoPE's parameters: a `rope_parameters` entry, or rope_theta plus `rope_scaling`.
 struct RopeSettings {
@@ -44,4 +44,4 @@ RopeTable rope_table(const RopeFrequencies& f, std::size_t tokens);
 void apply_rope(const RopeTable& t, float* x, std::size_t ld, std::size_t tokens, std::size_t heads,
                 std::size_t head_dim);
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

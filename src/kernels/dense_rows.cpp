@@ -1,7 +1,6 @@
-#include "learned/dense_rows.hpp"
+#include "kernels/dense_rows.hpp"
 
-#include "learned/checkpoint_files.hpp"
-#include "learned/packed_product.hpp"
+#include "kernels/packed_product.hpp"
 
 #include <omp.h>
 
@@ -9,36 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace mcpclass::learned::detail {
-
-Dense take_dense(CheckpointTensors& file, const std::string& name, std::size_t in, std::size_t out,
-                 bool bias) {
-  Dense d{in,
-          out,
-          pack_weights(file.take(name + ".weight", {shape_dim(out), shape_dim(in)}), in, out),
-          {}};
-  if (bias) d.bias = file.take(name + ".bias", {shape_dim(out)});
-  return d;
-}
-
-Dense take_stacked_dense(CheckpointTensors& file, const std::vector<std::string>& names,
-                         std::size_t in, std::size_t out) {
-  std::vector<float> weight, bias;
-  for (const auto& name : names) {
-    const auto w = file.take(name + ".weight", {shape_dim(out), shape_dim(in)});
-    weight.insert(weight.end(), w.begin(), w.end());
-    const auto b = file.take(name + ".bias", {shape_dim(out)});
-    bias.insert(bias.end(), b.begin(), b.end());
-  }
-  const std::size_t stacked = names.size() * out;
-  return {in, stacked, pack_weights(weight, in, stacked), std::move(bias)};
-}
-
-Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t width, bool bias) {
-  Norm n{file.take(name + ".weight", {shape_dim(width)}), {}};
-  if (bias) n.bias = file.take(name + ".bias", {shape_dim(width)});
-  return n;
-}
+namespace mcpclass::kernels {
 
 void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
   // The threads share the panels, not the rows: each streams only its panels' weights from
@@ -91,4 +61,4 @@ void layer_norm(const Norm& n, float eps, float* x, std::size_t rows) {
   for (std::size_t r = 0; r < rows; ++r) norm_row(n, eps, x + r * w, x + r * w, w);
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

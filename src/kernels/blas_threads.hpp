@@ -4,7 +4,7 @@
 // the BLAS behind libblas.so.3 may not be OpenBLAS.
 #pragma once
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 /// openblas_set_num_threads(threads) when OpenBLAS is loaded in this process (process-wide
 /// setting); false when it is not.
@@ -13,4 +13,4 @@ bool set_blas_threads(int threads);
 /// openblas_get_num_threads(), or -1 when OpenBLAS is not loaded.
 int blas_threads();
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

@@ -1,9 +1,9 @@
-#include "learned/rope.hpp"
+#include "kernels/rope.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 namespace {
 
@@ -95,4 +95,4 @@ void apply_rope(const RopeTable& t, float* x, std::size_t ld, std::size_t tokens
   }
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

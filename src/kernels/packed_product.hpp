@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 /// Outputs of one panel: the kernel keeps a row's kPanel sums in two 8-float AVX registers.
 inline constexpr std::size_t kPanel = 16;
@@ -41,4 +41,4 @@ void packed_product(const float* packed, const float* bias, std::size_t in, std:
                     std::size_t first_panel, std::size_t last_panel, const float* x,
                     std::size_t rows, float* y);
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

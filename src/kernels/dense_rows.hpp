@@ -6,10 +6,9 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 /// Rows a text's activations are padded to.
 inline constexpr std::size_t kRowBlock = 16;
@@ -35,22 +34,6 @@ struct Norm {
   std::size_t parameters() const { return weight.size() + bias.size(); }
 };
 
-struct CheckpointTensors;
-
-/// `name.weight` (out × in) and, if `bias`, `name.bias` (out) taken out of `file`
-/// (CheckpointTensors::take: a missing, misshapen or non-finite tensor is an error naming it),
-/// the weights packed (the checkpoint's copy is dropped as each is packed).
-Dense take_dense(CheckpointTensors& file, const std::string& name, std::size_t in, std::size_t out,
-                 bool bias = true);
-
-/// The Linear layers `names` (each in → out, with biases) as one of in → names.size() · out:
-/// their outputs side by side, in the order of `names` (BERT's query, key and value).
-Dense take_stacked_dense(CheckpointTensors& file, const std::vector<std::string>& names,
-                         std::size_t in, std::size_t out);
-
-/// `name.weight` and, if `bias`, `name.bias`, each `width` values, taken out of `file`.
-Norm take_norm(CheckpointTensors& file, const std::string& name, std::size_t width, bool bias);
-
 /// y = x · Wᵀ + b over `rows` rows: packed_product() over all rows, the calling thread's OpenMP
 /// team sharing the panels. Thread-safety: pure.
 void linear(const Dense& d, const float* x, std::size_t rows, float* y);
@@ -66,4 +49,4 @@ void residual_norm(const Norm& n, float eps, float* x, const float* residual, st
 /// double, as precise as torch's float32 kernel or better). Thread-safety: pure.
 void layer_norm(const Norm& n, float eps, float* x, std::size_t rows);
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

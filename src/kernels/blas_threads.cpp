@@ -1,8 +1,8 @@
-#include "learned/blas_threads.hpp"
+#include "kernels/blas_threads.hpp"
 
 #include <dlfcn.h>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 namespace {
 
@@ -31,4 +31,4 @@ int blas_threads() {
   return get == nullptr ? -1 : get();
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

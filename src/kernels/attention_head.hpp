@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <limits>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 /// out[n × dh] = softmax(scale · q kᵀ) v, where q, k, v are n rows of dh values `ld` apart;
 /// `scores` has room for n rows `ld_scores` ≥ n apart; `out` rows are `ld_out` apart. With a
@@ -27,4 +27,4 @@ void attention_heads(const float* qkv, dnnl::memory::dim ld, std::size_t n, std:
                      std::size_t dh, float scale, float* out, dnnl::memory::dim ld_out,
                      std::size_t window = std::numeric_limits<std::size_t>::max());
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

@@ -1,11 +1,11 @@
-#include "learned/attention_head.hpp"
+#include "kernels/attention_head.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::kernels {
 
 void attention_head(const float* q, const float* k, const float* v, dnnl::memory::dim ld,
                     std::size_t n, std::size_t dh, float scale, float* scores,
@@ -45,4 +45,4 @@ void attention_heads(const float* qkv, dnnl::memory::dim ld, std::size_t n, std:
   }
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::kernels

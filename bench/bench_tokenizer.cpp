@@ -3,7 +3,7 @@
 // bench/tokenizers.mjs runs it next to the reference library; see bench/results/tokenizers.md.
 //
 //   bench_tokenizer TOKENIZER TEXTS.jsonl [RUNS]
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <boost/json.hpp>
 
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto tokenizer = mcpclass::learned::open_text_tokenizer(argv[1]);
+    const auto tokenizer = mcpclass::tokenizers::open_text_tokenizer(argv[1]);
     std::vector<std::string> texts;
     std::ifstream in(argv[2]);
     for (std::string line; std::getline(in, line);)

@@ -8,7 +8,7 @@ find_package(CLI11 REQUIRED)
 find_package(valijson REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
-# tokenizer.json (src/learned/hf): Oniguruma-style regexes with look-ahead, Unicode normalization.
+# tokenizer.json (src/tokenizers/hf): Oniguruma-style regexes with look-ahead, Unicode normalization.
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 # The semantic cache shared by a fleet of `mcpclass route` instances (backend_type: redis).

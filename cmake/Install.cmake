@@ -23,8 +23,8 @@ endif()
 
 # The run-time modules, the sentencepiece shim and the libtorch plugin: libmcpclass.so and the
 # installed tool look for them in <libdir>/mcpclass/ relative to themselves
-# (src/learned/sentencepiece_shim_path.hpp); the `torch` component of the CMake package imports them
-# as mcpclass::sentencepiece_shim and mcpclass::torch_plugin for consumers that bundle them.
+# (src/tokenizers/sentencepiece_shim_path.hpp); the `torch` component of the CMake package imports
+# them as mcpclass::sentencepiece_shim and mcpclass::torch_plugin for consumers that bundle them.
 if(TARGET mcpclass_spm)
   set(_mcpclass_modules mcpclass_spm)
   if(TARGET mcpclass_torch)

@@ -43,7 +43,7 @@ class McpclassConan(ConanFile):
         self.requires("fmt/9.1.0")
         self.requires("yaml-cpp/0.7.0")
         self.requires("re2/20230301")
-        self.requires("pcre2/10.42")  # tokenizer.json regexes (src/learned/hf)
+        self.requires("pcre2/10.42")  # tokenizer.json regexes (src/tokenizers/hf)
         self.requires("utf8proc/2.8.0")  # tokenizer.json normalizers
         self.requires("hiredis/1.2.0")  # route's semantic cache shared through Redis
         self.requires("valijson/1.0")

@@ -2,7 +2,7 @@
 
 #include "cli/app.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
@@ -39,7 +39,7 @@ CLI::App* add_tokenize_command(CLI::App& app, TokenizeOptions& o) {
 
 namespace {
 
-boost::json::object to_json(const learned::TokenizedText& t, bool offsets) {
+boost::json::object to_json(const tokenizers::TokenizedText& t, bool offsets) {
   boost::json::object o;
   boost::json::array ids, tokens;
   for (auto id : t.ids) ids.push_back(id);
@@ -59,7 +59,7 @@ boost::json::object to_json(const learned::TokenizedText& t, bool offsets) {
   return o;
 }
 
-void print_text(const learned::TokenizedText& t, bool offsets, const std::string& indent) {
+void print_text(const tokenizers::TokenizedText& t, bool offsets, const std::string& indent) {
   std::string line = indent + "ids:";
   for (auto id : t.ids) line += fmt::format(" {}", id);
   fmt::print("{}\n", line);
@@ -82,12 +82,12 @@ void print_text(const learned::TokenizedText& t, bool offsets, const std::string
 }  // namespace
 
 int run_tokenize(const TokenizeOptions& o) {
-  std::unique_ptr<learned::TextTokenizer> tokenizer;
+  std::unique_ptr<tokenizers::TextTokenizer> tokenizer;
   try {
-    learned::TokenizerOptions options;
+    tokenizers::TokenizerOptions options;
     options.max_length = o.max_length;
     options.stride = o.stride;
-    tokenizer = learned::open_text_tokenizer(o.tokenizer, options);
+    tokenizer = tokenizers::open_text_tokenizer(o.tokenizer, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "mcpclass tokenize: {}\n", e.what());
     return kUsageError;

@@ -1,8 +1,8 @@
 #include "learned/lora_adapter.hpp"
 
 #include "learned/checkpoint_config.hpp"
-#include "learned/hf/regex.hpp"
 #include "learned/learned_errors.hpp"
+#include "tokenizers/hf/regex.hpp"
 
 #include <boost/json.hpp>
 
@@ -36,7 +36,8 @@ struct LoraConfig {
   std::string bias = "none";
   bool all_linear = false;  ///< target_modules "all-linear": every module PEFT could target.
   std::vector<std::string> target_list;
-  std::unique_ptr<hf::Regex> target_regex;  ///< target_modules as a string: re.fullmatch.
+  std::unique_ptr<tokenizers::hf::Regex>
+      target_regex;  ///< target_modules as a string: re.fullmatch.
   std::vector<std::string> modules_to_save;
 };
 
@@ -118,7 +119,7 @@ LoraConfig read_config(const std::string& dir) {
       c.all_linear = true;
     } else {
       try {
-        c.target_regex = std::make_unique<hf::Regex>("\\A(?:" + pattern + ")\\z");
+        c.target_regex = std::make_unique<tokenizers::hf::Regex>("\\A(?:" + pattern + ")\\z");
       } catch (const ClassifyError& e) {
         bad(c.file, std::string("target_modules is not a valid regular expression: ") + e.what());
       }

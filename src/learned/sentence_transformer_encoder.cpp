@@ -1,13 +1,13 @@
 #include "learned/sentence_transformer_encoder.hpp"
 
-#include "learned/hf/normalizers.hpp"
-#include "learned/hf/unicode.hpp"
 #include "learned/learned_errors.hpp"
 #include "learned/length_batches.hpp"
 #include "learned/sentence_transformer_model.hpp"
 #include "learned/sequence_model.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
+#include "tokenizers/hf/normalizers.hpp"
+#include "tokenizers/hf/unicode.hpp"
 
 #include <boost/json.hpp>
 
@@ -25,10 +25,11 @@ constexpr std::size_t kMaxBatchRows = 8192;
 
 // Transformer.tokenize: str.strip(), then str.lower() when do_lower_case (the tokenizer.json
 // normalizers Strip and Lowercase compute the same on Unicode text).
-std::unique_ptr<hf::Normalizer> text_preparation(bool lowercase) {
+std::unique_ptr<tokenizers::hf::Normalizer> text_preparation(bool lowercase) {
   boost::json::array steps{boost::json::object{{"type", "Strip"}}};
   if (lowercase) steps.push_back(boost::json::object{{"type", "Lowercase"}});
-  return hf::make_normalizer(boost::json::object{{"type", "Sequence"}, {"normalizers", steps}});
+  return tokenizers::hf::make_normalizer(
+      boost::json::object{{"type", "Sequence"}, {"normalizers", steps}});
 }
 
 // The checksum of everything that decides the embeddings.
@@ -57,9 +58,9 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
       throw ClassifyError("max_tokens and batch_size must be positive");
     max_tokens_ = std::min(options.max_tokens, model_.max_tokens());
     const auto file = (fs::path(model_.config().transformer_dir) / "tokenizer.json").string();
-    TokenizerOptions t;
+    tokenizers::TokenizerOptions t;
     t.max_length = max_tokens_;
-    tokenizer_ = open_text_tokenizer(file, t);
+    tokenizer_ = tokenizers::open_text_tokenizer(file, t);
     if (tokenizer_->vocab_size() > model_.bert().vocab)
       throw ClassifyError("'" + file + "' has " + std::to_string(tokenizer_->vocab_size()) +
                           " tokens but '" + model_.bert().file + "' vocab_size is " +
@@ -73,8 +74,8 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
   std::size_t piece_count() const override { return tokenizer_->vocab_size(); }
 
   std::vector<std::int32_t> token_ids(const std::string& text) const override {
-    hf::require_utf8(text);  // before the normalizers decode it
-    hf::NormalizedText t(text, 0);
+    tokenizers::hf::require_utf8(text);  // before the normalizers decode it
+    tokenizers::hf::NormalizedText t(text, 0);
     prepare_->normalize(t);
     return tokenizer_->encode(t.text()).ids;
   }
@@ -102,8 +103,8 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
   EncoderOptions options_;
   SentenceTransformerModel model_;
   std::size_t max_tokens_ = 0;
-  std::unique_ptr<TextTokenizer> tokenizer_;
-  std::unique_ptr<hf::Normalizer> prepare_;
+  std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
+  std::unique_ptr<tokenizers::hf::Normalizer> prepare_;
   std::string model_id_;
 };
 

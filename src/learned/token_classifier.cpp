@@ -2,12 +2,12 @@
 // (token_model.hpp) behind the TokenClassifier interface, its spans merged by token_spans.hpp.
 #include "mcpclass/learned/token_classifier.hpp"
 
-#include "learned/hf/tokenizer_files.hpp"
 #include "learned/token_model.hpp"
 #include "learned/token_spans.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
+#include "tokenizers/hf/tokenizer_files.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -26,22 +26,23 @@ constexpr std::size_t kMaxBatchRows = 8192;
 detail::SpanRules span_rules(const std::string& tokenizer_path,
                              const std::vector<std::string>& labels,
                              const TokenClassifierSettings& settings) {
-  const auto document = hf::parse_json(hf::read_text_file(tokenizer_path), tokenizer_path);
+  const auto document =
+      tokenizers::hf::parse_json(tokenizers::hf::read_text_file(tokenizer_path), tokenizer_path);
   const auto* doc = document.if_object();
   const auto* model = doc != nullptr ? doc->if_contains("model") : nullptr;
   const auto* m = model != nullptr ? model->if_object() : nullptr;
   if (m == nullptr) throw ClassifyError("'" + tokenizer_path + "' has no 'model'");
-  const auto type = hf::config_token(*m, "type", "");
+  const auto type = tokenizers::hf::config_token(*m, "type", "");
   // transformers' WordPiece model always has a prefix ("##" unless set); BPE only when set.
-  const auto prefix =
-      hf::config_token(*m, "continuing_subword_prefix", type == "WordPiece" ? "##" : "");
+  const auto prefix = tokenizers::hf::config_token(*m, "continuing_subword_prefix",
+                                                   type == "WordPiece" ? "##" : "");
   const auto* decoder = doc->if_contains("decoder");
   detail::SpanRules rules{
       labels,
-      hf::config_token(hf::sibling_config(tokenizer_path), "unk_token",
-                       hf::config_token(*m, "unk_token", "")),
+      tokenizers::hf::config_token(tokenizers::hf::sibling_config(tokenizer_path), "unk_token",
+                                   tokenizers::hf::config_token(*m, "unk_token", "")),
       (type == "WordPiece" || type == "BPE") && !prefix.empty(),
-      hf::TokenDecoder(decoder != nullptr ? *decoder : boost::json::value()),
+      tokenizers::hf::TokenDecoder(decoder != nullptr ? *decoder : boost::json::value()),
       settings.ignore_labels,
   };
   return rules;
@@ -53,12 +54,12 @@ class CheckpointTokenClassifier final : public TokenClassifier {
       : settings_(s), dir_(resolve_model_path(s.model)), model_(detail::open_token_model(dir_)) {
     const auto& m = *model_;
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
-    TokenizerOptions options;
+    tokenizers::TokenizerOptions options;
     options.max_length =
         s.max_tokens == 0 ? m.max_tokens() : std::min(s.max_tokens, m.max_tokens());
     options.stride = s.stride;
     max_tokens_ = options.max_length;
-    tokenizer_ = open_text_tokenizer(tokenizer, options);
+    tokenizer_ = tokenizers::open_text_tokenizer(tokenizer, options);
     if (tokenizer_->vocab_size() > m.vocab())
       throw ClassifyError("'" + tokenizer + "' has " + std::to_string(tokenizer_->vocab_size()) +
                           " tokens but '" + m.config_file() + "' vocab_size is " +
@@ -72,10 +73,10 @@ class CheckpointTokenClassifier final : public TokenClassifier {
     const auto encoded = tokenizer_->encode(text);
     // The pipeline reads a long text through stride windows, but only its first window with
     // `none` (a stride with none is refused there).
-    std::vector<const TokenizedText*> windows{&encoded};
+    std::vector<const tokenizers::TokenizedText*> windows{&encoded};
     if (a != TokenAggregation::none)
       for (const auto& w : encoded.overflowing) windows.push_back(&w);
-    std::erase_if(windows, [](const TokenizedText* w) { return w->ids.empty(); });
+    std::erase_if(windows, [](const tokenizers::TokenizedText* w) { return w->ids.empty(); });
     std::vector<std::vector<float>> logits;
     for (std::size_t begin = 0; begin < windows.size();) {
       std::vector<detail::BertInput> inputs;
@@ -109,7 +110,7 @@ class CheckpointTokenClassifier final : public TokenClassifier {
   TokenClassifierSettings settings_;
   std::string dir_;
   std::unique_ptr<detail::TokenModel> model_;
-  std::unique_ptr<TextTokenizer> tokenizer_;
+  std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::unique_ptr<detail::SpanRules> rules_;
   std::size_t max_tokens_ = 0;
 };

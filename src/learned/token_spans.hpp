@@ -4,9 +4,9 @@
 // group_entities, aggregate_overlapping_entities), with its numbers and ties kept.
 #pragma once
 
-#include "learned/hf/decoders.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
 #include "mcpclass/learned/token_classifier.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
+#include "tokenizers/hf/decoders.hpp"
 
 #include <span>
 #include <string>
@@ -24,13 +24,13 @@ struct SpanRules {
   /// subword when its spelling and the text it covers differ in length; else the pipeline's
   /// fallback (no space just before or at the token's start).
   bool word_aware = false;
-  hf::TokenDecoder decoder;
+  tokenizers::hf::TokenDecoder decoder;
   std::vector<std::string> ignore_labels;
 };
 
 /// One window of a text: its tokens and their tokens × labels logits.
 struct SpanWindow {
-  const TokenizedText* tokens = nullptr;
+  const tokenizers::TokenizedText* tokens = nullptr;
   std::span<const float> logits;
 };
 

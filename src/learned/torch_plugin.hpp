@@ -7,9 +7,9 @@
 
 #include "learned/head_model.hpp"
 #include "learned/safetensors.hpp"
-#include "learned/sentencepiece_shim_path.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
+#include "tokenizers/sentencepiece_shim_path.hpp"
 
 #include <map>
 #include <memory>
@@ -52,7 +52,7 @@ inline constexpr int kTorchPluginVersion = 1;
 const TorchPlugin& torch_plugin();
 
 /// Loads the plugin found by `search` without caching it (tests). Throws like torch_plugin().
-const TorchPlugin& load_torch_plugin(const ModuleSearch& search);
+const TorchPlugin& load_torch_plugin(const tokenizers::ModuleSearch& search);
 
 }  // namespace mcpclass::learned::detail
 

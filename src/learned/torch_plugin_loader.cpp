@@ -9,10 +9,10 @@
 
 namespace mcpclass::learned::detail {
 
-const TorchPlugin& load_torch_plugin(const ModuleSearch& search) {
+const TorchPlugin& load_torch_plugin(const tokenizers::ModuleSearch& search) {
   // RTLD_LOCAL keeps libtorch's ~290 libraries out of the global scope; RTLD_NODELETE because
   // objects made by the plugin (encoders, their vtables) may outlive any handle.
-  void* handle = open_module(search, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  void* handle = tokenizers::open_module(search, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   using Entry = const TorchPlugin* (*)();
   auto* entry = reinterpret_cast<Entry>(::dlsym(handle, "mcpclass_torch_plugin_v1"));
   if (entry == nullptr)
@@ -33,7 +33,8 @@ const TorchPlugin& torch_plugin() {
   static const TorchPlugin* loaded = nullptr;
   std::lock_guard lock(mutex);
   if (loaded == nullptr)
-    loaded = &load_torch_plugin(current_module_search(RuntimeModule::torch_plugin));
+    loaded = &load_torch_plugin(
+        tokenizers::current_module_search(tokenizers::RuntimeModule::torch_plugin));
   return *loaded;
 }
 

@@ -8,7 +8,7 @@
 #include "learned/token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -46,9 +46,9 @@ class TransformerClassifier final : public Classifier {
     const auto& m = *model_;
     map_ = output_to_category(categories_, m.labels(), "model '" + s.model + "'");
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
-    TokenizerOptions options;
+    tokenizers::TokenizerOptions options;
     options.max_length = std::min(s.max_tokens, m.max_tokens());
-    tokenizer_ = open_text_tokenizer(tokenizer, options);
+    tokenizer_ = tokenizers::open_text_tokenizer(tokenizer, options);
     if (tokenizer_->vocab_size() > m.vocab())
       throw ClassifyError("'" + tokenizer + "' has " + std::to_string(tokenizer_->vocab_size()) +
                           " tokens but '" + m.config_file() + "' vocab_size is " +
@@ -64,7 +64,7 @@ class TransformerClassifier final : public Classifier {
 
   std::vector<Classification> classify_batch(std::span<const std::string_view> texts,
                                              const ClassifyOptions&) const override {
-    std::vector<TokenizedText> tokens;
+    std::vector<tokenizers::TokenizedText> tokens;
     tokens.reserve(texts.size());
     for (const auto text : texts) tokens.push_back(tokenizer_->encode(text));
     std::vector<Classification> out;
@@ -126,7 +126,7 @@ class TransformerClassifier final : public Classifier {
   RoutingPolicy policy_;
   std::string dir_;
   std::unique_ptr<SequenceModel> model_;
-  std::unique_ptr<TextTokenizer> tokenizer_;
+  std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::vector<std::size_t> map_;
 };
 
@@ -145,7 +145,7 @@ std::string tokenizer_model_type(const std::string& path) {
 // tokenizer.json of `dir`: its file, model type and vocabulary, for inspection.
 json::object describe_tokenizer(const std::string& dir) {
   const auto path = (std::filesystem::path(dir) / "tokenizer.json").string();
-  const auto tokenizer = open_text_tokenizer(path);
+  const auto tokenizer = tokenizers::open_text_tokenizer(path);
   return {{"file", path},
           {"model", tokenizer_model_type(path)},
           {"vocab_size", tokenizer->vocab_size()}};

@@ -5,7 +5,7 @@
 #include "learned/length_batches.hpp"
 #include "learned/safetensors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <malloc.h>
 #include <omp.h>
@@ -127,7 +127,7 @@ class NativeUseLite final : public TokenSentenceEncoder {
     bf16_ = options.precision == EncoderPrecision::bf16 ||
             (options.precision == EncoderPrecision::automatic &&
              (isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx));
-    tokenizer_ = open_text_tokenizer(options.tokenizer_path);
+    tokenizer_ = tokenizers::open_text_tokenizer(options.tokenizer_path);
     load_weights(options.encoder_path);
 #ifdef __GLIBC__
     // Reading the file raised glibc's mmap threshold, so its freed buffers would stay resident.
@@ -479,7 +479,7 @@ class NativeUseLite final : public TokenSentenceEncoder {
   EncoderOptions options_;
   dnnl::engine engine_;
   bool bf16_ = false;
-  std::unique_ptr<TextTokenizer> tokenizer_;
+  std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::string model_id_;
   std::vector<float> embeddings_, signal_, hidden_w_, hidden_b_;
   float eps_ = 1e-6f;

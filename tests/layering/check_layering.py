@@ -19,10 +19,10 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 # The run-time modules and the facades, which are not layers of the library but follow the
-# same rule: the sentencepiece shim implements learned/sentencepiece_shim.h; the libtorch plugin
-# builds on the learned layer; the CLI and the C ABI may use everything.
+# same rule: the sentencepiece shim implements tokenizers/sentencepiece_shim.h; the libtorch
+# plugin builds on the learned layer; the CLI and the C ABI may use everything.
 EXTRA = {
-    "spm_shim": {"internal": "learned/spm_shim", "depends": ["learned"]},
+    "spm_shim": {"internal": "tokenizers/spm_shim", "depends": ["tokenizers"]},
     "torch_plugin": {"internal": "learned/torch_plugin", "depends": ["learned"]},
     "cli": {"internal": "cli", "depends": ["*"]},
 }

@@ -6,11 +6,11 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
-#include "learned/sentencepiece_shim_path.hpp"
-#include "learned/tokenizer_sentencepiece.hpp"
 #include "learned/torch_plugin.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "test_learned_support.hpp"
+#include "tokenizers/sentencepiece_shim_path.hpp"
+#include "tokenizers/tokenizer_sentencepiece.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,13 +18,14 @@
 #include <fstream>
 
 using namespace mcpclass::learned;
-using detail::ModuleSearch;
+using namespace mcpclass::tokenizers;
 using mcpclass::classify::ClassifyError;
 
 namespace {
 
-ModuleSearch search_from(const std::string& caller,
-                         const std::string& file_name = detail::kSentencePieceShimName) {
+ModuleSearch search_from(
+    const std::string& caller,
+    const std::string& file_name = mcpclass::tokenizers::kSentencePieceShimName) {
   ModuleSearch s;
   s.file_name = file_name;
   s.what = "the module";
@@ -38,7 +39,7 @@ ModuleSearch search_from(const std::string& caller,
 }
 
 std::vector<std::string> shim_candidates(const ModuleSearch& s) {
-  return detail::module_candidates(s);
+  return mcpclass::tokenizers::module_candidates(s);
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
@@ -84,9 +85,9 @@ TEST_CASE("shim path: MCPCLASS_SPM_SHIM is the only candidate when set") {
 }
 
 TEST_CASE("shim path: this test binary finds the real modules through its own location") {
-  for (const auto module :
-       {detail::RuntimeModule::sentencepiece_shim, detail::RuntimeModule::torch_plugin}) {
-    const auto s = detail::current_module_search(module);
+  for (const auto module : {mcpclass::tokenizers::RuntimeModule::sentencepiece_shim,
+                            mcpclass::tokenizers::RuntimeModule::torch_plugin}) {
+    const auto s = mcpclass::tokenizers::current_module_search(module);
     CAPTURE(s.file_name);
     CHECK(std::filesystem::equivalent(s.caller_path, "/proc/self/exe"));
     const auto c = shim_candidates(s);
@@ -96,20 +97,21 @@ TEST_CASE("shim path: this test binary finds the real modules through its own lo
 }
 
 TEST_CASE("shim path: the libtorch plugin is looked for like the shim, under its own name") {
-  const auto c =
-      shim_candidates(search_from("/opt/x/lib/libmcpclass.so.1", detail::kTorchPluginName));
+  const auto c = shim_candidates(
+      search_from("/opt/x/lib/libmcpclass.so.1", mcpclass::tokenizers::kTorchPluginName));
   REQUIRE(!c.empty());
   CHECK(c.front() == "/opt/x/lib/mcpclass/libmcpclass_torch.so");
   CHECK(c.back() == "/usr/local/lib/mcpclass/libmcpclass_torch.so");
   // The plugin's own copy of the library finds the shim installed next to it.
   const auto shim = shim_candidates(search_from("/opt/x/lib/mcpclass/libmcpclass_torch.so"));
   CHECK(has(shim, "/opt/x/lib/mcpclass/libmcpclass_spm.so"));
-  const auto search = detail::current_module_search(detail::RuntimeModule::torch_plugin);
+  const auto search = mcpclass::tokenizers::current_module_search(
+      mcpclass::tokenizers::RuntimeModule::torch_plugin);
   CHECK(search.override_variable == "MCPCLASS_TORCH_PLUGIN");
 }
 
 TEST_CASE("shim path: a missing or broken libtorch plugin fails naming the path and the reason") {
-  auto s = search_from("/opt/x/lib/libmcpclass.so", detail::kTorchPluginName);
+  auto s = search_from("/opt/x/lib/libmcpclass.so", mcpclass::tokenizers::kTorchPluginName);
   s.override_variable = "MCPCLASS_TORCH_PLUGIN";
   s.override_path = "/nonexistent/libmcpclass_torch.so";
   CHECK_THROWS_WITH_AS(detail::load_torch_plugin(s),

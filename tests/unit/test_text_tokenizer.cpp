@@ -1,7 +1,7 @@
 // tokenizer.json and vocab.txt through open_text_tokenizer: the bad inputs (each a clear
 // ClassifyError, never a crash) and what the reference comparison (tests/tokenizers) cannot see.
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <doctest/doctest.h>
 #include <boost/json.hpp>
@@ -18,9 +18,11 @@
 #include "test_learned_support.hpp"
 
 #include <cmath>
-#endif
 
 using namespace mcpclass::learned;
+#endif
+
+using namespace mcpclass::tokenizers;
 using mcpclass::classify::ClassifyError;
 
 namespace {

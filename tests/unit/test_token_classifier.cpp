@@ -13,7 +13,7 @@
 #include "learned/sequence_model.hpp"
 #include "learned/token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 #include "transformer_fixtures.hpp"
 
 #include <doctest/doctest.h>
@@ -23,6 +23,7 @@
 using namespace mcpclass::learned;
 using namespace mcpclass::learned::detail;
 using namespace mcpclass::kernels;
+using namespace mcpclass::tokenizers;
 using mcpclass::classify::ClassifyError;
 using mcpclass::classify::ConfigError;
 namespace json = boost::json;

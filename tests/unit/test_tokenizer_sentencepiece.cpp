@@ -3,11 +3,12 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
-#include "learned/tokenizer_sentencepiece.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "test_learned_support.hpp"
+#include "tokenizers/tokenizer_sentencepiece.hpp"
 
 using namespace mcpclass::learned;
+using namespace mcpclass::tokenizers;
 using mcpclass::classify::ClassifyError;
 
 TEST_CASE("tokenizer: USE-lite ids equal the TF.js tokenizer's") {

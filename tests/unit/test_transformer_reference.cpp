@@ -9,7 +9,7 @@
 #include "learned/safetensors.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 #include "transformer_fixtures.hpp"
 
 #include <doctest/doctest.h>

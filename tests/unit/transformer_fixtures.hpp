@@ -5,7 +5,7 @@
 
 #include "learned/bert_model.hpp"
 #include "mcpclass/classify/errors.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <boost/json.hpp>
 
@@ -136,9 +136,10 @@ struct Run {
 template <class Model>
 Run run_reference_texts(const Model& model, const std::string& dir, std::size_t max_tokens,
                         const std::string& reference_file = "reference.json") {
-  mcpclass::learned::TokenizerOptions options;
+  mcpclass::tokenizers::TokenizerOptions options;
   options.max_length = max_tokens;
-  const auto tokenizer = mcpclass::learned::open_text_tokenizer(dir + "/tokenizer.json", options);
+  const auto tokenizer =
+      mcpclass::tokenizers::open_text_tokenizer(dir + "/tokenizer.json", options);
   Run r;
   const auto texts = reference(reference_file);
   for (const auto& t : texts.at("texts").as_array())

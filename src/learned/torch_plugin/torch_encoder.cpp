@@ -7,7 +7,7 @@
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
-#include "mcpclass/learned/text_tokenizer.hpp"
+#include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <ATen/Parallel.h>
 #include <torch/script.h>
@@ -38,7 +38,7 @@ class TorchTextModel final : public SentenceEncoder {
       : options_(options), normalize_(normalize) {
     if (options_.max_tokens == 0 || options_.batch_size == 0)
       throw ClassifyError("max_tokens and batch_size must be positive");
-    tokenizer_ = open_text_tokenizer(options.tokenizer_path);
+    tokenizer_ = tokenizers::open_text_tokenizer(options.tokenizer_path);
     // libtorch's intra-op pool is set per call (run_batch); OpenBLAS has its own, set here.
     kernels::set_blas_threads(static_cast<int>(options_.threads));
     try {
@@ -145,7 +145,7 @@ class TorchTextModel final : public SentenceEncoder {
 
   EncoderOptions options_;
   bool normalize_;
-  std::unique_ptr<TextTokenizer> tokenizer_;
+  std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   torch::jit::Module module_;
   std::size_t dimension_ = 0;
   std::string model_id_;

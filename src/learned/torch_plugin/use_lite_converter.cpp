@@ -2,11 +2,11 @@
 // (float32 encoder.pt and bfloat16-weight encoder-bf16.pt), the same weights as safetensors for
 // the native encoder (use-lite.safetensors), plus a sentencepiece model.
 #include "learned/safetensors.hpp"
-#include "learned/tokenizer_sentencepiece.hpp"
 #include "learned/torch_plugin/torch_files.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "tokenizers/tokenizer_sentencepiece.hpp"
 
 #include <torch/script.h>
 #include <boost/json.hpp>
@@ -255,7 +255,7 @@ void convert_use_lite(const std::string& package_dist_dir, const std::string& ou
   const auto weights = use_lite_weights(package_dist_dir);
   std::filesystem::create_directories(out_dir);
   const std::string tokenizer =
-      SentencePieceTokenizer::model_from_tfjs_vocab(package_dist_dir + "/vocab.json");
+      tokenizers::SentencePieceTokenizer::model_from_tfjs_vocab(package_dist_dir + "/vocab.json");
   write_file_atomically(out_dir + "/tokenizer.model", tokenizer);
   auto fp32 = build_module(weights, false);
   detail::save_module(fp32, out_dir + "/encoder.pt");

@@ -1,17 +1,18 @@
 #include "learned/activations.hpp"
 
-#include "learned/checkpoint_config.hpp"
+#include "checkpoint/checkpoint_config.hpp"
 
 namespace mcpclass::learned::detail {
 
 HiddenActivation config_activation(const boost::json::object& c, const std::string& file,
                                    const char* key) {
-  const auto name = config_string(c, file, key, "gelu");
+  const auto name = checkpoint::config_string(c, file, key, "gelu");
   if (name == "gelu") return HiddenActivation::gelu;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh") return HiddenActivation::gelu_tanh;
   if (name == "relu") return HiddenActivation::relu;
-  config_error(file, std::string(key) + " '" + name +
-                         "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+  checkpoint::config_error(file,
+                           std::string(key) + " '" + name +
+                               "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
 }
 
 const char* activation_description(HiddenActivation a) {

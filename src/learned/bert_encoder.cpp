@@ -14,21 +14,22 @@ namespace mcpclass::learned::detail {
 
 BertCheckpoint read_bert_checkpoint(const std::string& dir, BertHead head,
                                     const std::string& adapter_dir,
-                                    const CheckpointProgress& progress) {
+                                    const checkpoint::CheckpointProgress& progress) {
   auto config = read_bert_config(dir, head);
-  return {std::move(config), read_checkpoint_tensors(dir, adapter_dir, progress)};
+  return {std::move(config), checkpoint::read_checkpoint_tensors(dir, adapter_dir, progress)};
 }
 
-BertEncoder::BertEncoder(const BertConfig& config, CheckpointTensors& file) : config_(config) {
+BertEncoder::BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors& file)
+    : config_(config) {
   const auto& c = config_;
   const std::string p = c.prefix.empty() ? std::string() : c.prefix + ".";
-  const auto h = shape_dim(c.hidden);
+  const auto h = checkpoint::shape_dim(c.hidden);
   auto norm = [&](const std::string& name) { return take_norm(file, name, c.hidden, true); };
-  word_ = file.take(p + "embeddings.word_embeddings.weight", {shape_dim(c.vocab), h});
-  position_ =
-      file.take(p + "embeddings.position_embeddings.weight", {shape_dim(c.max_positions), h});
-  token_type_ =
-      file.take(p + "embeddings.token_type_embeddings.weight", {shape_dim(c.type_vocab), h});
+  word_ = file.take(p + "embeddings.word_embeddings.weight", {checkpoint::shape_dim(c.vocab), h});
+  position_ = file.take(p + "embeddings.position_embeddings.weight",
+                        {checkpoint::shape_dim(c.max_positions), h});
+  token_type_ = file.take(p + "embeddings.token_type_embeddings.weight",
+                          {checkpoint::shape_dim(c.type_vocab), h});
   embedding_norm_ = norm(p + "embeddings.LayerNorm");
   for (std::size_t i = 0; i < c.layers; ++i) {
     const std::string l = p + "encoder.layer." + std::to_string(i) + ".";

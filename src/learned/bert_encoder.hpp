@@ -6,9 +6,9 @@
 // LayerNorm. The heads (bert_model.hpp, token_head.hpp) read its hidden states.
 #pragma once
 
+#include "checkpoint/checkpoint_files.hpp"
 #include "kernels/dense_rows.hpp"
 #include "learned/bert_config.hpp"
-#include "learned/checkpoint_files.hpp"
 #include "learned/hidden_states.hpp"
 
 #include <cstddef>
@@ -28,20 +28,20 @@ struct BertInput {
 /// A checkpoint directory's config.json (checked first) and tensors.
 struct BertCheckpoint {
   BertConfig config;
-  CheckpointTensors tensors;
+  checkpoint::CheckpointTensors tensors;
 };
 /// read_bert_config(dir, head), then read_checkpoint_tensors(dir, adapter_dir, progress): the
 /// LoRA adapter of `adapter_dir` merged in when it is not empty.
 BertCheckpoint read_bert_checkpoint(const std::string& dir, BertHead head,
                                     const std::string& adapter_dir = {},
-                                    const CheckpointProgress& progress = {});
+                                    const checkpoint::CheckpointProgress& progress = {});
 
 /// Thread-safety: immutable after construction; hidden_states() may be called concurrently.
 class BertEncoder {
  public:
   /// Takes the encoder's tensors (under config.prefix) out of `file`. Throws ClassifyError
   /// naming the tensor and its file for a missing, misshapen or non-finite tensor.
-  BertEncoder(const BertConfig& config, CheckpointTensors& file);
+  BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors& file);
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;

@@ -1,6 +1,6 @@
 #include "learned/bert_model.hpp"
 
-#include "learned/checkpoint_files.hpp"
+#include "checkpoint/checkpoint_files.hpp"
 #include "learned/dense_weights.hpp"
 #include "learned/learned_errors.hpp"
 
@@ -10,7 +10,7 @@
 namespace mcpclass::learned::detail {
 
 BertSequenceModel::BertSequenceModel(const std::string& dir, const std::string& adapter_dir,
-                                     const CheckpointProgress& progress)
+                                     const checkpoint::CheckpointProgress& progress)
     : BertSequenceModel(read_bert_checkpoint(dir, BertHead::sequence, adapter_dir, progress)) {}
 
 BertSequenceModel::BertSequenceModel(BertCheckpoint checkpoint)

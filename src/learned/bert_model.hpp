@@ -23,7 +23,7 @@ class BertSequenceModel {
   /// non-finite tensor. `progress`: (bytes of tensors read, bytes in all), as
   /// read_checkpoint_tensors reports it.
   explicit BertSequenceModel(const std::string& dir, const std::string& adapter_dir = {},
-                             const CheckpointProgress& progress = {});
+                             const checkpoint::CheckpointProgress& progress = {});
 
   const BertConfig& config() const { return config_; }
 

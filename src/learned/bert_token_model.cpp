@@ -5,7 +5,7 @@
 namespace mcpclass::learned::detail {
 
 BertTokenModel::BertTokenModel(const std::string& dir, const std::string& adapter_dir,
-                               const CheckpointProgress& progress)
+                               const checkpoint::CheckpointProgress& progress)
     : BertTokenModel(read_bert_checkpoint(dir, BertHead::token, adapter_dir, progress)) {}
 
 // BertForTokenClassification and RobertaForTokenClassification both name their head

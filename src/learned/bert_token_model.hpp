@@ -21,7 +21,7 @@ class BertTokenModel {
   /// tensor.
   /// `adapter_dir`: a LoRA adapter merged in when not empty (as BertSequenceModel).
   explicit BertTokenModel(const std::string& dir, const std::string& adapter_dir = {},
-                          const CheckpointProgress& progress = {});
+                          const checkpoint::CheckpointProgress& progress = {});
 
   const BertConfig& config() const { return config_; }
   std::size_t parameters() const { return encoder_.parameters() + head_.parameters(); }

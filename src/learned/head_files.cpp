@@ -1,9 +1,10 @@
 // Head files (head_model.hpp): the JSON manifest and the parameters, as safetensors (read and
 // written here, no libtorch) or as a TorchScript module (through the libtorch plugin). Both
 // formats hold the same named tensors, checked here once.
+#include "checkpoint/safetensors.hpp"
 #include "learned/head_model.hpp"
 #include "learned/learned_errors.hpp"
-#include "learned/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "learned/torch_plugin.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 
@@ -84,8 +85,8 @@ bool read_head_manifest(const std::string& path, HeadModel& head, std::string& c
 
 // The prototypes' inverted-file index, when the head has one: `scope_centroids` (lists ×
 // width) and `scope_lists` (each list's row count, in prototype order, summing to `rows`).
-void read_scope_index(const std::map<std::string, SafeTensor>& params, const std::string& path,
-                      std::int64_t rows, ScopeModel& scope) {
+void read_scope_index(const std::map<std::string, checkpoint::SafeTensor>& params,
+                      const std::string& path, std::int64_t rows, ScopeModel& scope) {
   const auto c = params.find("scope_centroids");
   const auto l = params.find("scope_lists");
   if (c == params.end() && l == params.end()) return;
@@ -107,8 +108,8 @@ void read_scope_index(const std::map<std::string, SafeTensor>& params, const std
 
 // The fine-label term, when the manifest gives its weight: `scope_label_w` (labels × the
 // encoder's width) and `scope_label_b`.
-void read_scope_labels(const std::map<std::string, SafeTensor>& params, const std::string& path,
-                       ScopeModel& scope) {
+void read_scope_labels(const std::map<std::string, checkpoint::SafeTensor>& params,
+                       const std::string& path, ScopeModel& scope) {
   const auto w = params.find("scope_label_w");
   const auto b = params.find("scope_label_b");
   if (scope.label_energy_weight == 0.0 && w == params.end() && b == params.end()) return;
@@ -121,8 +122,8 @@ void read_scope_labels(const std::map<std::string, SafeTensor>& params, const st
 }
 
 // The out-of-scope prototypes and quantiles (head_model.hpp ScopeModel).
-void read_scope_tensors(const std::map<std::string, SafeTensor>& params, const std::string& path,
-                        HeadModel& head) {
+void read_scope_tensors(const std::map<std::string, checkpoint::SafeTensor>& params,
+                        const std::string& path, HeadModel& head) {
   const auto p = params.find("scope_prototypes");
   const auto q = params.find("scope_quantiles");
   if (p == params.end() || q == params.end())
@@ -159,7 +160,7 @@ void read_scope_tensors(const std::map<std::string, SafeTensor>& params, const s
 }
 
 // The layers and lexical part from the named tensors, every shape checked against the others.
-void read_head_tensors(const std::map<std::string, SafeTensor>& params, bool lexical,
+void read_head_tensors(const std::map<std::string, checkpoint::SafeTensor>& params, bool lexical,
                        const std::string& path, HeadModel& head) {
   for (int l = 0; params.contains("w" + std::to_string(l)); ++l) {
     const auto& w = params.at("w" + std::to_string(l));
@@ -198,8 +199,8 @@ void read_head_tensors(const std::map<std::string, SafeTensor>& params, bool lex
 }
 
 // The tensors read_head_tensors expects, from `head`.
-std::map<std::string, SafeTensor> head_tensors(const HeadModel& head) {
-  std::map<std::string, SafeTensor> out;
+std::map<std::string, checkpoint::SafeTensor> head_tensors(const HeadModel& head) {
+  std::map<std::string, checkpoint::SafeTensor> out;
   for (std::size_t l = 0; l < head.layers.size(); ++l) {
     const auto& layer = head.layers[l];
     const auto in = static_cast<std::int64_t>(layer.in);
@@ -257,8 +258,9 @@ HeadModel load_head(const std::string& path) {
   if (!checksum.empty() && file_checksum(path) != checksum)
     throw ClassifyError("head '" + path + "' does not match its manifest '" + path +
                         ".json' (checksum): an interrupted or concurrent training; train it again");
-  const auto params = looks_like_safetensors(path) ? read_safetensors(path).tensors
-                                                   : torch_plugin().read_torchscript_head(path);
+  const auto params = checkpoint::looks_like_safetensors(path)
+                          ? checkpoint::read_safetensors(path).tensors
+                          : torch_plugin().read_torchscript_head(path);
   read_head_tensors(params, lexical, path, head);
   return head;
 }

@@ -1,6 +1,6 @@
 #include "mcpclass/learned/learned_settings.hpp"
 
-#include "learned/checkpoint_config.hpp"
+#include "checkpoint/checkpoint_config.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/util/fnv1a.hpp"
@@ -150,7 +150,7 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
 CategorySet checkpoint_categories(std::string_view model_dir) {
   const auto dir = resolve_model_path(model_dir);
   const auto labels =
-      detail::checkpoint_labels(detail::read_checkpoint_config(dir), dir + "/config.json");
+      checkpoint::checkpoint_labels(checkpoint::read_checkpoint_config(dir), dir + "/config.json");
   std::vector<Category> categories;
   for (const auto& l : labels) {
     Category c;

@@ -15,12 +15,13 @@ namespace mcpclass::learned::detail {
 
 ModernBertCheckpoint read_modernbert_checkpoint(const std::string& dir, BertHead head,
                                                 const std::string& adapter_dir,
-                                                const CheckpointProgress& progress) {
+                                                const checkpoint::CheckpointProgress& progress) {
   auto config = read_modernbert_config(dir, head);
-  return {std::move(config), read_checkpoint_tensors(dir, adapter_dir, progress)};
+  return {std::move(config), checkpoint::read_checkpoint_tensors(dir, adapter_dir, progress)};
 }
 
-void require_every_tensor_taken(const CheckpointTensors& file, const ModernBertConfig& c) {
+void require_every_tensor_taken(const checkpoint::CheckpointTensors& file,
+                                const ModernBertConfig& c) {
   // take() moves a tensor's values out, leaving the (libstdc++: always) empty vector.
   for (const auto& [name, tensor] : file.tensors.tensors)
     if (!tensor.values.empty())
@@ -30,7 +31,8 @@ void require_every_tensor_taken(const CheckpointTensors& file, const ModernBertC
                           "classifier_bias and num_hidden_layers)");
 }
 
-ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config, CheckpointTensors& file)
+ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config,
+                                     checkpoint::CheckpointTensors& file)
     : config_(config) {
   const auto& c = config_;
   const std::size_t h = c.hidden;

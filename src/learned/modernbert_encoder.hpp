@@ -11,10 +11,10 @@
 // a text's real tokens.
 #pragma once
 
+#include "checkpoint/checkpoint_files.hpp"
 #include "kernels/dense_rows.hpp"
 #include "kernels/rope.hpp"
 #include "learned/bert_encoder.hpp"
-#include "learned/checkpoint_files.hpp"
 #include "learned/hidden_states.hpp"
 #include "learned/modernbert_config.hpp"
 
@@ -28,24 +28,25 @@ namespace mcpclass::learned::detail {
 /// A ModernBERT checkpoint directory's config.json (checked first) and tensors.
 struct ModernBertCheckpoint {
   ModernBertConfig config;
-  CheckpointTensors tensors;
+  checkpoint::CheckpointTensors tensors;
 };
 /// read_modernbert_config(dir, head), then read_checkpoint_tensors(dir, adapter_dir, progress).
-ModernBertCheckpoint read_modernbert_checkpoint(const std::string& dir, BertHead head,
-                                                const std::string& adapter_dir = {},
-                                                const CheckpointProgress& progress = {});
+ModernBertCheckpoint read_modernbert_checkpoint(
+    const std::string& dir, BertHead head, const std::string& adapter_dir = {},
+    const checkpoint::CheckpointProgress& progress = {});
 
 /// Throws ClassifyError naming the first tensor of `file` that no part of the model took: a bias
 /// the config says the model lacks (or a tensor of another architecture) would otherwise be
 /// silently ignored and the answers quietly wrong.
-void require_every_tensor_taken(const CheckpointTensors& file, const ModernBertConfig& c);
+void require_every_tensor_taken(const checkpoint::CheckpointTensors& file,
+                                const ModernBertConfig& c);
 
 /// Thread-safety: immutable after construction; hidden_states() may be called concurrently.
 class ModernBertEncoder {
  public:
   /// Takes the encoder's tensors (model.*) out of `file`. Throws ClassifyError naming the
   /// tensor and its file for a missing, misshapen or non-finite tensor.
-  ModernBertEncoder(const ModernBertConfig& config, CheckpointTensors& file);
+  ModernBertEncoder(const ModernBertConfig& config, checkpoint::CheckpointTensors& file);
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;

@@ -7,7 +7,7 @@
 namespace mcpclass::learned::detail {
 
 ModernBertModel::ModernBertModel(const std::string& dir, const std::string& adapter_dir,
-                                 const CheckpointProgress& progress)
+                                 const checkpoint::CheckpointProgress& progress)
     : ModernBertModel(read_modernbert_checkpoint(dir, BertHead::sequence, adapter_dir, progress)) {}
 
 ModernBertModel::ModernBertModel(ModernBertCheckpoint checkpoint)

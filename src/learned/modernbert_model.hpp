@@ -23,7 +23,7 @@ class ModernBertModel {
   /// misshapen or non-finite tensor, or a tensor the config does not account for (e.g. biases
   /// with *_bias false).
   explicit ModernBertModel(const std::string& dir, const std::string& adapter_dir = {},
-                           const CheckpointProgress& progress = {});
+                           const checkpoint::CheckpointProgress& progress = {});
 
   const ModernBertConfig& config() const { return config_; }
 

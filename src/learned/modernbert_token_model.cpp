@@ -5,7 +5,7 @@
 namespace mcpclass::learned::detail {
 
 ModernBertTokenModel::ModernBertTokenModel(const std::string& dir, const std::string& adapter_dir,
-                                           const CheckpointProgress& progress)
+                                           const checkpoint::CheckpointProgress& progress)
     : ModernBertTokenModel(
           read_modernbert_checkpoint(dir, BertHead::token, adapter_dir, progress)) {}
 

@@ -22,7 +22,7 @@ class ModernBertTokenModel {
   /// (a sequence classifier too), a missing, misshapen or non-finite tensor, or a tensor the
   /// config does not account for.
   explicit ModernBertTokenModel(const std::string& dir, const std::string& adapter_dir = {},
-                                const CheckpointProgress& progress = {});
+                                const checkpoint::CheckpointProgress& progress = {});
 
   const ModernBertConfig& config() const { return config_; }
   std::size_t parameters() const { return encoder_.parameters() + head_.parameters(); }

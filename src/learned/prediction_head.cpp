@@ -12,7 +12,8 @@ void PredictionHead::apply(std::vector<float>& x, std::size_t rows) const {
   x = std::move(y);
 }
 
-PredictionHead take_prediction_head(CheckpointTensors& file, const ModernBertConfig& c) {
+PredictionHead take_prediction_head(checkpoint::CheckpointTensors& file,
+                                    const ModernBertConfig& c) {
   return {take_dense(file, "head.dense", c.hidden, c.hidden, c.classifier_bias),
           c.classifier_activation, take_norm(file, "head.norm", c.hidden, c.norm_bias), c.norm_eps};
 }

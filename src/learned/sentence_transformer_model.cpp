@@ -1,6 +1,6 @@
 #include "learned/sentence_transformer_model.hpp"
 
-#include "learned/checkpoint_config.hpp"
+#include "checkpoint/checkpoint_config.hpp"
 #include "learned/sentence_pooling.hpp"
 #include "learned/sequence_model.hpp"
 
@@ -15,7 +15,7 @@ namespace {
 
 // transformers' BertModel state dict has no prefix; a checkpoint saved from a model with a head
 // (or converted from one) keeps "bert." / "roberta.", which from_pretrained strips too.
-void find_prefix(BertConfig& c, const CheckpointTensors& file) {
+void find_prefix(BertConfig& c, const checkpoint::CheckpointTensors& file) {
   const auto& t = file.tensors.tensors;
   if (t.count("embeddings.word_embeddings.weight") != 0) return;
   const std::string prefixed = c.family == BertFamily::bert ? "bert" : "roberta";
@@ -25,21 +25,22 @@ void find_prefix(BertConfig& c, const CheckpointTensors& file) {
 }  // namespace
 
 SentenceTransformerModel::Loaded SentenceTransformerModel::load(
-    const std::string& dir, const CheckpointProgress& progress) {
+    const std::string& dir, const checkpoint::CheckpointProgress& progress) {
   auto st = read_sentence_transformer_config(dir);
   auto bert = read_bert_config(st.transformer_dir, BertHead::none);
   if (st.pooling.word_embedding_dimension != bert.hidden)
-    config_error(st.pooling_file, "word_embedding_dimension " +
-                                      std::to_string(st.pooling.word_embedding_dimension) +
-                                      " is not the Transformer's hidden_size " +
-                                      std::to_string(bert.hidden) + " (" + bert.file + ")");
-  auto tensors = read_checkpoint_tensors(st.transformer_dir, {}, progress);
+    checkpoint::config_error(st.pooling_file,
+                             "word_embedding_dimension " +
+                                 std::to_string(st.pooling.word_embedding_dimension) +
+                                 " is not the Transformer's hidden_size " +
+                                 std::to_string(bert.hidden) + " (" + bert.file + ")");
+  auto tensors = checkpoint::read_checkpoint_tensors(st.transformer_dir, {}, progress);
   find_prefix(bert, tensors);
   return {std::move(st), {std::move(bert), std::move(tensors)}};
 }
 
 SentenceTransformerModel::SentenceTransformerModel(const std::string& dir,
-                                                   const CheckpointProgress& progress)
+                                                   const checkpoint::CheckpointProgress& progress)
     : SentenceTransformerModel(load(dir, progress)) {}
 
 SentenceTransformerModel::SentenceTransformerModel(Loaded loaded)

@@ -24,7 +24,7 @@ class SentenceTransformerModel {
   /// word_embedding_dimension other than hidden_size, or a missing, misshapen or non-finite
   /// tensor. `progress`: bytes of tensors read, as read_checkpoint_tensors reports it.
   explicit SentenceTransformerModel(const std::string& dir,
-                                    const CheckpointProgress& progress = {});
+                                    const checkpoint::CheckpointProgress& progress = {});
 
   const SentenceTransformerConfig& config() const { return config_; }
   const BertConfig& bert() const { return bert_; }
@@ -50,7 +50,7 @@ class SentenceTransformerModel {
     SentenceTransformerConfig config;
     BertCheckpoint checkpoint;
   };
-  static Loaded load(const std::string& dir, const CheckpointProgress& progress);
+  static Loaded load(const std::string& dir, const checkpoint::CheckpointProgress& progress);
   explicit SentenceTransformerModel(Loaded loaded);
 
   SentenceTransformerConfig config_;

@@ -1,8 +1,8 @@
 #include "learned/sequence_model.hpp"
 
+#include "checkpoint/checkpoint_config.hpp"
 #include "kernels/dense_rows.hpp"
 #include "learned/bert_model.hpp"
-#include "learned/checkpoint_config.hpp"
 #include "learned/modernbert_model.hpp"
 
 #include <filesystem>
@@ -53,23 +53,24 @@ std::size_t sequence_rows(std::size_t tokens) {
 
 std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
                                                    const std::string& adapter_dir,
-                                                   const CheckpointProgress& progress) {
-  const auto config = read_checkpoint_config(dir);
+                                                   const checkpoint::CheckpointProgress& progress) {
+  const auto config = checkpoint::read_checkpoint_config(dir);
   const auto file = (std::filesystem::path(dir) / "config.json").string();
-  const auto architecture = config_architecture(config, file);
+  const auto architecture = checkpoint::config_architecture(config, file);
   if (architecture == "ModernBertForSequenceClassification")
     return std::make_unique<Adapted<ModernBertModel>>(dir, adapter_dir, progress);
   if (architecture == "BertForSequenceClassification" ||
       architecture == "RobertaForSequenceClassification" ||
       architecture == "XLMRobertaForSequenceClassification")
     return std::make_unique<Adapted<BertSequenceModel>>(dir, adapter_dir, progress);
-  config_error(file, "architecture '" + architecture + "' " +
-                         (architecture.ends_with("ForTokenClassification")
-                              ? "is a token classifier; this needs a sequence classifier"
-                              : "is not supported") +
-                         " (BertForSequenceClassification, "
-                         "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "
-                         "ModernBertForSequenceClassification)");
+  checkpoint::config_error(
+      file, "architecture '" + architecture + "' " +
+                (architecture.ends_with("ForTokenClassification")
+                     ? "is a token classifier; this needs a sequence classifier"
+                     : "is not supported") +
+                " (BertForSequenceClassification, "
+                "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "
+                "ModernBertForSequenceClassification)");
 }
 
 }  // namespace mcpclass::learned::detail

@@ -30,8 +30,8 @@ std::size_t sequence_rows(std::size_t tokens);
 /// (lora_adapter.hpp). Throws ClassifyError naming the file for an architecture no
 /// implementation supports (listing those that are), and as the implementations do for a bad
 /// checkpoint. `progress`: bytes of tensors read, as read_checkpoint_tensors reports it.
-std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
-                                                   const std::string& adapter_dir = {},
-                                                   const CheckpointProgress& progress = {});
+std::unique_ptr<SequenceModel> open_sequence_model(
+    const std::string& dir, const std::string& adapter_dir = {},
+    const checkpoint::CheckpointProgress& progress = {});
 
 }  // namespace mcpclass::learned::detail

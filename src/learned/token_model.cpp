@@ -1,7 +1,7 @@
 #include "learned/token_model.hpp"
 
+#include "checkpoint/checkpoint_config.hpp"
 #include "learned/bert_token_model.hpp"
-#include "learned/checkpoint_config.hpp"
 #include "learned/modernbert_token_model.hpp"
 
 #include <boost/json.hpp>
@@ -51,22 +51,23 @@ class Adapted final : public NativeCheckpointModel<Model, TokenModel> {
 }  // namespace
 
 std::unique_ptr<TokenModel> open_token_model(const std::string& dir, const std::string& adapter_dir,
-                                             const CheckpointProgress& progress) {
-  const auto config = read_checkpoint_config(dir);
+                                             const checkpoint::CheckpointProgress& progress) {
+  const auto config = checkpoint::read_checkpoint_config(dir);
   const auto file = (std::filesystem::path(dir) / "config.json").string();
-  const auto architecture = config_architecture(config, file);
+  const auto architecture = checkpoint::config_architecture(config, file);
   if (architecture == "ModernBertForTokenClassification")
     return std::make_unique<Adapted<ModernBertTokenModel>>(dir, adapter_dir, progress);
   if (architecture == "BertForTokenClassification" ||
       architecture == "RobertaForTokenClassification" ||
       architecture == "XLMRobertaForTokenClassification")
     return std::make_unique<Adapted<BertTokenModel>>(dir, adapter_dir, progress);
-  config_error(file, "architecture '" + architecture + "' " +
-                         (architecture.ends_with("ForSequenceClassification")
-                              ? "is a sequence classifier; this needs a token classifier"
-                              : "is not a supported token classifier") +
-                         " (BertForTokenClassification, RobertaForTokenClassification, "
-                         "XLMRobertaForTokenClassification, ModernBertForTokenClassification)");
+  checkpoint::config_error(
+      file, "architecture '" + architecture + "' " +
+                (architecture.ends_with("ForSequenceClassification")
+                     ? "is a sequence classifier; this needs a token classifier"
+                     : "is not a supported token classifier") +
+                " (BertForTokenClassification, RobertaForTokenClassification, "
+                "XLMRobertaForTokenClassification, ModernBertForTokenClassification)");
 }
 
 }  // namespace mcpclass::learned::detail

@@ -29,6 +29,6 @@ class TokenModel : public CheckpointModel {
 /// that are; a sequence classifier too), and as the implementations do for a bad checkpoint.
 std::unique_ptr<TokenModel> open_token_model(const std::string& dir,
                                              const std::string& adapter_dir = {},
-                                             const CheckpointProgress& progress = {});
+                                             const checkpoint::CheckpointProgress& progress = {});
 
 }  // namespace mcpclass::learned::detail

@@ -5,8 +5,8 @@
 // same libstdc++ as the library, so C++ types and exceptions (ClassifyError) cross it as usual.
 #pragma once
 
+#include "checkpoint/safetensors.hpp"
 #include "learned/head_model.hpp"
-#include "learned/safetensors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 #include "tokenizers/sentencepiece_shim_path.hpp"
@@ -38,7 +38,8 @@ struct TorchPlugin {
                            const std::string& out_dir) = nullptr;
   /// The named parameters of a TorchScript head file (w0, b0, …, lex_w, lex_b, lex_idf), unchecked
   /// (head_model.hpp checks them). Throws ClassifyError.
-  std::map<std::string, SafeTensor> (*read_torchscript_head)(const std::string& path) = nullptr;
+  std::map<std::string, checkpoint::SafeTensor> (*read_torchscript_head)(const std::string& path) =
+      nullptr;
   /// Writes `head` as a TorchScript head module (forward(e) = dense logits), atomically.
   void (*write_torchscript_head)(const HeadModel& head, const std::string& path) = nullptr;
 };

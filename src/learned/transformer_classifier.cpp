@@ -1,6 +1,6 @@
 #include "learned/transformer_classifier.hpp"
 
-#include "learned/checkpoint_config.hpp"
+#include "checkpoint/checkpoint_config.hpp"
 #include "learned/label_map.hpp"
 #include "learned/sentence_transformer_config.hpp"
 #include "learned/sentence_transformer_model.hpp"
@@ -153,7 +153,7 @@ json::object describe_tokenizer(const std::string& dir) {
 
 // `mcpclass model inspect` of a sentence-transformers directory: no labels, its pooling.
 json::object inspect_sentence_transformer(const std::string& dir,
-                                          const CheckpointProgress& progress) {
+                                          const checkpoint::CheckpointProgress& progress) {
   const SentenceTransformerModel model(dir, progress);
   json::object out{{"architecture", model.bert().architecture},
                    {"sentence_transformers", model.config().modules_file}};
@@ -184,7 +184,8 @@ json::object inspect_checkpoint(const std::string& dir, const std::string& adapt
     return detail::inspect_sentence_transformer(dir, progress);
   }
   const auto file = (std::filesystem::path(dir) / "config.json").string();
-  const auto architecture = detail::config_architecture(detail::read_checkpoint_config(dir), file);
+  const auto architecture =
+      checkpoint::config_architecture(checkpoint::read_checkpoint_config(dir), file);
   json::object out{{"architecture", architecture}};
   // A token head is named so in every architecture; any other is a sequence head (or refused).
   std::unique_ptr<detail::CheckpointModel> model;

@@ -1,9 +1,9 @@
 #include "learned/use_lite_native_encoder.hpp"
 
+#include "checkpoint/safetensors.hpp"
 #include "kernels/attention_head.hpp"
 #include "learned/learned_errors.hpp"
 #include "learned/length_batches.hpp"
-#include "learned/safetensors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
 
@@ -169,15 +169,15 @@ class NativeUseLite final : public TokenSentenceEncoder {
         [this](TokenRows rows) { return forward(rows); }, progress);
   }
 
-  const SafeTensor& tensor(const SafeTensors& file, const std::string& name,
-                           std::vector<std::int64_t> shape) const {
+  const checkpoint::SafeTensor& tensor(const checkpoint::SafeTensors& file, const std::string& name,
+                                       std::vector<std::int64_t> shape) const {
     return file.require(name, shape, options_.encoder_path);
   }
 
   void load_weights(const std::string& path) {
-    if (!looks_like_safetensors(path))
+    if (!checkpoint::looks_like_safetensors(path))
       throw ClassifyError("'" + path + "' is not a safetensors file");
-    const auto file = read_safetensors(path);
+    const auto file = checkpoint::read_safetensors(path);
     const auto arch = file.metadata.find("architecture");
     if (arch == file.metadata.end() || arch->second != "use-lite")
       throw ClassifyError("'" + path +
@@ -493,7 +493,7 @@ class NativeUseLite final : public TokenSentenceEncoder {
 }  // namespace
 
 bool is_native_encoder_file(const std::string& path) {
-  return looks_like_safetensors(path);
+  return checkpoint::looks_like_safetensors(path);
 }
 
 std::shared_ptr<const SentenceEncoder> load_native_use_lite(const EncoderOptions& options) {

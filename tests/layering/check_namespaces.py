@@ -16,7 +16,7 @@ import sys
 
 # layer directory (include/mcpclass/<dir>, src/<dir>) -> its namespace under mcpclass::
 LAYERS = {d: d for d in ("util", "jsonrpc", "protocol", "server", "client", "net", "auth",
-                         "classify", "kernels", "tokenizers", "learned", "remote", "routing", "config", "service",
+                         "classify", "kernels", "checkpoint", "tokenizers", "learned", "remote", "routing", "config", "service",
                          "route")}
 LAYERS |= {"transport/server": "transport::server", "transport/client": "transport::client"}
 

@@ -4,7 +4,8 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
-#include "learned/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "learned/use_lite_native_encoder.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
@@ -109,7 +110,7 @@ TEST_CASE("native encoder: load_sentence_encoder picks it for safetensors weight
 TEST_CASE("native encoder: bad weight files give a clear error, not a crash") {
   const auto dir = learned_test::model_dir();
   const auto tmp = learned_test::temp_dir("native-encoder");
-  auto full = detail::read_safetensors(dir + "/use-lite.safetensors");
+  auto full = mcpclass::checkpoint::read_safetensors(dir + "/use-lite.safetensors");
   SUBCASE("a tensor is missing") {
     full.tensors.erase("l1_ffn2_w");
     detail::write_safetensors(tmp + "/w.safetensors", full);

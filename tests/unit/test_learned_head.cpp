@@ -4,8 +4,9 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "checkpoint/safetensors.hpp"
 #include "learned/head_model.hpp"
-#include "learned/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
@@ -167,8 +168,8 @@ TEST_CASE("trained head: a safetensors head classifies exactly like the TorchScr
   for (const auto* name : {"/head.pt", "/head.safetensors"})
     train_head(c.categories, LearnedSettings{}, train, dir + name, options);
   // The same file contents a libtorch-free reader needs: every parameter by name.
-  REQUIRE(detail::looks_like_safetensors(dir + "/head.safetensors"));
-  const auto tensors = detail::read_safetensors(dir + "/head.safetensors").tensors;
+  REQUIRE(mcpclass::checkpoint::looks_like_safetensors(dir + "/head.safetensors"));
+  const auto tensors = mcpclass::checkpoint::read_safetensors(dir + "/head.safetensors").tensors;
   for (const auto* name : {"w0", "b0", "w1", "b1", "lex_w", "lex_b", "lex_idf"})
     CHECK_MESSAGE(tensors.contains(name), name);
   CHECK(tensors.at("w0").shape == std::vector<std::int64_t>{8, 512});
@@ -230,7 +231,7 @@ TEST_CASE("trained head: out-of-scope prototypes from other rows, in an inverted
   options.scope_label_weight = 0.05;  // a softmax over the rows' own labels: here the categories
   const auto head = dir + "/head.safetensors";
   train_head(c.categories, LearnedSettings{}, train, head, options);
-  const auto tensors = detail::read_safetensors(head).tensors;
+  const auto tensors = mcpclass::checkpoint::read_safetensors(head).tensors;
   const auto rows = tensors.at("scope_prototypes").shape[0];
   // Validation rows are never prototypes, so fewer than the 2 × train rows.
   CHECK(rows > static_cast<std::int64_t>(train.size()));
@@ -306,7 +307,7 @@ TEST_CASE("trained head: corrupt or inconsistent safetensors heads give clear er
   c.classifier.learned.head = head;
   std::ofstream(head + ".json") << R"({"categories":["math","science","technology","history",
       "general"],"temperature":1,"encoder_id":"x"})";
-  const auto write = [&](std::map<std::string, detail::SafeTensor> tensors) {
+  const auto write = [&](std::map<std::string, mcpclass::checkpoint::SafeTensor> tensors) {
     detail::write_safetensors(head, {{}, std::move(tensors)});
   };
   const std::vector<float> w(5 * 512, 0.01f);

@@ -6,8 +6,9 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "checkpoint/safetensors.hpp"
 #include "learned/modernbert_model.hpp"
-#include "learned/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "learned/sequence_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
@@ -23,6 +24,7 @@ using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
 using namespace mcpclass::learned::detail;
 using namespace mcpclass::kernels;
+using namespace mcpclass::checkpoint;
 namespace json = boost::json;
 namespace tt = transformer_test;
 
@@ -132,7 +134,7 @@ TEST_CASE("transformers.checkpoint: ModernBERT load errors name the file and ten
     const auto dir = tt::copy_of("modernbert-f32", "mb-missing");
     auto file = read_safetensors(dir + "/model.safetensors");
     file.tensors.erase("model.layers.2.mlp.Wi.weight");
-    write_safetensors(dir + "/model.safetensors", file);
+    detail::write_safetensors(dir + "/model.safetensors", file);
     CHECK(load_error(dir) ==
           "'" + dir + "/model.safetensors' has no tensor 'model.layers.2.mlp.Wi.weight'");
   }
@@ -147,7 +149,7 @@ TEST_CASE("transformers.checkpoint: ModernBERT load errors name the file and ten
     auto file = read_safetensors(dir + "/model.safetensors");
     file.tensors.at("model.layers.1.attn.Wqkv.weight").values[7] =
         std::numeric_limits<float>::quiet_NaN();
-    write_safetensors(dir + "/model.safetensors", file);
+    detail::write_safetensors(dir + "/model.safetensors", file);
     CHECK(load_error(dir).find("tensor 'model.layers.1.attn.Wqkv.weight' holds non-finite") !=
           std::string::npos);
   }

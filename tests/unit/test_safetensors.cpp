@@ -1,6 +1,7 @@
 // The safetensors reader and writer: round trip, BF16 widening, and clear errors for every kind
 // of damaged file.
-#include "learned/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/errors.hpp"
 
 #include <doctest/doctest.h>
@@ -12,7 +13,7 @@
 
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
-using namespace mcpclass::learned::detail;
+using namespace mcpclass::checkpoint;
 
 namespace {
 
@@ -46,7 +47,7 @@ TEST_CASE("safetensors: round trip keeps shapes, values and metadata") {
   file.metadata["architecture"] = "test";
   file.tensors["w"] = {{2, 3}, {1, -2, 3.5f, 0, 1e-8f, -7}};
   file.tensors["b"] = {{3}, {0.25f, 0.5f, 0.75f}};
-  write_safetensors(path, file);
+  detail::write_safetensors(path, file);
   CHECK(looks_like_safetensors(path));
   const auto back = read_safetensors(path);
   CHECK(back.metadata.at("architecture") == "test");

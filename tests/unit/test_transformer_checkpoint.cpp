@@ -4,8 +4,9 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "checkpoint/safetensors.hpp"
 #include "learned/bert_model.hpp"
-#include "learned/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "transformer_fixtures.hpp"
 
@@ -19,6 +20,7 @@
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
 using namespace mcpclass::learned::detail;
+using namespace mcpclass::checkpoint;
 namespace json = boost::json;
 namespace tt = transformer_test;
 
@@ -66,7 +68,7 @@ TEST_CASE("transformers.checkpoint: a missing tensor is named with its file") {
   const auto dir = tt::copy_of("bert-f32", "missing");
   auto file = read_safetensors(dir + "/model.safetensors");
   file.tensors.erase("bert.encoder.layer.1.output.dense.weight");
-  write_safetensors(dir + "/model.safetensors", file);
+  detail::write_safetensors(dir + "/model.safetensors", file);
   CHECK(load_error(dir) == "'" + dir +
                                "/model.safetensors' has no tensor "
                                "'bert.encoder.layer.1.output.dense.weight'");
@@ -97,7 +99,7 @@ TEST_CASE("transformers.checkpoint: NaN weights are a load error naming the tens
   auto file = read_safetensors(dir + "/model.safetensors");
   file.tensors.at("bert.encoder.layer.0.intermediate.dense.bias").values[5] =
       std::numeric_limits<float>::quiet_NaN();
-  write_safetensors(dir + "/model.safetensors", file);
+  detail::write_safetensors(dir + "/model.safetensors", file);
   CHECK(load_error(dir).find("tensor 'bert.encoder.layer.0.intermediate.dense.bias' holds "
                              "non-finite values") != std::string::npos);
 }

@@ -5,8 +5,9 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "checkpoint/safetensors.hpp"
 #include "learned/bert_model.hpp"
-#include "learned/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
 #include "transformer_fixtures.hpp"
@@ -19,6 +20,7 @@ using namespace mcpclass;
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
 using namespace mcpclass::learned::detail;
+using namespace mcpclass::checkpoint;
 namespace json = boost::json;
 namespace tt = transformer_test;
 
@@ -45,7 +47,7 @@ template <class F>
 void edit_tensors(const std::string& dir, F change) {
   auto file = read_safetensors(dir + "/adapter_model.safetensors");
   change(file.tensors);
-  write_safetensors(dir + "/adapter_model.safetensors", file);
+  detail::write_safetensors(dir + "/adapter_model.safetensors", file);
 }
 
 bool contains(const std::string& text, const std::string& part) {

@@ -5,8 +5,9 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "checkpoint/safetensors.hpp"
 #include "learned/bert_model.hpp"
-#include "learned/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
@@ -21,6 +22,7 @@ using namespace mcpclass;
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
 using namespace mcpclass::learned::detail;
+using namespace mcpclass::checkpoint;
 namespace json = boost::json;
 
 namespace {
@@ -144,8 +146,8 @@ TEST_CASE("transformers.reference.sharded_checkpoint") {
     shard.tensors[name] = t;
     map[name] = early ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
   }
-  write_safetensors(dir + "/model-00001-of-00002.safetensors", first);
-  write_safetensors(dir + "/model-00002-of-00002.safetensors", second);
+  detail::write_safetensors(dir + "/model-00001-of-00002.safetensors", first);
+  detail::write_safetensors(dir + "/model-00002-of-00002.safetensors", second);
   transformer_test::write_file(
       dir + "/model.safetensors.index.json",
       json::serialize(json::object{{"metadata", json::object{}}, {"weight_map", map}}));

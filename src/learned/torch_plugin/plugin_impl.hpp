@@ -2,8 +2,8 @@
 // public API. Defined by the libtorch translation units of libmcpclass_torch.so.
 #pragma once
 
+#include "checkpoint/safetensors.hpp"
 #include "learned/head_model.hpp"
-#include "learned/safetensors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 
 #include <map>
@@ -19,7 +19,7 @@ std::shared_ptr<const SentenceEncoder> load_torchscript_text_model(const Encoder
                                                                    std::string_view what);
 
 /// TorchPlugin::read_torchscript_head and write_torchscript_head (torch_head.cpp).
-std::map<std::string, SafeTensor> read_torchscript_head(const std::string& path);
+std::map<std::string, checkpoint::SafeTensor> read_torchscript_head(const std::string& path);
 void write_torchscript_head(const HeadModel& head, const std::string& path);
 
 }  // namespace mcpclass::learned::detail

@@ -1,8 +1,8 @@
 // libtorch translation unit: TorchScript head modules (read by head_files.cpp through the plugin)
 // and exporting encoder + head as one TorchScript sequence classifier. Training is in
 // head_training.cpp.
+#include "checkpoint/safetensors.hpp"
 #include "learned/head_model.hpp"
-#include "learned/safetensors.hpp"
 #include "learned/torch_plugin/plugin_impl.hpp"
 #include "learned/torch_plugin/torch_files.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -58,8 +58,8 @@ torch::jit::Module head_module(const detail::HeadModel& head) {
 
 namespace detail {
 
-std::map<std::string, SafeTensor> read_torchscript_head(const std::string& path) {
-  std::map<std::string, SafeTensor> out;
+std::map<std::string, checkpoint::SafeTensor> read_torchscript_head(const std::string& path) {
+  std::map<std::string, checkpoint::SafeTensor> out;
   try {
     auto module = torch::jit::load(path, torch::kCPU);
     for (const auto& p : module.named_parameters()) {
@@ -85,7 +85,7 @@ void export_sequence_classifier(const LearnedSettings& settings, const std::stri
   torch::jit::Module seq("SequenceClassifier");
   try {
     const auto encoder = resolve_model_path(settings.encoder);
-    seq.register_module("encoder", detail::looks_like_safetensors(encoder)
+    seq.register_module("encoder", checkpoint::looks_like_safetensors(encoder)
                                        ? detail::use_lite_module(encoder)
                                        : torch::jit::load(encoder, torch::kCPU));
     seq.register_module("head", head_module(head));

@@ -1,7 +1,8 @@
 // libtorch translation unit: converting the TF.js USE-lite package into TorchScript encoders
 // (float32 encoder.pt and bfloat16-weight encoder-bf16.pt), the same weights as safetensors for
 // the native encoder (use-lite.safetensors), plus a sentencepiece model.
-#include "learned/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
+#include "learned/safetensors_file.hpp"
 #include "learned/torch_plugin/torch_files.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
@@ -210,12 +211,12 @@ torch::jit::Module build_module(const UseLiteWeights& w, bool bf16) {
 
 // The same weights for the native encoder (use_lite_native_encoder.cpp): float32, TF.js names
 // mapped as in the TorchScript module, linear weights [in, out].
-detail::SafeTensors safetensors_of(const UseLiteWeights& w) {
-  detail::SafeTensors out;
+checkpoint::SafeTensors safetensors_of(const UseLiteWeights& w) {
+  checkpoint::SafeTensors out;
   out.metadata["architecture"] = "use-lite";
   auto put = [&](const std::string& name, const torch::Tensor& t) {
     const auto f = t.to(torch::kFloat32).contiguous();
-    detail::SafeTensor st;
+    checkpoint::SafeTensor st;
     st.shape.assign(f.sizes().begin(), f.sizes().end());
     st.values.assign(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
     out.tensors[name] = std::move(st);
@@ -231,9 +232,9 @@ detail::SafeTensors safetensors_of(const UseLiteWeights& w) {
 namespace detail {
 
 torch::jit::Module use_lite_module(const std::string& safetensors_path) {
-  const auto file = read_safetensors(safetensors_path);
+  const auto file = checkpoint::read_safetensors(safetensors_path);
   UseLiteWeights w;
-  auto from = [](const SafeTensor& t) {
+  auto from = [](const checkpoint::SafeTensor& t) {
     return torch::from_blob(const_cast<float*>(t.values.data()), t.shape, torch::kFloat32).clone();
   };
   for (const auto& [name, t] : file.tensors) {

@@ -1,7 +1,7 @@
-#include "learned/lora_adapter.hpp"
+#include "checkpoint/lora_adapter.hpp"
 
-#include "learned/checkpoint_config.hpp"
-#include "learned/learned_errors.hpp"
+#include "checkpoint/checkpoint_config.hpp"
+#include "mcpclass/classify/errors.hpp"
 #include "tokenizers/hf/regex.hpp"
 
 #include <boost/json.hpp>
@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 namespace json = boost::json;
 
@@ -25,7 +25,7 @@ constexpr std::string_view kPrefix = "base_model.model.";
 constexpr std::int64_t kMaxRank = 65536;
 
 [[noreturn]] void bad(const std::string& file, const std::string& why) {
-  throw ClassifyError("'" + file + "' " + why);
+  throw classify::ClassifyError("'" + file + "' " + why);
 }
 
 // The parts of adapter_config.json that decide the merge.
@@ -120,7 +120,7 @@ LoraConfig read_config(const std::string& dir) {
     } else {
       try {
         c.target_regex = std::make_unique<tokenizers::hf::Regex>("\\A(?:" + pattern + ")\\z");
-      } catch (const ClassifyError& e) {
+      } catch (const classify::ClassifyError& e) {
         bad(c.file, std::string("target_modules is not a valid regular expression: ") + e.what());
       }
     }
@@ -238,7 +238,7 @@ void merge_lora_adapter(const std::string& adapter_dir, CheckpointTensors& base,
   const auto c = read_config(adapter_dir);
   const auto file = (std::filesystem::path(adapter_dir) / "adapter_model.safetensors").string();
   if (!std::filesystem::exists(file))
-    throw ClassifyError("'" + adapter_dir + "' has no adapter_model.safetensors");
+    throw classify::ClassifyError("'" + adapter_dir + "' has no adapter_model.safetensors");
   auto adapter = read_safetensors(file, on_tensor);
   std::map<std::string, Factors> factors;
   std::vector<std::pair<std::string, std::string>> replaced;  // adapter key → base name
@@ -278,4 +278,4 @@ void merge_lora_adapter(const std::string& adapter_dir, CheckpointTensors& base,
   }
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

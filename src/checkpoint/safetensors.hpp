@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 /// One tensor, always as float32 values (row-major).
 struct SafeTensor {
@@ -37,8 +37,8 @@ bool looks_like_safetensors(const std::string& path);
 SafeTensors read_safetensors(const std::string& path,
                              const std::function<void(std::uint64_t)>& on_tensor = {});
 
-/// Writes every tensor as F32, atomically (write_file_atomically), and returns the checksum of
-/// the bytes written (text_checksum, equal to file_checksum of the file). Throws ClassifyError.
-std::string write_safetensors(const std::string& path, const SafeTensors& file);
+/// The bytes of a safetensors file holding every tensor as F32 (learned/safetensors_file.hpp writes
+/// them). Throws ClassifyError for a tensor whose values do not fill its shape.
+std::string safetensors_bytes(const SafeTensors& file);
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

@@ -11,13 +11,13 @@
 // model that loads its weights through checkpoint_files.hpp.
 #pragma once
 
-#include "learned/checkpoint_files.hpp"
+#include "checkpoint/checkpoint_files.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 /// Reads `adapter_dir` and merges it into `base` in place (merged or replaced tensors are then
 /// attributed to the adapter file in `base.file_of`). Throws ClassifyError naming the file and
@@ -31,4 +31,4 @@ namespace mcpclass::learned::detail {
 void merge_lora_adapter(const std::string& adapter_dir, CheckpointTensors& base,
                         const std::function<void(std::uint64_t)>& on_tensor = {});
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

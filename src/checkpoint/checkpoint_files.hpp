@@ -3,7 +3,7 @@
 // the shard of every tensor), with each tensor's file kept for error messages.
 #pragma once
 
-#include "learned/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 /// A size as an entry of the shape take() expects.
 constexpr std::int64_t shape_dim(std::size_t v) {
@@ -43,4 +43,4 @@ CheckpointTensors read_checkpoint_tensors(const std::string& dir,
                                           const std::string& adapter_dir = {},
                                           const CheckpointProgress& progress = {});
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

@@ -1,8 +1,8 @@
-#include "learned/checkpoint_files.hpp"
+#include "checkpoint/checkpoint_files.hpp"
 
-#include "learned/lora_adapter.hpp"
+#include "checkpoint/lora_adapter.hpp"
 
-#include "learned/learned_errors.hpp"
+#include "mcpclass/classify/errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <set>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
@@ -46,20 +46,20 @@ CheckpointTensors read_sharded(const fs::path& index_path, ByteCount& count) {
   std::error_code ec;
   const auto size = fs::file_size(index_path, ec);
   if (ec || size > kMaxIndexBytes)
-    throw ClassifyError("'" + index + "' is missing or larger than 16 MiB");
+    throw classify::ClassifyError("'" + index + "' is missing or larger than 16 MiB");
   std::ifstream in(index_path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   boost::system::error_code jec;
   const auto doc = json::parse(text, jec);
   const auto* map = (jec || !doc.is_object()) ? nullptr : doc.as_object().if_contains("weight_map");
   if (map == nullptr || !map->is_object())
-    throw ClassifyError("'" + index + "' has no weight_map object");
+    throw classify::ClassifyError("'" + index + "' has no weight_map object");
   std::map<std::string, std::set<std::string>> wanted;  // shard → its tensors
   for (const auto& [name, shard] : map->as_object()) {
     const auto* s = shard.if_string();
     if (s == nullptr || s->empty() || fs::path(std::string(*s)).has_parent_path() || *s == "..")
-      throw ClassifyError("'" + index + "' maps tensor '" + std::string(name) +
-                          "' to no shard file in its directory");
+      throw classify::ClassifyError("'" + index + "' maps tensor '" + std::string(name) +
+                                    "' to no shard file in its directory");
     wanted[std::string(*s)].insert(std::string(name));
   }
   CheckpointTensors out;
@@ -71,8 +71,8 @@ CheckpointTensors read_sharded(const fs::path& index_path, ByteCount& count) {
     for (const auto& name : names) {
       auto it = file.tensors.find(name);
       if (it == file.tensors.end())
-        throw ClassifyError("'" + path + "' has no tensor '" + name + "' (listed in '" + index +
-                            "')");
+        throw classify::ClassifyError("'" + path + "' has no tensor '" + name + "' (listed in '" +
+                                      index + "')");
       out.file_of[name] = path;
       out.tensors.tensors.emplace(name, std::move(it->second));
     }
@@ -89,7 +89,7 @@ const SafeTensor& CheckpointTensors::require(const std::string& name,
   const auto& t = tensors.require(name, shape, file);
   for (const float v : t.values)
     if (!std::isfinite(v))
-      throw ClassifyError("'" + file + "' tensor '" + name + "' holds non-finite values");
+      throw classify::ClassifyError("'" + file + "' tensor '" + name + "' holds non-finite values");
   return t;
 }
 
@@ -106,8 +106,8 @@ CheckpointTensors read_base_tensors(const std::string& dir, ByteCount& count) {
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
   if (!fs::exists(single)) {
     if (fs::exists(index)) return read_sharded(index, count);
-    throw ClassifyError("'" + dir + "' has neither model.safetensors nor " +
-                        "model.safetensors.index.json");
+    throw classify::ClassifyError("'" + dir + "' has neither model.safetensors nor " +
+                                  "model.safetensors.index.json");
   }
   CheckpointTensors out;
   out.description = single.string();
@@ -130,4 +130,4 @@ CheckpointTensors read_checkpoint_tensors(const std::string& dir, const std::str
   return out;
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

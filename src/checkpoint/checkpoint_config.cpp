@@ -1,6 +1,6 @@
-#include "learned/checkpoint_config.hpp"
+#include "checkpoint/checkpoint_config.hpp"
 
-#include "learned/learned_errors.hpp"
+#include "mcpclass/classify/errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 namespace json = boost::json;
 
@@ -24,7 +24,7 @@ constexpr std::int64_t kMaxLabels = 100'000;
 }  // namespace
 
 void config_error(const std::string& file, const std::string& why) {
-  throw ClassifyError("'" + file + "': " + why);
+  throw classify::ClassifyError("'" + file + "': " + why);
 }
 
 std::string config_architecture(const json::object& c, const std::string& file) {
@@ -83,7 +83,7 @@ double config_number(const json::object& c, const std::string& file, const char*
 json::value read_json_file(const std::string& path, const std::string& missing) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw ClassifyError("cannot read '" + path + "' (" + missing + ")");
+  if (ec) throw classify::ClassifyError("cannot read '" + path + "' (" + missing + ")");
   if (size > kMaxConfigBytes) config_error(path, "larger than 4 MiB, not a model config");
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -141,4 +141,4 @@ std::vector<std::string> checkpoint_labels(const json::object& config, const std
   return out;
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

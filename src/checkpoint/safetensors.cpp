@@ -1,7 +1,6 @@
-#include "learned/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 
-#include "learned/learned_errors.hpp"
-#include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/classify/errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -10,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 namespace json = boost::json;
 
@@ -22,7 +21,7 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 constexpr std::uint64_t kMaxHeader = 100'000'000;
 
 [[noreturn]] void bad(const std::string& path, const std::string& why) {
-  throw ClassifyError("'" + path + "' is not a valid safetensors file: " + why);
+  throw classify::ClassifyError("'" + path + "' is not a valid safetensors file: " + why);
 }
 
 std::uint64_t read_u64(const char* p) {
@@ -83,12 +82,14 @@ const SafeTensor& SafeTensors::require(const std::string& name,
                                        const std::vector<std::int64_t>& shape,
                                        const std::string& file) const {
   const auto it = tensors.find(name);
-  if (it == tensors.end()) throw ClassifyError("'" + file + "' has no tensor '" + name + "'");
+  if (it == tensors.end())
+    throw classify::ClassifyError("'" + file + "' has no tensor '" + name + "'");
   if (it->second.shape != shape) {
     std::string want, got;
     for (const auto d : shape) want += (want.empty() ? "" : "×") + std::to_string(d);
     for (const auto d : it->second.shape) got += (got.empty() ? "" : "×") + std::to_string(d);
-    throw ClassifyError("'" + file + "' tensor '" + name + "' is " + got + ", expected " + want);
+    throw classify::ClassifyError("'" + file + "' tensor '" + name + "' is " + got + ", expected " +
+                                  want);
   }
   return it->second;
 }
@@ -104,7 +105,7 @@ bool looks_like_safetensors(const std::string& path) {
 SafeTensors read_safetensors(const std::string& path,
                              const std::function<void(std::uint64_t)>& on_tensor) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw ClassifyError("cannot open '" + path + "'");
+  if (!in) throw classify::ClassifyError("cannot open '" + path + "'");
   const auto size = static_cast<std::uint64_t>(in.tellg());
   in.seekg(0);
   char len[8];
@@ -175,7 +176,7 @@ SafeTensors read_safetensors(const std::string& path,
   return out;
 }
 
-std::string write_safetensors(const std::string& path, const SafeTensors& file) {
+std::string safetensors_bytes(const SafeTensors& file) {
   json::object header;
   if (!file.metadata.empty()) {
     json::object meta;
@@ -185,8 +186,8 @@ std::string write_safetensors(const std::string& path, const SafeTensors& file) 
   std::size_t offset = 0;
   for (const auto& [name, t] : file.tensors) {
     if (t.values.size() != t.elements())
-      throw ClassifyError("tensor '" + name + "' has " + std::to_string(t.values.size()) +
-                          " values for its shape");
+      throw classify::ClassifyError("tensor '" + name + "' has " + std::to_string(t.values.size()) +
+                                    " values for its shape");
     json::array shape;
     for (const auto d : t.shape) shape.emplace_back(d);
     const auto bytes = t.values.size() * sizeof(float);
@@ -204,8 +205,7 @@ std::string write_safetensors(const std::string& path, const SafeTensors& file) 
   out.reserve(out.size() + offset);
   for (const auto& [name, t] : file.tensors)
     out.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
-  write_file_atomically(path, out);
-  return text_checksum(out);
+  return out;
 }
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace mcpclass::learned::detail {
+namespace mcpclass::checkpoint {
 
 /// `path` as JSON (at most 4 MiB). Throws ClassifyError naming the file; `missing` says, for a
 /// file that cannot be read, where it should be.
@@ -55,4 +55,4 @@ bool config_flag(const boost::json::object& c, const std::string& file, const ch
 double config_number(const boost::json::object& c, const std::string& file, const char* key,
                      double low, double high, double fallback);
 
-}  // namespace mcpclass::learned::detail
+}  // namespace mcpclass::checkpoint

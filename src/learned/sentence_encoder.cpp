@@ -1,7 +1,7 @@
 // The sentence encoder and text model entry points: USE-lite safetensors weights and
 // sentence-transformers directories run natively (use_lite_native_encoder.hpp,
 // sentence_transformer_encoder.hpp), TorchScript models in the libtorch plugin (torch_plugin.hpp).
-#include "learned/sentence_transformer_config.hpp"
+#include "architectures/sentence_transformers/sentence_transformer_config.hpp"
 #include "learned/sentence_transformer_encoder.hpp"
 #include "learned/torch_plugin.hpp"
 #include "learned/torch_text_model.hpp"
@@ -20,7 +20,7 @@ std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& opt
 }  // namespace detail
 
 std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOptions& options) {
-  if (detail::is_sentence_transformer_dir(options.encoder_path))
+  if (architectures::is_sentence_transformer_dir(options.encoder_path))
     return detail::load_sentence_transformer(options);
   if (detail::is_native_encoder_file(options.encoder_path))
     return detail::load_native_use_lite(options);

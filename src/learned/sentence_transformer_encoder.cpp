@@ -1,9 +1,9 @@
 #include "learned/sentence_transformer_encoder.hpp"
 
+#include "architectures/common/sequence_model.hpp"
+#include "architectures/sentence_transformers/sentence_transformer_model.hpp"
 #include "learned/learned_errors.hpp"
 #include "learned/length_batches.hpp"
-#include "learned/sentence_transformer_model.hpp"
-#include "learned/sequence_model.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
 #include "tokenizers/hf/normalizers.hpp"
@@ -33,7 +33,7 @@ std::unique_ptr<tokenizers::hf::Normalizer> text_preparation(bool lowercase) {
 }
 
 // The checksum of everything that decides the embeddings.
-std::string directory_id(const SentenceTransformerModel& m) {
+std::string directory_id(const architectures::SentenceTransformerModel& m) {
   const auto& c = m.config();
   const fs::path t(c.transformer_dir);
   const auto weights = fs::exists(t / "model.safetensors") ? t / "model.safetensors"
@@ -88,11 +88,11 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
     return encode_by_length(
         ids, dimension(), options_.batch_size,
         [](std::size_t longest) {
-          return std::max<std::size_t>(kMaxBatchRows / sequence_rows(longest), 1);
+          return std::max<std::size_t>(kMaxBatchRows / architectures::sequence_rows(longest), 1);
         },
         false,
         [this](TokenRows rows) {
-          std::vector<BertInput> inputs;
+          std::vector<architectures::BertInput> inputs;
           inputs.reserve(rows.size());
           for (const auto* r : rows) inputs.push_back({*r, {}});
           return model_.embeddings(inputs, options_.threads, true);
@@ -101,7 +101,7 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
   }
 
   EncoderOptions options_;
-  SentenceTransformerModel model_;
+  architectures::SentenceTransformerModel model_;
   std::size_t max_tokens_ = 0;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::unique_ptr<tokenizers::hf::Normalizer> prepare_;

@@ -2,7 +2,7 @@
 // (token_model.hpp) behind the TokenClassifier interface, its spans merged by token_spans.hpp.
 #include "mcpclass/learned/token_classifier.hpp"
 
-#include "learned/token_model.hpp"
+#include "architectures/common/token_model.hpp"
 #include "learned/token_spans.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
@@ -51,7 +51,9 @@ detail::SpanRules span_rules(const std::string& tokenizer_path,
 class CheckpointTokenClassifier final : public TokenClassifier {
  public:
   explicit CheckpointTokenClassifier(const TokenClassifierSettings& s)
-      : settings_(s), dir_(resolve_model_path(s.model)), model_(detail::open_token_model(dir_)) {
+      : settings_(s),
+        dir_(resolve_model_path(s.model)),
+        model_(architectures::open_token_model(dir_)) {
     const auto& m = *model_;
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
     tokenizers::TokenizerOptions options;
@@ -79,7 +81,7 @@ class CheckpointTokenClassifier final : public TokenClassifier {
     std::erase_if(windows, [](const tokenizers::TokenizedText* w) { return w->ids.empty(); });
     std::vector<std::vector<float>> logits;
     for (std::size_t begin = 0; begin < windows.size();) {
-      std::vector<detail::BertInput> inputs;
+      std::vector<architectures::BertInput> inputs;
       std::size_t rows = 0;
       for (std::size_t i = begin; i < windows.size(); ++i) {
         const auto r = kernels::padded_rows(windows[i]->ids.size());
@@ -109,7 +111,7 @@ class CheckpointTokenClassifier final : public TokenClassifier {
  private:
   TokenClassifierSettings settings_;
   std::string dir_;
-  std::unique_ptr<detail::TokenModel> model_;
+  std::unique_ptr<architectures::TokenModel> model_;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::unique_ptr<detail::SpanRules> rules_;
   std::size_t max_tokens_ = 0;

@@ -1,11 +1,11 @@
 #include "learned/transformer_classifier.hpp"
 
+#include "architectures/common/sequence_model.hpp"
+#include "architectures/common/token_model.hpp"
+#include "architectures/sentence_transformers/sentence_transformer_config.hpp"
+#include "architectures/sentence_transformers/sentence_transformer_model.hpp"
 #include "checkpoint/checkpoint_config.hpp"
 #include "learned/label_map.hpp"
-#include "learned/sentence_transformer_config.hpp"
-#include "learned/sentence_transformer_model.hpp"
-#include "learned/sequence_model.hpp"
-#include "learned/token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
@@ -40,7 +40,7 @@ class TransformerClassifier final : public Classifier {
         settings_(s),
         policy_(std::move(policy)),
         dir_(resolve_model_path(s.model)),
-        model_(open_sequence_model(
+        model_(architectures::open_sequence_model(
             dir_, s.adapter.empty() ? std::string() : resolve_model_path(s.adapter),
             load_progress)) {
     const auto& m = *model_;
@@ -70,10 +70,10 @@ class TransformerClassifier final : public Classifier {
     std::vector<Classification> out;
     out.reserve(texts.size());
     for (std::size_t begin = 0; begin < texts.size();) {
-      std::vector<BertInput> inputs;
+      std::vector<architectures::BertInput> inputs;
       std::size_t count = 0;
       for (std::size_t i = begin; i < texts.size(); ++i) {
-        const auto rows = sequence_rows(tokens[i].ids.size());
+        const auto rows = architectures::sequence_rows(tokens[i].ids.size());
         if (!inputs.empty() && count + rows > kMaxBatchRows) break;
         count += rows;
         inputs.push_back({tokens[i].ids, tokens[i].type_ids});
@@ -125,7 +125,7 @@ class TransformerClassifier final : public Classifier {
   LearnedSettings settings_;
   RoutingPolicy policy_;
   std::string dir_;
-  std::unique_ptr<SequenceModel> model_;
+  std::unique_ptr<architectures::SequenceModel> model_;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::vector<std::size_t> map_;
 };
@@ -154,7 +154,7 @@ json::object describe_tokenizer(const std::string& dir) {
 // `mcpclass model inspect` of a sentence-transformers directory: no labels, its pooling.
 json::object inspect_sentence_transformer(const std::string& dir,
                                           const checkpoint::CheckpointProgress& progress) {
-  const SentenceTransformerModel model(dir, progress);
+  const architectures::SentenceTransformerModel model(dir, progress);
   json::object out{{"architecture", model.bert().architecture},
                    {"sentence_transformers", model.config().modules_file}};
   for (auto& [key, value] : model.describe()) out[key] = value;
@@ -177,7 +177,7 @@ namespace mcpclass::learned {
 
 json::object inspect_checkpoint(const std::string& dir, const std::string& adapter_dir,
                                 const LearnedProgress& progress) {
-  if (detail::is_sentence_transformer_dir(dir)) {
+  if (architectures::is_sentence_transformer_dir(dir)) {
     if (!adapter_dir.empty())
       throw ClassifyError("'" + dir + "' is a sentence-transformers encoder; --adapter applies " +
                           "to a kind transformer checkpoint");
@@ -188,11 +188,11 @@ json::object inspect_checkpoint(const std::string& dir, const std::string& adapt
       checkpoint::config_architecture(checkpoint::read_checkpoint_config(dir), file);
   json::object out{{"architecture", architecture}};
   // A token head is named so in every architecture; any other is a sequence head (or refused).
-  std::unique_ptr<detail::CheckpointModel> model;
+  std::unique_ptr<architectures::CheckpointModel> model;
   if (architecture.ends_with("ForTokenClassification"))
-    model = detail::open_token_model(dir, adapter_dir, progress);
+    model = architectures::open_token_model(dir, adapter_dir, progress);
   else
-    model = detail::open_sequence_model(dir, adapter_dir, progress);
+    model = architectures::open_sequence_model(dir, adapter_dir, progress);
   const auto& label_names = model->labels();
   for (auto& [key, value] : model->describe()) out[key] = value;
   if (!adapter_dir.empty()) out["adapter"] = adapter_dir;

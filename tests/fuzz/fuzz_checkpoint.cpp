@@ -8,12 +8,12 @@
 // Each must load or throw ClassifyError: never crash, hang, or allocate past what the input's own
 // bytes justify (-rss_limit_mb). A loaded file must hold what it says: every tensor's values
 // match its shape.
+#include "architectures/bert/bert_config.hpp"
+#include "architectures/modernbert/modernbert_config.hpp"
 #include "checkpoint/checkpoint_config.hpp"
 #include "checkpoint/checkpoint_files.hpp"
 #include "checkpoint/lora_adapter.hpp"
 #include "checkpoint/safetensors.hpp"
-#include "learned/bert_config.hpp"
-#include "learned/modernbert_config.hpp"
 #include "mcpclass/classify/errors.hpp"
 
 #include <algorithm>
@@ -31,8 +31,8 @@
 namespace {
 
 using mcpclass::classify::ClassifyError;
-using namespace mcpclass::learned::detail;
 using namespace mcpclass::checkpoint;
+using namespace mcpclass::architectures;
 namespace fs = std::filesystem;
 
 [[noreturn]] void fail(const std::string& what) {

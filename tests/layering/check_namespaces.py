@@ -16,8 +16,8 @@ import sys
 
 # layer directory (include/mcpclass/<dir>, src/<dir>) -> its namespace under mcpclass::
 LAYERS = {d: d for d in ("util", "jsonrpc", "protocol", "server", "client", "net", "auth",
-                         "classify", "kernels", "checkpoint", "tokenizers", "learned", "remote", "routing", "config", "service",
-                         "route")}
+                         "classify", "kernels", "checkpoint", "tokenizers", "architectures",
+                         "learned", "remote", "routing", "config", "service", "route")}
 LAYERS |= {"transport/server": "transport::server", "transport/client": "transport::client"}
 
 OPEN = re.compile(r"^namespace (mcpclass(?:::\w+)*) \{", re.M)

@@ -6,10 +6,10 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "architectures/common/sequence_model.hpp"
+#include "architectures/modernbert/modernbert_model.hpp"
 #include "checkpoint/safetensors.hpp"
-#include "learned/modernbert_model.hpp"
 #include "learned/safetensors_file.hpp"
-#include "learned/sequence_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
 #include "transformer_fixtures.hpp"
@@ -22,9 +22,9 @@
 using namespace mcpclass;
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
-using namespace mcpclass::learned::detail;
 using namespace mcpclass::kernels;
 using namespace mcpclass::checkpoint;
+using namespace mcpclass::architectures;
 namespace json = boost::json;
 namespace tt = transformer_test;
 

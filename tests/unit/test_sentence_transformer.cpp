@@ -6,7 +6,7 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
-#include "learned/sentence_transformer_model.hpp"
+#include "architectures/sentence_transformers/sentence_transformer_model.hpp"
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
@@ -22,7 +22,7 @@
 using namespace mcpclass;
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
-using namespace mcpclass::learned::detail;
+using namespace mcpclass::architectures;
 namespace json = boost::json;
 namespace fs = std::filesystem;
 

@@ -6,12 +6,12 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
-#include "learned/bert_model.hpp"
-#include "learned/bert_token_model.hpp"
-#include "learned/modernbert_model.hpp"
-#include "learned/modernbert_token_model.hpp"
-#include "learned/sequence_model.hpp"
-#include "learned/token_model.hpp"
+#include "architectures/bert/bert_model.hpp"
+#include "architectures/bert/bert_token_model.hpp"
+#include "architectures/common/sequence_model.hpp"
+#include "architectures/common/token_model.hpp"
+#include "architectures/modernbert/modernbert_model.hpp"
+#include "architectures/modernbert/modernbert_token_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
 #include "transformer_fixtures.hpp"
@@ -21,9 +21,9 @@
 #include <cmath>
 
 using namespace mcpclass::learned;
-using namespace mcpclass::learned::detail;
 using namespace mcpclass::kernels;
 using namespace mcpclass::tokenizers;
+using namespace mcpclass::architectures;
 using mcpclass::classify::ClassifyError;
 using mcpclass::classify::ConfigError;
 namespace json = boost::json;

@@ -5,8 +5,8 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "architectures/bert/bert_model.hpp"
 #include "checkpoint/safetensors.hpp"
-#include "learned/bert_model.hpp"
 #include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
@@ -19,7 +19,6 @@
 using namespace mcpclass;
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
-using namespace mcpclass::learned::detail;
 using namespace mcpclass::checkpoint;
 namespace json = boost::json;
 namespace tt = transformer_test;
@@ -32,8 +31,8 @@ const std::string kQueryB =
     "base_model.model.bert.encoder.layer.0.attention.self.query.lora_B.weight";
 
 std::string adapter_error(const std::string& adapter) {
-  return tt::load_error<mcpclass::learned::detail::BertSequenceModel>(tt::fixture("bert-f32"),
-                                                                      adapter);
+  return tt::load_error<mcpclass::architectures::BertSequenceModel>(tt::fixture("bert-f32"),
+                                                                    adapter);
 }
 
 void set_adapter_config(const std::string& dir, const std::string& key, const json::value& v) {

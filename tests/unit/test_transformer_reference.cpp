@@ -5,8 +5,8 @@
 
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "architectures/bert/bert_model.hpp"
 #include "checkpoint/safetensors.hpp"
-#include "learned/bert_model.hpp"
 #include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
@@ -21,8 +21,8 @@
 using namespace mcpclass;
 using namespace mcpclass::learned;
 using mcpclass::classify::ClassifyError;
-using namespace mcpclass::learned::detail;
 using namespace mcpclass::checkpoint;
+using namespace mcpclass::architectures;
 namespace json = boost::json;
 
 namespace {

@@ -3,7 +3,7 @@
 // copies of them to damage.
 #pragma once
 
-#include "learned/bert_model.hpp"
+#include "architectures/bert/bert_model.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
 
@@ -144,7 +144,7 @@ Run run_reference_texts(const Model& model, const std::string& dir, std::size_t 
   const auto texts = reference(reference_file);
   for (const auto& t : texts.at("texts").as_array())
     r.ids.push_back(tokenizer->encode(std::string(t.as_string())).ids);
-  std::vector<mcpclass::learned::detail::BertInput> inputs;
+  std::vector<mcpclass::architectures::BertInput> inputs;
   for (const auto& ids : r.ids) inputs.push_back({ids, {}});
   r.logits = model.logits(inputs, 1);
   return r;

@@ -1,0 +1,50 @@
+// Internal: a BERT-family sequence classifier (BertForSequenceClassification and the RoBERTa
+// variants): the encoder (bert_encoder.hpp), then the first token through the pooler (BERT) or
+// the classification head's dense (RoBERTa), tanh, then the output projection to one logit a
+// label.
+#pragma once
+
+#include "architectures/bert/bert_config.hpp"
+#include "architectures/bert/bert_encoder.hpp"
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mcpclass::architectures {
+
+/// Thread-safety: immutable after construction; logits() may be called concurrently.
+class BertSequenceModel {
+ public:
+  /// Reads `dir`'s config.json and weights (checkpoint_files.hpp), with the LoRA adapter of
+  /// `adapter_dir` merged in when it is not empty. Throws ClassifyError naming the file and
+  /// tensor for an unsupported config (a token classifier too), a missing, misshapen or
+  /// non-finite tensor. `progress`: (bytes of tensors read, bytes in all), as
+  /// read_checkpoint_tensors reports it.
+  explicit BertSequenceModel(const std::string& dir, const std::string& adapter_dir = {},
+                             const checkpoint::CheckpointProgress& progress = {});
+
+  const BertConfig& config() const { return config_; }
+
+  /// Weights held (every tensor's elements).
+  std::size_t parameters() const;
+
+  /// Activation rows a text of `tokens` tokens takes in a batch (its tokens, padded to a block).
+  static std::size_t rows_for(std::size_t tokens) { return kernels::padded_rows(tokens); }
+
+  /// Row-major `inputs.size() × labels` logits; a batch gives every text exactly (bit for bit)
+  /// its single-text result (BertEncoder::hidden_states). `threads`: OpenMP threads of this
+  /// call's products.
+  std::vector<float> logits(std::span<const BertInput> inputs, std::size_t threads) const;
+
+ private:
+  explicit BertSequenceModel(BertCheckpoint checkpoint);
+
+  BertConfig config_;
+  BertEncoder encoder_;
+  kernels::Dense pooler_;  ///< BERT's pooler.dense, RoBERTa's classifier.dense: then tanh.
+  kernels::Dense head_;    ///< classifier (BERT) or classifier.out_proj (RoBERTa).
+};
+
+}  // namespace mcpclass::architectures

@@ -1,0 +1,66 @@
+#include "architectures/common/checkpoint_model.hpp"
+
+#include <boost/json.hpp>
+
+namespace mcpclass::architectures {
+
+namespace json = boost::json;
+
+namespace {
+
+// What every encoder's description starts with.
+template <class Config>
+json::object sizes(const Config& c, std::size_t parameters, const char* family) {
+  return {
+      {"family", family},
+      {"hidden_size", c.hidden},
+      {"num_hidden_layers", c.layers},
+      {"num_attention_heads", c.heads},
+      {"intermediate_size", c.intermediate},
+      {"vocab_size", c.vocab},
+      {"max_tokens", c.max_tokens()},
+      {"parameters", parameters},
+  };
+}
+
+json::object describe_rope(const kernels::RopeSettings& r) {
+  json::object o{{"theta", r.theta}};
+  if (r.type == kernels::RopeSettings::Type::yarn) {
+    o["type"] = "yarn";
+    o["factor"] = r.factor;
+    o["original_max_position_embeddings"] = r.original_max_positions;
+  } else {
+    o["type"] = "default";
+  }
+  return o;
+}
+
+}  // namespace
+
+json::object describe_bert(const BertConfig& c, std::size_t parameters, const std::string& head) {
+  auto out = sizes(c, parameters, c.family == BertFamily::bert ? "bert" : "roberta");
+  out["compute"] = "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
+                   " post-norm encoder layers (self-attention, " +
+                   activation_description(c.activation) + "), " + head;
+  return out;
+}
+
+json::object describe_modernbert(const ModernBertConfig& c, std::size_t parameters,
+                                 const std::string& head) {
+  std::size_t global = 0;
+  for (const bool g : c.global_layer) global += g ? 1 : 0;
+  auto out = sizes(c, parameters, "modernbert");
+  out["global_layers"] = global;
+  out["local_attention"] = c.local_attention;
+  out["global_rope"] = describe_rope(c.global_rope);
+  out["local_rope"] = describe_rope(c.local_rope);
+  out["compute"] = "float32 on oneDNN sgemm: embeddings and LayerNorm, " +
+                   std::to_string(c.layers) + " pre-norm encoder layers (" +
+                   std::to_string(global) +
+                   " with global attention, the others a sliding window of ±" +
+                   std::to_string(c.local_attention / 2) + " tokens; RoPE; GeGLU with " +
+                   activation_description(c.activation) + "), final LayerNorm, " + head;
+  return out;
+}
+
+}  // namespace mcpclass::architectures

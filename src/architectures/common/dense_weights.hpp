@@ -1,0 +1,30 @@
+// Internal: the dense layers and norms of the native encoders (kernels/dense_rows.hpp) taken out
+// of a checkpoint's tensors.
+#pragma once
+
+#include "checkpoint/checkpoint_files.hpp"
+#include "kernels/dense_rows.hpp"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace mcpclass::architectures {
+
+/// `name.weight` (out × in) and, if `bias`, `name.bias` (out) taken out of `file`
+/// (CheckpointTensors::take: a missing, misshapen or non-finite tensor is an error naming it),
+/// the weights packed (the checkpoint's copy is dropped as each is packed).
+kernels::Dense take_dense(checkpoint::CheckpointTensors& file, const std::string& name,
+                          std::size_t in, std::size_t out, bool bias = true);
+
+/// The Linear layers `names` (each in → out, with biases) as one of in → names.size() · out:
+/// their outputs side by side, in the order of `names` (BERT's query, key and value).
+kernels::Dense take_stacked_dense(checkpoint::CheckpointTensors& file,
+                                  const std::vector<std::string>& names, std::size_t in,
+                                  std::size_t out);
+
+/// `name.weight` and, if `bias`, `name.bias`, each `width` values, taken out of `file`.
+kernels::Norm take_norm(checkpoint::CheckpointTensors& file, const std::string& name,
+                        std::size_t width, bool bias);
+
+}  // namespace mcpclass::architectures

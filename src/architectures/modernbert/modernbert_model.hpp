@@ -1,0 +1,50 @@
+// Internal: a ModernBERT sequence classifier (ModernBertForSequenceClassification: ModernBERT,
+// mmBERT): the encoder (modernbert_encoder.hpp), then the first token or the mean of all tokens
+// (classifier_pooling) through the prediction head (prediction_head.hpp: head.dense,
+// classifier_activation, head.norm) and `classifier`.
+#pragma once
+
+#include "architectures/common/prediction_head.hpp"
+#include "architectures/modernbert/modernbert_encoder.hpp"
+#include "kernels/dense_rows.hpp"
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mcpclass::architectures {
+
+/// Thread-safety: immutable after construction; every method may be called concurrently.
+class ModernBertModel {
+ public:
+  /// Reads `dir`'s config.json and weights (checkpoint_files.hpp). Throws ClassifyError naming
+  /// the file and tensor for an unsupported config (a token classifier too), a missing,
+  /// misshapen or non-finite tensor, or a tensor the config does not account for (e.g. biases
+  /// with *_bias false).
+  explicit ModernBertModel(const std::string& dir, const std::string& adapter_dir = {},
+                           const checkpoint::CheckpointProgress& progress = {});
+
+  const ModernBertConfig& config() const { return config_; }
+
+  /// Weights held (every tensor's elements).
+  std::size_t parameters() const;
+
+  /// The encoder's output for each text's tokens (ModernBertEncoder::hidden_states).
+  HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads) const {
+    return encoder_.hidden_states(inputs, threads);
+  }
+
+  /// Row-major `inputs.size() × labels` logits of the sequence head, as hidden_states().
+  std::vector<float> logits(std::span<const BertInput> inputs, std::size_t threads) const;
+
+ private:
+  explicit ModernBertModel(ModernBertCheckpoint checkpoint);
+
+  ModernBertConfig config_;
+  ModernBertEncoder encoder_;
+  PredictionHead head_;
+  kernels::Dense classifier_;
+};
+
+}  // namespace mcpclass::architectures

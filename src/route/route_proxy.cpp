@@ -401,8 +401,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     // Answers are kept and replayed in the chat completions shapes only.
     if (fwd.api != RequestApi::chat_completions) return false;
     const auto& e = fwd.evaluation;
-    fwd.cache = open_ticket(fwd.generation->cache, e, fwd.generation->router->router_settings(),
-                            fwd.generation->router->route_settings().text);
+    fwd.cache = open_ticket(fwd.generation->cache, e, *fwd.generation->router);
     if (!fwd.cache) return false;
     const auto t0 = Clock::now();
     const auto hit = fwd.cache->cache->lookup(fwd.cache->query, fwd.cache->threshold);

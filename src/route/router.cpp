@@ -413,6 +413,12 @@ void Router::write_bodies(RouteEvaluation& out) const {
 
 std::string Router::upstream_body(const RouteEvaluation& evaluation,
                                   const std::string& model) const {
+  if (impl_->upstream(model) == nullptr) return {};
+  return json::serialize(upstream_request(evaluation, model));
+}
+
+json::object Router::upstream_request(const RouteEvaluation& evaluation,
+                                      const std::string& model) const {
   const auto* u = impl_->upstream(model);
   if (u == nullptr) return {};
   json::object out = evaluation.body;
@@ -428,7 +434,7 @@ std::string Router::upstream_body(const RouteEvaluation& evaluation,
   } else {
     write_reasoning(out, evaluation.api, *u, evaluation.use_reasoning);
   }
-  return json::serialize(out);
+  return out;
 }
 
 json::object RouteEvaluation::to_json() const {

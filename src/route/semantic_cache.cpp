@@ -1,8 +1,5 @@
 #include "route/semantic_cache.hpp"
 
-#include "mcpclass/learned/learned_settings.hpp"
-#include "route/chat_request.hpp"
-
 #include <fmt/format.h>
 #include <boost/json.hpp>
 
@@ -20,49 +17,7 @@ constexpr std::size_t kEntryOverhead = 256;
 constexpr std::size_t kNeighbours = 8;
 // Upper bounds of the similarity histogram of hits (the last is +Inf).
 constexpr std::array<double, 7> kSimilarityBounds = {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
-// Body members that do not change the answer's text.
-constexpr std::array<std::string_view, 6> kUnkeyed = {"messages", "stream",   "stream_options",
-                                                      "user",     "metadata", "model"};
-
-std::string_view string_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
-
 }  // namespace
-
-std::optional<CacheQuery> cache_query(const json::object& body, const std::string& model,
-                                      config::RouteText text) {
-  const auto* messages = body.if_contains("messages");
-  if (messages == nullptr || !messages->is_array()) return std::nullopt;
-  if (const auto* n = body.if_contains("n"); n && !(n->is_int64() && n->get_int64() == 1))
-    return std::nullopt;
-  json::array system;
-  std::size_t users = 0;
-  for (const auto& m : messages->get_array()) {
-    const auto* o = m.if_object();
-    if (o == nullptr) return std::nullopt;
-    const auto role = string_at(*o, "role");
-    if (role == "user") {
-      ++users;
-    } else if (role == "system" || role == "developer") {
-      system.push_back(*o);
-    } else {
-      return std::nullopt;  // a later turn: its answer depends on the turns before
-    }
-  }
-  if (users != 1) return std::nullopt;
-  CacheQuery q;
-  q.text = prompt_text(body, text);
-  if (q.text.empty()) return std::nullopt;
-  json::object params;
-  for (const auto& [key, value] : body)
-    if (std::find(kUnkeyed.begin(), kUnkeyed.end(), key) == kUnkeyed.end()) params[key] = value;
-  q.scope = learned::text_checksum(model + '\0' + json::serialize(system) + '\0' +
-                                   json::serialize(params));
-  q.exact = learned::text_checksum(q.scope + '\0' + q.text);
-  return q;
-}
 
 SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
                              std::shared_ptr<const learned::SentenceEncoder> encoder)
@@ -322,20 +277,23 @@ void CacheTicket::finish(unsigned status, std::string_view body) {
 }
 
 std::optional<CacheTicket> open_ticket(const std::shared_ptr<SemanticCache>& cache,
-                                       const RouteEvaluation& e,
-                                       const routing::RouterSettings& routing,
-                                       config::RouteText text) {
+                                       const RouteEvaluation& e, const Router& router) {
   if (!cache) return std::nullopt;
   const auto& s = cache->settings();
   double threshold = s.similarity_threshold;
   auto ttl = s.ttl;
-  for (const auto& d : routing.decisions) {
+  for (const auto& d : router.router_settings().decisions) {
     if (d.name != e.decision) continue;
     if (!d.cache_enabled) return std::nullopt;
     threshold = d.cache_similarity_threshold.value_or(threshold);
     ttl = d.cache_ttl.value_or(ttl);
   }
-  auto query = cache_query(e.body, e.model, text);
+  // Besides the body, the upstream gets the decision's header mutations.
+  json::array added, removed(e.upstream_headers_removed.begin(), e.upstream_headers_removed.end());
+  for (const auto& [name, value] : e.upstream_headers) added.push_back(json::array{name, value});
+  const auto route = json::serialize(json::array{json::value(e.model), added, removed});
+  auto query =
+      cache_query(router.upstream_request(e, e.model), route, router.route_settings().text);
   if (!query) return std::nullopt;
   return CacheTicket{cache, std::move(*query), threshold, ttl, {}, false};
 }

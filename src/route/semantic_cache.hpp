@@ -11,6 +11,7 @@
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/route/router.hpp"
 #include "route/cache_index.hpp"
+#include "route/cache_query.hpp"
 #include "route/cached_answer.hpp"
 #include "route/redis_link.hpp"
 
@@ -29,20 +30,6 @@
 #include <vector>
 
 namespace mcpclass::route {
-
-/// What a cached answer is found by.
-struct CacheQuery {
-  std::string scope;  ///< hash of the model, the system messages and the other parameters
-  std::string exact;  ///< hash of `scope` and `text`
-  std::string text;   ///< the user's query
-  std::vector<float> embedding;  ///< filled by lookup() when an encoder is configured
-  double encode_ms = 0;          ///< the encoder's own time in lookup() (Server-Timing)
-};
-
-/// The query of a routed request, or nullopt when its answer is not cached: a later turn of a
-/// conversation (assistant or tool messages, several user messages), `n` > 1, no user text.
-std::optional<CacheQuery> cache_query(const boost::json::object& body, const std::string& model,
-                                      config::RouteText text);
 
 class SemanticCache {
  public:
@@ -137,10 +124,10 @@ struct CacheTicket {
 };
 
 /// The ticket of a routed evaluation when `cache` is on for its decision (the decision's
-/// `semantic-cache` plugin) and the request is cacheable, else nullopt.
+/// `semantic-cache` plugin) and the request is cacheable, else nullopt. Its scope is read from
+/// the request as `router` writes it for the evaluation's model, and the decision's header
+/// mutations.
 std::optional<CacheTicket> open_ticket(const std::shared_ptr<SemanticCache>& cache,
-                                       const RouteEvaluation& evaluation,
-                                       const routing::RouterSettings& routing,
-                                       config::RouteText text);
+                                       const RouteEvaluation& evaluation, const Router& router);
 
 }  // namespace mcpclass::route

@@ -381,3 +381,91 @@ def test_an_instance_started_later_loads_the_stored_answers(tmp_path, upstream):
 
 def r_post(router, text):
     return router.post(ask(text))
+
+
+# --- Issue 47: what an answer is reused for ----------------------------------------------------
+
+def with_image(text, url):
+    return {"model": "auto", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": url}}]}]}
+
+
+def test_a_user_messages_images_are_part_of_the_scope(tmp_path, upstream):  # noqa: F811
+    # Two users, the same words, different images: each gets an answer about their own image.
+    r = start(tmp_path, upstream, encoder=False)
+    try:
+        q = "What is in this image? Answer in one word."
+        cat, dog = "data:image/png;base64,Y2F0", "data:image/png;base64,ZG9n"
+        assert r.post(with_image(q, cat))[0] == 200
+        status, h, _ = r.post(with_image(q, dog))
+        assert status == 200 and "x-vsr-cache-hit" not in h
+        assert calls(upstream) == 2
+        assert r.post(with_image(q, cat))[1]["x-vsr-cache-hit"] == "true"
+        assert r.post(with_image(q, dog))[1]["x-vsr-cache-hit"] == "true"
+        assert "x-vsr-cache-hit" not in r.post(ask(q))[1]  # the words alone, no image
+        assert calls(upstream) == 3
+    finally:
+        assert r.stop() == 0
+
+
+def decision_config(url, plugins="", model_ref="{model: m-vllm, use_reasoning: false}"):
+    return categories_without_routing() + textwrap.dedent(f"""\
+        routing:
+          default_model: m-none
+          signals:
+            keywords: [{{name: kw, operator: OR, keywords: [alpha]}}]
+          decisions:
+            - name: d
+              rules: {{type: keyword, name: kw}}
+              modelRefs: [{model_ref}]
+              plugins: [{plugins}]
+        """) + models_yaml(url).replace("  models:\n", "  semantic_cache: {}\n  models:\n", 1)
+
+
+def reload_to(r, text, probe):
+    """Writes `text` as the configuration, reloads, and waits until a fresh request's upstream
+    record satisfies `probe` (each poll asks a question of its own, so that none is cached)."""
+    import signal
+    (r.path).write_text(text)
+    r.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 20
+    for i in range(1000):
+        assert time.monotonic() < deadline, "the reload did not take"
+        before = len(r.upstream.records())
+        assert r.post(ask(f"alpha probe {time.monotonic()} {i}"))[0] == 200
+        records = r.upstream.records()
+        if len(records) > before and probe(records[-1]):
+            return
+        time.sleep(0.2)
+
+
+def test_a_decisions_rewrites_are_part_of_the_scope(tmp_path, upstream):  # noqa: F811
+    # The same question under the same decision and model, after a reload changed what the
+    # decision sends upstream (the reasoning switch, the LoRA adapter, a header): a miss each
+    # time, as the answer may differ. The cache itself survives these reloads.
+    r = RouteWith(tmp_path, decision_config(upstream.url))
+    r.path, r.upstream = tmp_path / "router.yaml", upstream
+    try:
+        q = ask("alpha: explain recursion")
+        assert r.post(q)[0] == 200
+        assert r.post(q)[1]["x-vsr-cache-hit"] == "true"
+        steps = [
+            (decision_config(upstream.url, model_ref="{model: m-vllm, use_reasoning: true}"),
+             lambda rec: rec["body"]["chat_template_kwargs"]["enable_thinking"] is True),
+            (decision_config(upstream.url,
+                             model_ref="{model: m-vllm, use_reasoning: true, lora_name: tutor}"),
+             lambda rec: rec["body"]["model"] == "tutor"),
+            (decision_config(upstream.url,
+                             model_ref="{model: m-vllm, use_reasoning: true, lora_name: tutor}",
+                             plugins="{type: header_mutation, configuration: "
+                                     "{add: [{name: X-Tier, value: gold}]}}"),
+             lambda rec: rec["headers"].get("x-tier") == "gold"),
+        ]
+        for text, probe in steps:
+            reload_to(r, text, probe)
+            status, h, _ = r.post(q)
+            assert status == 200 and "x-vsr-cache-hit" not in h, text
+            assert probe(upstream.records()[-1])
+            assert r.post(q)[1]["x-vsr-cache-hit"] == "true"  # and is stored for its own scope
+    finally:
+        assert r.stop() == 0

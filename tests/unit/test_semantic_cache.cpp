@@ -1,6 +1,6 @@
 // route::SemanticCache without an encoder (the exact path), its nearest-neighbour index, and
 // the answers it keeps: bounds by bytes and entries (LRU), TTL, what is not stored, the scope
-// of a query (model, system prompt, parameters), SSE and JSON answers in and out.
+// of a query (model, system prompt, parameters, images), SSE and JSON answers in and out.
 #include "route/cache_index.hpp"
 #include "route/cached_answer.hpp"
 #include "route/semantic_cache.hpp"
@@ -183,4 +183,26 @@ TEST_CASE("cache index: nearest live ids, removals skipped, stale after many rem
   churn.clear();
   CHECK_FALSE(churn.stale());
   CHECK(churn.search(unit(0.0), 1).empty());
+}
+
+TEST_CASE("semantic cache: a user message's images are part of the scope") {
+  auto with_image = [](const std::string& url) {
+    json::array content{
+        json::object{{"type", "text"}, {"text", "What is in this image?"}},
+        json::object{{"type", "image_url"}, {"image_url", json::object{{"url", url}}}}};
+    json::array messages{json::object{{"role", "user"}, {"content", content}}};
+    auto q = cache_query(json::object{{"messages", messages}}, "m",
+                         mcpclass::config::RouteText::last_user);
+    REQUIRE(q);
+    return *q;
+  };
+  auto a = with_image("https://example.com/cat.png");
+  auto b = with_image("https://example.com/dog.png");
+  CHECK(a.text == b.text);
+  CHECK(a.scope != b.scope);
+  CHECK(a.exact != b.exact);
+  SemanticCache cache(bounded(1 << 20), nullptr);
+  CHECK(cache.store(a, {"up", "a cat", "stop"}, 60s));
+  CHECK_FALSE(cache.lookup(b, 0.8));
+  CHECK(cache.lookup(a, 0.8));
 }

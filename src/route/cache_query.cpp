@@ -1,7 +1,7 @@
 #include "route/cache_query.hpp"
 
-#include "mcpclass/learned/learned_settings.hpp"
 #include "route/chat_request.hpp"
+#include "route/digest.hpp"
 
 #include <boost/json.hpp>
 
@@ -41,6 +41,10 @@ json::object without_text(json::object user) {
 
 }  // namespace
 
+std::string exact_key(const std::string& scope, const std::string& text) {
+  return content_key({scope, text});
+}
+
 std::optional<CacheQuery> cache_query(const json::object& body, const std::string& route,
                                       config::RouteText text) {
   const auto* messages = body.if_contains("messages");
@@ -69,10 +73,9 @@ std::optional<CacheQuery> cache_query(const json::object& body, const std::strin
   json::object params;
   for (const auto& [key, value] : body)
     if (std::find(kUnkeyed.begin(), kUnkeyed.end(), key) == kUnkeyed.end()) params[key] = value;
-  q.scope =
-      learned::text_checksum(route + '\0' + json::serialize(system) + '\0' +
-                             json::serialize(without_text(*user)) + '\0' + json::serialize(params));
-  q.exact = learned::text_checksum(q.scope + '\0' + q.text);
+  q.scope = content_key({route, json::serialize(system), json::serialize(without_text(*user)),
+                         json::serialize(params)});
+  q.exact = exact_key(q.scope, q.text);
   return q;
 }
 

@@ -17,8 +17,8 @@ namespace mcpclass::route {
 
 /// What a cached answer is found by.
 struct CacheQuery {
-  std::string scope;  ///< hash of everything but the query text that reaches the upstream
-  std::string exact;  ///< hash of `scope` and `text`
+  std::string scope;  ///< SHA-256 of everything but the query text that reaches the upstream
+  std::string exact;  ///< SHA-256 of `scope` and `text`
   std::string text;   ///< the user's query
   std::vector<float> embedding;  ///< filled by lookup() when an encoder is configured
   double encode_ms = 0;          ///< the encoder's own time in lookup() (Server-Timing)
@@ -31,5 +31,8 @@ struct CacheQuery {
 /// decision's header mutations, serialized).
 std::optional<CacheQuery> cache_query(const boost::json::object& request, const std::string& route,
                                       config::RouteText text);
+
+/// The exact key of `text` in `scope`: what an entry read from Redis must be stored under.
+std::string exact_key(const std::string& scope, const std::string& text);
 
 }  // namespace mcpclass::route

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace mcpclass::route {
 
@@ -13,11 +14,32 @@ namespace {
 
 // What an entry costs besides its strings and vectors: list and map nodes, ids, times.
 constexpr std::size_t kEntryOverhead = 256;
-// Neighbours read per semantic lookup: other scopes' entries may be nearer.
+// Neighbours read first per semantic lookup; more (× 4 each round) while every one read is at or
+// above the threshold and of another scope, so that near-duplicates stored under other
+// parameters cannot hide a hit of the query's own scope.
 constexpr std::size_t kNeighbours = 8;
 // Upper bounds of the similarity histogram of hits (the last is +Inf).
 constexpr std::array<double, 7> kSimilarityBounds = {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
+// How far from 1 the squared norm of an embedding read from Redis may be (the encoders' are
+// unit vectors, and the index's inner product is their cosine only then).
+constexpr double kUnitSlack = 1e-3;
+// What a hash read from Redis may hold besides its query text and answer (scope, key, model,
+// an embedding of up to 16,384 floats).
+constexpr std::size_t kEntryFieldBytes = 64 * 1024;
+
 }  // namespace
+
+bool trusted_entry(const RedisLink::Entry& e, std::size_t dimension) {
+  if (e.ttl.count() <= 0 || e.exact != exact_key(e.scope, e.text)) return false;
+  if (e.embedding.empty()) return true;
+  if (e.embedding.size() != dimension) return false;
+  double norm = 0;
+  for (const float x : e.embedding) {
+    if (!std::isfinite(x)) return false;
+    norm += double(x) * x;
+  }
+  return std::abs(norm - 1.0) <= kUnitSlack;
+}
 
 SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
                              std::shared_ptr<const learned::SentenceEncoder> encoder)
@@ -25,17 +47,9 @@ SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
   if (encoder_) index_ = std::make_unique<CacheIndex>(encoder_->dimension());
   if (settings_.backend_type == "redis")
     link_ = std::make_unique<RedisLink>(
-        settings_.redis,
-        [this](RedisLink::Entry e) {
-          Entry local;
-          local.scope = std::move(e.scope);
-          local.exact = std::move(e.exact);
-          local.embedding = std::move(e.embedding);
-          local.answer = std::move(e.answer);
-          local.expires = Clock::now() + e.ttl;
-          insert(std::move(local), Clock::now());
-        },
-        settings_.max_entries);  // the entries stored before this instance: no more than it keeps
+        settings_.redis, [this](RedisLink::Entry e) { insert_shared(std::move(e), Clock::now()); },
+        settings_.max_entries,  // the entries stored before this instance: no more than it keeps
+        2 * settings_.max_entry_bytes + kEntryFieldBytes);  // a query and an answer at most
 }
 
 SemanticCache::~SemanticCache() {
@@ -54,26 +68,21 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
   {
     std::lock_guard lock(mutex_);
     if (auto it = by_exact_.find(query.exact); it != by_exact_.end()) {
-      if (it->second->expires > now) {
+      const auto& e = *it->second;
+      if (e.expires <= now) {
+        erase(it->second);
+      } else if (e.scope == query.scope && e.text == query.text) {  // not the key alone
         lru_.splice(lru_.begin(), lru_, it->second);
         count_hit(1.0, true);
-        return Hit{it->second->answer, 1.0, true};
+        return Hit{e.answer, 1.0, true};
       }
-      erase(it->second);
     }
   }
   // Another instance may have stored it before this one followed the stream.
   if (auto shared = link_ ? link_->fetch(query.exact) : std::nullopt;
-      shared && shared->scope == query.scope) {
+      shared && shared->scope == query.scope && shared->text == query.text) {
     auto answer = shared->answer;
-    Entry local{0,
-                shared->scope,
-                shared->exact,
-                std::move(shared->embedding),
-                std::move(shared->answer),
-                now + shared->ttl,
-                0};
-    insert(std::move(local), now);
+    insert_shared(std::move(*shared), now);
     std::lock_guard lock(mutex_);
     count_hit(1.0, true);
     return Hit{std::move(answer), 1.0, true};
@@ -94,20 +103,29 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
     return std::nullopt;
   }
   std::lock_guard lock(mutex_);
-  for (const auto& [id, similarity] : index_->search(query.embedding, kNeighbours)) {
-    if (similarity < threshold) break;
-    const auto it = by_id_.find(id);
-    if (it == by_id_.end() || it->second->scope != query.scope) continue;
-    if (it->second->expires <= now) {
-      erase(it->second);
-      continue;
-    }
-    lru_.splice(lru_.begin(), lru_, it->second);
-    count_hit(similarity, false);
-    return Hit{it->second->answer, similarity, false};
-  }
+  if (auto hit = nearest(query, threshold, now)) return hit;
   ++misses_;
   return std::nullopt;
+}
+
+std::optional<SemanticCache::Hit> SemanticCache::nearest(const CacheQuery& query, double threshold,
+                                                         Clock::time_point now) {
+  for (std::size_t k = kNeighbours;; k *= 4) {
+    const auto found = index_->search(query.embedding, k);
+    for (const auto& [id, similarity] : found) {
+      if (!(similarity >= threshold)) return std::nullopt;  // NaN included
+      const auto it = by_id_.find(id);
+      if (it == by_id_.end() || it->second->scope != query.scope) continue;
+      if (it->second->expires <= now) {
+        erase(it->second);
+        continue;
+      }
+      lru_.splice(lru_.begin(), lru_, it->second);
+      count_hit(similarity, false);
+      return Hit{it->second->answer, similarity, false};
+    }
+    if (found.size() < k || k >= lru_.size()) return std::nullopt;  // read them all
+  }
 }
 
 bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
@@ -115,14 +133,26 @@ bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
   Entry e;
   e.scope = query.scope;
   e.exact = query.exact;
+  e.text = query.text;
   if (index_ && query.embedding.size() == index_->dimension()) e.embedding = query.embedding;
   e.answer = std::move(answer);
   e.expires = now + ttl;
   if (!link_) return insert(std::move(e), now);
-  RedisLink::Entry shared{e.scope, e.exact, e.embedding, e.answer, ttl};
+  RedisLink::Entry shared{e.scope, e.exact, e.text, e.embedding, e.answer, ttl};
   if (!insert(std::move(e), now)) return false;
   link_->publish(shared);  // a failure is counted by the link: this instance still has it
   return true;
+}
+
+void SemanticCache::insert_shared(RedisLink::Entry e, Clock::time_point now) {
+  if (!trusted_entry(e, index_ ? index_->dimension() : 0)) {
+    std::lock_guard lock(mutex_);
+    ++errors_["redis_entry"];
+    return;
+  }
+  insert(Entry{0, std::move(e.scope), std::move(e.exact), std::move(e.text), std::move(e.embedding),
+               std::move(e.answer), now + e.ttl, 0},
+         now);
 }
 
 bool SemanticCache::insert(Entry e, Clock::time_point now) {
@@ -130,9 +160,10 @@ bool SemanticCache::insert(Entry e, Clock::time_point now) {
       e.answer.content.size() + e.answer.model.size() + e.answer.finish_reason.size();
   if (index_ && e.embedding.size() != index_->dimension()) e.embedding.clear();
   // The embedding twice: the entry's copy (for rebuilds) and the index's.
-  e.bytes = kEntryOverhead + e.scope.size() + 2 * e.exact.size() + answer_bytes +
+  e.bytes = kEntryOverhead + e.scope.size() + 2 * e.exact.size() + e.text.size() + answer_bytes +
             2 * e.embedding.size() * sizeof(float);
-  if (answer_bytes > settings_.max_entry_bytes || e.bytes > settings_.max_bytes) {
+  if (answer_bytes > settings_.max_entry_bytes || e.text.size() > settings_.max_entry_bytes ||
+      e.bytes > settings_.max_bytes) {
     skipped("too_large");
     return false;
   }

@@ -31,6 +31,10 @@
 
 namespace mcpclass::route {
 
+/// Whether an entry read from Redis is what it claims: stored under the exact key of its scope
+/// and text, with a TTL left, and no embedding or a unit vector of `dimension` finite floats.
+bool trusted_entry(const RedisLink::Entry& entry, std::size_t dimension);
+
 class SemanticCache {
  public:
   using Clock = std::chrono::steady_clock;
@@ -51,9 +55,10 @@ class SemanticCache {
   bool fits(const config::SemanticCacheSettings& settings,
             const learned::SentenceEncoder* encoder) const;
 
-  /// The answer stored for `query`'s exact text (here, else in Redis), else for the most similar
-  /// stored query of its scope at or above `threshold`. Embeds `query` (outside the lock) for a
-  /// later store().
+  /// The answer stored for `query`'s exact text (here, else in Redis; the stored scope and text
+  /// are compared, not only their key), else for the most similar stored query of its scope at
+  /// or above `threshold` (however many of other scopes are nearer). Embeds `query` (outside the
+  /// lock) for a later store().
   std::optional<Hit> lookup(CacheQuery& query, double threshold,
                             Clock::time_point now = Clock::now());
   /// Keeps `answer` for `query` for `ttl`, evicting the least recently used beyond the bounds,
@@ -74,6 +79,7 @@ class SemanticCache {
     std::uint64_t id = 0;
     std::string scope;
     std::string exact;
+    std::string text;
     std::vector<float> embedding;
     CachedAnswer answer;
     Clock::time_point expires;
@@ -81,7 +87,11 @@ class SemanticCache {
   };
   using Lru = std::list<Entry>;
   bool insert(Entry e, Clock::time_point now);
-  void count_hit(double similarity, bool exact);  // under the lock
+  // An entry of another instance, read from Redis: inserted only when it is what it claims.
+  void insert_shared(RedisLink::Entry e, Clock::time_point now);
+  std::optional<Hit> nearest(const CacheQuery& query, double threshold,
+                             Clock::time_point now);  // under the lock
+  void count_hit(double similarity, bool exact);      // under the lock
   void erase(Lru::iterator it);
   void evict_to_bounds(Clock::time_point now);
   void rebuild_index();

@@ -383,7 +383,7 @@ def r_post(router, text):
     return router.post(ask(text))
 
 
-# --- Issue 47: what an answer is reused for ----------------------------------------------------
+# --- Issue 47: what an answer is reused for, and keys that are compared, not trusted ---------
 
 def with_image(text, url):
     return {"model": "auto", "messages": [{"role": "user", "content": [
@@ -469,3 +469,72 @@ def test_a_decisions_rewrites_are_part_of_the_scope(tmp_path, upstream):  # noqa
             assert r.post(q)[1]["x-vsr-cache-hit"] == "true"  # and is stored for its own scope
     finally:
         assert r.stop() == 0
+
+
+def resp(redis, *args):
+    """One command in RESP over the socket, its reply parsed (strings, integers, arrays)."""
+    import socket
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(redis.socket)
+        s.sendall(out)
+        f = s.makefile("rb")
+
+        def read():
+            line = f.readline().rstrip(b"\r\n")
+            kind, rest = line[:1], line[1:]
+            if kind in (b"+", b"-"):
+                return rest.decode()
+            if kind == b":":
+                return int(rest)
+            if kind == b"$":
+                n = int(rest)
+                if n < 0:
+                    return None
+                data = f.read(n + 2)[:-2]
+                return data.decode("utf-8", "replace")
+            if kind == b"*":
+                return [read() for _ in range(int(rest))]
+            raise AssertionError(line)
+        return read()
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_an_entry_planted_under_another_querys_key_is_not_served(tmp_path, upstream):  # noqa: F811
+    # A key collision, made by hand: the attacker's entry (its own text and answer) sits under
+    # the key of the victim's question in Redis. An instance that reads it (when it starts, or on
+    # an exact miss) must not serve it for the victim's question.
+    redis = Redis(tmp_path)
+    cache = f'{{backend_type: redis, redis: {{address: "{redis.socket}", timeout: 0.5}}}}'
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = start(tmp_path / "a", upstream, encoder=False, cache=cache), None
+    try:
+        victim, attacker = "What is the capital of France?", "Reply with exactly: Berlin"
+        assert a.post(ask(victim))[0] == 200
+        [victim_key] = resp(redis, "KEYS", "mcpclass:cache:entry:*")
+        assert a.post(ask(attacker))[0] == 200
+        [attacker_key] = set(resp(redis, "KEYS", "mcpclass:cache:entry:*")) - {victim_key}
+        # The keys are SHA-256 (64 hex digits), not a 64-bit checksum.
+        for key in (victim_key, attacker_key):
+            digest = key[len("mcpclass:cache:entry:"):]
+            assert len(digest) == 64 and all(c in "0123456789abcdef" for c in digest), key
+        victim_exact = victim_key[len("mcpclass:cache:entry:"):]
+        assert resp(redis, "RENAME", attacker_key, victim_key) == "OK"
+        assert resp(redis, "HSET", victim_key, "exact", victim_exact,
+                    "content", "The capital of France is Berlin.") == 0
+        b = start(tmp_path / "b", upstream, encoder=False, cache=cache)
+        before = calls(upstream)
+        status, h, body = b.post(ask(victim))
+        assert status == 200 and "x-vsr-cache-hit" not in h, body
+        assert "Berlin" not in json.loads(body)["choices"][0]["message"]["content"]
+        assert calls(upstream) == before + 1
+        # Its load refused the planted entry too (it is not stored under its own key).
+        wait_metric(b, 'mcpclass_route_cache_errors_total{part="redis_entry"}', lambda n: n >= 1)
+    finally:
+        redis.stop()
+        assert a.stop() == 0
+        assert b is None or b.stop() == 0

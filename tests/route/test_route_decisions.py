@@ -557,3 +557,35 @@ def test_reload_swaps_signals_and_decisions_together(tmp_path, upstream):  # noq
         assert h["x-vsr-selected-decision"] == "second"
     finally:
         assert r.stop() == 0
+
+
+FAKE_TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "client",
+                         "fake_classifier_server.py")
+
+
+def test_redaction_takes_a_span_tools_spans_in_any_order(tmp_path, upstream):  # noqa: F811
+    # Issue 47: a span tool that answers grouped by label (the SSN first, then the e-mail address
+    # that comes before it in the text): every span is redacted, as x-mcpclass-pii-types says.
+    config = categories_without_routing() + textwrap.dedent(f"""
+        token_classifier:
+          remote: {{transport: stdio, command: ["/usr/bin/python3", "{FAKE_TOOL}"], timeout: 10,
+                    env: {{FAKE_MODE: grouped}}}}
+        routing:
+          default_model: m-none
+          signals:
+            pii: [{{name: tool_pii, source: model, threshold: 0.5}}]
+          decisions:
+            - name: private
+              rules: {{type: pii, name: tool_pii}}
+              modelRefs: [{{model: m-vllm}}]
+              plugins: [{{type: pii, configuration: {{action: redact, signal: tool_pii}}}}]
+        """) + models_yaml(upstream.url)
+    r = RouteWith(tmp_path, config)
+    try:
+        status, h, _ = r.post(ask("Mail john.smith@example.com, my SSN is 078-05-1120."))
+        assert status == 200 and h["x-vsr-selected-decision"] == "private"
+        assert h["x-mcpclass-pii-types"] == "EMAIL_ADDRESS,US_SSN"
+        forwarded = sent(upstream)["body"]["messages"][0]["content"]
+        assert forwarded == "Mail [EMAIL_ADDRESS], my SSN is [US_SSN].", forwarded
+    finally:
+        assert r.stop() == 0

@@ -374,9 +374,12 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       return respond_json(*fwd->response, 200, std::move(headers), json::serialize(e.to_json()));
     if (e.action == RouteEvaluation::Action::passthrough) {
       const auto& upstream_model = fwd->generation->table->find(e.model)->settings.upstream_model;
-      if (!upstream_model.empty() && upstream_model != e.model)
+      if (!e.forwarded.empty())  // route.passthrough_guard redacted it
+        fwd->raw = std::move(e.forwarded);
+      else if (!upstream_model.empty() && upstream_model != e.model)
         fwd->raw = replace_model(fwd->raw, upstream_model);
       metrics.routed("passthrough", e.model);
+      fwd->decision_headers = std::move(headers);  // route.passthrough_guard's, if any
       watch_cancel(fwd);
       return start(fwd, e.model);
     }

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <sstream>
 
@@ -132,6 +134,11 @@ void check_router(const Config& config, std::string_view models_key) {
                           fmt::format("'{}' is not a category", c));
   }
   if (!config.route) return;
+  if (const auto& guard = config.route->passthrough_guard;
+      !guard.empty() && std::none_of(router.decisions.begin(), router.decisions.end(),
+                                     [&](const auto& d) { return d.name == guard; }))
+    throw ConfigError("route.passthrough_guard",
+                      fmt::format("no decision is named '{}' (routing.decisions)", guard));
   for (std::size_t i = 0; i < router.decisions.size(); ++i) {
     const auto& refs = router.decisions[i].model_refs;
     for (std::size_t j = 0; j < refs.size(); ++j)

@@ -426,6 +426,7 @@ RouteSettings RouteSettings::read(const json::value& v, const std::string& path,
   }
   if (auto m = r.string("system_prompt"))
     s.system_prompt = parse_enum(*m, kPromptModes, r.path_of("system_prompt"));
+  if (auto g = r.string("passthrough_guard")) s.passthrough_guard = *g;
   if (auto n = r.integer("keep_alive_connections")) {
     if (*n < 0 || *n > 4096)
       strict::fail(r.path_of("keep_alive_connections"), "must be in [0, 4096]");
@@ -579,6 +580,7 @@ json::object RouteSettings::to_json() const {
   return {{"text", enum_name(text, kTexts)},
           {"routed_models", std::move(routed)},
           {"system_prompt", enum_name(system_prompt, kPromptModes)},
+          {"passthrough_guard", passthrough_guard},
           {"keep_alive_connections", keep_alive_connections},
           {"upstream_threads", upstream_threads},
           {"conversation",

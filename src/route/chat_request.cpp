@@ -28,19 +28,33 @@ bool is_text_part(std::string_view type, RequestApi api) {
   return type == "text";
 }
 
-// The one walk over a request's user turns that prompt_text() and rewrite_user_text() share:
-// visit(content) for the content of each user message of `api`'s list, in order. A Responses
-// `input` string is a user message's content; other items (tool calls, reasoning) have no role.
-template <class Object, class Visit>
-void for_each_user_content(Object& request, RequestApi api, Visit&& visit) {
+// The one walk over a request's turns that prompt_text() and the guards' walk share:
+// visit(content) for the content of each message of `api`'s list whose role `wanted(role)`, in
+// order. A Responses `input` string is a user message's content; other items (tool calls,
+// reasoning) have no role.
+template <class Object, class Wanted, class Visit>
+void for_each_content(Object& request, RequestApi api, Wanted&& wanted, Visit&& visit) {
   auto* list = request.if_contains(api == RequestApi::responses ? "input" : "messages");
   if (list == nullptr) return;
-  if (api == RequestApi::responses && list->is_string()) return visit(*list);
+  if (api == RequestApi::responses && list->is_string()) {
+    if (wanted("user")) visit(*list);
+    return;
+  }
   if (!list->is_array()) return;
   for (auto& m : list->get_array()) {
-    if (!has_role(m, "user")) continue;
-    if (auto* content = m.get_object().if_contains("content")) visit(*content);
+    auto* o = m.if_object();
+    const auto* role = o ? o->if_contains("role") : nullptr;
+    if (role == nullptr || !role->is_string() || !wanted(std::string_view(role->get_string())))
+      continue;
+    if (auto* content = o->if_contains("content")) visit(*content);
   }
+}
+
+template <class Object, class Visit>
+void for_each_user_content(Object& request, RequestApi api, Visit&& visit) {
+  for_each_content(
+      request, api, [](std::string_view role) { return role == "user"; },
+      std::forward<Visit>(visit));
 }
 
 // visit(text) for a content's text: the string, or each text part's `text` (images, audio,
@@ -247,20 +261,65 @@ std::string prompt_text(const json::object& request, config::RouteText mode, Req
   return out;
 }
 
-std::size_t rewrite_user_text(json::object& request,
-                              const std::function<std::string(std::string_view)>& rewrite,
-                              RequestApi api) {
+namespace {
+
+// visit(text) for every text a guard reads: each string content or text part of the user,
+// system and developer messages, Anthropic's `system` and the Responses `instructions`.
+template <class Object, class Visit>
+void for_each_guarded_text(Object& request, RequestApi api, Visit&& visit) {
+  for_each_content(
+      request, api,
+      [](std::string_view role) {
+        return role == "user" || role == "system" || role == "developer";
+      },
+      [&](auto& content) { for_each_text(content, api, visit); });
+  const char* top = api == RequestApi::messages    ? "system"
+                    : api == RequestApi::responses ? "instructions"
+                                                   : nullptr;
+  if (top == nullptr) return;
+  if (auto* value = request.if_contains(top)) for_each_text(*value, api, visit);
+}
+
+}  // namespace
+
+std::vector<std::string_view> guarded_texts(const json::object& request, RequestApi api) {
+  std::vector<std::string_view> out;
+  for_each_guarded_text(request, api,
+                        [&](const json::value& text) { out.push_back(text.get_string()); });
+  return out;
+}
+
+std::size_t rewrite_guarded_text(json::object& request,
+                                 const std::function<std::string(std::string_view)>& rewrite,
+                                 RequestApi api) {
   std::size_t changed = 0;
-  for_each_user_content(request, api, [&](json::value& content) {
-    for_each_text(content, api, [&](json::value& text) {
-      auto next = rewrite(text.get_string());
-      if (next != text.get_string()) {
-        text = std::move(next);
-        ++changed;
-      }
-    });
+  for_each_guarded_text(request, api, [&](json::value& text) {
+    auto next = rewrite(text.get_string());
+    if (next != text.get_string()) {
+      text = std::move(next);
+      ++changed;
+    }
   });
   return changed;
+}
+
+std::vector<std::string_view> text_pieces(std::string_view text, std::size_t size) {
+  std::vector<std::string_view> out;
+  if (size == 0 || text.size() <= size) {
+    out.push_back(text);
+    return out;
+  }
+  // Each piece repeats the end of the one before, so that what a cut splits is whole in one.
+  const std::size_t overlap = std::min<std::size_t>(size / 4, 1024);
+  for (std::size_t at = 0;;) {
+    const auto piece = utf8_prefix(text.substr(at), size);
+    out.push_back(piece);
+    if (at + piece.size() >= text.size()) return out;
+    // The next piece starts `overlap` bytes back, at a character boundary, and always advances.
+    std::size_t next = at + piece.size() - overlap;
+    while (next > at + 1 && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) --next;
+    at = std::max(next, at + 1);
+  }
 }
 
 void write_reasoning(json::object& request, const config::RouteUpstream& upstream,

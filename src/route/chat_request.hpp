@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mcpclass::route {
 
@@ -29,11 +30,21 @@ std::string prompt_text(const boost::json::object& request, config::RouteText mo
 void write_reasoning(boost::json::object& request, const config::RouteUpstream& upstream,
                      bool use_reasoning);
 
-/// Rewrites the text of every user message (a string content, or each text part, as
-/// prompt_text() reads them) with `rewrite`. Returns how many texts it changed.
-std::size_t rewrite_user_text(boost::json::object& request,
-                              const std::function<std::string(std::string_view)>& rewrite,
-                              RequestApi api = RequestApi::chat_completions);
+/// Every text of `request` a guard reads, whole: the string content or each text part (as
+/// prompt_text() reads them) of every user, system and developer message, Anthropic's `system`
+/// and the Responses `instructions`. Views into `request`.
+std::vector<std::string_view> guarded_texts(const boost::json::object& request,
+                                            RequestApi api = RequestApi::chat_completions);
+
+/// Rewrites each text guarded_texts() reads with `rewrite`. Returns how many texts it changed.
+std::size_t rewrite_guarded_text(boost::json::object& request,
+                                 const std::function<std::string(std::string_view)>& rewrite,
+                                 RequestApi api = RequestApi::chat_completions);
+
+/// `text` in pieces of at most `size` bytes, never cut inside a UTF-8 sequence, each repeating
+/// the last min(size / 4, 1024) bytes of the one before (a phrase the cut splits is whole in
+/// one of them); `text` itself when it fits (or `size` is 0).
+std::vector<std::string_view> text_pieces(std::string_view text, std::size_t size);
 
 /// Puts `prompt` (if not empty) in a system message as `mode` says. Returns whether the request
 /// changed (a system message inserted, or one whose content was not already `prompt` replaced).

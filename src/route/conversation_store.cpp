@@ -1,6 +1,6 @@
 #include "route/conversation_store.hpp"
 
-#include "mcpclass/learned/learned_settings.hpp"
+#include "route/digest.hpp"
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
@@ -27,25 +27,30 @@ std::string_view string_at(const json::object& o, std::string_view key) {
 }
 
 std::string shared_key(const std::string& key) {
-  return key.size() <= kMaxSharedKey ? key : "x:" + learned::text_checksum(key);
+  return key.size() <= kMaxSharedKey ? key : "x:" + content_key({key});
 }
 
 }  // namespace
 
-std::string shared_decision(const KeptDecision& d) {
-  return json::serialize(json::object{{"decision", d.decision},
+std::size_t shared_decision_bytes(std::string_view key) {
+  return kSharedDecisionBytes + 6 * key.size();  // each byte of the key escaped at worst
+}
+
+std::string shared_decision(std::string_view key, const KeptDecision& d) {
+  return json::serialize(json::object{{"key", key},
+                                      {"decision", d.decision},
                                       {"model", d.model},
                                       {"category", d.category},
                                       {"confidence", d.confidence},
                                       {"use_reasoning", d.use_reasoning}});
 }
 
-std::optional<KeptDecision> parse_shared_decision(std::string_view value) {
-  if (value.size() > kSharedDecisionBytes) return std::nullopt;
+std::optional<KeptDecision> parse_shared_decision(std::string_view value, std::string_view key) {
+  if (value.size() > shared_decision_bytes(key)) return std::nullopt;
   json::error_code ec;
   const auto v = json::parse(value, ec);
   const auto* o = ec ? nullptr : v.if_object();
-  if (o == nullptr) return std::nullopt;
+  if (o == nullptr || string_at(*o, "key") != key) return std::nullopt;
   const auto* decision = o->if_contains("decision");
   const auto* model = o->if_contains("model");
   const auto* category = o->if_contains("category");
@@ -82,7 +87,7 @@ std::string conversation_key(const json::object& request,
     if (role == "user") break;
   }
   if (prefix.empty()) return {};
-  return "p:" + learned::text_checksum(json::serialize(prefix));
+  return "p:" + content_key({json::serialize(prefix)});
 }
 
 void ConversationStore::share(const config::ConversationSettings& s) {
@@ -104,9 +109,9 @@ std::shared_ptr<RedisLink> ConversationStore::link() const {
 
 std::optional<KeptDecision> ConversationStore::find_shared(RedisLink& link,
                                                            const std::string& key) {
-  const auto value = link.get(shared_key(key), kSharedDecisionBytes);
+  const auto value = link.get(shared_key(key), shared_decision_bytes(key));
   std::optional<KeptDecision> kept;
-  if (value && !value->empty()) kept = parse_shared_decision(*value);
+  if (value && !value->empty()) kept = parse_shared_decision(*value, key);
   std::lock_guard lock(link_mutex_);
   if (!value)
     ++shared_failed_;
@@ -137,7 +142,7 @@ std::optional<KeptDecision> ConversationStore::find(const std::string& key, Cloc
 void ConversationStore::keep(const std::string& key, KeptDecision decision,
                              const config::ConversationSettings& s, Clock::time_point now) {
   // A failed put is counted by the link: this process still keeps the decision.
-  if (const auto l = link()) l->put(shared_key(key), shared_decision(decision), s.ttl);
+  if (const auto l = link()) l->put(shared_key(key), shared_decision(key, decision), s.ttl);
   std::lock_guard lock(mutex_);
   const std::size_t cost = entry_bytes(key, decision);
   if (auto it = index_.find(key); it != index_.end()) {

@@ -29,17 +29,20 @@ namespace mcpclass::route {
 
 /// The conversation a request belongs to: the first of `settings.key_headers` it carries
 /// (`header(name)` returns "" when absent), else its body's metadata.conversation_id or
-/// metadata.session_id, else a hash of its system messages and first user message. Empty when
-/// the request has none of them.
+/// metadata.session_id, else the SHA-256 of its system messages and first user message. Empty
+/// when the request has none of them.
 std::string conversation_key(const boost::json::object& request,
                              const config::ConversationSettings& settings,
                              const std::function<std::string_view(std::string_view)>& header);
 
-/// A kept decision as the fleet shares it (JSON, at most kSharedDecisionBytes), and back:
-/// nullopt for a value that is not one (too long, not JSON, a member missing or mistyped).
+/// A kept decision of conversation `key` as the fleet shares it (JSON, at most
+/// shared_decision_bytes(key)), and back: nullopt for a value that is not one (too long, not
+/// JSON, a member missing or mistyped) or that names another conversation (the Redis key of a
+/// long conversation key is its hash: the key itself is compared).
 inline constexpr std::size_t kSharedDecisionBytes = 4096;
-std::string shared_decision(const KeptDecision& decision);
-std::optional<KeptDecision> parse_shared_decision(std::string_view value);
+std::size_t shared_decision_bytes(std::string_view key);
+std::string shared_decision(std::string_view key, const KeptDecision& decision);
+std::optional<KeptDecision> parse_shared_decision(std::string_view value, std::string_view key);
 
 class ConversationStore {
  public:

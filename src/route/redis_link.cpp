@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <string_view>
@@ -19,8 +20,21 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kFirstBackoff{100};
 constexpr milliseconds kMaxBackoff{5000};
-constexpr milliseconds kBlock{500};            // XREAD BLOCK: how soon the reader sees a stop
-constexpr std::size_t kStreamLength = 100000;  // announcements kept (MAXLEN ~)
+constexpr milliseconds kBlock{500};             // XREAD BLOCK: how soon the reader sees a stop
+constexpr std::size_t kStreamLength = 100000;   // announcements kept (MAXLEN ~)
+constexpr std::string_view kReadCount = "256";  // announcements per XREAD: a bounded reply
+
+// An entry's fields, in the order the read script answers them.
+constexpr std::array<std::string_view, 7> kFields = {"scope",   "exact",  "text",     "model",
+                                                     "content", "finish", "embedding"};
+// Reads an entry only when its fields fit the bound (ARGV[1]), so that a hostile or corrupt hash
+// is never sent whole: {the fields (HMGET), the milliseconds left (PTTL)}, or -1 when too large.
+constexpr std::string_view kReadEntry = R"lua(
+local n = 0
+for i = 2, #ARGV do n = n + redis.call('HSTRLEN', KEYS[1], ARGV[i]) end
+if n > tonumber(ARGV[1]) then return -1 end
+return {redis.call('HMGET', KEYS[1], unpack(ARGV, 2)), redis.call('PTTL', KEYS[1])}
+)lua";
 
 timeval to_timeval(milliseconds ms) {
   return {static_cast<time_t>(ms.count() / 1000),
@@ -158,10 +172,12 @@ struct RedisLink::Connection {
   }
 };
 
-RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit)
+RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit,
+                     std::size_t max_entry_bytes)
     : settings_(std::move(settings)),
       on_entry_(std::move(on_entry)),
       load_limit_(load_limit),
+      max_entry_bytes_(max_entry_bytes),
       origin_(random_origin()),
       command_(std::make_unique<Connection>(settings_, settings_.timeout)),
       reader_(std::make_unique<Connection>(settings_, settings_.timeout + kBlock)) {
@@ -207,8 +223,8 @@ bool RedisLink::publish(const Entry& e) {
   const std::string length = std::to_string(kStreamLength);
   std::lock_guard lock(command_mutex_);
   const auto replies = command_->pipeline(
-      {{"HSET", key, "scope", e.scope, "exact", e.exact, "model", e.answer.model, "content",
-        e.answer.content, "finish", e.answer.finish_reason, "embedding", embedding},
+      {{"HSET", key, "scope", e.scope, "exact", e.exact, "text", e.text, "model", e.answer.model,
+        "content", e.answer.content, "finish", e.answer.finish_reason, "embedding", embedding},
        {"PEXPIRE", key, ttl},
        {"XADD", stream, "MAXLEN", "~", length, "*", "origin", origin_, "exact", e.exact}});
   const bool ok = replies.size() == 3 &&
@@ -224,35 +240,35 @@ std::optional<RedisLink::Entry> RedisLink::fetch(const std::string& exact) {
 
 std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::string& exact) {
   const std::string key = settings_.key_prefix + "entry:" + exact;
-  auto replies = c.pipeline({{"HGETALL", key}, {"PTTL", key}});
-  if (replies.size() != 2 || !replies[0] || !replies[1]) {
+  const auto bound = std::to_string(max_entry_bytes_);
+  Connection::Args args{"EVAL", kReadEntry, "1", key, bound};
+  args.insert(args.end(), kFields.begin(), kFields.end());
+  const auto r = c.command(args);
+  if (!r) {
     ++errors_;
     return std::nullopt;
   }
-  const auto& r = replies[0];
-  const auto& ttl = replies[1];
-  if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 || ttl->type != REDIS_REPLY_INTEGER ||
-      ttl->integer <= 0)
+  if (r->type == REDIS_REPLY_INTEGER) {  // larger than the bound: refused unread
+    ++errors_;
+    return std::nullopt;
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) return std::nullopt;
+  const auto* fields = r->element[0];
+  const auto* ttl = r->element[1];
+  if (fields->type != REDIS_REPLY_ARRAY || fields->elements != kFields.size() ||
+      ttl->type != REDIS_REPLY_INTEGER || ttl->integer <= 0)
     return std::nullopt;
   Entry e;
   e.ttl = milliseconds(ttl->integer);
-  for (std::size_t i = 0; i + 1 < r->elements; i += 2) {
-    const auto name = text(r->element[i]);
-    const auto value = text(r->element[i + 1]);
-    if (name == "scope")
-      e.scope = value;
-    else if (name == "exact")
-      e.exact = value;
-    else if (name == "model")
-      e.answer.model = value;
-    else if (name == "content")
-      e.answer.content = value;
-    else if (name == "finish")
-      e.answer.finish_reason = value;
-    else if (name == "embedding" && value.size() % sizeof(float) == 0) {
-      e.embedding.resize(value.size() / sizeof(float));
-      std::memcpy(e.embedding.data(), value.data(), value.size());
-    }
+  e.scope = text(fields->element[0]);
+  e.exact = text(fields->element[1]);
+  e.text = text(fields->element[2]);
+  e.answer.model = text(fields->element[3]);
+  e.answer.content = text(fields->element[4]);
+  e.answer.finish_reason = text(fields->element[5]);
+  if (const auto embedding = text(fields->element[6]); embedding.size() % sizeof(float) == 0) {
+    e.embedding.resize(embedding.size() / sizeof(float));
+    std::memcpy(e.embedding.data(), embedding.data(), embedding.size());
   }
   if (e.exact != exact || e.scope.empty() || e.answer.finish_reason.empty()) return std::nullopt;
   return e;
@@ -324,8 +340,8 @@ void RedisLink::read_stream() {
         continue;
       }
     }
-    auto r = reader_->command(
-        {"XREAD", "BLOCK", std::to_string(kBlock.count()), "STREAMS", stream, last});
+    auto r = reader_->command({"XREAD", "COUNT", kReadCount, "BLOCK",
+                               std::to_string(kBlock.count()), "STREAMS", stream, last});
     if (!r) {
       ++errors_;
       continue;

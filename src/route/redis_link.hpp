@@ -36,6 +36,7 @@ class RedisLink {
   struct Entry {
     std::string scope;
     std::string exact;
+    std::string text;  ///< the query, compared on every hit (the key alone is not trusted)
     std::vector<float> embedding;
     CachedAnswer answer;
     std::chrono::milliseconds ttl{0};  ///< what is left of it
@@ -44,8 +45,11 @@ class RedisLink {
 
   /// Starts the reader thread when `on_entry` is set (null: a plain key-value link, no
   /// thread); Redis need not be up yet. The reader first hands `on_entry` up to `load_limit`
-  /// entries already stored (SCAN), then the stream's announcements from that moment on.
-  RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit = 0);
+  /// entries already stored (SCAN), then the stream's announcements from that moment on. An
+  /// entry whose fields hold more than `max_entry_bytes` together is not read (nor counted
+  /// against memory: Redis checks the sizes before it sends anything).
+  RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit = 0,
+            std::size_t max_entry_bytes = 0);
   ~RedisLink();
   RedisLink(const RedisLink&) = delete;
   RedisLink& operator=(const RedisLink&) = delete;
@@ -75,6 +79,7 @@ class RedisLink {
   const config::RedisCacheSettings settings_;
   const OnEntry on_entry_;
   const std::size_t load_limit_;
+  const std::size_t max_entry_bytes_;
   const std::string origin_;  // this instance, so that it skips its own announcements
   std::atomic<std::uint64_t> errors_{0};
   std::atomic<std::uint64_t> loaded_{0};

@@ -374,9 +374,12 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       return respond_json(*fwd->response, 200, std::move(headers), json::serialize(e.to_json()));
     if (e.action == RouteEvaluation::Action::passthrough) {
       const auto& upstream_model = fwd->generation->table->find(e.model)->settings.upstream_model;
-      if (!upstream_model.empty() && upstream_model != e.model)
+      if (!e.forwarded.empty())  // route.passthrough_guard redacted it
+        fwd->raw = std::move(e.forwarded);
+      else if (!upstream_model.empty() && upstream_model != e.model)
         fwd->raw = replace_model(fwd->raw, upstream_model);
       metrics.routed("passthrough", e.model);
+      fwd->decision_headers = std::move(headers);  // route.passthrough_guard's, if any
       watch_cancel(fwd);
       return start(fwd, e.model);
     }
@@ -401,8 +404,7 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     // Answers are kept and replayed in the chat completions shapes only.
     if (fwd.api != RequestApi::chat_completions) return false;
     const auto& e = fwd.evaluation;
-    fwd.cache = open_ticket(fwd.generation->cache, e, fwd.generation->router->router_settings(),
-                            fwd.generation->router->route_settings().text);
+    fwd.cache = open_ticket(fwd.generation->cache, e, *fwd.generation->router);
     if (!fwd.cache) return false;
     const auto t0 = Clock::now();
     const auto hit = fwd.cache->cache->lookup(fwd.cache->query, fwd.cache->threshold);

@@ -55,6 +55,13 @@ const auto* find_named(const List& list, std::string_view name) {
   return name.empty() && !list.empty() ? &list.front() : nullptr;
 }
 
+// How the guards read a request's texts: in pieces of the classifier's text bound, with the
+// request's classify options (a remote jailbreak classifier passes the trace on).
+struct GuardReading {
+  std::size_t piece_bytes = 0;
+  classify::ClassifyOptions options;
+};
+
 }  // namespace
 
 struct Router::Impl {
@@ -135,16 +142,35 @@ struct Router::Impl {
     out.confidence = chosen.confidence;
   }
 
+  // `check` on the signals' own text (already evaluated), then on each piece of every text the
+  // guards read, each a text of its own to the signals, until it returns true. A guard that read
+  // only the classified text would pass what follows filler, an earlier turn or a system message.
+  template <class Check>
+  void each_guarded(routing::SignalEvaluation& ev, const RouteEvaluation& out,
+                    const GuardReading& reading, Check&& check) const {
+    if (check(ev)) return;
+    for (const auto text : guarded_texts(out.body, out.api))
+      for (const auto piece : text_pieces(text, reading.piece_bytes)) {
+        if (piece == ev.text()) continue;
+        routing::SignalEvaluation other(*signals, std::string(piece), reading.options);
+        if (check(other)) return;
+      }
+  }
+
   // The decision's guards; true when one blocks the request.
   bool guard(const routing::DecisionSettings& d, routing::SignalEvaluation& ev,
-             RouteEvaluation& out) const {
+             const GuardReading& reading, RouteEvaluation& out) const {
     const auto& sig = router.signals;
     if (d.jailbreak_enabled) {
       const auto* j = find_named(sig.jailbreak, d.jailbreak_signal);
       const double threshold = d.jailbreak_threshold ? *d.jailbreak_threshold
                                : j                   ? j->threshold
                                                      : 0.5;
-      const double score = ev.jailbreak_score(d.jailbreak_signal);
+      double score = 0;
+      each_guarded(ev, out, reading, [&](routing::SignalEvaluation& e) {
+        score = std::max(score, e.jailbreak_score(d.jailbreak_signal));
+        return score >= threshold;
+      });
       if (score >= threshold) {
         out.action = RouteEvaluation::Action::block;
         out.status = 400;
@@ -160,7 +186,12 @@ struct Router::Impl {
       }
     }
     if (d.pii_enabled) {
-      const auto found = ev.disallowed_pii(d.pii_signal, d.pii_allowed);
+      std::vector<routing::PiiMatch> found;
+      each_guarded(ev, out, reading, [&](routing::SignalEvaluation& e) {
+        const auto more = e.disallowed_pii(d.pii_signal, d.pii_allowed);
+        found.insert(found.end(), more.begin(), more.end());
+        return !found.empty() && d.pii_action == routing::PiiAction::block;
+      });
       if (!found.empty()) {
         std::set<std::string> types;
         for (const auto& m : found) types.insert(m.type);
@@ -184,12 +215,14 @@ struct Router::Impl {
     return false;
   }
 
-  // Every user message's disallowed PII replaced by its type, before it leaves the proxy.
+  // The disallowed PII of every text the guards read (each whole: the recognizers are linear
+  // and a token classifier reads long texts in windows) replaced by its type, before it leaves
+  // the proxy.
   void redact(const routing::DecisionSettings& d, RouteEvaluation& out) const {
     const auto* p = find_named(router.signals.pii, d.pii_signal);
     const auto source = p ? p->source : routing::PiiSource::builtin;
     const double threshold = p ? p->threshold : 0.0;
-    out.redactions += rewrite_user_text(
+    out.redactions += rewrite_guarded_text(
         out.body,
         [&](std::string_view text) {
           std::vector<routing::PiiMatch> spans;
@@ -200,6 +233,28 @@ struct Router::Impl {
           return spans.empty() ? std::string(text) : routing::redact(text, spans);
         },
         out.api);
+  }
+
+  // route.passthrough_guard: a request that names its model still meets that decision's
+  // jailbreak guard and PII policy; a redaction is forwarded re-serialized (the body changed).
+  void guard_passthrough(RouteEvaluation& e, const GuardReading& reading) const {
+    const auto* d = find_named(router.decisions, route.passthrough_guard);
+    if (d == nullptr) return;  // the configuration checks the name when it loads
+    routing::SignalEvaluation ev(
+        *signals,
+        std::string(utf8_prefix(prompt_text(e.body, route.text, e.api), reading.piece_bytes)),
+        reading.options);
+    const auto model = e.model;
+    if (guard(*d, ev, reading, e)) {
+      e.decision = d->name;
+      e.response_headers.emplace_back("x-vsr-response-path", "blocked");
+      return;
+    }
+    if (e.redactions == 0) return;
+    json::object body = e.body;
+    const auto& name = upstream(model)->upstream_model;
+    body["model"] = name.empty() ? model : name;
+    e.forwarded = json::serialize(body);
   }
 
   void by_decision(const routing::DecisionSettings& d, double confidence,
@@ -223,7 +278,8 @@ struct Router::Impl {
 
   // A later turn of a conversation: it stays on the kept decision unless it beats it by the
   // switch margin. Staying redoes the rewrite from the request as it came.
-  void conversation(const KeptDecision& kept, routing::SignalEvaluation& ev, json::object original,
+  void conversation(const KeptDecision& kept, routing::SignalEvaluation& ev,
+                    const GuardReading& reading, json::object original,
                     RouteEvaluation& out) const {
     if (out.model == kept.model && out.decision == kept.decision) {
       out.conversation = "same";
@@ -246,7 +302,7 @@ struct Router::Impl {
     stay.decisions = std::move(out.decisions);
     stay.response_headers = std::move(out.response_headers);
     if (d != nullptr) {
-      if (!guard(*d, ev, stay)) by_decision(*d, kept.confidence, stay);
+      if (!guard(*d, ev, reading, stay)) by_decision(*d, kept.confidence, stay);
     } else {
       category_route(kept, stay);  // the classifier's category chose it
     }
@@ -326,7 +382,12 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
                                  const KeptDecision* kept, RequestApi api,
                                  const classify::ClassifyOptions& classify_options) const {
   const auto& impl = *impl_;
-  if (auto e = impl.screen(request, api)) return std::move(*e);
+  const GuardReading reading{max_text_length, classify_options};
+  if (auto e = impl.screen(request, api)) {
+    if (e->action == RouteEvaluation::Action::passthrough && !impl.route.passthrough_guard.empty())
+      impl.guard_passthrough(*e, reading);
+    return std::move(*e);
+  }
 
   RouteEvaluation out;
   out.action = RouteEvaluation::Action::forward;
@@ -351,13 +412,13 @@ RouteEvaluation Router::evaluate(json::object request, std::size_t max_text_leng
   }
   if (choice.decision == nullptr) {
     impl.by_category(ev, out);
-  } else if (!impl.guard(*choice.decision, ev, out)) {
+  } else if (!impl.guard(*choice.decision, ev, reading, out)) {
     impl.by_decision(*choice.decision, choice.confidence, out);
   } else {
     out.decision = choice.decision->name;
   }
   if (kept != nullptr && out.action == RouteEvaluation::Action::forward)
-    impl.conversation(*kept, ev, std::move(original), out);
+    impl.conversation(*kept, ev, reading, std::move(original), out);
   // A domain signal ran the classifier: its category is reported too.
   if (out.category.empty() &&
       std::any_of(ev.reports().begin(), ev.reports().end(),
@@ -413,6 +474,12 @@ void Router::write_bodies(RouteEvaluation& out) const {
 
 std::string Router::upstream_body(const RouteEvaluation& evaluation,
                                   const std::string& model) const {
+  if (impl_->upstream(model) == nullptr) return {};
+  return json::serialize(upstream_request(evaluation, model));
+}
+
+json::object Router::upstream_request(const RouteEvaluation& evaluation,
+                                      const std::string& model) const {
   const auto* u = impl_->upstream(model);
   if (u == nullptr) return {};
   json::object out = evaluation.body;
@@ -428,7 +495,7 @@ std::string Router::upstream_body(const RouteEvaluation& evaluation,
   } else {
     write_reasoning(out, evaluation.api, *u, evaluation.use_reasoning);
   }
-  return json::serialize(out);
+  return out;
 }
 
 json::object RouteEvaluation::to_json() const {

@@ -1,12 +1,10 @@
 #include "route/semantic_cache.hpp"
 
-#include "mcpclass/learned/learned_settings.hpp"
-#include "route/chat_request.hpp"
-
 #include <fmt/format.h>
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace mcpclass::route {
 
@@ -16,52 +14,31 @@ namespace {
 
 // What an entry costs besides its strings and vectors: list and map nodes, ids, times.
 constexpr std::size_t kEntryOverhead = 256;
-// Neighbours read per semantic lookup: other scopes' entries may be nearer.
+// Neighbours read first per semantic lookup; more (× 4 each round) while every one read is at or
+// above the threshold and of another scope, so that near-duplicates stored under other
+// parameters cannot hide a hit of the query's own scope.
 constexpr std::size_t kNeighbours = 8;
 // Upper bounds of the similarity histogram of hits (the last is +Inf).
 constexpr std::array<double, 7> kSimilarityBounds = {0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99};
-// Body members that do not change the answer's text.
-constexpr std::array<std::string_view, 6> kUnkeyed = {"messages", "stream",   "stream_options",
-                                                      "user",     "metadata", "model"};
-
-std::string_view string_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-}
+// How far from 1 the squared norm of an embedding read from Redis may be (the encoders' are
+// unit vectors, and the index's inner product is their cosine only then).
+constexpr double kUnitSlack = 1e-3;
+// What a hash read from Redis may hold besides its query text and answer (scope, key, model,
+// an embedding of up to 16,384 floats).
+constexpr std::size_t kEntryFieldBytes = 64 * 1024;
 
 }  // namespace
 
-std::optional<CacheQuery> cache_query(const json::object& body, const std::string& model,
-                                      config::RouteText text) {
-  const auto* messages = body.if_contains("messages");
-  if (messages == nullptr || !messages->is_array()) return std::nullopt;
-  if (const auto* n = body.if_contains("n"); n && !(n->is_int64() && n->get_int64() == 1))
-    return std::nullopt;
-  json::array system;
-  std::size_t users = 0;
-  for (const auto& m : messages->get_array()) {
-    const auto* o = m.if_object();
-    if (o == nullptr) return std::nullopt;
-    const auto role = string_at(*o, "role");
-    if (role == "user") {
-      ++users;
-    } else if (role == "system" || role == "developer") {
-      system.push_back(*o);
-    } else {
-      return std::nullopt;  // a later turn: its answer depends on the turns before
-    }
+bool trusted_entry(const RedisLink::Entry& e, std::size_t dimension) {
+  if (e.ttl.count() <= 0 || e.exact != exact_key(e.scope, e.text)) return false;
+  if (e.embedding.empty()) return true;
+  if (e.embedding.size() != dimension) return false;
+  double norm = 0;
+  for (const float x : e.embedding) {
+    if (!std::isfinite(x)) return false;
+    norm += double(x) * x;
   }
-  if (users != 1) return std::nullopt;
-  CacheQuery q;
-  q.text = prompt_text(body, text);
-  if (q.text.empty()) return std::nullopt;
-  json::object params;
-  for (const auto& [key, value] : body)
-    if (std::find(kUnkeyed.begin(), kUnkeyed.end(), key) == kUnkeyed.end()) params[key] = value;
-  q.scope = learned::text_checksum(model + '\0' + json::serialize(system) + '\0' +
-                                   json::serialize(params));
-  q.exact = learned::text_checksum(q.scope + '\0' + q.text);
-  return q;
+  return std::abs(norm - 1.0) <= kUnitSlack;
 }
 
 SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
@@ -70,17 +47,9 @@ SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
   if (encoder_) index_ = std::make_unique<CacheIndex>(encoder_->dimension());
   if (settings_.backend_type == "redis")
     link_ = std::make_unique<RedisLink>(
-        settings_.redis,
-        [this](RedisLink::Entry e) {
-          Entry local;
-          local.scope = std::move(e.scope);
-          local.exact = std::move(e.exact);
-          local.embedding = std::move(e.embedding);
-          local.answer = std::move(e.answer);
-          local.expires = Clock::now() + e.ttl;
-          insert(std::move(local), Clock::now());
-        },
-        settings_.max_entries);  // the entries stored before this instance: no more than it keeps
+        settings_.redis, [this](RedisLink::Entry e) { insert_shared(std::move(e), Clock::now()); },
+        settings_.max_entries,  // the entries stored before this instance: no more than it keeps
+        2 * settings_.max_entry_bytes + kEntryFieldBytes);  // a query and an answer at most
 }
 
 SemanticCache::~SemanticCache() {
@@ -99,26 +68,21 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
   {
     std::lock_guard lock(mutex_);
     if (auto it = by_exact_.find(query.exact); it != by_exact_.end()) {
-      if (it->second->expires > now) {
+      const auto& e = *it->second;
+      if (e.expires <= now) {
+        erase(it->second);
+      } else if (e.scope == query.scope && e.text == query.text) {  // not the key alone
         lru_.splice(lru_.begin(), lru_, it->second);
         count_hit(1.0, true);
-        return Hit{it->second->answer, 1.0, true};
+        return Hit{e.answer, 1.0, true};
       }
-      erase(it->second);
     }
   }
   // Another instance may have stored it before this one followed the stream.
   if (auto shared = link_ ? link_->fetch(query.exact) : std::nullopt;
-      shared && shared->scope == query.scope) {
+      shared && shared->scope == query.scope && shared->text == query.text) {
     auto answer = shared->answer;
-    Entry local{0,
-                shared->scope,
-                shared->exact,
-                std::move(shared->embedding),
-                std::move(shared->answer),
-                now + shared->ttl,
-                0};
-    insert(std::move(local), now);
+    insert_shared(std::move(*shared), now);
     std::lock_guard lock(mutex_);
     count_hit(1.0, true);
     return Hit{std::move(answer), 1.0, true};
@@ -139,20 +103,29 @@ std::optional<SemanticCache::Hit> SemanticCache::lookup(CacheQuery& query, doubl
     return std::nullopt;
   }
   std::lock_guard lock(mutex_);
-  for (const auto& [id, similarity] : index_->search(query.embedding, kNeighbours)) {
-    if (similarity < threshold) break;
-    const auto it = by_id_.find(id);
-    if (it == by_id_.end() || it->second->scope != query.scope) continue;
-    if (it->second->expires <= now) {
-      erase(it->second);
-      continue;
-    }
-    lru_.splice(lru_.begin(), lru_, it->second);
-    count_hit(similarity, false);
-    return Hit{it->second->answer, similarity, false};
-  }
+  if (auto hit = nearest(query, threshold, now)) return hit;
   ++misses_;
   return std::nullopt;
+}
+
+std::optional<SemanticCache::Hit> SemanticCache::nearest(const CacheQuery& query, double threshold,
+                                                         Clock::time_point now) {
+  for (std::size_t k = kNeighbours;; k *= 4) {
+    const auto found = index_->search(query.embedding, k);
+    for (const auto& [id, similarity] : found) {
+      if (!(similarity >= threshold)) return std::nullopt;  // NaN included
+      const auto it = by_id_.find(id);
+      if (it == by_id_.end() || it->second->scope != query.scope) continue;
+      if (it->second->expires <= now) {
+        erase(it->second);
+        continue;
+      }
+      lru_.splice(lru_.begin(), lru_, it->second);
+      count_hit(similarity, false);
+      return Hit{it->second->answer, similarity, false};
+    }
+    if (found.size() < k || k >= lru_.size()) return std::nullopt;  // read them all
+  }
 }
 
 bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
@@ -160,14 +133,26 @@ bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
   Entry e;
   e.scope = query.scope;
   e.exact = query.exact;
+  e.text = query.text;
   if (index_ && query.embedding.size() == index_->dimension()) e.embedding = query.embedding;
   e.answer = std::move(answer);
   e.expires = now + ttl;
   if (!link_) return insert(std::move(e), now);
-  RedisLink::Entry shared{e.scope, e.exact, e.embedding, e.answer, ttl};
+  RedisLink::Entry shared{e.scope, e.exact, e.text, e.embedding, e.answer, ttl};
   if (!insert(std::move(e), now)) return false;
   link_->publish(shared);  // a failure is counted by the link: this instance still has it
   return true;
+}
+
+void SemanticCache::insert_shared(RedisLink::Entry e, Clock::time_point now) {
+  if (!trusted_entry(e, index_ ? index_->dimension() : 0)) {
+    std::lock_guard lock(mutex_);
+    ++errors_["redis_entry"];
+    return;
+  }
+  insert(Entry{0, std::move(e.scope), std::move(e.exact), std::move(e.text), std::move(e.embedding),
+               std::move(e.answer), now + e.ttl, 0},
+         now);
 }
 
 bool SemanticCache::insert(Entry e, Clock::time_point now) {
@@ -175,9 +160,10 @@ bool SemanticCache::insert(Entry e, Clock::time_point now) {
       e.answer.content.size() + e.answer.model.size() + e.answer.finish_reason.size();
   if (index_ && e.embedding.size() != index_->dimension()) e.embedding.clear();
   // The embedding twice: the entry's copy (for rebuilds) and the index's.
-  e.bytes = kEntryOverhead + e.scope.size() + 2 * e.exact.size() + answer_bytes +
+  e.bytes = kEntryOverhead + e.scope.size() + 2 * e.exact.size() + e.text.size() + answer_bytes +
             2 * e.embedding.size() * sizeof(float);
-  if (answer_bytes > settings_.max_entry_bytes || e.bytes > settings_.max_bytes) {
+  if (answer_bytes > settings_.max_entry_bytes || e.text.size() > settings_.max_entry_bytes ||
+      e.bytes > settings_.max_bytes) {
     skipped("too_large");
     return false;
   }
@@ -322,20 +308,23 @@ void CacheTicket::finish(unsigned status, std::string_view body) {
 }
 
 std::optional<CacheTicket> open_ticket(const std::shared_ptr<SemanticCache>& cache,
-                                       const RouteEvaluation& e,
-                                       const routing::RouterSettings& routing,
-                                       config::RouteText text) {
+                                       const RouteEvaluation& e, const Router& router) {
   if (!cache) return std::nullopt;
   const auto& s = cache->settings();
   double threshold = s.similarity_threshold;
   auto ttl = s.ttl;
-  for (const auto& d : routing.decisions) {
+  for (const auto& d : router.router_settings().decisions) {
     if (d.name != e.decision) continue;
     if (!d.cache_enabled) return std::nullopt;
     threshold = d.cache_similarity_threshold.value_or(threshold);
     ttl = d.cache_ttl.value_or(ttl);
   }
-  auto query = cache_query(e.body, e.model, text);
+  // Besides the body, the upstream gets the decision's header mutations.
+  json::array added, removed(e.upstream_headers_removed.begin(), e.upstream_headers_removed.end());
+  for (const auto& [name, value] : e.upstream_headers) added.push_back(json::array{name, value});
+  const auto route = json::serialize(json::array{json::value(e.model), added, removed});
+  auto query =
+      cache_query(router.upstream_request(e, e.model), route, router.route_settings().text);
   if (!query) return std::nullopt;
   return CacheTicket{cache, std::move(*query), threshold, ttl, {}, false};
 }

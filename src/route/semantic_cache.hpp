@@ -11,6 +11,7 @@
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/route/router.hpp"
 #include "route/cache_index.hpp"
+#include "route/cache_query.hpp"
 #include "route/cached_answer.hpp"
 #include "route/redis_link.hpp"
 
@@ -30,19 +31,9 @@
 
 namespace mcpclass::route {
 
-/// What a cached answer is found by.
-struct CacheQuery {
-  std::string scope;  ///< hash of the model, the system messages and the other parameters
-  std::string exact;  ///< hash of `scope` and `text`
-  std::string text;   ///< the user's query
-  std::vector<float> embedding;  ///< filled by lookup() when an encoder is configured
-  double encode_ms = 0;          ///< the encoder's own time in lookup() (Server-Timing)
-};
-
-/// The query of a routed request, or nullopt when its answer is not cached: a later turn of a
-/// conversation (assistant or tool messages, several user messages), `n` > 1, no user text.
-std::optional<CacheQuery> cache_query(const boost::json::object& body, const std::string& model,
-                                      config::RouteText text);
+/// Whether an entry read from Redis is what it claims: stored under the exact key of its scope
+/// and text, with a TTL left, and no embedding or a unit vector of `dimension` finite floats.
+bool trusted_entry(const RedisLink::Entry& entry, std::size_t dimension);
 
 class SemanticCache {
  public:
@@ -64,9 +55,10 @@ class SemanticCache {
   bool fits(const config::SemanticCacheSettings& settings,
             const learned::SentenceEncoder* encoder) const;
 
-  /// The answer stored for `query`'s exact text (here, else in Redis), else for the most similar
-  /// stored query of its scope at or above `threshold`. Embeds `query` (outside the lock) for a
-  /// later store().
+  /// The answer stored for `query`'s exact text (here, else in Redis; the stored scope and text
+  /// are compared, not only their key), else for the most similar stored query of its scope at
+  /// or above `threshold` (however many of other scopes are nearer). Embeds `query` (outside the
+  /// lock) for a later store().
   std::optional<Hit> lookup(CacheQuery& query, double threshold,
                             Clock::time_point now = Clock::now());
   /// Keeps `answer` for `query` for `ttl`, evicting the least recently used beyond the bounds,
@@ -87,6 +79,7 @@ class SemanticCache {
     std::uint64_t id = 0;
     std::string scope;
     std::string exact;
+    std::string text;
     std::vector<float> embedding;
     CachedAnswer answer;
     Clock::time_point expires;
@@ -94,7 +87,11 @@ class SemanticCache {
   };
   using Lru = std::list<Entry>;
   bool insert(Entry e, Clock::time_point now);
-  void count_hit(double similarity, bool exact);  // under the lock
+  // An entry of another instance, read from Redis: inserted only when it is what it claims.
+  void insert_shared(RedisLink::Entry e, Clock::time_point now);
+  std::optional<Hit> nearest(const CacheQuery& query, double threshold,
+                             Clock::time_point now);  // under the lock
+  void count_hit(double similarity, bool exact);      // under the lock
   void erase(Lru::iterator it);
   void evict_to_bounds(Clock::time_point now);
   void rebuild_index();
@@ -137,10 +134,10 @@ struct CacheTicket {
 };
 
 /// The ticket of a routed evaluation when `cache` is on for its decision (the decision's
-/// `semantic-cache` plugin) and the request is cacheable, else nullopt.
+/// `semantic-cache` plugin) and the request is cacheable, else nullopt. Its scope is read from
+/// the request as `router` writes it for the evaluation's model, and the decision's header
+/// mutations.
 std::optional<CacheTicket> open_ticket(const std::shared_ptr<SemanticCache>& cache,
-                                       const RouteEvaluation& evaluation,
-                                       const routing::RouterSettings& routing,
-                                       config::RouteText text);
+                                       const RouteEvaluation& evaluation, const Router& router);
 
 }  // namespace mcpclass::route

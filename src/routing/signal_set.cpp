@@ -28,16 +28,14 @@ std::string signal_path(std::string_view kind, std::size_t i) {
   return strict::index_path(strict::member_path("routing.signals", kind), i);
 }
 
-// The union of two span lists in text order; a span overlapping one already kept is dropped.
-std::vector<PiiMatch> merge_spans(std::vector<PiiMatch> a, const std::vector<PiiMatch>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  std::stable_sort(a.begin(), a.end(), [](const auto& x, const auto& y) {
+// Spans in text order, whatever order their source reported them in (a span tool may group
+// them by label). Overlaps are kept: the policy filters by type and score first, and redact()
+// merges what is left, so a span of an allowed type never shields one of another.
+std::vector<PiiMatch> in_text_order(std::vector<PiiMatch> spans) {
+  std::stable_sort(spans.begin(), spans.end(), [](const auto& x, const auto& y) {
     return x.begin != y.begin ? x.begin < y.begin : x.end > y.end;
   });
-  std::vector<PiiMatch> out;
-  for (auto& m : a)
-    if (out.empty() || m.begin >= out.back().end) out.push_back(std::move(m));
-  return out;
+  return spans;
 }
 
 // A token-classification model's labels are the PII types ("EMAIL_ADDRESS", or the BIO tags'
@@ -102,9 +100,13 @@ std::vector<PiiMatch> SignalSet::pii_spans(std::string_view text, PiiSource sour
     case PiiSource::builtin:
       return recognizers_->find(text);
     case PiiSource::model:
-      return model_spans(*models_.pii_model, text);
-    case PiiSource::both:
-      return merge_spans(recognizers_->find(text), model_spans(*models_.pii_model, text));
+      return in_text_order(model_spans(*models_.pii_model, text));
+    case PiiSource::both: {
+      auto spans = recognizers_->find(text);
+      const auto model = model_spans(*models_.pii_model, text);
+      spans.insert(spans.end(), model.begin(), model.end());
+      return in_text_order(std::move(spans));
+    }
   }
   return {};
 }

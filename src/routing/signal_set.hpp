@@ -47,7 +47,8 @@ class SignalSet {
   const SignalSettings& settings() const noexcept { return settings_; }
   const SignalModels& models() const noexcept { return models_; }
 
-  /// The PII spans of `text` from `source`, in text order, without overlaps.
+  /// The PII spans of `text` from `source`, in text order (spans of two sources, or of a model,
+  /// may overlap: routing::redact() merges them).
   std::vector<PiiMatch> pii_spans(std::string_view text, PiiSource source) const;
 
  private:

@@ -11,7 +11,9 @@ FAKE_MODE selects how classify_text misbehaves:
   changing   every list_categories call adds a category ("v1", "v2", ...); a text containing
              "notify" makes the server send notifications/tools/list_changed before answering
 detect_pii answers the transformers pipeline's span shape (code point offsets, no byte offsets):
-every "Zoë" of the text is a PERSON; FAKE_MODE badspans reports a span past the text's end.
+every "Zoë" of the text is a PERSON; FAKE_MODE badspans reports a span past the text's end;
+FAKE_MODE grouped reports US SSNs (ddd-dd-dddd) and e-mail addresses instead, grouped by label
+(every SSN first, then every address), as a span tool may order them.
 Only the standard library is used; one JSON-RPC message per line.
 """
 import json
@@ -72,7 +74,20 @@ def classify(req_id, text):
                          "use_reasoning": False, "probabilities": probs})
 
 
+def grouped_spans(text):
+    import re
+    spans = []
+    for label, pattern in [("US_SSN", r"\b\d{3}-\d{2}-\d{4}\b"), ("EMAIL_ADDRESS", r"[\w.]+@[\w.]+\w")]:
+        for m in re.finditer(pattern, text):
+            spans.append({"entity_group": label, "score": 0.99, "word": m.group(0),
+                          "start": m.start(), "end": m.end()})
+    return spans
+
+
 def detect_pii(req_id, text):
+    if MODE == "grouped":
+        text_result(req_id, {"spans": grouped_spans(text), "aggregation": "simple"})
+        return
     spans = []
     at = text.find("Zoë")
     while at >= 0:

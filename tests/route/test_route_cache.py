@@ -381,3 +381,160 @@ def test_an_instance_started_later_loads_the_stored_answers(tmp_path, upstream):
 
 def r_post(router, text):
     return router.post(ask(text))
+
+
+# --- Issue 47: what an answer is reused for, and keys that are compared, not trusted ---------
+
+def with_image(text, url):
+    return {"model": "auto", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": url}}]}]}
+
+
+def test_a_user_messages_images_are_part_of_the_scope(tmp_path, upstream):  # noqa: F811
+    # Two users, the same words, different images: each gets an answer about their own image.
+    r = start(tmp_path, upstream, encoder=False)
+    try:
+        q = "What is in this image? Answer in one word."
+        cat, dog = "data:image/png;base64,Y2F0", "data:image/png;base64,ZG9n"
+        assert r.post(with_image(q, cat))[0] == 200
+        status, h, _ = r.post(with_image(q, dog))
+        assert status == 200 and "x-vsr-cache-hit" not in h
+        assert calls(upstream) == 2
+        assert r.post(with_image(q, cat))[1]["x-vsr-cache-hit"] == "true"
+        assert r.post(with_image(q, dog))[1]["x-vsr-cache-hit"] == "true"
+        assert "x-vsr-cache-hit" not in r.post(ask(q))[1]  # the words alone, no image
+        assert calls(upstream) == 3
+    finally:
+        assert r.stop() == 0
+
+
+def decision_config(url, plugins="", model_ref="{model: m-vllm, use_reasoning: false}"):
+    return categories_without_routing() + textwrap.dedent(f"""\
+        routing:
+          default_model: m-none
+          signals:
+            keywords: [{{name: kw, operator: OR, keywords: [alpha]}}]
+          decisions:
+            - name: d
+              rules: {{type: keyword, name: kw}}
+              modelRefs: [{model_ref}]
+              plugins: [{plugins}]
+        """) + models_yaml(url).replace("  models:\n", "  semantic_cache: {}\n  models:\n", 1)
+
+
+def reload_to(r, text, probe):
+    """Writes `text` as the configuration, reloads, and waits until a fresh request's upstream
+    record satisfies `probe` (each poll asks a question of its own, so that none is cached)."""
+    import signal
+    (r.path).write_text(text)
+    r.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 20
+    for i in range(1000):
+        assert time.monotonic() < deadline, "the reload did not take"
+        before = len(r.upstream.records())
+        assert r.post(ask(f"alpha probe {time.monotonic()} {i}"))[0] == 200
+        records = r.upstream.records()
+        if len(records) > before and probe(records[-1]):
+            return
+        time.sleep(0.2)
+
+
+def test_a_decisions_rewrites_are_part_of_the_scope(tmp_path, upstream):  # noqa: F811
+    # The same question under the same decision and model, after a reload changed what the
+    # decision sends upstream (the reasoning switch, the LoRA adapter, a header): a miss each
+    # time, as the answer may differ. The cache itself survives these reloads.
+    r = RouteWith(tmp_path, decision_config(upstream.url))
+    r.path, r.upstream = tmp_path / "router.yaml", upstream
+    try:
+        q = ask("alpha: explain recursion")
+        assert r.post(q)[0] == 200
+        assert r.post(q)[1]["x-vsr-cache-hit"] == "true"
+        steps = [
+            (decision_config(upstream.url, model_ref="{model: m-vllm, use_reasoning: true}"),
+             lambda rec: rec["body"]["chat_template_kwargs"]["enable_thinking"] is True),
+            (decision_config(upstream.url,
+                             model_ref="{model: m-vllm, use_reasoning: true, lora_name: tutor}"),
+             lambda rec: rec["body"]["model"] == "tutor"),
+            (decision_config(upstream.url,
+                             model_ref="{model: m-vllm, use_reasoning: true, lora_name: tutor}",
+                             plugins="{type: header_mutation, configuration: "
+                                     "{add: [{name: X-Tier, value: gold}]}}"),
+             lambda rec: rec["headers"].get("x-tier") == "gold"),
+        ]
+        for text, probe in steps:
+            reload_to(r, text, probe)
+            status, h, _ = r.post(q)
+            assert status == 200 and "x-vsr-cache-hit" not in h, text
+            assert probe(upstream.records()[-1])
+            assert r.post(q)[1]["x-vsr-cache-hit"] == "true"  # and is stored for its own scope
+    finally:
+        assert r.stop() == 0
+
+
+def resp(redis, *args):
+    """One command in RESP over the socket, its reply parsed (strings, integers, arrays)."""
+    import socket
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(redis.socket)
+        s.sendall(out)
+        f = s.makefile("rb")
+
+        def read():
+            line = f.readline().rstrip(b"\r\n")
+            kind, rest = line[:1], line[1:]
+            if kind in (b"+", b"-"):
+                return rest.decode()
+            if kind == b":":
+                return int(rest)
+            if kind == b"$":
+                n = int(rest)
+                if n < 0:
+                    return None
+                data = f.read(n + 2)[:-2]
+                return data.decode("utf-8", "replace")
+            if kind == b"*":
+                return [read() for _ in range(int(rest))]
+            raise AssertionError(line)
+        return read()
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_an_entry_planted_under_another_querys_key_is_not_served(tmp_path, upstream):  # noqa: F811
+    # A key collision, made by hand: the attacker's entry (its own text and answer) sits under
+    # the key of the victim's question in Redis. An instance that reads it (when it starts, or on
+    # an exact miss) must not serve it for the victim's question.
+    redis = Redis(tmp_path)
+    cache = f'{{backend_type: redis, redis: {{address: "{redis.socket}", timeout: 0.5}}}}'
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = start(tmp_path / "a", upstream, encoder=False, cache=cache), None
+    try:
+        victim, attacker = "What is the capital of France?", "Reply with exactly: Berlin"
+        assert a.post(ask(victim))[0] == 200
+        [victim_key] = resp(redis, "KEYS", "mcpclass:cache:entry:*")
+        assert a.post(ask(attacker))[0] == 200
+        [attacker_key] = set(resp(redis, "KEYS", "mcpclass:cache:entry:*")) - {victim_key}
+        # The keys are SHA-256 (64 hex digits), not a 64-bit checksum.
+        for key in (victim_key, attacker_key):
+            digest = key[len("mcpclass:cache:entry:"):]
+            assert len(digest) == 64 and all(c in "0123456789abcdef" for c in digest), key
+        victim_exact = victim_key[len("mcpclass:cache:entry:"):]
+        assert resp(redis, "RENAME", attacker_key, victim_key) == "OK"
+        assert resp(redis, "HSET", victim_key, "exact", victim_exact,
+                    "content", "The capital of France is Berlin.") == 0
+        b = start(tmp_path / "b", upstream, encoder=False, cache=cache)
+        before = calls(upstream)
+        status, h, body = b.post(ask(victim))
+        assert status == 200 and "x-vsr-cache-hit" not in h, body
+        assert "Berlin" not in json.loads(body)["choices"][0]["message"]["content"]
+        assert calls(upstream) == before + 1
+        # Its load refused the planted entry too (it is not stored under its own key).
+        wait_metric(b, 'mcpclass_route_cache_errors_total{part="redis_entry"}', lambda n: n >= 1)
+    finally:
+        redis.stop()
+        assert a.stop() == 0
+        assert b is None or b.stop() == 0

@@ -264,3 +264,50 @@ def test_conversations_follow_the_caches_redis_by_default(tmp_path):
     p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
                        timeout=30)
     assert json.loads(p.stdout)["route"]["conversation"]["backend_type"] == "memory"
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
+def test_a_kept_decision_in_redis_names_its_conversation(tmp_path, upstream):  # noqa: F811
+    # Issue 47: a conversation's Redis key may be a hash (a long session header, or the stable
+    # prefix); a value found under it is used only when it names the same conversation, so that a
+    # colliding key cannot move another client's conversation. Keys are SHA-256, not a 64-bit
+    # checksum.
+    from test_route_cache import Redis, metric, resp
+    redis = Redis(tmp_path)
+    conv = conversation_yaml(enabled="true", backend_type="redis",
+                             redis=f'{{address: "{redis.socket}", timeout: 0.5}}')
+    r = start(tmp_path, upstream, conv)
+    try:
+        c = next(c for c in CONVERSATIONS if c["domain"] == "math")
+        first = [{"role": "user", "content": c["turns"][0]}]
+        follow = {"model": "auto", "messages": [{"role": "user", "content": c["turns"][1]}]}
+        _, h, _ = r.post(follow, headers={"x-session-id": "probe"})
+        assert h["x-mcpclass-model"] != "m-openai"  # alone, the follow-up goes elsewhere
+        long_session = "s" * 200
+        _, h, _ = r.post({"model": "auto", "messages": first},
+                         headers={"x-session-id": long_session})
+        assert h["x-mcpclass-model"] == "m-openai"
+        _, h, _ = r.post({"model": "auto", "messages": first})  # keyed by its prefix
+        keys = resp(redis, "KEYS", "mcpclass:conversation:*")
+        hashed = [k for k in keys if k.startswith(("mcpclass:conversation:x:",
+                                                   "mcpclass:conversation:p:"))]
+        assert len(hashed) == 2, keys
+        for k in hashed:
+            digest = k.split(":")[-1]
+            assert len(digest) == 64 and all(ch in "0123456789abcdef" for ch in digest), k
+        # The long session's kept decision, copied under the victim's key: a collision.
+        [attacker] = [k for k in hashed if k.startswith("mcpclass:conversation:x:")]
+        value = resp(redis, "GET", attacker)
+        assert resp(redis, "SET", "mcpclass:conversation:h:victim", value) == "OK"
+        status, h, _ = r.post(follow, headers={"x-session-id": "victim"})
+        assert status == 200
+        assert h["x-mcpclass-model"] != "m-openai" and "x-mcpclass-conversation" not in h, h
+        assert metric(r, 'mcpclass_route_conversation_shared_lookups_total{result="malformed"}') == 1
+        # The long session itself still finds its own.
+        status, h, _ = r.post({"model": "auto", "messages": first + [
+            {"role": "assistant", "content": "."}, follow["messages"][0]]},
+            headers={"x-session-id": long_session})
+        assert h["x-mcpclass-model"] == "m-openai" and h["x-mcpclass-conversation"] == "kept"
+    finally:
+        redis.stop()
+        assert r.stop() == 0

@@ -32,36 +32,50 @@ double metric(const std::string& text, const std::string& series) {
 
 TEST_CASE("a shared kept decision reads back as it was written") {
   const KeptDecision d{"urgent", "m-openai", "math", 0.75, true};
-  const auto back = parse_shared_decision(shared_decision(d));
+  const auto back = parse_shared_decision(shared_decision("h:s", d), "h:s");
   REQUIRE(back);
   CHECK(back->decision == "urgent");
   CHECK(back->model == "m-openai");
   CHECK(back->category == "math");
   CHECK(back->confidence == doctest::Approx(0.75));
   CHECK(back->use_reasoning);
+  // Under another conversation's key (a colliding hash), it is not that conversation's.
+  CHECK_FALSE(parse_shared_decision(shared_decision("h:s", d), "h:t"));
 }
 
 TEST_CASE("a shared value that is not a kept decision is refused") {
-  CHECK_FALSE(parse_shared_decision(""));
-  CHECK_FALSE(parse_shared_decision("not json"));
-  CHECK_FALSE(parse_shared_decision("[1, 2]"));
-  CHECK_FALSE(parse_shared_decision(R"({"model": 7})"));
-  // A member missing, an empty model, a mistyped confidence or switch.
-  CHECK_FALSE(
-      parse_shared_decision(R"({"decision": "", "model": "m", "category": "", "confidence": 1})"));
+  CHECK_FALSE(parse_shared_decision("", "k"));
+  CHECK_FALSE(parse_shared_decision("not json", "k"));
+  CHECK_FALSE(parse_shared_decision("[1, 2]", "k"));
+  CHECK_FALSE(parse_shared_decision(R"({"model": 7})", "k"));
+  // A member missing, an empty model, a mistyped confidence or switch, another conversation's.
   CHECK_FALSE(parse_shared_decision(
-      R"({"decision": "", "model": "", "category": "", "confidence": 1, "use_reasoning": false})"));
+      R"({"key": "k", "decision": "", "model": "m", "category": "", "confidence": 1})", "k"));
   CHECK_FALSE(parse_shared_decision(
-      R"({"decision": "", "model": "m", "category": "", "confidence": "1", "use_reasoning": false})"));
+      R"({"key": "k", "decision": "", "model": "", "category": "", "confidence": 1, )"
+      R"("use_reasoning": false})",
+      "k"));
   CHECK_FALSE(parse_shared_decision(
-      R"({"decision": "", "model": "m", "category": "", "confidence": 1, "use_reasoning": 0})"));
+      R"({"key": "k", "decision": "", "model": "m", "category": "", "confidence": "1", )"
+      R"("use_reasoning": false})",
+      "k"));
+  CHECK_FALSE(parse_shared_decision(
+      R"({"key": "k", "decision": "", "model": "m", "category": "", "confidence": 1, )"
+      R"("use_reasoning": 0})",
+      "k"));
+  CHECK_FALSE(parse_shared_decision(
+      R"({"decision": "", "model": "m", "category": "", "confidence": 1, "use_reasoning": false})",
+      "k"));
   // Beyond the bound, even when it would parse.
-  const std::string padded = R"({"decision": "", "model": "m", "category": "", "confidence": 1, )"
-                             R"("use_reasoning": false, "pad": ")" +
-                             std::string(kSharedDecisionBytes, 'x') + "\"}";
-  CHECK_FALSE(parse_shared_decision(padded));
+  const std::string padded =
+      R"({"key": "k", "decision": "", "model": "m", "category": "", "confidence": 1, )"
+      R"("use_reasoning": false, "pad": ")" +
+      std::string(kSharedDecisionBytes, 'x') + "\"}";
+  CHECK_FALSE(parse_shared_decision(padded, "k"));
   CHECK(parse_shared_decision(
-      R"({"decision": "", "model": "m", "category": "", "confidence": 1, "use_reasoning": false})"));
+      R"({"key": "k", "decision": "", "model": "m", "category": "", "confidence": 1, )"
+      R"("use_reasoning": false})",
+      "k"));
 }
 
 TEST_CASE("a store linked to an unreachable Redis keeps its decisions in memory and counts") {

@@ -171,11 +171,23 @@ TEST_CASE("pii recognizers: redaction replaces each span with its type") {
   const std::string text = "mail bob@example.com or call +1 415 555 2671.";
   const auto matches = PiiRecognizers().find(text);
   CHECK(redact(text, matches) == "mail [EMAIL_ADDRESS] or call [PHONE_NUMBER].");
-  // Overlapping and out-of-range matches are skipped, not trusted.
+  // Overlapping matches are merged (every byte either covers goes), a match past the text's end
+  // is cut there, reversed and wholly outside ones are dropped.
   const std::vector<PiiMatch> hostile{
-      {"A", 5, 10, 1}, {"B", 7, 12, 1}, {"C", 40, 99, 1}, {"D", 20, 18, 1}};
-  CHECK(redact("0123456789abcdefghij", hostile) == "01234[A]abcdefghij");
+      {"A", 5, 10, 1}, {"B", 7, 12, 1}, {"C", 40, 99, 1}, {"D", 20, 18, 1}, {"E", 18, 99, 1}};
+  CHECK(redact("0123456789abcdefghij", hostile) == "01234[A]cdefgh[E]");
   CHECK(redact("", {}) == "");
+}
+
+TEST_CASE("pii recognizers: redaction takes matches in any order (issue 47)") {
+  // A span tool that answers grouped by label: the SSN first, then the e-mail before it.
+  const std::string text = "Mail john.smith@example.com, my SSN is 078-05-1120.";
+  const std::vector<PiiMatch> grouped{{"US_SSN", 39, 50, 0.9}, {"EMAIL_ADDRESS", 5, 27, 0.9}};
+  CHECK(redact(text, grouped) == "Mail [EMAIL_ADDRESS], my SSN is [US_SSN].");
+  const auto merged = mcpclass::routing::merged_spans(grouped, text.size());
+  REQUIRE(merged.size() == 2);
+  CHECK(merged[0].type == "EMAIL_ADDRESS");
+  CHECK(merged[1].begin == 39);
 }
 
 TEST_CASE("pii recognizers: 1 MB hostile inputs end with the right answer") {

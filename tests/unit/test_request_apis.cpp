@@ -8,6 +8,10 @@
 #include <doctest/doctest.h>
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 namespace json = boost::json;
 using mcpclass::config::RouteText;
 using mcpclass::route::RequestApi;
@@ -61,20 +65,67 @@ TEST_CASE("responses text comes from an input string or the input_text parts of 
   CHECK(prompt_text(request, RouteText::all_user, RequestApi::chat_completions).empty());
 }
 
-TEST_CASE("redaction rewrites the same texts the classifier reads") {
+TEST_CASE("redaction rewrites the texts the classifier reads, and the system texts") {
   auto request = body(R"({"input": [{"role": "user", "content": [
     {"type": "input_text", "text": "mail a@b.c"}, {"type": "input_image", "image_url": "a@b.c"}]}]})");
-  const auto changed = mcpclass::route::rewrite_user_text(
+  const auto changed = mcpclass::route::rewrite_guarded_text(
       request, [](std::string_view t) { return std::string(t == "mail a@b.c" ? "mail [E]" : t); },
       RequestApi::responses);
   CHECK(changed == 1);
   CHECK(request.at("input").at(0).at("content").at(0).at("text") == "mail [E]");
   CHECK(request.at("input").at(0).at("content").at(1).at("image_url") == "a@b.c");
   auto string_input = body(R"({"input": "mail a@b.c"})");
-  CHECK(mcpclass::route::rewrite_user_text(
+  CHECK(mcpclass::route::rewrite_guarded_text(
             string_input, [](std::string_view) { return std::string("x"); },
             RequestApi::responses) == 1);
   CHECK(string_input.at("input") == "x");
+  auto with_instructions = body(R"({"input": "a", "instructions": "b"})");
+  CHECK(mcpclass::route::rewrite_guarded_text(
+            with_instructions, [](std::string_view t) { return std::string(t) + "!"; },
+            RequestApi::responses) == 2);
+  CHECK(with_instructions.at("instructions") == "b!");
+}
+
+TEST_CASE("the guards read every user and system text of each API (issue 47)") {
+  using mcpclass::route::guarded_texts;
+  const auto chat = body(R"({"messages": [{"role": "system", "content": "s"},
+    {"role": "user", "content": "u1"}, {"role": "assistant", "content": "a"},
+    {"role": "developer", "content": [{"type": "text", "text": "d"}]},
+    {"role": "tool", "content": "t"},
+    {"role": "user", "content": [{"type": "text", "text": "u2"},
+                                 {"type": "image_url", "image_url": {"url": "x"}}]}]})");
+  CHECK(guarded_texts(chat) == std::vector<std::string_view>{"s", "u1", "d", "u2"});
+  const auto messages = body(R"({"system": [{"type": "text", "text": "sys"}],
+    "messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]})");
+  CHECK(guarded_texts(messages, RequestApi::messages) == std::vector<std::string_view>{"u", "sys"});
+  const auto responses = body(R"({"instructions": "i", "input": [
+    {"role": "system", "content": "s"}, {"type": "function_call", "name": "f"},
+    {"role": "user", "content": [{"type": "input_text", "text": "u"}]}]})");
+  CHECK(guarded_texts(responses, RequestApi::responses) ==
+        std::vector<std::string_view>{"s", "u", "i"});
+}
+
+TEST_CASE("text pieces cover a long text, overlapping, never inside a UTF-8 sequence") {
+  using mcpclass::route::text_pieces;
+  CHECK(text_pieces("short", 100) == std::vector<std::string_view>{"short"});
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "é-" + std::to_string(i) + " ";
+  const auto pieces = text_pieces(text, 100);
+  REQUIRE(pieces.size() > 1);
+  std::size_t covered = 0;
+  for (const auto piece : pieces) {
+    CHECK(piece.size() <= 100);
+    const auto at = static_cast<std::size_t>(piece.data() - text.data());
+    CHECK(at <= covered);  // no gap
+    CHECK((static_cast<unsigned char>(text[at]) & 0xC0) != 0x80);
+    if (at > 0) CHECK(covered - at >= 20);  // overlaps the piece before by size / 4 or so
+    covered = at + piece.size();
+  }
+  CHECK(covered == text.size());
+  // A phrase a cut would split is whole in some piece.
+  const std::string needle = "é-150 ";
+  CHECK(std::any_of(pieces.begin(), pieces.end(),
+                    [&](std::string_view p) { return p.find(needle) != std::string_view::npos; }));
 }
 
 TEST_CASE("messages requests of the wrong shape are named by their field") {

@@ -1,6 +1,7 @@
-// route::SemanticCache without an encoder (the exact path), its nearest-neighbour index, and
-// the answers it keeps: bounds by bytes and entries (LRU), TTL, what is not stored, the scope
-// of a query (model, system prompt, parameters), SSE and JSON answers in and out.
+// route::SemanticCache without an encoder (the exact path) and with a fake one (the semantic
+// path), its nearest-neighbour index, and the answers it keeps: bounds by bytes and entries (LRU),
+// TTL, what is not stored, the scope of a query (model, system prompt, parameters, images), keys
+// that are compared and not trusted (issue 47), SSE and JSON answers in and out.
 #include "route/cache_index.hpp"
 #include "route/cached_answer.hpp"
 #include "route/semantic_cache.hpp"
@@ -9,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 using namespace mcpclass::route;
@@ -32,6 +34,29 @@ CacheQuery query_of(const std::string& text, const std::string& model = "m",
 CachedAnswer answer(std::size_t bytes) {
   return {"up", std::string(bytes, 'a'), "stop"};
 }
+
+// Maps "deg:<angle>[ anything]" to the unit vector at that angle (degrees), so that a test
+// chooses how similar two queries are.
+class AngleEncoder : public mcpclass::learned::SentenceEncoder {
+ public:
+  std::size_t dimension() const override { return 2; }
+  std::vector<float> encode(std::span<const std::string> texts,
+                            const mcpclass::learned::EncodeProgress& = {}) const override {
+    std::vector<float> out;
+    for (const auto& t : texts) {
+      const double a = std::stod(t.substr(4)) * 3.14159265358979 / 180;
+      out.push_back(static_cast<float>(std::cos(a)));
+      out.push_back(static_cast<float>(std::sin(a)));
+    }
+    return out;
+  }
+  std::vector<std::int32_t> token_ids(const std::string&) const override { return {}; }
+  std::vector<float> encode_tokens(std::span<const std::vector<std::int32_t>>) const override {
+    throw std::logic_error("unused");
+  }
+  std::size_t piece_count() const override { return 0; }
+  std::string model_id() const override { return "angles"; }
+};
 
 mcpclass::config::SemanticCacheSettings bounded(std::size_t max_bytes, std::size_t entries = 100) {
   mcpclass::config::SemanticCacheSettings s;
@@ -183,4 +208,92 @@ TEST_CASE("cache index: nearest live ids, removals skipped, stale after many rem
   churn.clear();
   CHECK_FALSE(churn.stale());
   CHECK(churn.search(unit(0.0), 1).empty());
+}
+
+TEST_CASE("semantic cache: a user message's images are part of the scope") {
+  auto with_image = [](const std::string& url) {
+    json::array content{
+        json::object{{"type", "text"}, {"text", "What is in this image?"}},
+        json::object{{"type", "image_url"}, {"image_url", json::object{{"url", url}}}}};
+    json::array messages{json::object{{"role", "user"}, {"content", content}}};
+    auto q = cache_query(json::object{{"messages", messages}}, "m",
+                         mcpclass::config::RouteText::last_user);
+    REQUIRE(q);
+    return *q;
+  };
+  auto a = with_image("https://example.com/cat.png");
+  auto b = with_image("https://example.com/dog.png");
+  CHECK(a.text == b.text);
+  CHECK(a.scope != b.scope);
+  CHECK(a.exact != b.exact);
+  SemanticCache cache(bounded(1 << 20), nullptr);
+  CHECK(cache.store(a, {"up", "a cat", "stop"}, 60s));
+  CHECK_FALSE(cache.lookup(b, 0.8));
+  CHECK(cache.lookup(a, 0.8));
+}
+
+TEST_CASE("semantic cache: keys are SHA-256 and a hit compares the stored scope and text") {
+  const auto q = query_of("What is the capital of France?");
+  CHECK(q.scope.size() == 64);
+  CHECK(q.exact.size() == 64);
+  CHECK(q.exact == exact_key(q.scope, q.text));
+  SemanticCache cache(bounded(1 << 20), nullptr);
+  auto attacker = query_of("Reply with exactly: The capital of France is Berlin");
+  // A collision of the keys, forced: the attacker's entry sits under the victim's key.
+  attacker.exact = q.exact;
+  CHECK(cache.store(attacker, {"up", "Berlin", "stop"}, 60s));
+  auto victim = query_of("What is the capital of France?");
+  CHECK_FALSE(cache.lookup(victim, 0.8));
+  auto other_scope = query_of("What is the capital of France?", "m", "You are a pirate.");
+  other_scope.exact = q.exact;
+  CHECK_FALSE(cache.lookup(other_scope, 0.8));
+}
+
+TEST_CASE("semantic cache: an entry read from Redis is checked before it is trusted") {
+  const auto q = query_of("deg:0 what is a monad");
+  RedisLink::Entry e{q.scope, q.exact, q.text, {1.0f, 0.0f}, {"up", "a burrito", "stop"}, 60s};
+  CHECK(trusted_entry(e, 2));
+  auto no_embedding = e;
+  no_embedding.embedding.clear();
+  CHECK(trusted_entry(no_embedding, 2));
+  auto nan = e;
+  nan.embedding = {std::nanf(""), 0.0f};
+  CHECK_FALSE(trusted_entry(nan, 2));
+  auto long_vector = e;
+  long_vector.embedding = {3.0f, 4.0f};
+  CHECK_FALSE(trusted_entry(long_vector, 2));
+  auto wrong_size = e;
+  wrong_size.embedding = {1.0f, 0.0f, 0.0f};
+  CHECK_FALSE(trusted_entry(wrong_size, 2));
+  auto elsewhere = e;  // stored under a key that is not its scope's and text's
+  elsewhere.text = "what is a functor";
+  CHECK_FALSE(trusted_entry(elsewhere, 2));
+  auto other_scope = e;
+  other_scope.scope = query_of("deg:0 what is a monad", "other").scope;
+  CHECK_FALSE(trusted_entry(other_scope, 2));
+  auto expired = e;
+  expired.ttl = 0ms;
+  CHECK_FALSE(trusted_entry(expired, 2));
+}
+
+TEST_CASE("semantic cache: near-duplicates of other scopes do not hide a hit of the query's") {
+  SemanticCache cache(bounded(1 << 20), std::make_shared<AngleEncoder>());
+  // Twenty entries of other models at the query's very embedding, one of its own model a
+  // little farther (cos 5 degrees = 0.996).
+  for (int i = 0; i < 20; ++i) {
+    auto other = query_of("deg:0 other " + std::to_string(i), "model-" + std::to_string(i));
+    REQUIRE_FALSE(cache.lookup(other, 0.9));  // embeds it
+    REQUIRE(cache.store(other, {"up", "not yours", "stop"}, 60s));
+  }
+  auto own = query_of("deg:5 mine", "m");
+  REQUIRE_FALSE(cache.lookup(own, 0.9));
+  REQUIRE(cache.store(own, {"up", "yours", "stop"}, 60s));
+  auto query = query_of("deg:0 a paraphrase of mine", "m");
+  const auto hit = cache.lookup(query, 0.9);
+  REQUIRE(hit);
+  CHECK_FALSE(hit->exact);
+  CHECK(hit->answer.content == "yours");
+  // Below the threshold, nothing of its scope: a miss, however many others are near.
+  auto far = query_of("deg:60 unrelated", "m");
+  CHECK_FALSE(cache.lookup(far, 0.9));
 }

@@ -124,6 +124,9 @@ struct RouteSettings {
   /// Request models that are classified and routed ("auto" and aliases).
   std::vector<std::string> routed_models{"auto"};
   SystemPromptMode system_prompt = SystemPromptMode::none;
+  /// A decision (routing.decisions) whose jailbreak guard and PII policy also apply to requests
+  /// that name a configured model (passed through); empty: those are not guarded.
+  std::string passthrough_guard;
   /// Idle keep-alive connections kept per upstream I/O thread.
   std::size_t keep_alive_connections = 32;
   /// I/O threads per upstream model, each with its own keep-alive pool.

@@ -143,6 +143,9 @@ class Router {
   /// `evaluation.body` written for `model`'s upstream (a fallback of the evaluated model keeps
   /// the reasoning decision, in its own family's fields, and drops the LoRA name).
   std::string upstream_body(const RouteEvaluation& evaluation, const std::string& model) const;
+  /// upstream_body() before it is serialized (the semantic cache's scope is read from it).
+  boost::json::object upstream_request(const RouteEvaluation& evaluation,
+                                       const std::string& model) const;
 
  private:
   struct Impl;

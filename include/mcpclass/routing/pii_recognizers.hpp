@@ -65,9 +65,13 @@ class PiiRecognizers {
   unsigned enabled_ = 0;  // bit i set: known_types()[i] is reported
 };
 
-/// `text` with each match replaced by `[TYPE]` ("[EMAIL_ADDRESS]"). `matches` should be sorted and
-/// non-overlapping (as find() returns them); a match that starts before the previous one ended,
-/// or reaches past the text, is skipped.
+/// `matches` in text order, overlapping ones merged into one span over both (the first's type,
+/// the higher score), each cut to the text's `text_size` bytes; empty or reversed ones, and ones
+/// that begin past the text, dropped. Whatever order a source reports its spans in.
+std::vector<PiiMatch> merged_spans(std::span<const PiiMatch> matches, std::size_t text_size);
+
+/// `text` with each span of merged_spans(matches) replaced by `[TYPE]` ("[EMAIL_ADDRESS]"): every
+/// byte any match covers is redacted, in whatever order the matches come.
 std::string redact(std::string_view text, std::span<const PiiMatch> matches);
 
 }  // namespace mcpclass::routing

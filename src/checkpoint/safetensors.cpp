@@ -70,12 +70,86 @@ std::vector<std::int64_t> read_shape(const json::value& v, const std::string& pa
   return shape;
 }
 
-}  // namespace
-
-std::size_t SafeTensor::elements() const {
+std::size_t elements_of(const std::vector<std::int64_t>& shape) {
   std::size_t n = 1;
   for (const auto d : shape) n *= static_cast<std::size_t>(d);
   return n;
+}
+
+// A tensor as the header describes it, before its bytes are read.
+struct StoredTensor {
+  std::string name, dtype;
+  std::size_t width;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin, end;  // within the data after the header
+};
+
+std::string range_of(const StoredTensor& t) {
+  return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")";
+}
+
+// The format's own rule: the tensors' byte ranges tile the data, without overlaps or holes. So
+// the values read add up to the file's data at most (twice that for 16-bit tensors, which are
+// widened to float), where 300 entries naming the same 1 MiB once asked for 300 MiB.
+void require_tiling(const std::string& path, std::vector<StoredTensor>& stored,
+                    std::uint64_t data_size) {
+  std::stable_sort(stored.begin(), stored.end(), [](const StoredTensor& a, const StoredTensor& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  std::uint64_t covered = 0;
+  const StoredTensor* previous = nullptr;
+  for (const auto& t : stored) {
+    if (t.begin < covered)
+      bad(path, "tensor '" + t.name + "' " + range_of(t) + " overlaps tensor '" + previous->name +
+                    "' " + range_of(*previous) + " (each byte of the data belongs to one tensor)");
+    if (t.begin > covered)
+      bad(path, "the data has a gap: bytes [" + std::to_string(covered) + ", " +
+                    std::to_string(t.begin) + ") belong to no tensor (the tensors' data_offsets " +
+                    "must cover the data without gaps)");
+    covered = t.end;
+    if (t.end > t.begin) previous = &t;
+  }
+  if (covered != data_size)
+    bad(path, "the data has " + std::to_string(data_size - covered) +
+                  " bytes after the last tensor's (the tensors' data_offsets must cover the " +
+                  "data without gaps)");
+}
+
+// `values` has the tensor's element count; the bytes go straight into it when they are F32.
+void read_values(std::ifstream& in, const std::string& path, std::uint64_t data_start,
+                 const StoredTensor& s, std::vector<float>& values) {
+  // A tensor with a zero dimension: no values, and memcpy may not be given the null pointer an
+  // empty vector has (UBSan: tests/unit/test_safetensors.cpp).
+  if (s.end == s.begin) return;
+  in.seekg(static_cast<std::streamoff>(data_start + s.begin));
+  if (s.width == 4) {
+    if (!in.read(reinterpret_cast<char*>(values.data()),
+                 static_cast<std::streamsize>(s.end - s.begin)))
+      bad(path, "tensor '" + s.name + "' is truncated");
+    return;
+  }
+  std::string raw(static_cast<std::size_t>(s.end - s.begin), '\0');
+  if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
+    bad(path, "tensor '" + s.name + "' is truncated");
+  if (s.dtype == "F16") {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::uint16_t bits = 0;
+      std::memcpy(&bits, raw.data() + 2 * i, 2);
+      values[i] = half_to_float(bits);
+    }
+  } else {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::uint32_t bits = 0;
+      std::memcpy(reinterpret_cast<char*>(&bits) + 2, raw.data() + 2 * i, 2);
+      values[i] = std::bit_cast<float>(bits);
+    }
+  }
+}
+
+}  // namespace
+
+std::size_t SafeTensor::elements() const {
+  return elements_of(shape);
 }
 
 const SafeTensor& SafeTensors::require(const std::string& name,
@@ -120,6 +194,7 @@ SafeTensors read_safetensors(const std::string& path,
   if (ec || !doc.is_object()) bad(path, "the header is not a JSON object");
   const std::uint64_t data_size = size - 8 - header_size;
   SafeTensors out;
+  std::vector<StoredTensor> stored;
   for (const auto& [key, value] : doc.as_object()) {
     const std::string name(key);
     const auto* entry = value.if_object();
@@ -139,39 +214,26 @@ SafeTensors read_safetensors(const std::string& path,
     if (width == 0)
       bad(path, "tensor '" + name + "' has dtype " + std::string(dtype->as_string()) +
                     " (F32, F16 and BF16 are supported)");
-    SafeTensor t;
+    StoredTensor t{name, std::string(dtype->as_string()), width, {}, 0, 0};
     t.shape = read_shape(entry->contains("shape") ? entry->at("shape") : json::value(), path, name,
                          width);
     const auto begin = offsets->as_array()[0].as_int64();
     const auto end = offsets->as_array()[1].as_int64();
     if (begin < 0 || end < begin || static_cast<std::uint64_t>(end) > data_size ||
-        static_cast<std::uint64_t>(end - begin) != t.elements() * width)
+        static_cast<std::uint64_t>(end - begin) != elements_of(t.shape) * width)
       bad(path, "tensor '" + name + "' has data_offsets that do not match its shape or the file");
-    std::string raw(static_cast<std::size_t>(end - begin), '\0');
-    in.seekg(static_cast<std::streamoff>(8 + header_size + static_cast<std::uint64_t>(begin)));
-    if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
-      bad(path, "tensor '" + name + "' is truncated");
+    t.begin = static_cast<std::uint64_t>(begin);
+    t.end = static_cast<std::uint64_t>(end);
+    stored.push_back(std::move(t));
+  }
+  require_tiling(path, stored, data_size);
+  for (auto& s : stored) {
+    SafeTensor t;
+    t.shape = std::move(s.shape);
     t.values.resize(t.elements());
-    if (raw.empty()) {
-      // A tensor with a zero dimension: no values, and memcpy may not be given the null
-      // pointer an empty vector has (UBSan: tests/unit/test_safetensors.cpp).
-    } else if (width == 4) {
-      std::memcpy(t.values.data(), raw.data(), raw.size());
-    } else if (dtype->as_string() == "F16") {
-      for (std::size_t i = 0; i < t.values.size(); ++i) {
-        std::uint16_t bits = 0;
-        std::memcpy(&bits, raw.data() + 2 * i, 2);
-        t.values[i] = half_to_float(bits);
-      }
-    } else {
-      for (std::size_t i = 0; i < t.values.size(); ++i) {
-        std::uint32_t bits = 0;
-        std::memcpy(reinterpret_cast<char*>(&bits) + 2, raw.data() + 2 * i, 2);
-        t.values[i] = std::bit_cast<float>(bits);
-      }
-    }
-    out.tensors.emplace(name, std::move(t));
-    if (on_tensor) on_tensor(raw.size());
+    read_values(in, path, 8 + header_size, s, t.values);
+    out.tensors.emplace(s.name, std::move(t));
+    if (on_tensor) on_tensor(s.end - s.begin);
   }
   return out;
 }

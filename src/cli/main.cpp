@@ -3,6 +3,7 @@
 #include "cli/detect_command.hpp"
 #include "cli/learned_commands.hpp"
 #include "cli/tokenize_command.hpp"
+#include "cli/verbatim_args.hpp"
 #include "mcpclass/version.hpp"
 
 #include <fmt/format.h>
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
   auto* detect = cli::add_detect_command(app, detect_options);
 
   try {
-    app.parse(argc, argv);
+    cli::parse_verbatim(app, argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? cli::kOk : cli::kUsageError;

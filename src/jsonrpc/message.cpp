@@ -1,5 +1,7 @@
 #include "mcpclass/jsonrpc/message.hpp"
 
+#include "jsonrpc/precise_json.hpp"
+
 #include <fmt/format.h>
 
 #include <boost/json/monotonic_resource.hpp>
@@ -63,7 +65,7 @@ std::variant<json::value, Error> parse_json(std::string_view text, const ParseLi
   json::storage_ptr storage;
   if (text.size() <= kMonotonicUpTo)
     storage = json::make_shared_resource<json::monotonic_resource>(text.size() * 2 + 256);
-  json::value v = json::parse(text, ec, std::move(storage), opts);
+  json::value v = detail::parse_precise(text, ec, std::move(storage), opts);
   if (ec) {
     if (ec == json::error::too_deep) {
       return Error{kParseError,

@@ -7,6 +7,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 
 BIN = os.environ.get("MCPCLASS_BIN") or os.path.join(
     os.path.dirname(__file__), "..", "..", "build", "mcpclass")
@@ -142,3 +143,53 @@ def test_model_inspect_of_a_mismatched_adapter_names_the_tensor(tmp_path):
                           "--adapter", str(adapter)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert f"has rank 4 but '{adapter}/adapter_config.json' says r 8" in out.stderr
+
+
+# A child's ru_maxrss counts what it held before exec: a fork of this pytest process, 100 MB or
+# more late in the run. So a fresh small Python starts the command and reports its peak.
+MEASURE = """import resource, subprocess, sys
+run = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+sys.stderr.buffer.write(run.stderr)
+print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def peak_rss_mb(args):
+    """Runs the command; its exit code, stderr and peak resident set in MB."""
+    out = subprocess.run([sys.executable, "-c", MEASURE, *args], capture_output=True, timeout=60)
+    code, kb = out.stdout.split()
+    return int(code), out.stderr, int(kb) / 1024
+
+
+def write_safetensors(path, entries, data):
+    header = json.dumps(entries).encode()
+    path.write_bytes(len(header).to_bytes(8, "little") + header + data)
+
+
+def test_model_inspect_refuses_overlapping_tensors_within_a_memory_bound(tmp_path):
+    # Issue 47: 300 header entries naming the same 1 MiB of a 1.07 MB file drove `model inspect`
+    # to 629 MB RSS, every entry read into its own copy. The format's own rule (the tensors' byte
+    # ranges tile the data) refuses such a file before any tensor is read.
+    model = tmp_path / "overlapping"
+    shutil.copytree(os.path.join(FIXTURES, "bert-f32"), model)
+    mib = 1 << 20
+    entries = {f"t{i}": {"dtype": "F32", "shape": [mib // 4], "data_offsets": [0, mib]}
+               for i in range(300)}
+    write_safetensors(model / "model.safetensors", entries, bytes(mib))
+    code, stderr, rss = peak_rss_mb([BIN, "model", "inspect", str(model)])
+    assert code == 1
+    assert b"tensor 't1' [0, 1048576) overlaps tensor 't0' [0, 1048576)" in stderr, stderr
+    # The same command on the fixture it was copied from peaks at 13 MB here; this file took it
+    # to 321 MB before the check.
+    assert rss < 64, f"{rss:.0f} MB"
+
+
+def test_model_inspect_refuses_data_that_no_tensor_covers(tmp_path):
+    model = tmp_path / "gap"
+    shutil.copytree(os.path.join(FIXTURES, "bert-f32"), model)
+    entries = {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+               "b": {"dtype": "F32", "shape": [2], "data_offsets": [16, 24]}}
+    write_safetensors(model / "model.safetensors", entries, bytes(32))
+    out = subprocess.run([BIN, "model", "inspect", str(model)], capture_output=True, timeout=60)
+    assert out.returncode == 1
+    assert b"the data has a gap: bytes [8, 16) belong to no tensor" in out.stderr

@@ -2,7 +2,9 @@
 # Builds the libFuzzer targets (clang, ASan+UBSan) into ./build-fuzz once — later runs rebuild only
 # what changed — and fuzzes each target, seeded from tests/transcripts/*.jsonl and the committed
 # regression inputs (tests/fuzz/regressions/<target>/, replayed first: each once was a crash).
-#   tests/fuzz/run.sh --seconds 60            CI-sized: 60 s per target (the ctest `fuzz.smoke`)
+#   tests/fuzz/run.sh --seconds 60            60 s per target, random seeds, the growing corpus
+#   tests/fuzz/run.sh --smoke --seconds 60    CI-sized (the ctest `fuzz.smoke`): a fixed seed per
+#                                             target and a fresh corpus from the seeds each run
 #   tests/fuzz/run.sh --runs 10000000         long: 10M executions per target (tests/fuzz/run-long.sh)
 #   tests/fuzz/run.sh --replay                only replay the regression inputs (ctest `fuzz.regressions`)
 #   tests/fuzz/run.sh --targets "fuzz_sse fuzz_config" --seconds 60
@@ -23,12 +25,14 @@ JOBS="${MCPCLASS_JOBS:-2}"
 SECONDS_PER_TARGET=15
 RUNS=""
 REPLAY=0
+SMOKE=0
 TARGETS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_PER_TARGET="$2"; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
     --replay) REPLAY=1; shift ;;
+    --smoke) SMOKE=1; shift ;;
     --targets) TARGETS="$2"; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -117,10 +121,21 @@ for target in $TARGETS; do
   fi
   limit=(-max_total_time="$SECONDS_PER_TARGET")
   [ -n "$RUNS" ] && limit=(-runs="$RUNS")
-  echo "== $target: ${RUNS:+$RUNS runs}${RUNS:-$SECONDS_PER_TARGET s}"
-  dirs=("$BUILD/corpus/$target" "$SEEDS/$target")
+  corpus="$BUILD/corpus/$target"
+  seed=()
+  if [ "$SMOKE" = 1 ]; then
+    # The test command's run must not fail at random on a change that did not cause it: the same
+    # seed and the same starting corpus every time, so a machine tries the same inputs in the same
+    # order (as many as its time allows). New inputs are the long runs' job (run-long.sh).
+    seed=(-seed=$(($(printf '%s' "$target" | cksum | cut -d' ' -f1) % 4000000000 + 1)))
+    corpus="$BUILD/smoke-corpus/$target"
+    rm -rf "$corpus"
+    mkdir -p "$corpus"
+  fi
+  echo "== $target: ${RUNS:+$RUNS runs}${RUNS:-$SECONDS_PER_TARGET s}${seed:+, ${seed[0]}}"
+  dirs=("$corpus" "$SEEDS/$target")
   [ -d "$regressions" ] && dirs+=("$regressions")
-  if "$bin" "${limit[@]}" -timeout="$timeout" -rss_limit_mb=2560 -max_len="$max_len" \
+  if "$bin" "${limit[@]}" "${seed[@]}" -timeout="$timeout" -rss_limit_mb=2560 -max_len="$max_len" \
     -print_final_stats=1 "${dict[@]}" -artifact_prefix="$BUILD/artifacts/$target-" \
     "${dirs[@]}" >"$BUILD/$target.log" 2>&1; then
     grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \

@@ -24,6 +24,10 @@ export const FRAGMENTS = [
   '<|begin_of_text|>', '<|end_of_text|>', '<|eot_id|>', '<bos>', '<eos>', '|||IP_ADDRESS|||', '|||ip_address|||', '▁', '▁▁x', 'Ġ',
 ];
 
+// Texts on which mcpclass once differed, kept out of FRAGMENTS so that the seeded texts stay as
+// they were. Noncharacters (Cn): BertNormalizer's clean_text kept them, mcpclass dropped them.
+export const REGRESSIONS = ['\uFFFF nonchar', '\uFDD0 nonchar2', '\u0378 unassigned'];
+
 function mulberry32(seed) {
   return () => {
     seed |= 0;
@@ -48,7 +52,7 @@ export function comparisonTexts(count = 20000, seed = 30) {
   const rand = mulberry32(seed);
   const pick = (a) => a[Math.floor(rand() * a.length)];
   const { rq, mmlu, csv } = labelledTexts();
-  const texts = ['', ' ', '\n', '\u00A0', 'a', ...FRAGMENTS, ...csv];
+  const texts = ['', ' ', '\n', '\u00A0', 'a', ...FRAGMENTS, ...REGRESSIONS, ...csv];
   const labelled = Math.floor(count * 0.75);
   // Every other router query (they run to 59k) and every MMLU question up to the share.
   for (let i = 0; texts.length < labelled * 0.7 && i < rq.length; i += 2) texts.push(rq[i]);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <boost/json.hpp>
 
+#include <charconv>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -169,6 +170,25 @@ TEST_CASE("jsonrpc: a number beyond double's range is a clean parse error, not i
   }
   // The largest doubles and tiny ones (which round to 0 or subnormals) are fine.
   CHECK(parsed(R"([1.7976931348623157e308, -1.7976931348623157e308, 1e-400])").is_array());
+}
+
+TEST_CASE("jsonrpc: numbers are read correctly rounded and survive a round trip unchanged") {
+  // Found by fuzz.smoke (tests/fuzz/regressions/fuzz_jsonrpc/number-e200-rounded-down and
+  // number-e198-rounded-up): Boost.JSON 1.81 read these a bit off the nearest double, and the
+  // message's serialization read back as yet another number.
+  for (const std::string number :
+       {"7.77777711111111E200", "1.1111111111111111E198", "7.77777711111111000000000000E200",
+        "1.1111111111111110000000000E198", "7.777777777777777E52",
+        "77777777777777777777777777777777777777777777777777777", "4.9e-324", "-0.1",
+        "2.2250738585072011e-308", "123456789012345678901234567890e-20"}) {
+    CAPTURE(number);
+    double nearest = 0;
+    REQUIRE(std::from_chars(number.data(), number.data() + number.size(), nearest).ec ==
+            std::errc());
+    const json::value v = parsed("[" + number + "]");
+    CHECK(v.at(0).as_double() == nearest);
+    CHECK(parsed(json::serialize(v)) == v);
+  }
 }
 
 TEST_CASE("jsonrpc: the depth limit turns deep nesting into a clean parse error") {

@@ -118,3 +118,36 @@ TEST_CASE("safetensors: damaged files get errors naming the problem") {
   }
   CHECK(error_of(path).find("exceeds the file") != std::string::npos);
 }
+
+TEST_CASE("safetensors: byte ranges must tile the data, without overlaps or gaps") {
+  // Issue 47: 300 entries naming the same 1 MiB were each read into their own copy (629 MB RSS
+  // for a 1.07 MB file). The format's rule: each byte of the data belongs to exactly one tensor.
+  const auto path = temp_file("tiling.safetensors");
+  write_raw(path,
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+            R"("b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+            std::string(8, 0));
+  CHECK(error_of(path) == "'" + path +
+                              "' is not a valid safetensors file: tensor 'b' [0, 8) overlaps "
+                              "tensor 'a' [0, 8) (each byte of the data belongs to one tensor)");
+  write_raw(path,
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+            R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+            std::string(12, 0));
+  CHECK(error_of(path).find("tensor 'b' [4, 12) overlaps tensor 'a' [0, 8)") != std::string::npos);
+  write_raw(path, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, 0));
+  CHECK(error_of(path).find("the data has a gap: bytes [0, 4) belong to no tensor") !=
+        std::string::npos);
+  write_raw(path, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(8, 0));
+  CHECK(error_of(path).find("the data has 4 bytes after the last tensor's") != std::string::npos);
+  // Listed in any order, empty tensors included, ranges that tile are read.
+  write_raw(path,
+            R"({"b":{"dtype":"BF16","shape":[2],"data_offsets":[4,8]},)"
+            R"("e":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+            R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+            std::string("\x00\x00\x80\x3F\x80\x3F\x00\xC0", 8));
+  const auto file = read_safetensors(path);
+  CHECK(file.tensors.at("a").values == std::vector<float>{1.0f});
+  CHECK(file.tensors.at("b").values == std::vector<float>{1.0f, -2.0f});
+  CHECK(file.tensors.at("e").values.empty());
+}

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -118,6 +119,33 @@ TEST_CASE("text tokenizer: a stride that leaves no room in the window is refused
   CHECK(t.ids.size() == 6);
   REQUIRE(t.overflowing.size() == 6);  // windows start 1 token apart: 10 tokens, 4 per window
   CHECK(t.overflowing.back().offsets[1].first == 12);  // "g": the last window is g h i j
+}
+
+TEST_CASE("text tokenizer: a regex that backtracks at every position fails the text in time") {
+  // Issue 47: a Split pattern that backtracks exponentially at each start position took 1.71 s
+  // on a 2 KB text, each pcre2_match call within PCRE2's own limit. The text now has a budget.
+  const auto dir = scratch_dir("regex-budget");
+  auto doc = fixture_json("bert-uncased");
+  doc["pre_tokenizer"] = {{"type", "Split"},
+                          {"pattern", {{"Regex", "(?:a|aa)+$|."}}},
+                          {"behavior", "Isolated"},
+                          {"invert", false}};
+  const auto tok = open_text_tokenizer(write(dir, "split.json", boost::json::serialize(doc)));
+  std::string hostile;
+  while (hostile.size() < 2048) hostile += std::string(25, 'a') + "b";
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH_AS(tok->encode(hostile),
+                       doctest::Contains("needs more than its matching budget on this text of "
+                                         "2054 bytes"),
+                       ClassifyError);
+  const auto ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  CHECK(ms < 200);  // ~40 ms; the whole text was tokenized in 1.25 s before
+  // The same pattern on ordinary text (one cheap match per character) still tokenizes.
+  std::string plain;
+  while (plain.size() < 100'000) plain += "the quick brown fox jumps over the lazy dog, aab. ";
+  CHECK_FALSE(tok->encode(plain).ids.empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE(

@@ -81,12 +81,13 @@ bool is_bert_whitespace(char32_t c) {
   return is_white_space(c);
 }
 
+// Unassigned code points (Cn, noncharacters such as U+FFFF and U+FDD0 among them) are not
+// control characters to the reference: it keeps them, and the model reads them as [UNK].
 bool is_bert_control(char32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;
   switch (category(c)) {
     case UTF8PROC_CATEGORY_CC:
     case UTF8PROC_CATEGORY_CF:
-    case UTF8PROC_CATEGORY_CN:
     case UTF8PROC_CATEGORY_CO:
     case UTF8PROC_CATEGORY_CS:
       return true;

@@ -22,7 +22,7 @@ void require_utf8(std::string_view s);
 bool is_white_space(char32_t c);
 /// BERT's whitespace: White_Space plus \t \n \r.
 bool is_bert_whitespace(char32_t c);
-/// unicode_categories `is_other` (Cc, Cf, Cn, Co, Cs) less \t \n \r.
+/// unicode_categories `is_other` as the reference uses it (Cc, Cf, Co, Cs; not Cn) less \t \n \r.
 bool is_bert_control(char32_t c);
 /// unicode_categories `is_punctuation` (Pc Pd Ps Pe Pi Pf Po) or ASCII punctuation, as BERT.
 bool is_bert_punctuation(char32_t c);

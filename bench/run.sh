@@ -76,6 +76,14 @@ else
 fi
 
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
+# Debian's python3-torch and python3-onnx, for the onnx and accuracy sections' exports.
+python_torch_onnx() {
+  /usr/bin/python3 -c 'import torch, onnx' 2>/dev/null && return
+  echo "bench: installing python3-torch python3-onnx" >&2
+  apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null ||
+    { apt-get update -q >/dev/null &&
+      apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null; }
+}
 ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx,accuracy,profile,tokenizers}"
 # route: what `mcpclass route` adds over calling the upstream, against nginx proxy_pass
 # (bench/route_proxy.py); the learned row needs the libtorch build's CLI and models/setup.sh.
@@ -91,12 +99,7 @@ if [[ ",$ONLY," == *,onnx,* ]]; then
   if [ ${#torch_args[@]} -eq 0 ]; then
     echo "bench: onnx skipped: no libtorch build at '$TORCH_BUILD'" >&2
   else
-    if ! /usr/bin/python3 -c 'import torch, onnx' 2>/dev/null; then
-      echo "bench: installing python3-torch python3-onnx" >&2
-      apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null ||
-        { apt-get update -q >/dev/null &&
-          apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null; }
-    fi
+    python_torch_onnx
     cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target bench_encoder_forward >&2
     "$ROOT/models/setup.sh" "$TORCH_BUILD/mcpclass" >&2
     /usr/bin/python3 "$ROOT/bench/onnx_peer.py" --cli "$TORCH_BUILD/mcpclass" \
@@ -129,12 +132,7 @@ if [[ ",$ONLY," == *,accuracy,* ]]; then
   if [ ${#torch_args[@]} -eq 0 ]; then
     echo "bench: accuracy skipped: no build with the learned component at '$TORCH_BUILD'" >&2
   else
-    if ! /usr/bin/python3 -c 'import torch, onnx' 2>/dev/null; then
-      echo "bench: installing python3-torch python3-onnx" >&2
-      apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null ||
-        { apt-get update -q >/dev/null &&
-          apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null; }
-    fi
+    python_torch_onnx
     /usr/bin/python3 "$ROOT/bench/accuracy/precision_accuracy.py" --cli "$TORCH_BUILD/mcpclass" \
       --json "$OUT/precision-accuracy.json" --md "$OUT/precision-accuracy.md" >&2
   fi

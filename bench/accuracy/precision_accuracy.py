@@ -28,6 +28,7 @@ usage: bench/accuracy/precision_accuracy.py --cli BUILD/mcpclass [--model DIR] [
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -83,8 +84,8 @@ def mcpclass_probabilities(args, model_dir, precision, labels, texts, tmp):
         json.dump({"classifier": {"kind": "transformer", "model": model_dir, "precision": precision}}, f)
     try:
         config = config_json(args.cli, base, tmp, f"{precision}.json", threads=args.threads)
-    except subprocess.CalledProcessError as e:
-        return None, last_line(e.stderr)
+    except subprocess.CalledProcessError as e:  # the message without this run's scratch path
+        return None, re.sub(r" \(in '[^']*'\)$", "", last_line(e.stderr))
     try:
         server = mcpclass_server(args.cli, config)
     except RuntimeError as e:

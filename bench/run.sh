@@ -16,6 +16,10 @@
 #   transformer kind transformer (BERT-base, ModernBERT-base sizes) vs ONNX Runtime on the same
 #               model (bench/transformer_peer.py): latency at 32/128 tokens, HTTP c8, FLOP rate,
 #               RSS; opt-in (MCPCLASS_BENCH_ONLY=transformer)
+#   accuracy    kind transformer's precisions (f32, int8, bf16) and ONNX Runtime fp32/int8 on the
+#               held-out rows of a small BERT trained on the router queries
+#               (bench/accuracy/precision_accuracy.py, precision-accuracy.json and .md); needs the
+#               learned build and python3-torch (training once, cached), python3-onnx for the int8 peer
 #   profile     where a request's CPU goes over HTTP: mcpclass against bare Beast, per shared object
 #               and symbol, with perf (bench/profile_http.py, profile.json)
 #   tokenizers  tokenizer.json encoding per text, mcpclass vs the reference Hugging Face tokenizers
@@ -25,8 +29,8 @@
 # Knobs (environment): MCPCLASS_BENCH_SECONDS per wrk run (2), MCPCLASS_BENCH_ROUNDS of the HTTP
 # runs (5; medians count), MCPCLASS_BENCH_CONNS (1,50,500),
 # MCPCLASS_BENCH_STDIO_SECONDS (3), MCPCLASS_BENCH_ITERATIONS (20000), MCPCLASS_BENCH_SPAWN_RUNS
-# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile,
-# tokenizers),
+# (15), MCPCLASS_BENCH_ONLY (inprocess,learned,http,stdio,footprint,scaling,route,onnx,accuracy,
+# profile,tokenizers),
 # MCPCLASS_BENCH_ONNX_THREADS (1: intra-op threads of both encoders in the onnx section),
 # MCPCLASS_BENCH_TRANSFORMER_THREADS (2: both sides of the opt-in transformer section),
 # MCPCLASS_BENCH_TORCH_BUILD_DIR (./build; empty = skip), MCPCLASS_BENCH_OUT (bench/results).
@@ -72,7 +76,15 @@ else
 fi
 
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
-ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx,profile,tokenizers}"
+# Debian's python3-torch and python3-onnx, for the onnx and accuracy sections' exports.
+python_torch_onnx() {
+  /usr/bin/python3 -c 'import torch, onnx' 2>/dev/null && return
+  echo "bench: installing python3-torch python3-onnx" >&2
+  apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null ||
+    { apt-get update -q >/dev/null &&
+      apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null; }
+}
+ONLY="${MCPCLASS_BENCH_ONLY:-inprocess,learned,http,stdio,footprint,scaling,route,onnx,accuracy,profile,tokenizers}"
 # route: what `mcpclass route` adds over calling the upstream, against nginx proxy_pass
 # (bench/route_proxy.py); the learned row needs the libtorch build's CLI and models/setup.sh.
 if [[ ",$ONLY," == *,route,* ]]; then
@@ -87,12 +99,7 @@ if [[ ",$ONLY," == *,onnx,* ]]; then
   if [ ${#torch_args[@]} -eq 0 ]; then
     echo "bench: onnx skipped: no libtorch build at '$TORCH_BUILD'" >&2
   else
-    if ! /usr/bin/python3 -c 'import torch, onnx' 2>/dev/null; then
-      echo "bench: installing python3-torch python3-onnx" >&2
-      apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null ||
-        { apt-get update -q >/dev/null &&
-          apt-get install -y -q --no-install-recommends python3-torch python3-onnx >/dev/null; }
-    fi
+    python_torch_onnx
     cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target bench_encoder_forward >&2
     "$ROOT/models/setup.sh" "$TORCH_BUILD/mcpclass" >&2
     /usr/bin/python3 "$ROOT/bench/onnx_peer.py" --cli "$TORCH_BUILD/mcpclass" \
@@ -118,6 +125,18 @@ if [[ ",$ONLY," == *,transformer,* ]]; then
       --threads "${MCPCLASS_BENCH_TRANSFORMER_THREADS:-2}" --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
   fi
 fi
+# accuracy: bf16 and int8 against f32 on a real trained model, beside ONNX Runtime's int8 peer
+# (bench/accuracy/precision_accuracy.py; issue 46). Trains the model once (cached, minutes) with
+# Debian's python3-torch; the int8 peer is rewritten with python3-onnx.
+if [[ ",$ONLY," == *,accuracy,* ]]; then
+  if [ ${#torch_args[@]} -eq 0 ]; then
+    echo "bench: accuracy skipped: no build with the learned component at '$TORCH_BUILD'" >&2
+  else
+    python_torch_onnx
+    /usr/bin/python3 "$ROOT/bench/accuracy/precision_accuracy.py" --cli "$TORCH_BUILD/mcpclass" \
+      --json "$OUT/precision-accuracy.json" --md "$OUT/precision-accuracy.md" >&2
+  fi
+fi
 # profile: where a request's CPU goes over HTTP, mcpclass against bare Beast, by shared object
 # and symbol (bench/profile_http.py, perf record; issue 16).
 if [[ ",$ONLY," == *,profile,* ]]; then
@@ -133,7 +152,7 @@ if [[ ",$ONLY," == *,tokenizers,* ]]; then
   PATH="$("$ROOT/scripts/node-for-tests.sh"):$PATH" RAYON_NUM_THREADS=1 MCPCLASS_BENCH_OUT="$OUT" \
     node "$ROOT/bench/tokenizers.mjs" "$BUILD" >&2
 fi
-SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/,transformer,/,/g; s/,profile,/,/g; s/,tokenizers,/,/g; s/^,//; s/,$//')"
+SUITE_ONLY="$(echo ",$ONLY," | sed 's/,route,/,/g; s/,onnx,/,/g; s/,transformer,/,/g; s/,accuracy,/,/g; s/,profile,/,/g; s/,tokenizers,/,/g; s/^,//; s/,$//')"
 if [ -z "$SUITE_ONLY" ]; then
   # Only the separate sections ran: carry their JSON into the existing report.
   [ -f "$OUT/report.json" ] && /usr/bin/python3 "$ROOT/bench/report.py" "$OUT"

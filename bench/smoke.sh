@@ -34,6 +34,19 @@ echo "== bench/route_proxy.py --smoke"
 /usr/bin/python3 "$root/bench/route_proxy.py" --cli "$build/mcpclass" --smoke --json "$out/route.json"
 test -s "$out/route.json"
 
+# The precision accuracy harness on the trainer's tiny model and 40 rows: needs kind transformer
+# (a build with the learned component) and Debian's python3-torch to train it (seconds, cached);
+# its ONNX Runtime rows say "skipped" without onnxruntime-node, as in this install.
+if grep -q '^MCPCLASS_WITH_LEARNED:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null &&
+  /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "== bench/accuracy/precision_accuracy.py --smoke"
+  /usr/bin/python3 "$root/bench/accuracy/precision_accuracy.py" --cli "$build/mcpclass" --smoke \
+    --json "$out/precision-accuracy.json" --md "$out/precision-accuracy.md"
+  test -s "$out/precision-accuracy.md"
+else
+  echo "== bench/accuracy/precision_accuracy.py skipped: no learned component in $build or no python3-torch"
+fi
+
 # perf needs perf_event_open, which containers often forbid: probe first.
 if command -v perf >/dev/null && perf record -q -o "$out/probe.data" -- true >/dev/null 2>&1; then
   echo "== bench/profile_http.py (1 s per target, 1 round)"

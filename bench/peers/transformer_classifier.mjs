@@ -15,6 +15,15 @@ import { Routed } from "./rules.mjs";
 
 export const INPUTS = ["input_ids", "attention_mask"];
 
+/** softmax of a row of logits (max subtracted first), as an Array. */
+export function softmax(logits) {
+  let top = -Infinity;
+  for (const v of logits) top = Math.max(top, v);
+  const weights = Array.from(logits, (v) => Math.exp(v - top));
+  const sum = weights.reduce((a, b) => a + b, 0);
+  return weights.map((w) => w / sum);
+}
+
 /** The reference tokenizer of a tokenizer.json, truncating to `maxTokens` (specials included). */
 export function loadTokenizer(path, maxTokens) {
   const root = fileURLToPath(new URL("../../tests/tokenizers/package.json", import.meta.url));
@@ -52,13 +61,9 @@ export class OnnxTransformerClassifier extends Routed {
 
   async probabilities(text) {
     const ids = (await this.tokenizer.encode(text)).getIds();
-    const logits = (await this.session.run(feeds(ids, INPUTS), ["logits"])).logits.data;
-    let top = -Infinity;
-    for (const v of logits) top = Math.max(top, v);
-    const weights = Array.from(logits, (v) => Math.exp(v - top));
-    const sum = weights.reduce((a, b) => a + b, 0);
+    const p = softmax((await this.session.run(feeds(ids, INPUTS), ["logits"])).logits.data);
     const probabilities = new Array(this.names.length).fill(0);
-    for (let i = 0; i < this.map.length; ++i) probabilities[this.map[i]] = weights[i] / sum;
+    for (let i = 0; i < this.map.length; ++i) probabilities[this.map[i]] = p[i];
     return probabilities;
   }
 

@@ -21,6 +21,7 @@ BatchingClassifier::BatchingClassifier(std::shared_ptr<const Classifier> inner,
     : inner_(std::move(inner)), options_(options) {
   if (!inner_) throw std::invalid_argument("BatchingClassifier: no inner classifier");
   if (options_.max_batch < 2) throw std::invalid_argument("BatchingClassifier: max_batch < 2");
+  if (options_.max_running < 1) throw std::invalid_argument("BatchingClassifier: max_running < 1");
 }
 
 Classification BatchingClassifier::classify(std::string_view text,
@@ -28,9 +29,11 @@ Classification BatchingClassifier::classify(std::string_view text,
   Waiter me{text, options, std::nullopt, nullptr, false};
   std::unique_lock lock(mutex_);
   queue_.push_back(&me);
-  if (leading_ && queue_.size() >= options_.max_batch) wake_.notify_all();  // the batch is full
+  if (leading_ > 0 && queue_.size() >= options_.max_batch) wake_.notify_all();  // a batch is full
   while (!me.done) {
-    if (!leading_) {
+    // A caller still queued leads when a batch may start and none is gathering.
+    if (!gathering_ && leading_ < options_.max_running &&
+        std::find(queue_.begin(), queue_.end(), &me) != queue_.end()) {
       lead(lock);
     } else {
       wake_.wait(lock);
@@ -42,13 +45,16 @@ Classification BatchingClassifier::classify(std::string_view text,
 }
 
 void BatchingClassifier::lead(std::unique_lock<std::mutex>& lock) const {
-  leading_ = true;
+  ++leading_;
+  gathering_ = true;
   wake_.wait_for(lock, options_.max_wait, [&] { return queue_.size() >= options_.max_batch; });
   const std::size_t n = std::min(queue_.size(), options_.max_batch);
   std::vector<Waiter*> batch(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
   ++batches_;
   texts_ += n;
+  gathering_ = false;
+  if (!queue_.empty() && leading_ < options_.max_running) wake_.notify_all();  // next batch
   lock.unlock();
   // One options value per batch: callers asking for different options go through one by one.
   std::vector<std::string_view> texts;
@@ -81,7 +87,7 @@ void BatchingClassifier::lead(std::unique_lock<std::mutex>& lock) const {
   }
   lock.lock();
   for (auto* w : batch) w->done = true;
-  leading_ = false;
+  --leading_;
   wake_.notify_all();  // the batch's callers, and one of the rest to lead the next batch
 }
 
@@ -90,6 +96,7 @@ json::object BatchingClassifier::info() const {
   std::lock_guard lock(mutex_);
   out["batching"] = json::object{{"max_batch", options_.max_batch},
                                  {"max_wait_us", options_.max_wait.count()},
+                                 {"max_running", options_.max_running},
                                  {"batches", batches_},
                                  {"texts", texts_}};
   return out;

@@ -13,9 +13,11 @@
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 namespace mcpclass::learned {
 
@@ -38,6 +40,7 @@ EncoderOptions encoder_options(const LearnedSettings& s) {
   o.max_tokens = s.max_tokens;
   o.threads = s.threads;
   o.precision = s.precision;
+  o.kernels = s.kernels;
   return o;
 }
 
@@ -323,6 +326,18 @@ class TorchScriptClassifier final : public Classifier {
   std::vector<std::size_t> map_;
 };
 
+// `classifier` behind a BatchingClassifier when settings.batching asks for one; max_running 0
+// becomes the cores' share per batch (hardware threads ÷ intra-op threads, at least 1).
+std::unique_ptr<Classifier> with_batching(std::unique_ptr<Classifier> classifier,
+                                          const LearnedSettings& settings) {
+  if (settings.batching.max_batch < 2) return classifier;
+  auto options = settings.batching;
+  if (options.max_running == 0)
+    options.max_running = std::max<std::size_t>(
+        1, std::thread::hardware_concurrency() / std::max<std::size_t>(settings.threads, 1));
+  return std::make_unique<BatchingClassifier>(std::move(classifier), options);
+}
+
 }  // namespace
 
 bool learned_available() noexcept {
@@ -336,15 +351,14 @@ std::unique_ptr<Classifier> make_learned_classifier(std::string_view kind,
                                                     const LearnedProgress& load_progress) {
   if (kind == "embedding_knn")
     return std::make_unique<EmbeddingKnnClassifier>(categories, settings, policy);
-  if (kind == "trained_head") {
-    auto head = std::make_unique<TrainedHeadClassifier>(categories, settings, policy);
-    if (settings.batching.max_batch < 2) return head;
-    return std::make_unique<BatchingClassifier>(std::move(head), settings.batching);
-  }
+  if (kind == "trained_head")
+    return with_batching(std::make_unique<TrainedHeadClassifier>(categories, settings, policy),
+                         settings);
   if (kind == "torchscript")
     return std::make_unique<TorchScriptClassifier>(categories, settings, policy);
   if (kind == "transformer")
-    return detail::make_transformer_classifier(categories, settings, policy, load_progress);
+    return with_batching(
+        detail::make_transformer_classifier(categories, settings, policy, load_progress), settings);
   throw ConfigError("classifier.kind",
                     "unknown learned classifier kind '" + std::string(kind) + "'");
 }

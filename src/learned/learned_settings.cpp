@@ -1,6 +1,7 @@
 #include "mcpclass/learned/learned_settings.hpp"
 
 #include "checkpoint/checkpoint_config.hpp"
+#include "learned/precision_setting.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/provenance.hpp"
 #include "mcpclass/util/fnv1a.hpp"
@@ -12,7 +13,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
+#include <utility>
 
 namespace mcpclass::learned {
 
@@ -27,7 +30,68 @@ std::string env(const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
+// `batching` {max_batch, max_wait_us, max_running} of trained_head and transformer.
+void read_batching(util::strict::ObjectReader& r, classify::BatchingOptions& out) {
+  const auto* b = r.get("batching");
+  if (b == nullptr) return;
+  util::strict::ObjectReader br(*b, r.path_of("batching"));
+  if (const auto v = br.integer("max_batch")) {
+    if (*v < 1 || *v > 1024)
+      util::strict::fail(br.path_of("max_batch"), "must be an integer in [1, 1024]");
+    out.max_batch = static_cast<std::size_t>(*v);
+  }
+  if (const auto v = br.integer("max_wait_us")) {
+    if (*v < 0 || *v > 1'000'000)
+      util::strict::fail(br.path_of("max_wait_us"), "must be an integer in [0, 1000000]");
+    out.max_wait = std::chrono::microseconds(*v);
+  }
+  if (const auto v = br.integer("max_running")) {
+    if (*v < 0 || *v > 256)
+      util::strict::fail(br.path_of("max_running"), "must be an integer in [0, 256]");
+    out.max_running = static_cast<std::size_t>(*v);
+  }
+  br.finish();
+}
+
+json::object batching_json(const classify::BatchingOptions& b) {
+  return {{"max_batch", b.max_batch},
+          {"max_wait_us", b.max_wait.count()},
+          {"max_running", b.max_running}};
+}
+
+constexpr std::pair<EncoderPrecision, const char*> kPrecisionNames[] = {
+    {EncoderPrecision::automatic, "auto"},
+    {EncoderPrecision::bf16, "bf16"},
+    {EncoderPrecision::f32, "f32"},
+    {EncoderPrecision::int8, "int8"}};
+
 }  // namespace
+
+const char* precision_name(EncoderPrecision p) {
+  for (const auto& [value, name] : kPrecisionNames)
+    if (value == p) return name;
+  return "auto";
+}
+
+std::optional<EncoderPrecision> parse_precision(std::string_view text) {
+  for (const auto& [value, name] : kPrecisionNames)
+    if (text == name) return value;
+  return std::nullopt;
+}
+
+namespace detail {
+
+EncoderPrecision read_precision(util::strict::ObjectReader& r, EncoderPrecision fallback) {
+  const auto text = r.string("precision");
+  if (!text) return fallback;
+  const auto parsed = parse_precision(*text);
+  if (!parsed)
+    util::strict::fail(r.path_of("precision"),
+                       "must be auto, f32, bf16 or int8 (got '" + *text + "')");
+  return *parsed;
+}
+
+}  // namespace detail
 
 bool is_learned_kind(std::string_view kind) {
   return kind == "embedding_knn" || kind == "trained_head" || kind == "torchscript" ||
@@ -57,16 +121,8 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
   non_empty("tokenizer", s.tokenizer);
   positive("max_tokens", s.max_tokens, 4096);
   positive("threads", s.threads, 256);
-  if (const auto p = r.string("precision")) {
-    if (*p == "auto")
-      s.precision = EncoderPrecision::automatic;
-    else if (*p == "bf16")
-      s.precision = EncoderPrecision::bf16;
-    else if (*p == "f32")
-      s.precision = EncoderPrecision::f32;
-    else
-      util::strict::fail(r.path_of("precision"), "must be auto, bf16 or f32 (got '" + *p + "')");
-  }
+  s.precision = detail::read_precision(r, s.precision);
+  non_empty("kernels", s.kernels);
   if (kind == "embedding_knn") {
     non_empty("examples", s.examples);
     non_empty("index", s.index);
@@ -79,20 +135,7 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     if (s.examples.empty())
       util::strict::fail(r.path_of("examples"), "is required for embedding_knn");
   } else if (kind == "trained_head") {
-    if (const auto* b = r.get("batching")) {
-      util::strict::ObjectReader br(*b, r.path_of("batching"));
-      if (const auto v = br.integer("max_batch")) {
-        if (*v < 1 || *v > 1024)
-          util::strict::fail(br.path_of("max_batch"), "must be an integer in [1, 1024]");
-        s.batching.max_batch = static_cast<std::size_t>(*v);
-      }
-      if (const auto v = br.integer("max_wait_us")) {
-        if (*v < 0 || *v > 1'000'000)
-          util::strict::fail(br.path_of("max_wait_us"), "must be an integer in [0, 1000000]");
-        s.batching.max_wait = std::chrono::microseconds(*v);
-      }
-      br.finish();
-    }
+    read_batching(r, s.batching);
     s.temperature = 0.0;
     non_empty("head", s.head);
     if (const auto t = r.number("temperature")) {
@@ -109,9 +152,11 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     non_empty("model", s.model);
     non_empty("adapter", s.adapter);
     if (s.model.empty()) util::strict::fail(r.path_of("model"), "is required for transformer");
-    if (s.precision == EncoderPrecision::bf16)
-      util::strict::fail(r.path_of("precision"),
-                         "kind transformer computes in float32 only so far (auto or f32)");
+    // Concurrent calls share forward passes by default (batching_classifier.hpp): a lone call
+    // never waits, and max_running 0 (cores ÷ threads, at load) keeps the cores busy without
+    // one thread team per request.
+    s.batching = {.max_batch = 8, .max_wait = std::chrono::microseconds(0), .max_running = 0};
+    read_batching(r, s.batching);
   } else {
     util::strict::fail(util::strict::member_path(path, "kind"), "unknown learned classifier kind");
   }
@@ -124,8 +169,8 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
                  {"tokenizer", tokenizer},
                  {"max_tokens", max_tokens},
                  {"threads", threads}};
-  if (precision != EncoderPrecision::automatic)
-    o["precision"] = precision == EncoderPrecision::bf16 ? "bf16" : "f32";
+  if (precision != EncoderPrecision::automatic) o["precision"] = precision_name(precision);
+  if (!kernels.empty()) o["kernels"] = kernels;
   if (kind == "embedding_knn") {
     o["examples"] = examples;
     if (!index.empty()) o["index"] = index;
@@ -134,15 +179,14 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
   } else if (kind == "trained_head") {
     o["head"] = head;
     o["temperature"] = temperature;
-    if (batching.max_batch > 1)
-      o["batching"] = json::object{{"max_batch", batching.max_batch},
-                                   {"max_wait_us", batching.max_wait.count()}};
+    if (batching.max_batch > 1) o["batching"] = batching_json(batching);
   } else if (kind == "torchscript") {
     o["model"] = model;
     if (!labels.empty()) o["labels"] = labels;
   } else if (kind == "transformer") {
     o["model"] = model;
     if (!adapter.empty()) o["adapter"] = adapter;
+    o["batching"] = batching_json(batching);
   }
   return o;
 }

@@ -2,6 +2,7 @@
 // settings, the strategy names and the span's JSON.
 #include "mcpclass/learned/token_classifier.hpp"
 
+#include "learned/precision_setting.hpp"
 #include "util/config_reader.hpp"
 
 namespace mcpclass::learned {
@@ -58,6 +59,8 @@ TokenClassifierSettings TokenClassifierSettings::from_json(const json::value& v,
   s.stride = r.count("stride", 0, 100'000).value_or(s.stride);
   s.max_tokens = r.count("max_tokens", 0, 100'000).value_or(s.max_tokens);
   s.threads = r.count("threads", 1, 256).value_or(s.threads);
+  s.precision = detail::read_precision(r, s.precision);
+  s.kernels = r.string("kernels").value_or("");
   s.ignore_labels = r.string_list("ignore_labels").value_or(s.ignore_labels);
   s.tool = r.string("tool").value_or(s.tool);
   if (s.tool.empty()) strict::fail(r.path_of("tool"), "must not be empty");
@@ -68,13 +71,16 @@ TokenClassifierSettings TokenClassifierSettings::from_json(const json::value& v,
 json::object TokenClassifierSettings::to_json() const {
   json::array ignore;
   for (const auto& l : ignore_labels) ignore.emplace_back(l);
-  return {{"model", model},
-          {"aggregation", to_string(aggregation)},
-          {"stride", stride},
-          {"max_tokens", max_tokens},
-          {"ignore_labels", std::move(ignore)},
-          {"threads", threads},
-          {"tool", tool}};
+  json::object o{{"model", model},
+                 {"aggregation", to_string(aggregation)},
+                 {"stride", stride},
+                 {"max_tokens", max_tokens},
+                 {"ignore_labels", std::move(ignore)},
+                 {"threads", threads},
+                 {"tool", tool}};
+  if (precision != EncoderPrecision::automatic) o["precision"] = precision_name(precision);
+  if (!kernels.empty()) o["kernels"] = kernels;
+  return o;
 }
 
 }  // namespace mcpclass::learned

@@ -6,8 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,9 +35,23 @@ class Recording final : public classify::Classifier {
       std::span<const std::string_view> texts,
       const classify::ClassifyOptions& options) const override {
     {
-      std::lock_guard lock(mutex);
+      std::unique_lock lock(mutex);
       sizes.push_back(texts.size());
+      peak = std::max(peak, ++running);
+      // Held until `hold_until` batches run at once (or a 10 s safety): shows whether a
+      // BatchingClassifier lets that many run.
+      changed.notify_all();
+      changed.wait_for(lock, std::chrono::seconds(10), [&] { return running >= hold_until; });
+      hold_until = 0;  // the first overlap was seen: later batches go straight through
+      changed.notify_all();
     }
+    struct Done {
+      const Recording& r;
+      ~Done() {
+        std::lock_guard lock(r.mutex);
+        --r.running;
+      }
+    } done{*this};
     if (fail) throw classify::ClassifyError("model failed");
     return Classifier::classify_batch(texts, options);
   }
@@ -43,7 +59,9 @@ class Recording final : public classify::Classifier {
   boost::json::object info() const override { return inner_->info(); }
 
   mutable std::mutex mutex;
+  mutable std::condition_variable changed;
   mutable std::vector<std::size_t> sizes;
+  mutable std::size_t running = 0, peak = 0, hold_until = 0;
   bool fail = false;
 
  private:
@@ -102,6 +120,27 @@ TEST_CASE("batching: more callers than a batch holds are served in several batch
   CHECK(total == 20);
 }
 
+TEST_CASE("batching: max_running batches run at once, never more, and a lone call never waits") {
+  auto inner = std::make_shared<Recording>();
+  inner->hold_until = 2;  // the first batch waits until a second one runs beside it
+  classify::BatchingClassifier batching(
+      inner, {.max_batch = 2, .max_wait = std::chrono::microseconds(0), .max_running = 2});
+  std::atomic<int> right{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 9; ++i)
+    threads.emplace_back([&, i] {
+      const auto& text = kTexts[static_cast<std::size_t>(i) % kTexts.size()];
+      if (batching.classify(text).category == inner->classify(text).category) ++right;
+    });
+  for (auto& t : threads) t.join();
+  CHECK(right == 9);
+  CHECK(inner->peak == 2);
+  std::size_t total = 0;
+  for (const auto n : inner->sizes) total += n;
+  CHECK(total == 9);
+  CHECK(batching.info().at("batching").at("max_running") == 2);
+}
+
 TEST_CASE("batching: the batch's failure reaches every caller in it") {
   auto inner = std::make_shared<Recording>();
   inner->fail = true;
@@ -141,4 +180,20 @@ TEST_CASE("batching: trained_head settings read, round-trip and reject bad value
           boost::json::parse(R"({"examples":"e.csv","batching":{"max_batch":4}})").as_object(),
           "embedding_knn"),
       classify::ConfigError);
+  CHECK_THROWS_WITH_AS(parse(R"({"head":"h","batching":{"max_running":-1}})"),
+                       doctest::Contains("classifier.batching.max_running"), classify::ConfigError);
+}
+
+TEST_CASE("batching: kind transformer batches concurrent calls by default, without waiting") {
+  const auto parse = [](const char* text) {
+    return learned::LearnedSettings::from_json(boost::json::parse(text).as_object(), "transformer");
+  };
+  const auto s = parse(R"({"model":"m"})");
+  CHECK(s.batching.max_batch == 8);
+  CHECK(s.batching.max_wait == 0us);
+  CHECK(s.batching.max_running == 0);  // cores ÷ threads, at load
+  CHECK(parse(R"({"model":"m","batching":{"max_batch":1}})").batching.max_batch == 1);
+  const auto round = parse(boost::json::serialize(s.to_json("transformer")).c_str());
+  CHECK(round.batching.max_batch == 8);
+  CHECK(round.batching.max_running == 0);
 }

@@ -64,18 +64,19 @@ TEST_CASE("learned settings: strict schema per kind, round trip through the conf
         EncoderPrecision::f32);
   CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
     "classifier":{"kind":"trained_head","head":"h.pt","precision":"fp8"}})"),
-                       "classifier.precision: must be auto, bf16 or f32 (got 'fp8')", ConfigError);
+                       "classifier.precision: must be auto, f32, bf16 or int8 (got 'fp8')", ConfigError);
 }
 
 TEST_CASE("learned settings: kind transformer takes a checkpoint directory and its labels") {
   CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
     "classifier":{"kind":"transformer"}})"),
                        "classifier.model: is required for transformer", ConfigError);
-  CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
-    "classifier":{"kind":"transformer","model":"m","precision":"bf16"}})"),
-                       "classifier.precision: kind transformer computes in float32 only so far "
-                       "(auto or f32)",
-                       ConfigError);
+  // Any precision reads; one the CPU or the engine cannot run is refused at load, by name.
+  const auto int8 = config::parse_config(R"({"categories":[{"name":"a"}],
+    "classifier":{"kind":"transformer","model":"m","precision":"int8","kernels":"portable"}})");
+  CHECK(int8.classifier.learned.precision == EncoderPrecision::int8);
+  CHECK(int8.classifier.learned.kernels == "portable");
+  CHECK(config::config_from_json(int8.to_json()).classifier.learned.kernels == "portable");
   const std::string dir = MCPCLASS_SOURCE_DIR "/tests/transformers/fixtures/bert-f32";
   // No categories: the checkpoint's id2label, in class-id order (read without the learned
   // component too).

@@ -3,7 +3,11 @@
 // pass for the learned kinds). Each caller gets its own result, or the batch's exception.
 //
 // There is no thread of its own: the first caller of a batch leads it (waits, runs the batch,
-// wakes the others), so the object has no lifetime beyond its callers'. A request that is
+// wakes the others), so the object has no lifetime beyond its callers'. At most `max_running`
+// batches run at once; callers beyond them wait for the next batch. So N concurrent requests
+// cost at most max_running forward passes at a time (each with its own intra-op threads), never
+// one thread team per request: with max_running = cores / intra-op threads the cores stay busy
+// and are never oversubscribed. A request that is
 // cancelled or times out is answered (or not) by the server as any other; its text still
 // finishes in the batch it joined, so the others' results never wait on it.
 //
@@ -24,8 +28,11 @@ namespace mcpclass::classify {
 struct BatchingOptions {
   /// Texts per batch; 0 or 1 = no batching.
   std::size_t max_batch = 0;
-  /// How long the first text of a batch waits for others.
+  /// How long the first text of a batch waits for others (0: it takes the texts already
+  /// waiting, so a lone caller never waits).
   std::chrono::microseconds max_wait{200};
+  /// Batches that run at once (at least 1).
+  std::size_t max_running = 1;
 };
 
 class BatchingClassifier final : public Classifier {
@@ -44,7 +51,8 @@ class BatchingClassifier final : public Classifier {
   bool cacheable() const override { return inner_->cacheable(); }
   std::string model_id() const override { return inner_->model_id(); }
   std::string tokenizer_id() const override { return inner_->tokenizer_id(); }
-  /// The inner classifier's, plus "batching" {max_batch, max_wait_us, batches, texts}.
+  /// The inner classifier's, plus "batching" {max_batch, max_wait_us, max_running, batches,
+  /// texts}.
   json::object info() const override;
 
  private:
@@ -56,7 +64,8 @@ class BatchingClassifier final : public Classifier {
   mutable std::mutex mutex_;
   mutable std::condition_variable wake_;
   mutable std::vector<Waiter*> queue_;  // callers not yet in a batch, oldest first
-  mutable bool leading_ = false;        // a caller is gathering or running a batch
+  mutable std::size_t leading_ = 0;     // callers gathering or running a batch
+  mutable bool gathering_ = false;      // a leader is waiting for its batch to fill
   mutable std::size_t batches_ = 0;
   mutable std::size_t texts_ = 0;
 };

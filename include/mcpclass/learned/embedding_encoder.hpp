@@ -16,15 +16,27 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mcpclass::learned {
 
-/// How a native encoder multiplies: `automatic` = bfloat16 where the CPU has fast bf16 kernels
-/// (AVX-512 BF16), float32 elsewhere. TorchScript encoders ignore it (their file decides).
-enum class EncoderPrecision { automatic, bf16, f32 };
+/// How a native model multiplies (the `precision` setting of sentence encoders, transformer and
+/// token classifiers): `automatic` = bfloat16 where the model's engine has fast bf16 kernels for
+/// this CPU (AVX-512 BF16), float32 elsewhere; `int8` = dynamic quantization (weights int8 per
+/// output channel at load, activations per row at run time). A precision the model or the CPU
+/// cannot run is refused at load, naming what is missing. TorchScript encoders ignore it (their
+/// file decides).
+enum class EncoderPrecision { automatic, bf16, f32, int8 };
+
+/// "auto", "bf16", "f32", "int8".
+const char* precision_name(EncoderPrecision p);
+
+/// The precision named `text` ("auto", "bf16", "f32", "int8"), or nothing.
+std::optional<EncoderPrecision> parse_precision(std::string_view text);
 
 struct EncoderOptions {
   /// USE-lite safetensors, a sentence-transformers directory or a TorchScript file.
@@ -38,6 +50,9 @@ struct EncoderOptions {
   /// OpenBLAS (when it is the BLAS libtorch uses), set process-wide when the encoder loads.
   std::size_t threads = 1;
   EncoderPrecision precision = EncoderPrecision::automatic;
+  /// The highest kernel set the model may use ("portable", "avx2"; empty = the best this CPU
+  /// runs); the MCPCLASS_KERNELS environment variable caps it too.
+  std::string kernels{};
 };
 
 /// Called after each batch with (texts done, total), e.g. for a progress bar.

@@ -56,10 +56,16 @@ struct LearnedSettings {
   std::size_t max_tokens = 128;
   /// Intra-op threads per inference call (1 is fastest for single queries on small machines).
   std::size_t threads = 1;
-  /// Native encoder arithmetic: `auto` (bf16 where the CPU is fast at it), `bf16` or `f32`.
+  /// Native model arithmetic (encoders and kind transformer): `auto`, `f32`, `bf16` or `int8`
+  /// (EncoderPrecision).
   EncoderPrecision precision = EncoderPrecision::automatic;
-  /// trained_head: `batching {max_batch, max_wait_us}` gathers concurrent calls into one forward
-  /// pass (batching_classifier.hpp); absent or max_batch 1 = off.
+  /// Native models: the highest kernel set to use ("portable", "avx2"; empty = the best the CPU
+  /// runs). Checked at load: an unknown set, or one this CPU lacks, is refused by name.
+  std::string kernels;
+  /// trained_head, transformer: `batching {max_batch, max_wait_us, max_running}` gathers
+  /// concurrent calls into one forward pass (batching_classifier.hpp); max_batch 1 = off;
+  /// max_running 0 = cores ÷ threads. trained_head: off unless set; transformer: on by default
+  /// (max_batch 8, max_wait_us 0: a lone call never waits).
   classify::BatchingOptions batching;
 
   /// Strict: unknown keys and bad values throw ConfigError naming `path.key`; checks that the

@@ -10,6 +10,8 @@
 // pipeline reports them); `byte_start`/`byte_end` are the same span in UTF-8 bytes.
 #pragma once
 
+#include "mcpclass/learned/embedding_encoder.hpp"
+
 #include <boost/json.hpp>
 
 #include <cstddef>
@@ -63,6 +65,10 @@ struct TokenClassifierSettings {
   std::vector<std::string> ignore_labels{"O"};
   /// OpenMP threads per call.
   std::size_t threads = 1;
+  /// Arithmetic (`auto`, `f32`, `bf16`, `int8`) and the highest kernel set, as a transformer
+  /// classifier's (LearnedSettings).
+  EncoderPrecision precision = EncoderPrecision::automatic;
+  std::string kernels;
   /// Name of the MCP tool that serves it.
   std::string tool = "detect_pii";
 

@@ -1,6 +1,9 @@
 // Internal: one head of scaled dot-product self-attention over one text's n tokens, as the
-// native encoders compute it (oneDNN's sgemm for both products, a max-subtracted softmax).
+// native encoders compute it (oneDNN's sgemm for both products, the max-subtracted softmax of
+// softmax.hpp with the model's kernel set).
 #pragma once
+
+#include "kernels/cpu_features.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -13,8 +16,8 @@ namespace mcpclass::kernels {
 /// `scores` has room for n rows `ld_scores` ≥ n apart; `out` rows are `ld_out` apart. With a
 /// `window`, query i attends only to keys j with |i − j| ≤ window (sliding-window attention: the
 /// others get weight 0, as an additive finfo.min mask gives them after softmax).
-void attention_head(const float* q, const float* k, const float* v, dnnl::memory::dim ld,
-                    std::size_t n, std::size_t dh, float scale, float* scores,
+void attention_head(KernelSet set, const float* q, const float* k, const float* v,
+                    dnnl::memory::dim ld, std::size_t n, std::size_t dh, float scale, float* scores,
                     dnnl::memory::dim ld_scores, float* out, dnnl::memory::dim ld_out,
                     std::size_t window = std::numeric_limits<std::size_t>::max());
 
@@ -23,8 +26,9 @@ void attention_head(const float* q, const float* k, const float* v, dnnl::memory
 /// h into columns h·dh… of `out`. The heads are shared among the calling thread's OpenMP team,
 /// each computed on one thread as attention_head() computes it alone, so the result does not
 /// depend on the thread count. Thread-safety: pure.
-void attention_heads(const float* qkv, dnnl::memory::dim ld, std::size_t n, std::size_t heads,
-                     std::size_t dh, float scale, float* out, dnnl::memory::dim ld_out,
+void attention_heads(KernelSet set, const float* qkv, dnnl::memory::dim ld, std::size_t n,
+                     std::size_t heads, std::size_t dh, float scale, float* out,
+                     dnnl::memory::dim ld_out,
                      std::size_t window = std::numeric_limits<std::size_t>::max());
 
 }  // namespace mcpclass::kernels

@@ -10,16 +10,54 @@
 
 namespace mcpclass::kernels {
 
+const char* name(Precision p) {
+  return p == Precision::int8 ? "int8" : "f32";
+}
+
+Compute default_compute() {
+  return {choose_kernel_set(detect_cpu_features(), ""), Precision::f32};
+}
+
+Dense make_dense(std::span<const float> weight, std::vector<float> bias, std::size_t in,
+                 std::size_t out, const Compute& compute) {
+  Dense d{in, out, compute.kernels, {}, {}, std::move(bias)};
+  if (compute.precision == Precision::int8)
+    d.quantized = quantize_weights(weight, in, out);
+  else
+    d.weight = pack_weights(weight, in, out);
+  return d;
+}
+
 void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
   // The threads share the panels, not the rows: each streams only its panels' weights from
   // memory, once per pass of rows, and a row's result does not depend on the split.
-  const std::size_t panels = panels_of(dn.out);
+  const float* bias = dn.bias.empty() ? nullptr : dn.bias.data();
+  if (dn.quantized.packed.empty()) {
+    const std::size_t panels = panels_of(dn.out);
+#pragma omp parallel
+    {
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+      const auto team = static_cast<std::size_t>(omp_get_num_threads());
+      packed_product(dn.kernels, dn.weight.data(), bias, dn.in, dn.out, panels * t / team,
+                     panels * (t + 1) / team, x, rows, y);
+    }
+    return;
+  }
+  // int8: each thread quantizes its share of the rows, then (past the barrier) runs its panels
+  // over all of them.
+  const std::size_t depth = quantized_depth(dn.in), panels = qpanels_of(dn.out);
+  std::vector<std::int8_t> q(rows * depth);
+  std::vector<float> scale(rows);
 #pragma omp parallel
   {
     const auto t = static_cast<std::size_t>(omp_get_thread_num());
     const auto team = static_cast<std::size_t>(omp_get_num_threads());
-    packed_product(dn.weight.data(), dn.bias.empty() ? nullptr : dn.bias.data(), dn.in, dn.out,
-                   panels * t / team, panels * (t + 1) / team, x, rows, y);
+    const std::size_t first = rows * t / team, last = rows * (t + 1) / team;
+    quantize_rows(dn.kernels, x + first * dn.in, last - first, dn.in, q.data() + first * depth,
+                  scale.data() + first);
+#pragma omp barrier
+    qgemm(dn.kernels, dn.quantized, bias, panels * t / team, panels * (t + 1) / team, q.data(),
+          scale.data(), rows, y);
   }
 }
 

@@ -5,7 +5,11 @@
 // (packed_product.hpp), and the norms work row by row.
 #pragma once
 
+#include "kernels/cpu_features.hpp"
+#include "kernels/qgemm.hpp"
+
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace mcpclass::kernels {
@@ -18,14 +22,47 @@ constexpr std::size_t padded_rows(std::size_t tokens) {
   return (tokens + kRowBlock - 1) / kRowBlock * kRowBlock;
 }
 
-/// An nn.Linear's weights; `bias` is empty for nn.Linear(bias=False).
+/// How a model's dense layers store their weights and multiply.
+enum class Precision {
+  f32,   ///< float32 weights, float32 products (packed_product.hpp)
+  int8,  ///< int8 weights per output channel, activations quantized per row (qgemm.hpp)
+};
+
+/// "f32", "int8".
+const char* name(Precision p);
+
+/// What a model's products run with, chosen once at load: one kernel set for every layer.
+struct Compute {
+  KernelSet kernels = KernelSet::portable;
+  Precision precision = Precision::f32;
+
+  /// The same kernel set with float32 weights (the layers kept in float: heads, poolers).
+  Compute in_float() const { return {kernels, Precision::f32}; }
+};
+
+/// The best kernel set of this CPU (capped by MCPCLASS_KERNELS) in float32: what a model gets
+/// when its caller names none. Throws std::invalid_argument for a bad MCPCLASS_KERNELS.
+Compute default_compute();
+
+/// An nn.Linear's weights, packed for one precision; `bias` is empty for nn.Linear(bias=False).
 struct Dense {
   std::size_t in = 0, out = 0;
-  std::vector<float> weight;  ///< pack_weights() of the out × in weights nn.Linear stores.
+  KernelSet kernels = KernelSet::portable;
+  std::vector<float> weight;   ///< f32: pack_weights() of the out × in weights nn.Linear stores
+  QuantizedWeights quantized;  ///< int8: quantize_weights() of them
   std::vector<float> bias;
 
   std::size_t parameters() const { return in * out + bias.size(); }
+  /// Bytes of the packed weights and the bias.
+  std::size_t bytes() const {
+    return weight.size() * sizeof(float) + quantized.bytes() + bias.size() * sizeof(float);
+  }
 };
+
+/// `weight` (out × in, as nn.Linear stores it) packed as `compute` asks, with `bias` (empty or
+/// out values). Throws std::invalid_argument for int8 weights that are not finite.
+Dense make_dense(std::span<const float> weight, std::vector<float> bias, std::size_t in,
+                 std::size_t out, const Compute& compute);
 
 /// An nn.LayerNorm's weights; `bias` is empty for LayerNorm(bias=False).
 struct Norm {
@@ -34,8 +71,9 @@ struct Norm {
   std::size_t parameters() const { return weight.size() + bias.size(); }
 };
 
-/// y = x · Wᵀ + b over `rows` rows: packed_product() over all rows, the calling thread's OpenMP
-/// team sharing the panels. Thread-safety: pure.
+/// y = x · Wᵀ + b over `rows` rows with d's kernel set: packed_product() (f32) or the rows
+/// quantized and qgemm() (int8) over all rows, the calling thread's OpenMP team sharing the
+/// panels (and, for int8, the rows to quantize first). Thread-safety: pure.
 void linear(const Dense& d, const float* x, std::size_t rows, float* y);
 
 /// Each of `rows` rows of x (n.weight.size() values) plus the same row of `residual` (none:

@@ -3,24 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace mcpclass::kernels {
 
 namespace {
 
-// Rows of one tile: 6 rows × 16 outputs keep 12 accumulators, 2 weight vectors and the
-// broadcast input in the 16 AVX registers.
-constexpr std::size_t kTileRows = 6;
-
 // Rows per pass over the panels: a pass's inputs (96 × 768 floats: 288 KiB) stay in L2 while
-// every panel of the thread's range runs over them.
-constexpr std::size_t kPassRows = 16 * kTileRows;
+// every panel of the thread's range runs over them. A multiple of every set's tile rows.
+constexpr std::size_t kPassRows = 96;
 
-// The portable kernel: the same fused multiply-add chain per output as the AVX2 one, so both
-// give the same bits (std::fma rounds once, as vfmadd does).
+// The portable tile: the same fused multiply-add chain per output as the AVX2 one.
 void tile_portable(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                    std::size_t in, const float* bias, float* c, std::size_t ldc,
                    std::size_t width) {
@@ -33,101 +24,19 @@ void tile_portable(const float* a, std::size_t lda, std::size_t tile_rows, const
   }
 }
 
-#if defined(__x86_64__)
-
-// One tile of kRows ≤ 6 rows by one panel. The accumulators are named variables: in an array
-// GCC kept them in memory, storing all 12 on every k (28 GFLOP/s instead of 73).
-template <std::size_t kRows>
-__attribute__((target("avx2,fma"))) void tile_avx2(const float* a, std::size_t lda, const float* b,
-                                                   std::size_t in, const float* bias, float* c,
-                                                   std::size_t ldc, std::size_t width) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda,
-              *a5 = a4 + lda;
-#define MCPCLASS_TILE_ROW(i)                        \
-  if constexpr (kRows > i) {                        \
-    const __m256 x = _mm256_broadcast_ss(a##i + k); \
-    c##i##0 = _mm256_fmadd_ps(x, w0, c##i##0);      \
-    c##i##1 = _mm256_fmadd_ps(x, w1, c##i##1);      \
+detail::Kernel kernel_for(KernelSet set) {
+  switch (set) {
+    case KernelSet::portable:
+      break;
+    case KernelSet::avx2:
+    case KernelSet::avx2_vnni:
+      return detail::kernel_avx2();
+    case KernelSet::avx512:
+    case KernelSet::avx512_vnni:
+      return detail::kernel_avx512();
   }
-  for (std::size_t k = 0; k < in; ++k) {
-    const __m256 w0 = _mm256_loadu_ps(b + k * kPanel), w1 = _mm256_loadu_ps(b + k * kPanel + 8);
-    MCPCLASS_TILE_ROW(0)
-    MCPCLASS_TILE_ROW(1)
-    MCPCLASS_TILE_ROW(2)
-    MCPCLASS_TILE_ROW(3)
-    MCPCLASS_TILE_ROW(4)
-    MCPCLASS_TILE_ROW(5)
-  }
-#undef MCPCLASS_TILE_ROW
-  if (width == kPanel) {  // the sums and biases stored straight from the registers
-    const __m256 b0 = _mm256_loadu_ps(bias), b1 = _mm256_loadu_ps(bias + 8);
-#define MCPCLASS_TILE_ADD(i)                               \
-  if constexpr (kRows > i) {                               \
-    float* out = c + i * ldc;                              \
-    _mm256_storeu_ps(out, _mm256_add_ps(c##i##0, b0));     \
-    _mm256_storeu_ps(out + 8, _mm256_add_ps(c##i##1, b1)); \
-  }
-    MCPCLASS_TILE_ADD(0)
-    MCPCLASS_TILE_ADD(1)
-    MCPCLASS_TILE_ADD(2)
-    MCPCLASS_TILE_ADD(3)
-    MCPCLASS_TILE_ADD(4)
-    MCPCLASS_TILE_ADD(5)
-#undef MCPCLASS_TILE_ADD
-    return;
-  }
-  // A last panel narrower than kPanel: only its outputs are stored.
-  alignas(32) float sums[kTileRows][kPanel];
-#define MCPCLASS_TILE_STORE(i)             \
-  if constexpr (kRows > i) {               \
-    _mm256_store_ps(sums[i], c##i##0);     \
-    _mm256_store_ps(sums[i] + 8, c##i##1); \
-  }
-  MCPCLASS_TILE_STORE(0)
-  MCPCLASS_TILE_STORE(1)
-  MCPCLASS_TILE_STORE(2)
-  MCPCLASS_TILE_STORE(3)
-  MCPCLASS_TILE_STORE(4)
-  MCPCLASS_TILE_STORE(5)
-#undef MCPCLASS_TILE_STORE
-  for (std::size_t i = 0; i < kRows; ++i)
-    for (std::size_t j = 0; j < width; ++j) c[i * ldc + j] = sums[i][j] + bias[j];
+  return {tile_portable, 6};
 }
-
-void tile_avx2_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
-                    std::size_t in, const float* bias, float* c, std::size_t ldc,
-                    std::size_t width) {
-  switch (tile_rows) {
-    case 6:
-      return tile_avx2<6>(a, lda, b, in, bias, c, ldc, width);
-    case 5:
-      return tile_avx2<5>(a, lda, b, in, bias, c, ldc, width);
-    case 4:
-      return tile_avx2<4>(a, lda, b, in, bias, c, ldc, width);
-    case 3:
-      return tile_avx2<3>(a, lda, b, in, bias, c, ldc, width);
-    case 2:
-      return tile_avx2<2>(a, lda, b, in, bias, c, ldc, width);
-    default:
-      return tile_avx2<1>(a, lda, b, in, bias, c, ldc, width);
-  }
-}
-
-bool has_avx2_fma() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-#else
-
-bool has_avx2_fma() {
-  return false;
-}
-void tile_avx2_rows(const float*, std::size_t, std::size_t, const float*, std::size_t, const float*,
-                    float*, std::size_t, std::size_t) {}
-
-#endif
 
 }  // namespace
 
@@ -139,12 +48,12 @@ std::vector<float> pack_weights(std::span<const float> weight, std::size_t in, s
   return packed;
 }
 
-void packed_product(const float* packed, const float* bias, std::size_t in, std::size_t out,
-                    std::size_t first_panel, std::size_t last_panel, const float* x,
-                    std::size_t rows, float* y) {
-  const auto tile = has_avx2_fma() ? tile_avx2_rows : tile_portable;
+void packed_product(KernelSet set, const float* packed, const float* bias, std::size_t in,
+                    std::size_t out, std::size_t first_panel, std::size_t last_panel,
+                    const float* x, std::size_t rows, float* y) {
+  const auto kernel = kernel_for(set);
   // A panel's biases, or zeros for a layer without (x + 0 is x: the same bits as no addition).
-  alignas(32) float panel_bias[kPanel];
+  alignas(64) float panel_bias[kPanel];
   for (std::size_t pass = 0; pass < rows; pass += kPassRows) {
     const std::size_t pass_end = std::min(rows, pass + kPassRows);
     for (std::size_t p = first_panel; p < last_panel; ++p) {
@@ -152,9 +61,9 @@ void packed_product(const float* packed, const float* bias, std::size_t in, std:
       const std::size_t width = std::min(kPanel, out - col);
       std::fill_n(panel_bias, kPanel, 0.0f);
       if (bias != nullptr) std::copy_n(bias + col, width, panel_bias);
-      for (std::size_t r = pass; r < pass_end; r += kTileRows)
-        tile(x + r * in, in, std::min(kTileRows, pass_end - r), packed + p * in * kPanel, in,
-             panel_bias, y + r * out + col, out, width);
+      for (std::size_t r = pass; r < pass_end; r += kernel.rows)
+        kernel.tile(x + r * in, in, std::min(kernel.rows, pass_end - r), packed + p * in * kPanel,
+                    in, panel_bias, y + r * out + col, out, width);
     }
   }
 }

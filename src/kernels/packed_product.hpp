@@ -1,7 +1,10 @@
-// Internal: the dense products of the native transformer encoders, on weights packed once at load
-// into panels of kPanel outputs, by a kernel whose every output is one fused multiply-add chain
-// over the inputs in order: a row's result depends on nothing but that row (neither the other
-// rows of the product, nor their number, nor how rows and panels are shared among threads).
+// Internal: the float32 dense products of the native transformer encoders, on weights packed
+// once at load into panels of kPanel outputs, by a kernel whose every output is one fused
+// multiply-add chain over the inputs in order: a row's result depends on nothing but that row
+// (neither the other rows of the product, nor their number, nor how rows and panels are shared
+// among threads), and every kernel set gives the same bits (std::fma rounds once, as vfmadd does).
+// One file per instruction set: packed_product.cpp (dispatch, the portable tile),
+// packed_product_avx2.cpp (6 rows × 16 outputs), packed_product_avx512.cpp (8 × 16).
 //
 // Why not oneDNN: its sgemm packs both operands on every call (a 16-row product by 128 outputs
 // repacked its weights once per row block), and oneDNN 2.6's matmul and inner-product
@@ -13,13 +16,15 @@
 // 8.2 ms (73.4 GFLOP/s, 94% of one core's fp32 peak).
 #pragma once
 
+#include "kernels/cpu_features.hpp"
+
 #include <cstddef>
 #include <span>
 #include <vector>
 
 namespace mcpclass::kernels {
 
-/// Outputs of one panel: the kernel keeps a row's kPanel sums in two 8-float AVX registers.
+/// Outputs of one panel: the AVX2 kernel keeps a row's kPanel sums in two 8-float registers.
 inline constexpr std::size_t kPanel = 16;
 
 /// `weight` (out × in, as nn.Linear stores it) packed for packed_product(): panel p holds, for
@@ -34,11 +39,27 @@ constexpr std::size_t panels_of(std::size_t out) {
 
 /// y[r][o] = Σₖ x[r][k] · W[o][k] + bias[o] (no bias: nullptr) for the `rows` rows of x (`in`
 /// apart) and the outputs of panels [first_panel, last_panel) of `packed` (pack_weights of W),
-/// y's rows `out` apart. Each sum starts at 0, adds k = 0, 1, … with one fused multiply-add
-/// each, then the bias. Thread-safety: pure; calls on disjoint panels or rows may run
-/// concurrently.
-void packed_product(const float* packed, const float* bias, std::size_t in, std::size_t out,
-                    std::size_t first_panel, std::size_t last_panel, const float* x,
-                    std::size_t rows, float* y);
+/// y's rows `out` apart, with the kernels of `set`. Each sum starts at 0, adds k = 0, 1, … with
+/// one fused multiply-add each, then the bias. Thread-safety: pure; calls on disjoint panels or
+/// rows may run concurrently.
+void packed_product(KernelSet set, const float* packed, const float* bias, std::size_t in,
+                    std::size_t out, std::size_t first_panel, std::size_t last_panel,
+                    const float* x, std::size_t rows, float* y);
+
+namespace detail {
+
+/// One kernel set's tile: rows [0, tile_rows ≤ Kernel::rows) of a (lda apart) by the panel b
+/// (`in` inputs), `width` ≤ kPanel outputs plus `bias` (kPanel values) stored to c (ldc apart).
+using Tile = void (*)(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
+                      std::size_t in, const float* bias, float* c, std::size_t ldc,
+                      std::size_t width);
+struct Kernel {
+  Tile tile;
+  std::size_t rows;  ///< rows of one tile
+};
+Kernel kernel_avx2();
+Kernel kernel_avx512();
+
+}  // namespace detail
 
 }  // namespace mcpclass::kernels

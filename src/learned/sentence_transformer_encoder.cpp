@@ -1,4 +1,5 @@
 #include "learned/sentence_transformer_encoder.hpp"
+#include "learned/compute_choice.hpp"
 
 #include "architectures/common/sequence_model.hpp"
 #include "architectures/sentence_transformers/sentence_transformer_model.hpp"
@@ -49,11 +50,10 @@ std::string directory_id(const architectures::SentenceTransformerModel& m) {
 class SentenceTransformerEncoder final : public TokenSentenceEncoder {
  public:
   explicit SentenceTransformerEncoder(const EncoderOptions& options)
-      : options_(options), model_(options.encoder_path) {
-    if (options.precision == EncoderPrecision::bf16)
-      throw ClassifyError("'" + options.encoder_path +
-                          "': a sentence-transformers encoder computes in float32 only so far "
-                          "(precision auto or f32)");
+      : options_(options),
+        model_(options.encoder_path, {},
+               detail::choose_compute(options.precision, options.kernels,
+                                      "encoder '" + options.encoder_path + "'")) {
     if (options.max_tokens == 0 || options.batch_size == 0)
       throw ClassifyError("max_tokens and batch_size must be positive");
     max_tokens_ = std::min(options.max_tokens, model_.max_tokens());

@@ -3,6 +3,7 @@
 #include "mcpclass/learned/token_classifier.hpp"
 
 #include "architectures/common/token_model.hpp"
+#include "learned/compute_choice.hpp"
 #include "learned/token_spans.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
@@ -53,7 +54,8 @@ class CheckpointTokenClassifier final : public TokenClassifier {
   explicit CheckpointTokenClassifier(const TokenClassifierSettings& s)
       : settings_(s),
         dir_(resolve_model_path(s.model)),
-        model_(architectures::open_token_model(dir_)) {
+        compute_(detail::choose_compute(s.precision, s.kernels, "model '" + s.model + "'")),
+        model_(architectures::open_token_model(dir_, {}, {}, compute_)) {
     const auto& m = *model_;
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
     tokenizers::TokenizerOptions options;
@@ -103,14 +105,17 @@ class CheckpointTokenClassifier final : public TokenClassifier {
   json::object info() const override {
     json::array labels;
     for (const auto& l : model_->labels()) labels.emplace_back(l);
-    return {{"model", settings_.model},    {"architecture", model_->architecture()},
-            {"labels", std::move(labels)}, {"aggregation", to_string(settings_.aggregation)},
-            {"stride", settings_.stride},  {"max_tokens", max_tokens_}};
+    json::object o{{"model", settings_.model},    {"architecture", model_->architecture()},
+                   {"labels", std::move(labels)}, {"aggregation", to_string(settings_.aggregation)},
+                   {"stride", settings_.stride},  {"max_tokens", max_tokens_}};
+    for (auto& [key, value] : detail::describe_compute(compute_)) o[key] = value;
+    return o;
   }
 
  private:
   TokenClassifierSettings settings_;
   std::string dir_;
+  kernels::Compute compute_;
   std::unique_ptr<architectures::TokenModel> model_;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::unique_ptr<detail::SpanRules> rules_;

@@ -1,5 +1,7 @@
 #include "learned/transformer_classifier.hpp"
 
+#include "learned/compute_choice.hpp"
+
 #include "architectures/common/sequence_model.hpp"
 #include "architectures/common/token_model.hpp"
 #include "architectures/sentence_transformers/sentence_transformer_config.hpp"
@@ -40,9 +42,10 @@ class TransformerClassifier final : public Classifier {
         settings_(s),
         policy_(std::move(policy)),
         dir_(resolve_model_path(s.model)),
+        compute_(choose_compute(s.precision, s.kernels, "model '" + s.model + "'")),
         model_(architectures::open_sequence_model(
-            dir_, s.adapter.empty() ? std::string() : resolve_model_path(s.adapter),
-            load_progress)) {
+            dir_, s.adapter.empty() ? std::string() : resolve_model_path(s.adapter), load_progress,
+            compute_)) {
     const auto& m = *model_;
     map_ = output_to_category(categories_, m.labels(), "model '" + s.model + "'");
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
@@ -96,6 +99,7 @@ class TransformerClassifier final : public Classifier {
                    {"architecture", model_->architecture()},
                    {"index_size", 0}};
     if (!settings_.adapter.empty()) o["adapter"] = settings_.adapter;
+    for (auto& [key, value] : describe_compute(compute_)) o[key] = value;
     return o;
   }
 
@@ -125,6 +129,7 @@ class TransformerClassifier final : public Classifier {
   LearnedSettings settings_;
   RoutingPolicy policy_;
   std::string dir_;
+  kernels::Compute compute_;
   std::unique_ptr<architectures::SequenceModel> model_;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::vector<std::size_t> map_;
@@ -195,6 +200,10 @@ json::object inspect_checkpoint(const std::string& dir, const std::string& adapt
     model = architectures::open_sequence_model(dir, adapter_dir, progress);
   const auto& label_names = model->labels();
   for (auto& [key, value] : model->describe()) out[key] = value;
+  // What a classifier of it would compute with by default, and the kernel sets this CPU runs
+  // (a model's `kernels` setting or MCPCLASS_KERNELS may pick a lower one).
+  for (auto& [key, value] : detail::describe_compute(kernels::default_compute())) out[key] = value;
+  out["kernel_sets"] = detail::runnable_kernel_sets();
   if (!adapter_dir.empty()) out["adapter"] = adapter_dir;
   json::array labels;
   for (const auto& l : label_names) labels.emplace_back(l);

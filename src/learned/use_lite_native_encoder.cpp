@@ -2,6 +2,7 @@
 
 #include "checkpoint/safetensors.hpp"
 #include "kernels/attention_head.hpp"
+#include "learned/compute_choice.hpp"
 #include "learned/learned_errors.hpp"
 #include "learned/length_batches.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
@@ -115,6 +116,14 @@ class NativeUseLite final : public TokenSentenceEncoder {
       throw ClassifyError("max_tokens and batch_size must be positive");
     options_.max_tokens = std::min(options_.max_tokens, kMaxTokens);
     options_.threads = std::max<std::size_t>(options_.threads, 1);
+    if (options.precision == EncoderPrecision::int8)
+      throw ClassifyError(
+          "precision int8 is not implemented for the USE-lite encoder (use auto, "
+          "f32 or bf16)");
+    // The attention's softmax runs on the engine's kernels (the products on oneDNN).
+    kernels_ =
+        detail::choose_compute(EncoderPrecision::f32, options.kernels, "the USE-lite encoder")
+            .kernels;
     const auto isa = dnnl::get_effective_cpu_isa();
     // oneDNN 2.7 has bfloat16 matmul kernels from AVX-512 (avx512_core) up and none for AVX2:
     // there an explicit bf16 would fail at the first encode with "could not create a primitive
@@ -394,7 +403,7 @@ class NativeUseLite final : public TokenSentenceEncoder {
         const float* k = base + d + h * dh;
         const float* v = base + 2 * d + h * dh;
         // scores[len × len] = scale · Q Kᵀ over the real tokens; padded queries are not needed.
-        kernels::attention_head(q, k, v, ld, len, dh, scale, scores.data(), w,
+        kernels::attention_head(kernels_, q, k, v, ld, len, dh, scale, scores.data(), w,
                                 out.data() + b * width * d + h * dh,
                                 static_cast<dnnl::memory::dim>(d));
       }
@@ -479,6 +488,7 @@ class NativeUseLite final : public TokenSentenceEncoder {
   EncoderOptions options_;
   dnnl::engine engine_;
   bool bf16_ = false;
+  kernels::KernelSet kernels_ = kernels::KernelSet::portable;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::string model_id_;
   std::vector<float> embeddings_, signal_, hidden_w_, hidden_b_;

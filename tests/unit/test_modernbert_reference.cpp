@@ -134,7 +134,7 @@ TEST_CASE("transformers.checkpoint: ModernBERT load errors name the file and ten
     const auto dir = tt::copy_of("modernbert-f32", "mb-missing");
     auto file = read_safetensors(dir + "/model.safetensors");
     file.tensors.erase("model.layers.2.mlp.Wi.weight");
-    detail::write_safetensors(dir + "/model.safetensors", file);
+    learned::detail::write_safetensors(dir + "/model.safetensors", file);
     CHECK(load_error(dir) ==
           "'" + dir + "/model.safetensors' has no tensor 'model.layers.2.mlp.Wi.weight'");
   }
@@ -149,7 +149,7 @@ TEST_CASE("transformers.checkpoint: ModernBERT load errors name the file and ten
     auto file = read_safetensors(dir + "/model.safetensors");
     file.tensors.at("model.layers.1.attn.Wqkv.weight").values[7] =
         std::numeric_limits<float>::quiet_NaN();
-    detail::write_safetensors(dir + "/model.safetensors", file);
+    learned::detail::write_safetensors(dir + "/model.safetensors", file);
     CHECK(load_error(dir).find("tensor 'model.layers.1.attn.Wqkv.weight' holds non-finite") !=
           std::string::npos);
   }

@@ -19,8 +19,9 @@ BertCheckpoint read_bert_checkpoint(const std::string& dir, BertHead head,
   return {std::move(config), checkpoint::read_checkpoint_tensors(dir, adapter_dir, progress)};
 }
 
-BertEncoder::BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors& file)
-    : config_(config) {
+BertEncoder::BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors& file,
+                         const kernels::Compute& compute)
+    : compute_(compute), config_(config) {
   const auto& c = config_;
   const std::string p = c.prefix.empty() ? std::string() : c.prefix + ".";
   const auto h = checkpoint::shape_dim(c.hidden);
@@ -35,12 +36,14 @@ BertEncoder::BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors
     const std::string l = p + "encoder.layer." + std::to_string(i) + ".";
     Layer layer;
     const std::string self = l + "attention.self.";
-    layer.qkv = take_stacked_dense(file, {self + "query", self + "key", self + "value"}, c.hidden,
-                                   c.hidden);
-    layer.attention_out = take_dense(file, l + "attention.output.dense", c.hidden, c.hidden);
+    layer.qkv = take_stacked_dense(file, compute, {self + "query", self + "key", self + "value"},
+                                   c.hidden, c.hidden);
+    layer.attention_out =
+        take_dense(file, compute, l + "attention.output.dense", c.hidden, c.hidden);
     layer.attention_norm = norm(l + "attention.output.LayerNorm");
-    layer.intermediate = take_dense(file, l + "intermediate.dense", c.hidden, c.intermediate);
-    layer.output = take_dense(file, l + "output.dense", c.intermediate, c.hidden);
+    layer.intermediate =
+        take_dense(file, compute, l + "intermediate.dense", c.hidden, c.intermediate);
+    layer.output = take_dense(file, compute, l + "output.dense", c.intermediate, c.hidden);
     layer.output_norm = norm(l + "output.LayerNorm");
     layers_.push_back(std::move(layer));
   }
@@ -108,8 +111,9 @@ void BertEncoder::attention(const std::vector<float>& qkv, std::span<const BertI
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   std::size_t offset = 0;
   for (const auto& in : inputs) {
-    kernels::attention_heads(qkv.data() + offset * 3 * w, static_cast<dim>(3 * w), in.ids.size(),
-                             heads, dh, scale, context.data() + offset * w, static_cast<dim>(w));
+    kernels::attention_heads(compute_.kernels, qkv.data() + offset * 3 * w, static_cast<dim>(3 * w),
+                             in.ids.size(), heads, dh, scale, context.data() + offset * w,
+                             static_cast<dim>(w));
     offset += kernels::padded_rows(in.ids.size());
   }
 }

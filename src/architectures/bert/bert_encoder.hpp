@@ -41,7 +41,9 @@ class BertEncoder {
  public:
   /// Takes the encoder's tensors (under config.prefix) out of `file`. Throws ClassifyError
   /// naming the tensor and its file for a missing, misshapen or non-finite tensor.
-  BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors& file);
+  /// `compute`: the kernel set and the precision of the layers' products.
+  BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors& file,
+              const kernels::Compute& compute);
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;
@@ -69,6 +71,7 @@ class BertEncoder {
   void attention(const std::vector<float>& qkv, std::span<const BertInput> inputs,
                  std::vector<float>& context) const;
 
+  kernels::Compute compute_;
   BertConfig config_;
   std::vector<float> word_, position_, token_type_;
   kernels::Norm embedding_norm_;

@@ -10,20 +10,24 @@
 namespace mcpclass::architectures {
 
 BertSequenceModel::BertSequenceModel(const std::string& dir, const std::string& adapter_dir,
-                                     const checkpoint::CheckpointProgress& progress)
-    : BertSequenceModel(read_bert_checkpoint(dir, BertHead::sequence, adapter_dir, progress)) {}
+                                     const checkpoint::CheckpointProgress& progress,
+                                     const kernels::Compute& compute)
+    : BertSequenceModel(read_bert_checkpoint(dir, BertHead::sequence, adapter_dir, progress),
+                        compute) {}
 
-BertSequenceModel::BertSequenceModel(BertCheckpoint checkpoint)
-    : config_(std::move(checkpoint.config)), encoder_(config_, checkpoint.tensors) {
+BertSequenceModel::BertSequenceModel(BertCheckpoint checkpoint, const kernels::Compute& compute)
+    : config_(std::move(checkpoint.config)), encoder_(config_, checkpoint.tensors, compute) {
+  // The pooler and the classifier stay in float32 (1.4% of BERT-base's products).
+  const auto head = compute.in_float();
   const auto& c = config_;
   auto& file = checkpoint.tensors;
   const auto labels = c.labels.size();
   if (c.family == BertFamily::bert) {
-    pooler_ = take_dense(file, c.prefix + ".pooler.dense", c.hidden, c.hidden);
-    head_ = take_dense(file, "classifier", c.hidden, labels);
+    pooler_ = take_dense(file, head, c.prefix + ".pooler.dense", c.hidden, c.hidden);
+    head_ = take_dense(file, head, "classifier", c.hidden, labels);
   } else {
-    pooler_ = take_dense(file, "classifier.dense", c.hidden, c.hidden);
-    head_ = take_dense(file, "classifier.out_proj", c.hidden, labels);
+    pooler_ = take_dense(file, head, "classifier.dense", c.hidden, c.hidden);
+    head_ = take_dense(file, head, "classifier.out_proj", c.hidden, labels);
   }
 }
 

@@ -21,9 +21,11 @@ class BertSequenceModel {
   /// `adapter_dir` merged in when it is not empty. Throws ClassifyError naming the file and
   /// tensor for an unsupported config (a token classifier too), a missing, misshapen or
   /// non-finite tensor. `progress`: (bytes of tensors read, bytes in all), as
-  /// read_checkpoint_tensors reports it.
+  /// read_checkpoint_tensors reports it. `compute`: the kernel set and precision of the
+  /// encoder's products (the head stays in float32).
   explicit BertSequenceModel(const std::string& dir, const std::string& adapter_dir = {},
-                             const checkpoint::CheckpointProgress& progress = {});
+                             const checkpoint::CheckpointProgress& progress = {},
+                             const kernels::Compute& compute = kernels::default_compute());
 
   const BertConfig& config() const { return config_; }
 
@@ -39,7 +41,7 @@ class BertSequenceModel {
   std::vector<float> logits(std::span<const BertInput> inputs, std::size_t threads) const;
 
  private:
-  explicit BertSequenceModel(BertCheckpoint checkpoint);
+  BertSequenceModel(BertCheckpoint checkpoint, const kernels::Compute& compute);
 
   BertConfig config_;
   BertEncoder encoder_;

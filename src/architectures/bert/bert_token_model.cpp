@@ -5,14 +5,16 @@
 namespace mcpclass::architectures {
 
 BertTokenModel::BertTokenModel(const std::string& dir, const std::string& adapter_dir,
-                               const checkpoint::CheckpointProgress& progress)
-    : BertTokenModel(read_bert_checkpoint(dir, BertHead::token, adapter_dir, progress)) {}
+                               const checkpoint::CheckpointProgress& progress,
+                               const kernels::Compute& compute)
+    : BertTokenModel(read_bert_checkpoint(dir, BertHead::token, adapter_dir, progress), compute) {}
 
 // BertForTokenClassification and RobertaForTokenClassification both name their head
 // `classifier` (hidden_size → num_labels).
-BertTokenModel::BertTokenModel(BertCheckpoint checkpoint)
+BertTokenModel::BertTokenModel(BertCheckpoint checkpoint, const kernels::Compute& compute)
     : config_(std::move(checkpoint.config)),
-      encoder_(config_, checkpoint.tensors),
-      head_(take_dense(checkpoint.tensors, "classifier", config_.hidden, config_.labels.size())) {}
+      encoder_(config_, checkpoint.tensors, compute),
+      head_(take_dense(checkpoint.tensors, compute.in_float(), "classifier", config_.hidden,
+                       config_.labels.size())) {}
 
 }  // namespace mcpclass::architectures

@@ -21,7 +21,8 @@ class BertTokenModel {
   /// tensor.
   /// `adapter_dir`: a LoRA adapter merged in when not empty (as BertSequenceModel).
   explicit BertTokenModel(const std::string& dir, const std::string& adapter_dir = {},
-                          const checkpoint::CheckpointProgress& progress = {});
+                          const checkpoint::CheckpointProgress& progress = {},
+                          const kernels::Compute& compute = kernels::default_compute());
 
   const BertConfig& config() const { return config_; }
   std::size_t parameters() const { return encoder_.parameters() + head_.parameters(); }
@@ -34,7 +35,7 @@ class BertTokenModel {
   }
 
  private:
-  explicit BertTokenModel(BertCheckpoint checkpoint);
+  BertTokenModel(BertCheckpoint checkpoint, const kernels::Compute& compute);
 
   BertConfig config_;
   BertEncoder encoder_;

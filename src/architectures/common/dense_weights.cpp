@@ -1,22 +1,18 @@
 #include "architectures/common/dense_weights.hpp"
 
-#include "kernels/packed_product.hpp"
-
 namespace mcpclass::architectures {
 
-kernels::Dense take_dense(checkpoint::CheckpointTensors& file, const std::string& name,
-                          std::size_t in, std::size_t out, bool bias) {
-  kernels::Dense d{in,
-                   out,
-                   kernels::pack_weights(file.take(name + ".weight", {checkpoint::shape_dim(out),
-                                                                      checkpoint::shape_dim(in)}),
-                                         in, out),
-                   {}};
-  if (bias) d.bias = file.take(name + ".bias", {checkpoint::shape_dim(out)});
-  return d;
+kernels::Dense take_dense(checkpoint::CheckpointTensors& file, const kernels::Compute& compute,
+                          const std::string& name, std::size_t in, std::size_t out, bool bias) {
+  const auto weight =
+      file.take(name + ".weight", {checkpoint::shape_dim(out), checkpoint::shape_dim(in)});
+  std::vector<float> b;
+  if (bias) b = file.take(name + ".bias", {checkpoint::shape_dim(out)});
+  return kernels::make_dense(weight, std::move(b), in, out, compute);
 }
 
 kernels::Dense take_stacked_dense(checkpoint::CheckpointTensors& file,
+                                  const kernels::Compute& compute,
                                   const std::vector<std::string>& names, std::size_t in,
                                   std::size_t out) {
   std::vector<float> weight, bias;
@@ -28,7 +24,7 @@ kernels::Dense take_stacked_dense(checkpoint::CheckpointTensors& file,
     bias.insert(bias.end(), b.begin(), b.end());
   }
   const std::size_t stacked = names.size() * out;
-  return {in, stacked, kernels::pack_weights(weight, in, stacked), std::move(bias)};
+  return kernels::make_dense(weight, std::move(bias), in, stacked, compute);
 }
 
 kernels::Norm take_norm(checkpoint::CheckpointTensors& file, const std::string& name,

@@ -13,13 +13,16 @@ namespace mcpclass::architectures {
 
 /// `name.weight` (out × in) and, if `bias`, `name.bias` (out) taken out of `file`
 /// (CheckpointTensors::take: a missing, misshapen or non-finite tensor is an error naming it),
-/// the weights packed (the checkpoint's copy is dropped as each is packed).
-kernels::Dense take_dense(checkpoint::CheckpointTensors& file, const std::string& name,
-                          std::size_t in, std::size_t out, bool bias = true);
+/// the weights packed as `compute` asks (kernels::make_dense; the checkpoint's float copy is
+/// dropped as each is packed).
+kernels::Dense take_dense(checkpoint::CheckpointTensors& file, const kernels::Compute& compute,
+                          const std::string& name, std::size_t in, std::size_t out,
+                          bool bias = true);
 
 /// The Linear layers `names` (each in → out, with biases) as one of in → names.size() · out:
 /// their outputs side by side, in the order of `names` (BERT's query, key and value).
 kernels::Dense take_stacked_dense(checkpoint::CheckpointTensors& file,
+                                  const kernels::Compute& compute,
                                   const std::vector<std::string>& names, std::size_t in,
                                   std::size_t out);
 

@@ -13,8 +13,8 @@ void PredictionHead::apply(std::vector<float>& x, std::size_t rows) const {
 }
 
 PredictionHead take_prediction_head(checkpoint::CheckpointTensors& file,
-                                    const ModernBertConfig& c) {
-  return {take_dense(file, "head.dense", c.hidden, c.hidden, c.classifier_bias),
+                                    const kernels::Compute& compute, const ModernBertConfig& c) {
+  return {take_dense(file, compute, "head.dense", c.hidden, c.hidden, c.classifier_bias),
           c.classifier_activation, take_norm(file, "head.norm", c.hidden, c.norm_bias), c.norm_eps};
 }
 

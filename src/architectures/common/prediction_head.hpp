@@ -27,6 +27,7 @@ struct PredictionHead {
 
 /// head.dense (with a bias if classifier_bias) and head.norm (with one if norm_bias) of a
 /// ModernBERT checkpoint, taken out of `file`; throws ClassifyError naming a bad tensor.
-PredictionHead take_prediction_head(checkpoint::CheckpointTensors& file, const ModernBertConfig& c);
+PredictionHead take_prediction_head(checkpoint::CheckpointTensors& file,
+                                    const kernels::Compute& compute, const ModernBertConfig& c);
 
 }  // namespace mcpclass::architectures

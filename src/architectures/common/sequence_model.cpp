@@ -53,16 +53,17 @@ std::size_t sequence_rows(std::size_t tokens) {
 
 std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
                                                    const std::string& adapter_dir,
-                                                   const checkpoint::CheckpointProgress& progress) {
+                                                   const checkpoint::CheckpointProgress& progress,
+                                                   const kernels::Compute& compute) {
   const auto config = checkpoint::read_checkpoint_config(dir);
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture = checkpoint::config_architecture(config, file);
   if (architecture == "ModernBertForSequenceClassification")
-    return std::make_unique<Adapted<ModernBertModel>>(dir, adapter_dir, progress);
+    return std::make_unique<Adapted<ModernBertModel>>(dir, adapter_dir, progress, compute);
   if (architecture == "BertForSequenceClassification" ||
       architecture == "RobertaForSequenceClassification" ||
       architecture == "XLMRobertaForSequenceClassification")
-    return std::make_unique<Adapted<BertSequenceModel>>(dir, adapter_dir, progress);
+    return std::make_unique<Adapted<BertSequenceModel>>(dir, adapter_dir, progress, compute);
   checkpoint::config_error(
       file, "architecture '" + architecture + "' " +
                 (architecture.ends_with("ForTokenClassification")

@@ -32,6 +32,7 @@ std::size_t sequence_rows(std::size_t tokens);
 /// checkpoint. `progress`: bytes of tensors read, as read_checkpoint_tensors reports it.
 std::unique_ptr<SequenceModel> open_sequence_model(
     const std::string& dir, const std::string& adapter_dir = {},
-    const checkpoint::CheckpointProgress& progress = {});
+    const checkpoint::CheckpointProgress& progress = {},
+    const kernels::Compute& compute = kernels::default_compute());
 
 }  // namespace mcpclass::architectures

@@ -51,16 +51,17 @@ class Adapted final : public NativeCheckpointModel<Model, TokenModel> {
 }  // namespace
 
 std::unique_ptr<TokenModel> open_token_model(const std::string& dir, const std::string& adapter_dir,
-                                             const checkpoint::CheckpointProgress& progress) {
+                                             const checkpoint::CheckpointProgress& progress,
+                                             const kernels::Compute& compute) {
   const auto config = checkpoint::read_checkpoint_config(dir);
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture = checkpoint::config_architecture(config, file);
   if (architecture == "ModernBertForTokenClassification")
-    return std::make_unique<Adapted<ModernBertTokenModel>>(dir, adapter_dir, progress);
+    return std::make_unique<Adapted<ModernBertTokenModel>>(dir, adapter_dir, progress, compute);
   if (architecture == "BertForTokenClassification" ||
       architecture == "RobertaForTokenClassification" ||
       architecture == "XLMRobertaForTokenClassification")
-    return std::make_unique<Adapted<BertTokenModel>>(dir, adapter_dir, progress);
+    return std::make_unique<Adapted<BertTokenModel>>(dir, adapter_dir, progress, compute);
   checkpoint::config_error(
       file, "architecture '" + architecture + "' " +
                 (architecture.ends_with("ForSequenceClassification")

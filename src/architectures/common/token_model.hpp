@@ -27,8 +27,9 @@ class TokenModel : public CheckpointModel {
 /// Loads `dir`, with the LoRA adapter of `adapter_dir` merged in when it is not empty. Throws
 /// ClassifyError naming the file for an architecture no implementation supports (listing those
 /// that are; a sequence classifier too), and as the implementations do for a bad checkpoint.
-std::unique_ptr<TokenModel> open_token_model(const std::string& dir,
-                                             const std::string& adapter_dir = {},
-                                             const checkpoint::CheckpointProgress& progress = {});
+std::unique_ptr<TokenModel> open_token_model(
+    const std::string& dir, const std::string& adapter_dir = {},
+    const checkpoint::CheckpointProgress& progress = {},
+    const kernels::Compute& compute = kernels::default_compute());
 
 }  // namespace mcpclass::architectures

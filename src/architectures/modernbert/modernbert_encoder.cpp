@@ -32,8 +32,9 @@ void require_every_tensor_taken(const checkpoint::CheckpointTensors& file,
 }
 
 ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config,
-                                     checkpoint::CheckpointTensors& file)
-    : config_(config) {
+                                     checkpoint::CheckpointTensors& file,
+                                     const kernels::Compute& compute)
+    : compute_(compute), config_(config) {
   const auto& c = config_;
   const std::size_t h = c.hidden;
   auto norm = [&](const std::string& name) { return take_norm(file, name, h, c.norm_bias); };
@@ -44,11 +45,11 @@ ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config,
     const std::string l = "model.layers." + std::to_string(i) + ".";
     Layer layer;
     if (i > 0) layer.attention_norm = norm(l + "attn_norm");
-    layer.qkv = take_dense(file, l + "attn.Wqkv", h, 3 * h, c.attention_bias);
-    layer.attention_out = take_dense(file, l + "attn.Wo", h, h, c.attention_bias);
+    layer.qkv = take_dense(file, compute, l + "attn.Wqkv", h, 3 * h, c.attention_bias);
+    layer.attention_out = take_dense(file, compute, l + "attn.Wo", h, h, c.attention_bias);
     layer.mlp_norm = norm(l + "mlp_norm");
-    layer.mlp_in = take_dense(file, l + "mlp.Wi", h, 2 * c.intermediate, c.mlp_bias);
-    layer.mlp_out = take_dense(file, l + "mlp.Wo", c.intermediate, h, c.mlp_bias);
+    layer.mlp_in = take_dense(file, compute, l + "mlp.Wi", h, 2 * c.intermediate, c.mlp_bias);
+    layer.mlp_out = take_dense(file, compute, l + "mlp.Wo", c.intermediate, h, c.mlp_bias);
     layer.global = c.global_layer[i];
     layers_.push_back(std::move(layer));
   }
@@ -83,9 +84,9 @@ void ModernBertEncoder::attention(const Layer& layer, std::vector<float>& qkv,
     float* base = qkv.data() + first_row[b] * 3 * w;
     kernels::apply_rope(table, base, 3 * w, n, heads, dh);      // queries
     kernels::apply_rope(table, base + w, 3 * w, n, heads, dh);  // keys
-    kernels::attention_heads(base, static_cast<dnnl::memory::dim>(3 * w), n, heads, dh, scale,
-                             context.data() + first_row[b] * w, static_cast<dnnl::memory::dim>(w),
-                             window);
+    kernels::attention_heads(compute_.kernels, base, static_cast<dnnl::memory::dim>(3 * w), n,
+                             heads, dh, scale, context.data() + first_row[b] * w,
+                             static_cast<dnnl::memory::dim>(w), window);
   }
 }
 

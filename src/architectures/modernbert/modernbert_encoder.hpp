@@ -46,7 +46,9 @@ class ModernBertEncoder {
  public:
   /// Takes the encoder's tensors (model.*) out of `file`. Throws ClassifyError naming the
   /// tensor and its file for a missing, misshapen or non-finite tensor.
-  ModernBertEncoder(const ModernBertConfig& config, checkpoint::CheckpointTensors& file);
+  /// `compute`: the kernel set and the precision of the layers' products.
+  ModernBertEncoder(const ModernBertConfig& config, checkpoint::CheckpointTensors& file,
+                    const kernels::Compute& compute);
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;
@@ -71,6 +73,7 @@ class ModernBertEncoder {
   void attention(const Layer& layer, std::vector<float>& qkv, std::span<const BertInput> inputs,
                  const std::vector<std::size_t>& first_row, std::vector<float>& context) const;
 
+  kernels::Compute compute_;
   ModernBertConfig config_;
   kernels::RopeFrequencies global_rope_, local_rope_;
   std::vector<float> embeddings_;

@@ -7,15 +7,18 @@
 namespace mcpclass::architectures {
 
 ModernBertModel::ModernBertModel(const std::string& dir, const std::string& adapter_dir,
-                                 const checkpoint::CheckpointProgress& progress)
-    : ModernBertModel(read_modernbert_checkpoint(dir, BertHead::sequence, adapter_dir, progress)) {}
+                                 const checkpoint::CheckpointProgress& progress,
+                                 const kernels::Compute& compute)
+    : ModernBertModel(read_modernbert_checkpoint(dir, BertHead::sequence, adapter_dir, progress),
+                      compute) {}
 
-ModernBertModel::ModernBertModel(ModernBertCheckpoint checkpoint)
+// The prediction head and the classifier stay in float32 (under 1% of the products).
+ModernBertModel::ModernBertModel(ModernBertCheckpoint checkpoint, const kernels::Compute& compute)
     : config_(std::move(checkpoint.config)),
-      encoder_(config_, checkpoint.tensors),
-      head_(take_prediction_head(checkpoint.tensors, config_)),
-      classifier_(
-          take_dense(checkpoint.tensors, "classifier", config_.hidden, config_.labels.size())) {
+      encoder_(config_, checkpoint.tensors, compute),
+      head_(take_prediction_head(checkpoint.tensors, compute.in_float(), config_)),
+      classifier_(take_dense(checkpoint.tensors, compute.in_float(), "classifier", config_.hidden,
+                             config_.labels.size())) {
   require_every_tensor_taken(checkpoint.tensors, config_);
 }
 

@@ -23,7 +23,8 @@ class ModernBertModel {
   /// misshapen or non-finite tensor, or a tensor the config does not account for (e.g. biases
   /// with *_bias false).
   explicit ModernBertModel(const std::string& dir, const std::string& adapter_dir = {},
-                           const checkpoint::CheckpointProgress& progress = {});
+                           const checkpoint::CheckpointProgress& progress = {},
+                           const kernels::Compute& compute = kernels::default_compute());
 
   const ModernBertConfig& config() const { return config_; }
 
@@ -39,7 +40,7 @@ class ModernBertModel {
   std::vector<float> logits(std::span<const BertInput> inputs, std::size_t threads) const;
 
  private:
-  explicit ModernBertModel(ModernBertCheckpoint checkpoint);
+  ModernBertModel(ModernBertCheckpoint checkpoint, const kernels::Compute& compute);
 
   ModernBertConfig config_;
   ModernBertEncoder encoder_;

@@ -22,7 +22,8 @@ class ModernBertTokenModel {
   /// (a sequence classifier too), a missing, misshapen or non-finite tensor, or a tensor the
   /// config does not account for.
   explicit ModernBertTokenModel(const std::string& dir, const std::string& adapter_dir = {},
-                                const checkpoint::CheckpointProgress& progress = {});
+                                const checkpoint::CheckpointProgress& progress = {},
+                                const kernels::Compute& compute = kernels::default_compute());
 
   const ModernBertConfig& config() const { return config_; }
   std::size_t parameters() const { return encoder_.parameters() + head_.parameters(); }
@@ -35,7 +36,7 @@ class ModernBertTokenModel {
   }
 
  private:
-  explicit ModernBertTokenModel(ModernBertCheckpoint checkpoint);
+  ModernBertTokenModel(ModernBertCheckpoint checkpoint, const kernels::Compute& compute);
 
   ModernBertConfig config_;
   ModernBertEncoder encoder_;

@@ -40,13 +40,14 @@ SentenceTransformerModel::Loaded SentenceTransformerModel::load(
 }
 
 SentenceTransformerModel::SentenceTransformerModel(const std::string& dir,
-                                                   const checkpoint::CheckpointProgress& progress)
-    : SentenceTransformerModel(load(dir, progress)) {}
+                                                   const checkpoint::CheckpointProgress& progress,
+                                                   const kernels::Compute& compute)
+    : SentenceTransformerModel(load(dir, progress), compute) {}
 
-SentenceTransformerModel::SentenceTransformerModel(Loaded loaded)
+SentenceTransformerModel::SentenceTransformerModel(Loaded loaded, const kernels::Compute& compute)
     : config_(std::move(loaded.config)),
       bert_(std::move(loaded.checkpoint.config)),
-      encoder_(bert_, loaded.checkpoint.tensors) {}
+      encoder_(bert_, loaded.checkpoint.tensors, compute) {}
 
 std::size_t SentenceTransformerModel::max_tokens() const {
   const auto own = bert_.max_tokens();

@@ -23,8 +23,10 @@ class SentenceTransformerModel {
   /// file and key or tensor for a bad directory, another architecture, a Pooling
   /// word_embedding_dimension other than hidden_size, or a missing, misshapen or non-finite
   /// tensor. `progress`: bytes of tensors read, as read_checkpoint_tensors reports it.
+  /// `compute`: the kernel set and the precision of the encoder's products.
   explicit SentenceTransformerModel(const std::string& dir,
-                                    const checkpoint::CheckpointProgress& progress = {});
+                                    const checkpoint::CheckpointProgress& progress = {},
+                                    const kernels::Compute& compute = kernels::default_compute());
 
   const SentenceTransformerConfig& config() const { return config_; }
   const BertConfig& bert() const { return bert_; }
@@ -51,7 +53,7 @@ class SentenceTransformerModel {
     BertCheckpoint checkpoint;
   };
   static Loaded load(const std::string& dir, const checkpoint::CheckpointProgress& progress);
-  explicit SentenceTransformerModel(Loaded loaded);
+  SentenceTransformerModel(Loaded loaded, const kernels::Compute& compute);
 
   SentenceTransformerConfig config_;
   BertConfig bert_;

@@ -1,0 +1,93 @@
+// The float32 tile of the avx512 sets: 8 rows × 16 outputs, one 512-bit accumulator per row (the
+// same multiply-add chain per output as every set), in functions compiled for AVX-512 alone.
+#include "kernels/packed_product.hpp"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace mcpclass::kernels::detail {
+
+namespace {
+
+// kRows ≤ 8 rows by one panel: per input, one load of the panel's 16 weights and one fused
+// multiply-add per row with the row's value broadcast (an embedded broadcast from memory).
+template <std::size_t kRows>
+__attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl"))) void tile(
+    const float* a, std::size_t lda, const float* b, std::size_t in, const float* bias, float* c,
+    std::size_t ldc, std::size_t width) {
+  static_assert(kRows <= 8);
+  __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+  const float* rows[8];
+  for (std::size_t i = 0; i < 8; ++i) rows[i] = a + std::min<std::size_t>(i, kRows - 1) * lda;
+#define MCPCLASS_TILE_ROW(i) \
+  if constexpr (kRows > i) c##i = _mm512_fmadd_ps(_mm512_set1_ps(rows[i][k]), w, c##i);
+  for (std::size_t k = 0; k < in; ++k) {
+    const __m512 w = _mm512_loadu_ps(b + k * kPanel);
+    MCPCLASS_TILE_ROW(0)
+    MCPCLASS_TILE_ROW(1)
+    MCPCLASS_TILE_ROW(2)
+    MCPCLASS_TILE_ROW(3)
+    MCPCLASS_TILE_ROW(4)
+    MCPCLASS_TILE_ROW(5)
+    MCPCLASS_TILE_ROW(6)
+    MCPCLASS_TILE_ROW(7)
+  }
+#undef MCPCLASS_TILE_ROW
+  const __m512 bv = _mm512_loadu_ps(bias);
+  const auto mask = static_cast<__mmask16>((1u << width) - 1u);
+#define MCPCLASS_TILE_STORE(i) \
+  if constexpr (kRows > i) _mm512_mask_storeu_ps(c + i * ldc, mask, _mm512_add_ps(c##i, bv));
+  MCPCLASS_TILE_STORE(0)
+  MCPCLASS_TILE_STORE(1)
+  MCPCLASS_TILE_STORE(2)
+  MCPCLASS_TILE_STORE(3)
+  MCPCLASS_TILE_STORE(4)
+  MCPCLASS_TILE_STORE(5)
+  MCPCLASS_TILE_STORE(6)
+  MCPCLASS_TILE_STORE(7)
+#undef MCPCLASS_TILE_STORE
+}
+
+void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
+                   std::size_t in, const float* bias, float* c, std::size_t ldc,
+                   std::size_t width) {
+  switch (tile_rows) {
+    case 8:
+      return tile<8>(a, lda, b, in, bias, c, ldc, width);
+    case 7:
+      return tile<7>(a, lda, b, in, bias, c, ldc, width);
+    case 6:
+      return tile<6>(a, lda, b, in, bias, c, ldc, width);
+    case 5:
+      return tile<5>(a, lda, b, in, bias, c, ldc, width);
+    case 4:
+      return tile<4>(a, lda, b, in, bias, c, ldc, width);
+    case 3:
+      return tile<3>(a, lda, b, in, bias, c, ldc, width);
+    case 2:
+      return tile<2>(a, lda, b, in, bias, c, ldc, width);
+    default:
+      return tile<1>(a, lda, b, in, bias, c, ldc, width);
+  }
+}
+
+}  // namespace
+
+Kernel kernel_avx512() {
+  return {tile_any_rows, 8};
+}
+
+}  // namespace mcpclass::kernels::detail
+
+#else
+
+namespace mcpclass::kernels::detail {
+Kernel kernel_avx512() {
+  return {nullptr, 0};
+}
+}  // namespace mcpclass::kernels::detail
+
+#endif

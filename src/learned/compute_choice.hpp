@@ -1,0 +1,29 @@
+// Internal: what a native model computes with, chosen once at load from its settings: the kernel
+// set (the CPU's best, capped by the `kernels` setting and MCPCLASS_KERNELS) and the precision
+// (`auto`: bfloat16 where the engine has bf16 kernels for this CPU, none yet, so float32).
+#pragma once
+
+#include "kernels/dense_rows.hpp"
+#include "mcpclass/learned/embedding_encoder.hpp"
+
+#include <boost/json.hpp>
+
+#include <string>
+
+namespace mcpclass::learned::detail {
+
+/// The Compute of a model configured with `precision` and `kernels`; `what` names the model in
+/// errors (e.g. "model 'dir'"). Throws ClassifyError for an unknown kernel set, one this CPU
+/// lacks (naming the missing features), or a precision the engine cannot run here: bf16 names
+/// the feature it needs (avx512_bf16) when the CPU lacks it.
+kernels::Compute choose_compute(EncoderPrecision precision, const std::string& kernels,
+                                const std::string& what);
+
+/// {precision, kernels, cpu}: what a model computes with and the CPU's features, for info(),
+/// /health and `mcpclass model inspect`.
+boost::json::object describe_compute(const kernels::Compute& compute);
+
+/// The names of the kernel sets this CPU runs, lowest first.
+boost::json::array runnable_kernel_sets();
+
+}  // namespace mcpclass::learned::detail

@@ -7,22 +7,28 @@ the real sizes, written as safetensors and exported to ONNX from the same module
                with the same logits: max |Δ| of the centred logits (log p − mean log p, which
                softmax leaves of the logits) ≤ 1e-3, each also against the PyTorch reference;
   2. latency:  one text of exactly --lengths tokens (32, 128), batch 1, --threads intra-op
-               threads: bench_transformer (the public API: tokenise, forward, softmax) against
-               ONNX Runtime's session.run in Node on the same ids (bench/peers/
-               transformer_forward.mjs; no tokenisation); --rounds alternating, medians, and the
-               ratio mcpclass ÷ ORT of p50 taken within each round;
+               threads: bench_transformer (the public API: tokenise, forward, softmax) at each
+               of --precisions (f32, int8; the CPU's best kernel set) against ONNX Runtime's
+               session.run in Node on the same ids (bench/peers/transformer_forward.mjs; no
+               tokenisation) of the fp32 export and of its dynamic-int8 rewrite
+               (bench/peers/quantize_onnx_int8.py, as quantize_dynamic writes it; skipped with a
+               message without python3-onnx); --rounds alternating, medians, and the ratios
+               mcpclass ÷ ORT of p50 taken within each round;
   3. HTTP:     `tools/call classify_text` of the 32-token text over POST /mcp, wrk at --conns (8),
-               `mcpclass serve` (classifier.threads --threads) against the TypeScript SDK server
-               with the same model in onnxruntime-node (bench/peers/server.mjs --transformer,
-               intraOpNumThreads --threads), alternating rounds;
+               `mcpclass serve` at each precision (classifier.threads --threads) against the
+               TypeScript SDK server with the same model in onnxruntime-node (bench/peers/
+               server.mjs --transformer, intraOpNumThreads --threads; fp32), alternating rounds;
   4. FLOPs:    matmul + attention FLOPs per forward, the achieved rate at the p50 and its share
-               of this CPU's float32 peak (cores × GHz × 2 FMA ports × 8 lanes × 2);
+               of the peak of the kernel set that ran (cores × GHz × 2 FMA ports × lanes × 2:
+               8 fp32 lanes on AVX2, 16 on AVX-512; int8 counts its multiply-adds against the
+               fp32 peak too, which it exceeds where the int8 units are faster);
   5. memory:   RSS of the mcpclass server after load, its peak under load and after the run,
                against the size of model.safetensors.
 The load average (os.getloadavg) is recorded around every round: the machine may be shared.
 
 usage: bench/transformer_peer.py --cli BUILD/mcpclass --bench-binary BUILD/bench/learned/bench_transformer
                                  [--threads 2] [--rounds 3] [--repeat 20] [--seconds 8] [--conns 8]
+                                 [--precisions f32,int8]
                                  [--models bert,modernbert] [--keep DIR] [--json OUT.json] [--md OUT.md]
        --smoke: the fixtures' tiny sizes, 1 round of 1 s (checks the harness, not the figures)."""
 import argparse
@@ -87,46 +93,73 @@ def check(model, mc, mc_sid, peer, peer_sid):
             "rows": rows}
 
 
-def latency(args, model, tmp):
-    """Rounds alternating bench_transformer and ORT's session.run on the same texts / ids."""
-    lengths = [str(n) for n in args.lengths.split(",")]
-    ids_path = os.path.join(tmp, "latency-ids.json")
-    with open(ids_path, "w") as f:
-        json.dump({n: model["inputs"][n]["ids"] for n in lengths}, f)
-    runs = {n: {"mcpclass": [], "ort": [], "load": []} for n in lengths}
-    for round_ in range(args.rounds):
-        ort = json.loads(subprocess.run(
-            ["node", os.path.join(PEERS, "transformer_forward.mjs"), "--model", model["onnx"],
-             "--ids", ids_path, "--threads", str(args.threads), "--repeat", str(args.repeat)],
-            check=True, capture_output=True, text=True).stdout)
-        for n in lengths:
-            out = subprocess.run([args.bench_binary, model["dir"], model["inputs"][n]["text"],
-                                  str(args.threads), str(args.repeat)],
-                                 check=True, capture_output=True, text=True).stdout
-            runs[n]["mcpclass"].append(json.loads(out.strip().splitlines()[-1]))
-            runs[n]["ort"].append({k: ort[n][k] for k in ("p50_us", "p90_us", "mean_us")})
-            runs[n]["load"].append(load())
-            log(f"latency round {round_ + 1} {n} tokens: mcpclass p50 "
-                f"{runs[n]['mcpclass'][-1]['p50_us'] / 1e3:.1f} ms, ORT p50 "
-                f"{runs[n]['ort'][-1]['p50_us'] / 1e3:.1f} ms (load {load()[0]})")
-    out = {}
-    for n, r in runs.items():
-        out[n] = {"rounds": r,
-                  "mcpclass": {"p50_us": median_of(r["mcpclass"], "p50_us")["p50_us"],
-                               "p90_us": median_of(r["mcpclass"], "p90_us")["p90_us"]},
-                  "ort": {"p50_us": median_of(r["ort"], "p50_us")["p50_us"],
-                          "p90_us": median_of(r["ort"], "p90_us")["p90_us"]},
-                  "p50_ratio": spread([a["p50_us"] / b["p50_us"] for a, b in zip(r["mcpclass"], r["ort"])]),
-                  "p90_ratio": spread([a["p90_us"] / b["p90_us"] for a, b in zip(r["mcpclass"], r["ort"])])}
+def ort_models(model):
+    """The fp32 export and, when python3-onnx can make it, its dynamic-int8 rewrite beside it."""
+    out = {"fp32": model["onnx"]}
+    int8 = os.path.join(os.path.dirname(model["onnx"]), "model-int8.onnx")
+    if not os.path.exists(int8):
+        made = subprocess.run(["/usr/bin/python3", os.path.join(PEERS, "quantize_onnx_int8.py"),
+                               model["onnx"], int8], capture_output=True, text=True)
+        if made.returncode != 0:
+            log(f"no ONNX Runtime int8 peer: {made.stderr.strip().splitlines()[-1:]}")
+            return out
+    out["int8"] = int8
     return out
 
 
-def http(args, model, mc, mc_sid, peer, peer_sid):
+def latency(args, model, tmp):
+    """Rounds alternating bench_transformer (each precision) and ORT's session.run (each export)
+    on the same texts / ids."""
+    lengths = [str(n) for n in args.lengths.split(",")]
+    precisions = args.precisions.split(",")
+    ids_path = os.path.join(tmp, "latency-ids.json")
+    with open(ids_path, "w") as f:
+        json.dump({n: model["inputs"][n]["ids"] for n in lengths}, f)
+    exports = ort_models(model)
+    runs = {n: {"mcpclass": {p: [] for p in precisions}, "ort": {k: [] for k in exports},
+                "load": [], "kernels": None} for n in lengths}
+    for round_ in range(args.rounds):
+        for key, path in exports.items():
+            ort = json.loads(subprocess.run(
+                ["node", os.path.join(PEERS, "transformer_forward.mjs"), "--model", path,
+                 "--ids", ids_path, "--threads", str(args.threads), "--repeat", str(args.repeat)],
+                check=True, capture_output=True, text=True).stdout)
+            for n in lengths:
+                runs[n]["ort"][key].append({k: ort[n][k] for k in ("p50_us", "p90_us", "mean_us")})
+        for n in lengths:
+            for p in precisions:
+                out = subprocess.run([args.bench_binary, model["dir"], model["inputs"][n]["text"],
+                                      str(args.threads), str(args.repeat), p],
+                                     check=True, capture_output=True, text=True).stdout
+                run = json.loads(out.strip().splitlines()[-1])
+                runs[n]["mcpclass"][p].append(run)
+                runs[n]["kernels"] = run.get("kernels")
+            runs[n]["load"].append(load())
+            log(f"latency round {round_ + 1} {n} tokens: " + ", ".join(
+                [f"mcpclass {p} p50 {runs[n]['mcpclass'][p][-1]['p50_us'] / 1e3:.1f} ms" for p in precisions]
+                + [f"ORT {k} p50 {runs[n]['ort'][k][-1]['p50_us'] / 1e3:.1f} ms" for k in exports])
+                + f" (load {load()[0]})")
+    out = {}
+    for n, r in runs.items():
+        row = {"rounds": r, "kernels": r["kernels"], "mcpclass": {}, "ort": {}, "p50_ratio": {}}
+        for side, series in (("mcpclass", r["mcpclass"]), ("ort", r["ort"])):
+            for key, values in series.items():
+                row[side][key] = {"p50_us": median_of(values, "p50_us")["p50_us"],
+                                  "p90_us": median_of(values, "p90_us")["p90_us"]}
+        for p, mine in r["mcpclass"].items():
+            for k, theirs in r["ort"].items():
+                row["p50_ratio"][f"{p}/ort_{k}"] = spread([a["p50_us"] / b["p50_us"]
+                                                           for a, b in zip(mine, theirs)])
+        out[n] = row
+    return out
+
+
+def http(args, model, servers):
+    """servers: name → (Server, session id); "onnx_peer" is the baseline of every ratio."""
     text = model["inputs"][args.lengths.split(",")[0]]["text"]
     body = json.dumps(procs.tools_call(0, text), separators=(",", ":")).replace('"id":0', '"id":@ID@', 1)
     ver = {"MCP-Protocol-Version": procs.PROTOCOL_VERSION, "Accept": procs.MCP_ACCEPT}
-    targets = {"mcpclass": (mc, {**ver, "Mcp-Session-Id": mc_sid}),
-               "onnx_peer": (peer, {**ver, "Mcp-Session-Id": peer_sid})}
+    targets = {k: (server, {**ver, "Mcp-Session-Id": sid}) for k, (server, sid) in servers.items()}
     peak = {k: s.rss() for k, (s, _) in targets.items()}
     for s, h in targets.values():  # warm-up
         wrk.run(f"http://127.0.0.1:{s.port}/mcp", wrk.lua_script(h, body, "@ID@", '"class"'), 1, 1)
@@ -150,8 +183,8 @@ def http(args, model, mc, mc_sid, peer, peer_sid):
             row[key]["rps_of_rounds"] = [round(r["rps"], 1) for r in runs[key]]
             row[key]["errors_all_rounds"] = sum(r["non_2xx"] + r["socket_errors"] + r["bad_answers"]
                                                 for r in runs[key])
-        row["rps_ratio"] = spread([a["rps"] / b["rps"] for a, b in zip(runs["mcpclass"], runs["onnx_peer"])
-                                   if b["rps"]])
+        row["rps_ratio"] = {k: spread([a["rps"] / b["rps"] for a, b in zip(runs[k], runs["onnx_peer"])
+                                       if b["rps"]]) for k in targets if k != "onnx_peer"}
         rows.append(row)
     return rows, peak
 
@@ -168,18 +201,20 @@ def forward_flops(size, tokens):
 
 
 def cpu_peak():
-    """float32 FLOP/s of this CPU: cores × GHz × 2 FMA ports × 8 lanes (AVX2) × 2 (an FMA)."""
+    """float32 FLOP/s of this CPU: cores × GHz × 2 FMA ports × lanes × 2 (an FMA), with the lanes
+    of the widest fp32 kernels the engine has for it (8 on AVX2, 16 on AVX-512)."""
     flags = open("/proc/cpuinfo").read()
     mhz = [float(m) for m in re.findall(r"cpu MHz\s*:\s*([\d.]+)", flags)]
     cores = os.cpu_count()
     ghz = max(mhz) / 1e3
     model = re.search(r"model name\s*:\s*(.*)", flags).group(1)
     flag_set = set(re.search(r"flags\s*:\s*(.*)", flags).group(1).split())
+    lanes = 16 if {"avx512f", "avx512bw", "avx512vl"} <= flag_set else 8
     return {"model": model, "cores": cores, "ghz": ghz, "avx2": "avx2" in flag_set,
             "fma": "fma" in flag_set, "avx512f": "avx512f" in flag_set,
             "avx512_bf16": "avx512_bf16" in flag_set, "amx_bf16": "amx_bf16" in flag_set,
-            "fp32_peak_gflops": cores * ghz * 2 * 8 * 2,
-            "formula": f"{cores} cores × {ghz:.3f} GHz × 2 FMA ports × 8 fp32 lanes × 2 FLOP/FMA"}
+            "fp32_peak_gflops": cores * ghz * 2 * lanes * 2,
+            "formula": f"{cores} cores × {ghz:.3f} GHz × 2 FMA ports × {lanes} fp32 lanes × 2 FLOP/FMA"}
 
 
 def run_model(args, name, model, tmp):
@@ -187,57 +222,75 @@ def run_model(args, name, model, tmp):
     base = os.path.join(tmp, f"{name}-base.json")
     with open(base, "w") as f:
         json.dump({"classifier": {"kind": "transformer", "model": model["dir"], "max_tokens": 512}}, f)
-    config = config_json(args.cli, base, tmp, f"{name}.json", threads=args.threads)
     result = {"parameters": model["parameters"], "weights_bytes": model["weights_bytes"],
               "onnx_bytes": model["onnx_bytes"], "size": model["size"]}
     result["latency"] = latency(args, model, tmp)
-    mc = peer = None
+    precisions = args.precisions.split(",")
+    configs = {p: config_json(args.cli, base, tmp, f"{name}-{p}.json", threads=args.threads, precision=p)
+               for p in precisions}
+    servers = {}
     try:
-        mc = mcpclass_server(args.cli, config)
-        rss_loaded = mc.rss()
-        peer = peer_server(config, model["dir"], args.threads)
-        mc_sid, peer_sid = procs.open_session(mc.port), procs.open_session(peer.port)
+        for p in precisions:
+            servers[p] = mcpclass_server(args.cli, configs[p])
+        rss_loaded = {p: servers[p].rss() for p in precisions}
+        peer = servers["onnx_peer"] = peer_server(configs[precisions[0]], model["dir"], args.threads)
+        sids = {k: procs.open_session(v.port) for k, v in servers.items()}
+        mc, mc_sid, peer_sid = servers[precisions[0]], sids[precisions[0]], sids["onnx_peer"]
         result["check"] = agreement = check(model, mc, mc_sid, peer, peer_sid)
-        log(f"{name} check: max |Δ centred logit| mcpclass vs ONNX peer "
+        log(f"{name} check: max |Δ centred logit| mcpclass {precisions[0]} vs ONNX peer "
             f"{agreement['max_abs_diff_mcpclass_vs_peer']:.2g}, vs reference "
             f"{agreement['max_abs_diff_mcpclass_vs_reference']:.2g} (peer "
             f"{agreement['max_abs_diff_peer_vs_reference']:.2g})")
-        if agreement["max_abs_diff_mcpclass_vs_peer"] > TOLERANCE:
+        if precisions[0] == "f32" and agreement["max_abs_diff_mcpclass_vs_peer"] > TOLERANCE:
             raise SystemExit(f"transformer: {name}: mcpclass and the ONNX peer differ by "
                              f"{agreement['max_abs_diff_mcpclass_vs_peer']:.3g} > {TOLERANCE}")
-        result["http"], peak = http(args, model, mc, mc_sid, peer, peer_sid)
-        result["rss_kib"] = {"mcpclass_after_load": rss_loaded, "mcpclass_peak_under_load": peak["mcpclass"],
-                             "mcpclass_after_run": mc.rss(), "onnx_peer_peak_under_load": peak["onnx_peer"],
-                             "onnx_peer_after_run": peer.rss()}
+        result["http"], peak = http(args, model, {k: (v, sids[k]) for k, v in servers.items()})
+        result["rss_kib"] = {p: {"after_load": rss_loaded[p], "peak_under_load": peak[p],
+                                 "after_run": servers[p].rss()} for p in precisions}
+        result["rss_kib"]["onnx_peer"] = {"peak_under_load": peak["onnx_peer"],
+                                          "after_run": peer.rss()}
     finally:
-        for s in (mc, peer):
-            if s:
-                s.stop()
+        for server in servers.values():
+            server.stop()
     result["flops"] = {n: forward_flops(model["size"], int(n)) for n in args.lengths.split(",")}
     return result
 
 
+# Issue 46's goals: p50 ratios (mcpclass ÷ ORT) and HTTP throughput ratios (mcpclass ÷ the ONNX
+# fp32 peer), per the CPU's class; the int8 ÷ ORT int8 goal is 1.0 everywhere.
+GOALS_AVX512 = {"f32/ort_fp32": 1.0, "int8/ort_fp32": 0.5, "int8/ort_int8": 1.0, "bf16/ort_fp32": 0.6}
+GOALS_AVX2 = {"f32/ort_fp32": 1.0, "int8/ort_fp32": 0.6, "int8/ort_int8": 1.0}
+HTTP_GOALS = {"f32": 1.0, "int8": 2.0}
+
+
 def summary(result):
-    """The goals of issue 31 against this run's figures."""
-    peak = result["cpu"]["fp32_peak_gflops"]
+    """The goals of issue 46 against this run's figures."""
+    cpu = result["cpu"]
+    peak = cpu["fp32_peak_gflops"]
+    goals_for = GOALS_AVX512 if cpu["avx512_bf16"] else GOALS_AVX2
     goals = {}
     for name, m in result["models"].items():
         g = {}
         for n, lat in m["latency"].items():
-            g[f"p50_{n}_tokens_ratio"] = lat["p50_ratio"]["median"]
-            g[f"p50_{n}_tokens_met"] = lat["p50_ratio"]["median"] <= 0.5
+            for key, ratio in lat["p50_ratio"].items():
+                g[f"p50_{n}_{key}"] = ratio["median"]
+                if key in goals_for:
+                    g[f"p50_{n}_{key}_met"] = ratio["median"] <= goals_for[key]
             for side in ("mcpclass", "ort"):
-                rate = m["flops"][n] / (lat[side]["p50_us"] * 1e3)  # GFLOP/s
-                g[f"gflops_{side}_{n}"] = round(rate, 2)
-                g[f"peak_share_{side}_{n}"] = round(rate / peak, 4)
+                for key, figures in lat[side].items():
+                    rate = m["flops"][n] / (figures["p50_us"] * 1e3)  # GFLOP/s (int8: GOP/s)
+                    g[f"gflops_{side}_{key}_{n}"] = round(rate, 2)
+                    g[f"peak_share_{side}_{key}_{n}"] = round(rate / peak, 4)
         for row in m["http"]:
-            g[f"http_c{row['connections']}_rps_ratio"] = row["rps_ratio"]["median"]
-            g[f"http_c{row['connections']}_met"] = row["rps_ratio"]["median"] >= 2.0
-        budget = m["weights_bytes"] / 1024 + 100 * 1024
-        worst_rss = max(m["rss_kib"]["mcpclass_after_load"], m["rss_kib"]["mcpclass_peak_under_load"],
-                        m["rss_kib"]["mcpclass_after_run"])
-        g["rss_over_weights_mib"] = round((worst_rss - m["weights_bytes"] / 1024) / 1024, 1)
-        g["rss_met"] = worst_rss <= budget
+            for key, ratio in row["rps_ratio"].items():
+                g[f"http_c{row['connections']}_{key}_rps_ratio"] = ratio["median"]
+                if key in HTTP_GOALS:
+                    g[f"http_c{row['connections']}_{key}_met"] = ratio["median"] >= HTTP_GOALS[key]
+        for p, rss in m["rss_kib"].items():
+            if p == "onnx_peer":
+                continue
+            worst = max(rss.values())
+            g[f"rss_{p}_mib"] = round(worst / 1024, 1)
         goals[name] = g
     return goals
 
@@ -255,41 +308,54 @@ def markdown(r):
         f"ONNX opset {r['export']['opset']} from torch {r['export']['torch']}. Load average "
         f"(1, 5, 15 min) {r['load_at_start']} at the start, {r['load_at_end']} at the end.")
     add("")
-    add(f"fp32 peak: {cpu['formula']} = **{cpu['fp32_peak_gflops']:.1f} GFLOP/s**; without "
-        "AVX-512 BF16 or AMX there is no faster bf16 path (oneDNN runs bf16 by converting to "
-        "fp32), so the bf16 peak is the same figure.")
+    add(f"fp32 peak: {cpu['formula']} = **{cpu['fp32_peak_gflops']:.1f} GFLOP/s** (int8 rates are "
+        "its multiply-adds × 2 against the same figure).")
     add("")
-    add("| model | tokens | mcpclass p50 / p90 ms | ORT p50 / p90 ms | p50 ratio (min–max) | goal ≤ 0.5× | "
-        "GFLOP per forward | mcpclass GFLOP/s (% of peak) | ORT GFLOP/s (% of peak) |")
-    add("|---|---|---|---|---|---|---|---|---|")
+    add("| model | tokens | kernels | side | p50 / p90 ms | GFLOP/s (% of peak) |")
+    add("|---|---|---|---|---|---|")
     for name, m in r["models"].items():
         g = r["goals"][name]
         for n, lat in m["latency"].items():
-            q = lat["p50_ratio"]
-            add(f"| {name} | {n} | {lat['mcpclass']['p50_us'] / 1e3:.1f} / {lat['mcpclass']['p90_us'] / 1e3:.1f} | "
-                f"{lat['ort']['p50_us'] / 1e3:.1f} / {lat['ort']['p90_us'] / 1e3:.1f} | "
-                f"{q['median']:.2f} ({q['min']:.2f}–{q['max']:.2f}) | {'met' if g[f'p50_{n}_tokens_met'] else 'missed'} | "
-                f"{m['flops'][n] / 1e9:.2f} | {g[f'gflops_mcpclass_{n}']:.2f} ({100 * g[f'peak_share_mcpclass_{n}']:.1f}%) | "
-                f"{g[f'gflops_ort_{n}']:.2f} ({100 * g[f'peak_share_ort_{n}']:.1f}%) |")
+            for side, label in (("mcpclass", "mcpclass"), ("ort", "ORT")):
+                for key, f in lat[side].items():
+                    add(f"| {name} | {n} | {lat['kernels'] if side == 'mcpclass' else 'ORT'} | {label} {key} | "
+                        f"{f['p50_us'] / 1e3:.1f} / {f['p90_us'] / 1e3:.1f} | "
+                        f"{g[f'gflops_{side}_{key}_{n}']:.1f} ({100 * g[f'peak_share_{side}_{key}_{n}']:.0f}%) |")
     add("")
-    add("| model | connections | mcpclass req/s (rounds) | ONNX peer req/s (rounds) | ratio (min–max) | goal ≥ 2× | errors |")
+    add("| model | tokens | p50 ratio | median (min–max) | goal | met |")
+    add("|---|---|---|---|---|---|")
+    goals_for = GOALS_AVX512 if cpu["avx512_bf16"] else GOALS_AVX2
+    for name, m in r["models"].items():
+        g = r["goals"][name]
+        for n, lat in m["latency"].items():
+            for key, q in lat["p50_ratio"].items():
+                goal = goals_for.get(key)
+                add(f"| {name} | {n} | mcpclass {key.replace('/', ' ÷ ')} | {q['median']:.2f} "
+                    f"({q['min']:.2f}–{q['max']:.2f}) | {'≤ ' + str(goal) if goal else '—'} | "
+                    f"{('met' if g[f'p50_{n}_{key}_met'] else 'missed') if goal else '—'} |")
+    add("")
+    add("| model | connections | server | req/s (rounds) | ÷ ONNX fp32 peer (min–max) | goal | errors |")
     add("|---|---|---|---|---|---|---|")
     for name, m in r["models"].items():
         for row in m["http"]:
-            q, c = row["rps_ratio"], row["connections"]
-            add(f"| {name} | {c} | {row['mcpclass']['rps']:.1f} ({row['mcpclass']['rps_of_rounds']}) | "
-                f"{row['onnx_peer']['rps']:.1f} ({row['onnx_peer']['rps_of_rounds']}) | {q['median']:.2f} "
-                f"({q['min']:.2f}–{q['max']:.2f}) | {'met' if r['goals'][name][f'http_c{c}_met'] else 'missed'} | "
-                f"{row['mcpclass']['errors_all_rounds']} / {row['onnx_peer']['errors_all_rounds']} |")
+            c = row["connections"]
+            for key in row:
+                if not isinstance(row[key], dict) or "rps" not in row[key]:
+                    continue
+                q = row["rps_ratio"].get(key)
+                goal = HTTP_GOALS.get(key)
+                ratio = f"{q['median']:.2f} ({q['min']:.2f}–{q['max']:.2f})" if q else "—"
+                server = "ONNX peer fp32" if key == "onnx_peer" else f"mcpclass {key}"
+                add(f"| {name} | {c} | {server} | {row[key]['rps']:.1f} ({row[key]['rps_of_rounds']}) | "
+                    f"{ratio} | {'≥ ' + str(goal) if goal else '—'} | {row[key]['errors_all_rounds']} |")
     add("")
-    add("| model | weights MiB | mcpclass RSS MiB after load / peak under load / after run | over weights MiB | goal ≤ +100 MiB | ONNX peer RSS MiB peak |")
-    add("|---|---|---|---|---|---|")
+    add("| model | weights MiB | server | RSS MiB after load / peak under load / after run |")
+    add("|---|---|---|---|")
     for name, m in r["models"].items():
-        k, g = m["rss_kib"], r["goals"][name]
-        add(f"| {name} | {m['weights_bytes'] / 2**20:.0f} | {k['mcpclass_after_load'] / 1024:.0f} / "
-            f"{k['mcpclass_peak_under_load'] / 1024:.0f} / {k['mcpclass_after_run'] / 1024:.0f} | "
-            f"{g['rss_over_weights_mib']:.0f} | {'met' if g['rss_met'] else 'missed'} | "
-            f"{k['onnx_peer_peak_under_load'] / 1024:.0f} |")
+        for p, k in m["rss_kib"].items():
+            add(f"| {name} | {m['weights_bytes'] / 2**20:.0f} | {p} | "
+                f"{k.get('after_load', 0) / 1024:.0f} / {k['peak_under_load'] / 1024:.0f} / "
+                f"{k['after_run'] / 1024:.0f} |")
     add("")
     add("| model | inputs | max abs Δ centred logits mcpclass vs ORT | mcpclass vs PyTorch | ORT vs PyTorch |")
     add("|---|---|---|---|---|")
@@ -310,6 +376,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--conns", default="8")
     ap.add_argument("--lengths", default="32,128")
+    ap.add_argument("--precisions", default="f32,int8",
+                    help="mcpclass precisions to time (the first is checked against ORT fp32)")
     ap.add_argument("--models", default="bert,modernbert")
     ap.add_argument("--keep", help="make the checkpoints here and keep them for the next run with "
                     "the same arguments (default: a temp dir, removed)")

@@ -148,11 +148,11 @@ std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(std::string_vie
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
         rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT) {
-      throw ClassifyError("the tokenizer's regex '" + impl_->pattern.substr(0, 200) +
-                          "' needs more than its matching budget on this text of " +
-                          std::to_string(text.size()) + " bytes (" +
-                          std::to_string(MatchBudget::total(text.size())) +
-                          " steps); the text is refused");
+      throw classify::ClassifyError("the tokenizer's regex '" + impl_->pattern.substr(0, 200) +
+                                    "' needs more than its matching budget on this text of " +
+                                    std::to_string(text.size()) + " bytes (" +
+                                    std::to_string(MatchBudget::total(text.size())) +
+                                    " steps); the text is refused");
     }
     if (rc < 0) {
       PCRE2_UCHAR message[256];

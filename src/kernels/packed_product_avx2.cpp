@@ -1,6 +1,7 @@
 // The float32 tile of the AVX2 set, in functions compiled for AVX2 + FMA alone, so the rest of
 // the library stays portable.
 #include "kernels/packed_product.hpp"
+#include "kernels/tile_rows.hpp"
 
 #if defined(__x86_64__)
 
@@ -78,20 +79,8 @@ __attribute__((target("avx2,fma"))) void tile(const float* a, std::size_t lda, c
 void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                    std::size_t in, const float* bias, float* c, std::size_t ldc,
                    std::size_t width) {
-  switch (tile_rows) {
-    case 6:
-      return tile<6>(a, lda, b, in, bias, c, ldc, width);
-    case 5:
-      return tile<5>(a, lda, b, in, bias, c, ldc, width);
-    case 4:
-      return tile<4>(a, lda, b, in, bias, c, ldc, width);
-    case 3:
-      return tile<3>(a, lda, b, in, bias, c, ldc, width);
-    case 2:
-      return tile<2>(a, lda, b, in, bias, c, ldc, width);
-    default:
-      return tile<1>(a, lda, b, in, bias, c, ldc, width);
-  }
+  with_tile_rows<6>(tile_rows,
+                    [&](auto kRows) { tile<kRows()>(a, lda, b, in, bias, c, ldc, width); });
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The float32 tile of the avx512 sets: 8 rows × 16 outputs, one 512-bit accumulator per row (the
 // same multiply-add chain per output as every set), in functions compiled for AVX-512 alone.
 #include "kernels/packed_product.hpp"
+#include "kernels/tile_rows.hpp"
 
 #if defined(__x86_64__)
 
@@ -54,24 +55,8 @@ __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl"))) void tile(
 void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                    std::size_t in, const float* bias, float* c, std::size_t ldc,
                    std::size_t width) {
-  switch (tile_rows) {
-    case 8:
-      return tile<8>(a, lda, b, in, bias, c, ldc, width);
-    case 7:
-      return tile<7>(a, lda, b, in, bias, c, ldc, width);
-    case 6:
-      return tile<6>(a, lda, b, in, bias, c, ldc, width);
-    case 5:
-      return tile<5>(a, lda, b, in, bias, c, ldc, width);
-    case 4:
-      return tile<4>(a, lda, b, in, bias, c, ldc, width);
-    case 3:
-      return tile<3>(a, lda, b, in, bias, c, ldc, width);
-    case 2:
-      return tile<2>(a, lda, b, in, bias, c, ldc, width);
-    default:
-      return tile<1>(a, lda, b, in, bias, c, ldc, width);
-  }
+  with_tile_rows<8>(tile_rows,
+                    [&](auto kRows) { tile<kRows()>(a, lda, b, in, bias, c, ldc, width); });
 }
 
 }  // namespace

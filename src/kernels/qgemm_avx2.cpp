@@ -1,6 +1,8 @@
 // The int8 kernels of the AVX2 set: vpmaddubsw + vpmaddwd with the sign trick (qgemm.hpp), in
 // functions compiled for AVX2 alone, so the rest of the library stays portable.
 #include "kernels/qgemm.hpp"
+#include "kernels/qgemm_store_avx2.hpp"
+#include "kernels/tile_rows.hpp"
 
 #if defined(__x86_64__)
 
@@ -51,23 +53,9 @@ __attribute__((target("avx2,fma"))) void qtile(const std::int8_t* q, std::size_t
     MCPCLASS_QTILE_ROW(3)
   }
 #undef MCPCLASS_QTILE_ROW
-  const __m256 s0 = _mm256_loadu_ps(wscale), s1 = _mm256_loadu_ps(wscale + 8);
-  const __m256 b0 = _mm256_loadu_ps(bias), b1 = _mm256_loadu_ps(bias + 8);
-  alignas(32) float sums[4][kQPanel];
-#define MCPCLASS_QTILE_STORE(i)                                                                \
-  if constexpr (kRows > i) {                                                                   \
-    const __m256 xs = _mm256_set1_ps(xscale[i]);                                               \
-    const __m256 y0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(c##i##0), _mm256_mul_ps(xs, s0), b0); \
-    const __m256 y1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(c##i##1), _mm256_mul_ps(xs, s1), b1); \
-    if (width == kQPanel) {                                                                    \
-      _mm256_storeu_ps(y + i * ldy, y0);                                                       \
-      _mm256_storeu_ps(y + i * ldy + 8, y1);                                                   \
-    } else {                                                                                   \
-      _mm256_store_ps(sums[i], y0);                                                            \
-      _mm256_store_ps(sums[i] + 8, y1);                                                        \
-      std::copy_n(sums[i], width, y + i * ldy);                                                \
-    }                                                                                          \
-  }
+#define MCPCLASS_QTILE_STORE(i) \
+  if constexpr (kRows > i)      \
+    store_qrow_avx2(c##i##0, c##i##1, xscale[i], wscale, bias, y + i * ldy, width);
   MCPCLASS_QTILE_STORE(0)
   MCPCLASS_QTILE_STORE(1)
   MCPCLASS_QTILE_STORE(2)
@@ -78,16 +66,9 @@ __attribute__((target("avx2,fma"))) void qtile(const std::int8_t* q, std::size_t
 void qtile_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_rows, const float* xscale,
                 const std::int8_t* panel, const float* wscale, const std::int32_t*,
                 const float* bias, float* y, std::size_t ldy, std::size_t width) {
-  switch (tile_rows) {
-    case 4:
-      return qtile<4>(q, depth, xscale, panel, wscale, bias, y, ldy, width);
-    case 3:
-      return qtile<3>(q, depth, xscale, panel, wscale, bias, y, ldy, width);
-    case 2:
-      return qtile<2>(q, depth, xscale, panel, wscale, bias, y, ldy, width);
-    default:
-      return qtile<1>(q, depth, xscale, panel, wscale, bias, y, ldy, width);
-  }
+  with_tile_rows<4>(tile_rows, [&](auto kRows) {
+    qtile<kRows()>(q, depth, xscale, panel, wscale, bias, y, ldy, width);
+  });
 }
 
 // Eight values times `inv`, rounded to the nearest (even) integer, clamped to [lo, hi].

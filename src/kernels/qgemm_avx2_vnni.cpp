@@ -1,6 +1,8 @@
 // The int8 tile of the avx2_vnni set: AVX-VNNI's vpdpbusd on 256 bits (qgemm.hpp: x + 128 as u8
 // by s8 weights into int32, less 128 · Σₖ W after), in functions compiled for it alone.
 #include "kernels/qgemm.hpp"
+#include "kernels/qgemm_store_avx2.hpp"
+#include "kernels/tile_rows.hpp"
 
 #if defined(__x86_64__)
 
@@ -44,25 +46,10 @@ __attribute__((target("avx2,fma,avxvnni"))) void qtile(
   const auto* sums = reinterpret_cast<const __m256i*>(column_sums);
   const __m256i k0 = _mm256_slli_epi32(_mm256_loadu_si256(sums), 7);
   const __m256i k1 = _mm256_slli_epi32(_mm256_loadu_si256(sums + 1), 7);
-  const __m256 s0 = _mm256_loadu_ps(wscale), s1 = _mm256_loadu_ps(wscale + 8);
-  const __m256 b0 = _mm256_loadu_ps(bias), b1 = _mm256_loadu_ps(bias + 8);
-  alignas(32) float out[4][kQPanel];
-#define MCPCLASS_QTILE_STORE(i)                                                          \
-  if constexpr (kRows > i) {                                                             \
-    const __m256 xs = _mm256_set1_ps(xscale[i]);                                         \
-    const __m256 y0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(c##i##0, k0)), \
-                                      _mm256_mul_ps(xs, s0), b0);                        \
-    const __m256 y1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(c##i##1, k1)), \
-                                      _mm256_mul_ps(xs, s1), b1);                        \
-    if (width == kQPanel) {                                                              \
-      _mm256_storeu_ps(y + i * ldy, y0);                                                 \
-      _mm256_storeu_ps(y + i * ldy + 8, y1);                                             \
-    } else {                                                                             \
-      _mm256_store_ps(out[i], y0);                                                       \
-      _mm256_store_ps(out[i] + 8, y1);                                                   \
-      std::copy_n(out[i], width, y + i * ldy);                                           \
-    }                                                                                    \
-  }
+#define MCPCLASS_QTILE_STORE(i)                                                              \
+  if constexpr (kRows > i)                                                                   \
+    store_qrow_avx2(_mm256_sub_epi32(c##i##0, k0), _mm256_sub_epi32(c##i##1, k1), xscale[i], \
+                    wscale, bias, y + i * ldy, width);
   MCPCLASS_QTILE_STORE(0)
   MCPCLASS_QTILE_STORE(1)
   MCPCLASS_QTILE_STORE(2)
@@ -74,16 +61,9 @@ void qtile_any_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_ro
                     const float* xscale, const std::int8_t* panel, const float* wscale,
                     const std::int32_t* column_sums, const float* bias, float* y, std::size_t ldy,
                     std::size_t width) {
-  switch (tile_rows) {
-    case 4:
-      return qtile<4>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 3:
-      return qtile<3>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 2:
-      return qtile<2>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    default:
-      return qtile<1>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-  }
+  with_tile_rows<4>(tile_rows, [&](auto kRows) {
+    qtile<kRows()>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
+  });
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The int8 tile of the avx512_vnni set: vpdpbusd on 512 bits (qgemm.hpp: x + 128 as u8 by s8
 // weights into int32, less 128 · Σₖ W after), in functions compiled for it alone.
 #include "kernels/qgemm.hpp"
+#include "kernels/tile_rows.hpp"
 
 #if defined(__x86_64__)
 
@@ -70,24 +71,9 @@ void qtile_any_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_ro
                     const float* xscale, const std::int8_t* panel, const float* wscale,
                     const std::int32_t* column_sums, const float* bias, float* y, std::size_t ldy,
                     std::size_t width) {
-  switch (tile_rows) {
-    case 8:
-      return qtile<8>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 7:
-      return qtile<7>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 6:
-      return qtile<6>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 5:
-      return qtile<5>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 4:
-      return qtile<4>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 3:
-      return qtile<3>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    case 2:
-      return qtile<2>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-    default:
-      return qtile<1>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
-  }
+  with_tile_rows<8>(tile_rows, [&](auto kRows) {
+    qtile<kRows()>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
+  });
 }
 
 }  // namespace

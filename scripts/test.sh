@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds warning-free, checks that a fresh Debian
 # machine would have every file the build used (scripts/check-deb-closure.py), runs every test with
-# ctest, then the doctest suite again under ASan+UBSan (scripts/test-sanitizers.sh, ./build-asan).
+# ctest, then the doctest suite again under ASan+UBSan (scripts/test-sanitizers.sh, in the
+# fuzz targets' clang build ./build-fuzz, which ctest's fuzz tests already compiled).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh

@@ -38,11 +38,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S "$ROOT/tests/fuzz" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
-    -DMCPCLASS_FUZZ_SANITIZERS="$SANITIZERS" >/dev/null
-fi
+"$ROOT/tests/fuzz/configure.sh" "$BUILD" "$SANITIZERS"
 # Progress lines and clang's note about the library's GCC-only -Wshadow=local are noise here.
 cmake --build "$BUILD" --parallel "$JOBS" --target mcpclass_fuzzers |
   grep -vE "^\[|Wshadow=local|^1 warning generated" || true
@@ -97,32 +93,34 @@ for f in "$ROOT"/tests/fuzz/seeds/config/* "$ROOT"/examples/*.yaml "$ROOT"/examp
   [ -f "$f" ] && cp "$f" "$SEEDS/fuzz_config/"
 done
 
-status=0
-for target in $TARGETS; do
-  bin="$BUILD/bin/$target"
-  regressions="$ROOT/tests/fuzz/regressions/$target"
+# One target: replays its regression inputs (--replay) or fuzzes it; prints what it found and
+# returns non-zero on a crash, a leak or a hang.
+fuzz_target() {
+  local target="$1"
+  local bin="$BUILD/bin/$target"
+  local regressions="$ROOT/tests/fuzz/regressions/$target"
   mkdir -p "$BUILD/corpus/$target" "$BUILD/artifacts"
   # A hang, not a slow input: the long run shares the machine, so it passes a larger bound.
-  timeout="${MCPCLASS_FUZZ_TIMEOUT:-10}"
+  local timeout="${MCPCLASS_FUZZ_TIMEOUT:-10}"
   [ "$target" = fuzz_session ] && [ "$timeout" -lt 30 ] && timeout=30
-  dict=()
+  local dict=()
   case "$target" in fuzz_jsonrpc | fuzz_session | fuzz_http_request) dict=(-dict="$ROOT/tests/fuzz/json.dict") ;; esac
   # fuzz_config's time grows with the document (yaml-cpp, compiling its rules): 4 KiB inputs run
   # ~11x faster than 16 KiB ones and reached more coverage in the same time (README.md). Seeds
   # longer than that (default.yaml) are read truncated.
-  max_len=65536
+  local max_len=65536
   [ "$target" = fuzz_config ] && max_len=4096
   if [ "$REPLAY" = 1 ]; then
-    [ -d "$regressions" ] || continue
+    [ -d "$regressions" ] || return 0
     echo "== $target: replaying $(ls "$regressions" | wc -l) regression inputs"
     "$bin" -timeout="$timeout" "$regressions"/* >"$BUILD/$target.log" 2>&1 ||
-      { status=1; tail -40 "$BUILD/$target.log"; }
-    continue
+      { tail -40 "$BUILD/$target.log"; return 1; }
+    return 0
   fi
-  limit=(-max_total_time="$SECONDS_PER_TARGET")
+  local limit=(-max_total_time="$SECONDS_PER_TARGET")
   [ -n "$RUNS" ] && limit=(-runs="$RUNS")
-  corpus="$BUILD/corpus/$target"
-  seed=()
+  local corpus="$BUILD/corpus/$target"
+  local seed=()
   if [ "$SMOKE" = 1 ]; then
     # The test command's run must not fail at random on a change that did not cause it: the same
     # seed and the same starting corpus every time, so a machine tries the same inputs in the same
@@ -133,7 +131,7 @@ for target in $TARGETS; do
     mkdir -p "$corpus"
   fi
   echo "== $target: ${RUNS:+$RUNS runs}${RUNS:-$SECONDS_PER_TARGET s}${seed:+, ${seed[0]}}"
-  dirs=("$corpus" "$SEEDS/$target")
+  local dirs=("$corpus" "$SEEDS/$target")
   [ -d "$regressions" ] && dirs+=("$regressions")
   if "$bin" "${limit[@]}" "${seed[@]}" -timeout="$timeout" -rss_limit_mb=2560 -max_len="$max_len" \
     -print_final_stats=1 "${dict[@]}" -artifact_prefix="$BUILD/artifacts/$target-" \
@@ -142,9 +140,32 @@ for target in $TARGETS; do
       "$BUILD/$target.log" | tr '\n' ' '
     grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' "$BUILD/$target.log" | tail -1
   else
-    status=1
     echo "!! $target FAILED — input in $BUILD/artifacts/, log $BUILD/$target.log:"
     grep -A30 -E 'ERROR|runtime error|fuzz_[a-z_]+: ' "$BUILD/$target.log" | head -50
+    return 1
   fi
+}
+
+# Targets run MCPCLASS_FUZZ_PARALLEL at a time (default: one per core), each fuzzer being a single
+# process: the smoke run's 9 targets take half the wall time on 2 cores. Each prints when done.
+PARALLEL="${MCPCLASS_FUZZ_PARALLEL:-$(nproc)}"
+status=0
+running=0
+for target in $TARGETS; do
+  if [ "$running" -ge "$PARALLEL" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  (
+    rc=0
+    fuzz_target "$target" >"$BUILD/$target.summary" 2>&1 || rc=$?
+    cat "$BUILD/$target.summary"
+    exit $rc
+  ) &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status

@@ -12,8 +12,8 @@ namespace mcpclass::kernels {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> kNames = {"portable", "avx2", "avx2_vnni", "avx512",
-                                                    "avx512_vnni"};
+constexpr std::array<std::string_view, 6> kNames = {"portable", "avx2",        "avx2_vnni",
+                                                    "avx512",   "avx512_vnni", "avx512_bf16"};
 
 #if defined(__x86_64__)
 // XCR0: which register states the OS saves (bits 1–2 SSE/AVX, 5–7 AVX-512, 17–18 AMX tiles).
@@ -107,12 +107,20 @@ std::string missing_features(const CpuFeatures& f, KernelSet set) {
     need(f.avx512bw, "avx512bw");
     need(f.avx512vl, "avx512vl");
   }
-  if (set == KernelSet::avx512_vnni) need(f.avx512_vnni, "avx512_vnni");
+  if (set >= KernelSet::avx512_vnni) need(f.avx512_vnni, "avx512_vnni");
+  if (set == KernelSet::avx512_bf16) need(f.avx512_bf16, "avx512_bf16");
   return out;
 }
 
 bool supports(const CpuFeatures& f, KernelSet set) {
   return missing_features(f, set).empty();
+}
+
+std::vector<KernelSet> runnable_kernel_sets(const CpuFeatures& f) {
+  std::vector<KernelSet> sets;
+  for (std::size_t i = 0; i < kNames.size(); ++i)
+    if (supports(f, static_cast<KernelSet>(i))) sets.push_back(static_cast<KernelSet>(i));
+  return sets;
 }
 
 KernelSet best_kernel_set(const CpuFeatures& f) {

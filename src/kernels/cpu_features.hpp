@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mcpclass::kernels {
 
@@ -32,9 +33,10 @@ enum class KernelSet {
   avx2_vnni,    ///< + avx_vnni: int8 by vpdpbusd on 256 bits
   avx512,       ///< + avx512f avx512bw avx512vl: fp32 8×16 tiles on 512 bits; int8 as avx2
   avx512_vnni,  ///< avx512's + avx512_vnni: int8 by vpdpbusd on 512 bits
+  avx512_bf16,  ///< avx512_vnni's + avx512_bf16: bf16 by vdpbf16ps on 512 bits
 };
 
-/// "portable", "avx2", "avx2_vnni", "avx512", "avx512_vnni".
+/// "portable", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16".
 std::string_view name(KernelSet set);
 
 /// The set named `text`; throws std::invalid_argument naming the accepted names.
@@ -45,6 +47,9 @@ bool supports(const CpuFeatures& f, KernelSet set);
 
 /// The features `set` needs that `f` lacks, as "avx2 fma" (empty when it runs).
 std::string missing_features(const CpuFeatures& f, KernelSet set);
+
+/// The sets `f` runs, lowest first (portable always).
+std::vector<KernelSet> runnable_kernel_sets(const CpuFeatures& f);
 
 /// The highest set `f` runs.
 KernelSet best_kernel_set(const CpuFeatures& f);

@@ -11,7 +11,15 @@
 namespace mcpclass::kernels {
 
 const char* name(Precision p) {
-  return p == Precision::int8 ? "int8" : "f32";
+  switch (p) {
+    case Precision::int8:
+      return "int8";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::f32:
+      break;
+  }
+  return "f32";
 }
 
 Compute default_compute() {
@@ -20,11 +28,18 @@ Compute default_compute() {
 
 Dense make_dense(std::span<const float> weight, std::vector<float> bias, std::size_t in,
                  std::size_t out, const Compute& compute) {
-  Dense d{in, out, compute.kernels, {}, {}, std::move(bias)};
-  if (compute.precision == Precision::int8)
-    d.quantized = quantize_weights(weight, in, out);
-  else
-    d.weight = pack_weights(weight, in, out);
+  Dense d{in, out, compute.kernels, {}, {}, {}, std::move(bias)};
+  switch (compute.precision) {
+    case Precision::int8:
+      d.quantized = quantize_weights(weight, in, out);
+      break;
+    case Precision::bf16:
+      d.bf16 = pack_bf16_weights(weight, in, out);
+      break;
+    case Precision::f32:
+      d.weight = pack_weights(weight, in, out);
+      break;
+  }
   return d;
 }
 
@@ -32,6 +47,22 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
   // The threads share the panels, not the rows: each streams only its panels' weights from
   // memory, once per pass of rows, and a row's result does not depend on the split.
   const float* bias = dn.bias.empty() ? nullptr : dn.bias.data();
+  if (!dn.bf16.packed.empty()) {
+    // bf16: as int8, each thread rounds its share of the rows, then runs its panels over all.
+    const std::size_t depth = bf16_depth(dn.in), panels = bpanels_of(dn.out);
+    std::vector<std::uint16_t> xb(rows * depth);
+#pragma omp parallel
+    {
+      const auto t = static_cast<std::size_t>(omp_get_thread_num());
+      const auto team = static_cast<std::size_t>(omp_get_num_threads());
+      const std::size_t first = rows * t / team, last = rows * (t + 1) / team;
+      bf16_rows(x + first * dn.in, last - first, dn.in, xb.data() + first * depth);
+#pragma omp barrier
+      bf16gemm(dn.kernels, dn.bf16, bias, panels * t / team, panels * (t + 1) / team, xb.data(),
+               rows, y);
+    }
+    return;
+  }
   if (dn.quantized.packed.empty()) {
     const std::size_t panels = panels_of(dn.out);
 #pragma omp parallel

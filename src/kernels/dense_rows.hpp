@@ -5,6 +5,7 @@
 // (packed_product.hpp), and the norms work row by row.
 #pragma once
 
+#include "kernels/bf16gemm.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/qgemm.hpp"
 
@@ -26,9 +27,10 @@ constexpr std::size_t padded_rows(std::size_t tokens) {
 enum class Precision {
   f32,   ///< float32 weights, float32 products (packed_product.hpp)
   int8,  ///< int8 weights per output channel, activations quantized per row (qgemm.hpp)
+  bf16,  ///< bfloat16 weights and activations, float32 sums (bf16gemm.hpp)
 };
 
-/// "f32", "int8".
+/// "f32", "int8", "bf16".
 const char* name(Precision p);
 
 /// What a model's products run with, chosen once at load: one kernel set for every layer.
@@ -50,12 +52,14 @@ struct Dense {
   KernelSet kernels = KernelSet::portable;
   std::vector<float> weight;   ///< f32: pack_weights() of the out × in weights nn.Linear stores
   QuantizedWeights quantized;  ///< int8: quantize_weights() of them
+  Bf16Weights bf16;            ///< bf16: pack_bf16_weights() of them
   std::vector<float> bias;
 
   std::size_t parameters() const { return in * out + bias.size(); }
   /// Bytes of the packed weights and the bias.
   std::size_t bytes() const {
-    return weight.size() * sizeof(float) + quantized.bytes() + bias.size() * sizeof(float);
+    return weight.size() * sizeof(float) + quantized.bytes() + bf16.bytes() +
+           bias.size() * sizeof(float);
   }
 };
 
@@ -71,9 +75,10 @@ struct Norm {
   std::size_t parameters() const { return weight.size() + bias.size(); }
 };
 
-/// y = x · Wᵀ + b over `rows` rows with d's kernel set: packed_product() (f32) or the rows
-/// quantized and qgemm() (int8) over all rows, the calling thread's OpenMP team sharing the
-/// panels (and, for int8, the rows to quantize first). Thread-safety: pure.
+/// y = x · Wᵀ + b over `rows` rows with d's kernel set: packed_product() (f32), the rows
+/// quantized and qgemm() (int8) or rounded and bf16gemm() (bf16) over all rows, the calling
+/// thread's OpenMP team sharing the panels (and, for int8 and bf16, the rows to convert first).
+/// Thread-safety: pure.
 void linear(const Dense& d, const float* x, std::size_t rows, float* y);
 
 /// Each of `rows` rows of x (n.weight.size() values) plus the same row of `residual` (none:

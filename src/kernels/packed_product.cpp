@@ -33,6 +33,7 @@ detail::Kernel kernel_for(KernelSet set) {
       return detail::kernel_avx2();
     case KernelSet::avx512:
     case KernelSet::avx512_vnni:
+    case KernelSet::avx512_bf16:
       return detail::kernel_avx512();
   }
   return {tile_portable, 6};
@@ -51,7 +52,14 @@ std::vector<float> pack_weights(std::span<const float> weight, std::size_t in, s
 void packed_product(KernelSet set, const float* packed, const float* bias, std::size_t in,
                     std::size_t out, std::size_t first_panel, std::size_t last_panel,
                     const float* x, std::size_t rows, float* y) {
-  const auto kernel = kernel_for(set);
+  detail::packed_product_with(kernel_for(set), packed, bias, in, out, first_panel, last_panel, x,
+                              rows, y);
+}
+
+void detail::packed_product_with(Kernel kernel, const float* packed, const float* bias,
+                                 std::size_t in, std::size_t out, std::size_t first_panel,
+                                 std::size_t last_panel, const float* x, std::size_t rows,
+                                 float* y) {
   // A panel's biases, or zeros for a layer without (x + 0 is x: the same bits as no addition).
   alignas(64) float panel_bias[kPanel];
   for (std::size_t pass = 0; pass < rows; pass += kPassRows) {

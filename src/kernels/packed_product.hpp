@@ -59,6 +59,10 @@ struct Kernel {
 };
 Kernel kernel_avx2();
 Kernel kernel_avx512();
+/// packed_product() with a given kernel (the tests' way to run an emulated one).
+void packed_product_with(Kernel kernel, const float* packed, const float* bias, std::size_t in,
+                         std::size_t out, std::size_t first_panel, std::size_t last_panel,
+                         const float* x, std::size_t rows, float* y);
 
 }  // namespace detail
 

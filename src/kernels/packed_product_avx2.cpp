@@ -5,9 +5,10 @@
 
 #if defined(__x86_64__)
 
-#include <immintrin.h>
+#include "kernels/isa.hpp"
 
 namespace mcpclass::kernels::detail {
+MCPCLASS_ISA_BEGIN
 
 namespace {
 
@@ -18,9 +19,9 @@ constexpr std::size_t kTileRows = 6;
 // One tile of kRows ≤ 6 rows by one panel. The accumulators are named variables: in an array
 // GCC kept them in memory, storing all 12 on every k (28 GFLOP/s instead of 73).
 template <std::size_t kRows>
-__attribute__((target("avx2,fma"))) void tile(const float* a, std::size_t lda, const float* b,
-                                              std::size_t in, const float* bias, float* c,
-                                              std::size_t ldc, std::size_t width) {
+MCPCLASS_ISA("avx2,fma")
+void tile(const float* a, std::size_t lda, const float* b, std::size_t in, const float* bias,
+          float* c, std::size_t ldc, std::size_t width) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda,
@@ -89,6 +90,7 @@ Kernel kernel_avx2() {
   return {tile_any_rows, kTileRows};
 }
 
+MCPCLASS_ISA_END
 }  // namespace mcpclass::kernels::detail
 
 #else

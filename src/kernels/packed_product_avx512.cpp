@@ -5,20 +5,21 @@
 
 #if defined(__x86_64__)
 
-#include <immintrin.h>
+#include "kernels/isa.hpp"
 
 #include <algorithm>
 
 namespace mcpclass::kernels::detail {
+MCPCLASS_ISA_BEGIN
 
 namespace {
 
 // kRows ≤ 8 rows by one panel: per input, one load of the panel's 16 weights and one fused
 // multiply-add per row with the row's value broadcast (an embedded broadcast from memory).
 template <std::size_t kRows>
-__attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl"))) void tile(
-    const float* a, std::size_t lda, const float* b, std::size_t in, const float* bias, float* c,
-    std::size_t ldc, std::size_t width) {
+MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl")
+void tile(const float* a, std::size_t lda, const float* b, std::size_t in, const float* bias,
+          float* c, std::size_t ldc, std::size_t width) {
   static_assert(kRows <= 8);
   __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
   const float* rows[8];
@@ -65,6 +66,7 @@ Kernel kernel_avx512() {
   return {tile_any_rows, 8};
 }
 
+MCPCLASS_ISA_END
 }  // namespace mcpclass::kernels::detail
 
 #else

@@ -68,6 +68,7 @@ detail::QKernel kernel_for(KernelSet set) {
     case KernelSet::avx2_vnni:
       return detail::qkernel_avx2_vnni();
     case KernelSet::avx512_vnni:
+    case KernelSet::avx512_bf16:
       return detail::qkernel_avx512_vnni();
   }
   return {qtile_portable, 4};
@@ -121,7 +122,12 @@ void quantize_rows(KernelSet set, const float* x, std::size_t rows, std::size_t 
 void qgemm(KernelSet set, const QuantizedWeights& w, const float* bias, std::size_t first_panel,
            std::size_t last_panel, const std::int8_t* q, const float* scale, std::size_t rows,
            float* y) {
-  const auto kernel = kernel_for(set);
+  detail::qgemm_with(kernel_for(set), w, bias, first_panel, last_panel, q, scale, rows, y);
+}
+
+void detail::qgemm_with(QKernel kernel, const QuantizedWeights& w, const float* bias,
+                        std::size_t first_panel, std::size_t last_panel, const std::int8_t* q,
+                        const float* scale, std::size_t rows, float* y) {
   const std::size_t depth = quantized_depth(w.in);
   alignas(64) float panel_bias[kQPanel], panel_scale[kQPanel];
   for (std::size_t pass = 0; pass < rows; pass += kQPassRows) {

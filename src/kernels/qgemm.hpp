@@ -90,6 +90,10 @@ QKernel qkernel_avx512_vnni();
 // Row quantization: maxabs over `in` values, then q = round-to-nearest-even(x · 127 / maxabs).
 using QuantizeRow = void (*)(const float* x, std::size_t in, std::int8_t* q, float* scale);
 QuantizeRow quantize_row_avx2();
+/// qgemm() with a given kernel (the tests' way to run an emulated one).
+void qgemm_with(QKernel kernel, const QuantizedWeights& w, const float* bias,
+                std::size_t first_panel, std::size_t last_panel, const std::int8_t* q,
+                const float* scale, std::size_t rows, float* y);
 
 }  // namespace detail
 

@@ -6,7 +6,7 @@
 
 #if defined(__x86_64__)
 
-#include <immintrin.h>
+#include "kernels/isa.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +14,7 @@
 #include <limits>
 
 namespace mcpclass::kernels::detail {
+MCPCLASS_ISA_BEGIN
 
 namespace {
 
@@ -24,10 +25,9 @@ constexpr float kTinyRow = 1e-30f;
 // row: |x| (u8) · sign(w, x) (s8) by vpmaddubsw into int16 pairs (at most 2 · 128 · 127), then
 // vpmaddwd by ones into the int32 sums.
 template <std::size_t kRows>
-__attribute__((target("avx2,fma"))) void qtile(const std::int8_t* q, std::size_t depth,
-                                               const float* xscale, const std::int8_t* panel,
-                                               const float* wscale, const float* bias, float* y,
-                                               std::size_t ldy, std::size_t width) {
+MCPCLASS_ISA("avx2,fma")
+void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
+           const float* wscale, const float* bias, float* y, std::size_t ldy, std::size_t width) {
   static_assert(kRows <= 4);
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
   __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
@@ -72,16 +72,15 @@ void qtile_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_rows, 
 }
 
 // Eight values times `inv`, rounded to the nearest (even) integer, clamped to [lo, hi].
-__attribute__((target("avx2,fma"))) inline __m256i to_int(const float* p, __m256 inv, __m256i lo,
-                                                          __m256i hi) {
+MCPCLASS_ISA("avx2,fma") inline __m256i to_int(const float* p, __m256 inv, __m256i lo, __m256i hi) {
   const __m256i v = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(p), inv));
   return _mm256_max_epi32(lo, _mm256_min_epi32(hi, v));
 }
 
 // The portable row quantization (qgemm.cpp) eight values at a time: the same maximum (exact in
 // any order), the same product x · (127 / maxabs) and round-to-nearest-even conversion.
-__attribute__((target("avx2,fma"))) void quantize_row(const float* x, std::size_t in,
-                                                      std::int8_t* q, float* scale) {
+MCPCLASS_ISA("avx2,fma")
+void quantize_row(const float* x, std::size_t in, std::int8_t* q, float* scale) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 largest = _mm256_set1_ps(std::numeric_limits<float>::max());
   __m256 vmax = _mm256_setzero_ps(), finite = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
@@ -135,6 +134,7 @@ QuantizeRow quantize_row_avx2() {
   return quantize_row;
 }
 
+MCPCLASS_ISA_END
 }  // namespace mcpclass::kernels::detail
 
 #else

@@ -6,21 +6,22 @@
 
 #if defined(__x86_64__)
 
-#include <immintrin.h>
+#include "kernels/isa.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 namespace mcpclass::kernels::detail {
+MCPCLASS_ISA_BEGIN
 
 namespace {
 
 // kRows ≤ 4 rows by one 16-output panel: 8 int32 accumulators, the panel's two weight vectors.
 template <std::size_t kRows>
-__attribute__((target("avx2,fma,avxvnni"))) void qtile(
-    const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
-    const float* wscale, const std::int32_t* column_sums, const float* bias, float* y,
-    std::size_t ldy, std::size_t width) {
+MCPCLASS_ISA("avx2,fma,avxvnni")
+void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
+           const float* wscale, const std::int32_t* column_sums, const float* bias, float* y,
+           std::size_t ldy, std::size_t width) {
   static_assert(kRows <= 4);
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
   __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
@@ -72,6 +73,7 @@ QKernel qkernel_avx2_vnni() {
   return {qtile_any_rows, 4};
 }
 
+MCPCLASS_ISA_END
 }  // namespace mcpclass::kernels::detail
 
 #else

@@ -7,22 +7,23 @@
 
 // GCC 12 warns of _mm512_undefined_* inside unmasked AVX-512 intrinsics (its bug 105593): the
 // masked forms with an all-ones mask say the same without it.
-#include <immintrin.h>
+#include "kernels/isa.hpp"
 
 #include <algorithm>
 #include <cstring>
 
 namespace mcpclass::kernels::detail {
+MCPCLASS_ISA_BEGIN
 
 namespace {
 
 // kRows ≤ 8 rows by one 16-output panel: one register of 16 int32 sums per row, the panel's
 // weight vector (64 bytes: 4 inputs of 16 outputs), the broadcast inputs.
 template <std::size_t kRows>
-__attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni"))) void qtile(
-    const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
-    const float* wscale, const std::int32_t* column_sums, const float* bias, float* y,
-    std::size_t ldy, std::size_t width) {
+MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")
+void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
+           const float* wscale, const std::int32_t* column_sums, const float* bias, float* y,
+           std::size_t ldy, std::size_t width) {
   static_assert(kRows <= 8);
   __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
           c7 = c0;
@@ -82,6 +83,7 @@ QKernel qkernel_avx512_vnni() {
   return {qtile_any_rows, 8};
 }
 
+MCPCLASS_ISA_END
 }  // namespace mcpclass::kernels::detail
 
 #else

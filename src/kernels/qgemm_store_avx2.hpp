@@ -7,19 +7,19 @@
 
 #if defined(__x86_64__)
 
-#include <immintrin.h>
+#include "kernels/isa.hpp"
 
 #include <algorithm>
 #include <cstddef>
 
 namespace mcpclass::kernels::detail {
+MCPCLASS_ISA_BEGIN
 
 /// The row's sums of outputs 0–7 and 8–15 (`width` of them stored to y); `wscale` and `bias`
 /// hold kQPanel values.
-__attribute__((target("avx2,fma"))) inline void store_qrow_avx2(__m256i sums0, __m256i sums1,
-                                                                float xscale, const float* wscale,
-                                                                const float* bias, float* y,
-                                                                std::size_t width) {
+MCPCLASS_ISA("avx2,fma")
+inline void store_qrow_avx2(__m256i sums0, __m256i sums1, float xscale, const float* wscale,
+                            const float* bias, float* y, std::size_t width) {
   const __m256 xs = _mm256_set1_ps(xscale);
   const __m256 y0 = _mm256_fmadd_ps(
       _mm256_cvtepi32_ps(sums0), _mm256_mul_ps(xs, _mm256_loadu_ps(wscale)), _mm256_loadu_ps(bias));
@@ -37,6 +37,7 @@ __attribute__((target("avx2,fma"))) inline void store_qrow_avx2(__m256i sums0, _
   std::copy_n(row, width, y);
 }
 
+MCPCLASS_ISA_END
 }  // namespace mcpclass::kernels::detail
 
 #endif

@@ -4,15 +4,16 @@
 
 #if defined(__x86_64__)
 
-#include <immintrin.h>
+#include "kernels/isa.hpp"
 
 #include <algorithm>
 
 namespace mcpclass::kernels::detail {
+MCPCLASS_ISA_BEGIN
 
 namespace {
 
-__attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
+MCPCLASS_ISA("avx2,fma") inline __m256 exp8(__m256 x) {
   x = _mm256_max_ps(x, _mm256_set1_ps(kExpLowest));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -30,7 +31,7 @@ __attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
   return _mm256_mul_ps(y, _mm256_castsi256_ps(bits));
 }
 
-__attribute__((target("avx2,fma"))) void softmax(float* row, std::size_t count) {
+MCPCLASS_ISA("avx2,fma") void softmax(float* row, std::size_t count) {
   std::size_t j = 0;
   __m256 vmax = _mm256_set1_ps(row[0]);
   for (; j + 8 <= count; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
@@ -63,6 +64,7 @@ SoftmaxRow softmax_row_avx2() {
   return softmax;
 }
 
+MCPCLASS_ISA_END
 }  // namespace mcpclass::kernels::detail
 
 #else

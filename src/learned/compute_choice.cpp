@@ -24,13 +24,19 @@ kernels::Compute choose_compute(EncoderPrecision precision, const std::string& k
       compute.precision = kernels::Precision::int8;
       break;
     case EncoderPrecision::bf16:
+      // The portable bf16 tile computes the same bits but runs several times slower than f32:
+      // bf16 is offered only where vdpbf16ps runs it.
       if (!features.avx512_bf16)
         throw classify::ClassifyError(
             what + ": precision bf16 needs avx512_bf16, which this CPU lacks (it has: " +
             kernels::describe(features) + "); use f32, int8 or auto");
-      throw classify::ClassifyError(what +
-                                    ": precision bf16 has no kernels in this build yet; use f32, "
-                                    "int8 or auto");
+      if (compute.kernels != kernels::KernelSet::avx512_bf16)
+        throw classify::ClassifyError(what + ": precision bf16 needs kernel set avx512_bf16, and " +
+                                      "this model's is capped at " +
+                                      std::string(kernels::name(compute.kernels)) +
+                                      " (its `kernels` setting or MCPCLASS_KERNELS)");
+      compute.precision = kernels::Precision::bf16;
+      break;
   }
   return compute;
 }
@@ -42,11 +48,9 @@ boost::json::object describe_compute(const kernels::Compute& compute) {
 }
 
 boost::json::array runnable_kernel_sets() {
-  const auto features = kernels::detect_cpu_features();
   boost::json::array out;
-  for (auto set = kernels::KernelSet::portable; set <= kernels::best_kernel_set(features);
-       set = static_cast<kernels::KernelSet>(static_cast<int>(set) + 1))
-    if (kernels::supports(features, set)) out.emplace_back(std::string(kernels::name(set)));
+  for (auto set : kernels::runnable_kernel_sets(kernels::detect_cpu_features()))
+    out.emplace_back(std::string(kernels::name(set)));
   return out;
 }
 

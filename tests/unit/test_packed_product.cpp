@@ -93,9 +93,7 @@ TEST_CASE("packed product: each output is its row's sum, whatever the rows and t
         worst = std::max(worst, std::abs(all[r * out + o] - want));
       }
     CHECK(worst <= 1e-6 * static_cast<double>(in));
-    for (const auto set : {KernelSet::portable, KernelSet::avx2, KernelSet::avx2_vnni,
-                           KernelSet::avx512, KernelSet::avx512_vnni}) {
-      if (!supports(features, set)) continue;
+    for (const auto set : runnable_kernel_sets(features)) {
       CAPTURE(std::string(name(set)));
       check_same_bits(set, packed, bias, x, in, out, rows, all);
     }

@@ -28,12 +28,7 @@ std::vector<float> normal(std::size_t n, float sigma, std::mt19937& rng) {
 
 // The kernel sets this CPU runs, lowest first.
 std::vector<KernelSet> runnable_sets() {
-  const auto features = detect_cpu_features();
-  std::vector<KernelSet> sets;
-  for (auto set : {KernelSet::portable, KernelSet::avx2, KernelSet::avx2_vnni, KernelSet::avx512,
-                   KernelSet::avx512_vnni})
-    if (supports(features, set)) sets.push_back(set);
-  return sets;
+  return runnable_kernel_sets(detect_cpu_features());
 }
 
 struct Quantized {
@@ -145,10 +140,10 @@ TEST_CASE("kernel sets: chosen per model, capped by the setting and MCPCLASS_KER
   CHECK_THROWS_WITH_AS(choose_kernel_set(none, "avx2"),
                        doctest::Contains("kernel set avx2, which needs avx2 fma"),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(
-      choose_kernel_set(none, "avx9"),
-      "unknown kernel set \"avx9\" (known: portable, avx2, avx2_vnni, avx512, avx512_vnni)",
-      std::invalid_argument);
+  CHECK_THROWS_WITH_AS(choose_kernel_set(none, "avx9"),
+                       "unknown kernel set \"avx9\" (known: portable, avx2, avx2_vnni, avx512, "
+                       "avx512_vnni, avx512_bf16)",
+                       std::invalid_argument);
   CpuFeatures avx2;
   avx2.avx2 = avx2.fma = true;
   CHECK(describe(avx2) == "avx2 fma");

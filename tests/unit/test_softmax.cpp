@@ -33,9 +33,7 @@ TEST_CASE("softmax: exp-accurate, the same bits on every kernel set, zeros outsi
       const double exact = j >= lo && j < hi ? std::exp(scores[j] - mx) / sum : 0.0;
       CHECK(std::abs(want[j] - exact) <= 4e-7 * exact + 2e-9);
     }
-    for (const auto set :
-         {KernelSet::avx2, KernelSet::avx2_vnni, KernelSet::avx512, KernelSet::avx512_vnni}) {
-      if (!supports(features, set)) continue;
+    for (const auto set : runnable_kernel_sets(features)) {
       CAPTURE(std::string(name(set)));
       std::vector<float> got = scores;
       softmax_row(set, got.data(), n, lo, hi);

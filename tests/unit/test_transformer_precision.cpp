@@ -1,8 +1,9 @@
 // The engine's precisions and kernel sets on the PyTorch reference fixtures of tests/transformers:
 // int8 (weights per output channel at load, activations per row at run time) keeps every clear
-// argmax and its probabilities within 0.08 of the float32 reference, gives the same bits on every
-// kernel set this CPU runs and for a batch as for its texts one by one; the classifier says what it
-// computes with, and refuses a precision or kernel set this CPU cannot run, by name.
+// argmax and its probabilities within 0.08 of the float32 reference, bf16 within 0.02; each gives
+// the same bits on every kernel set this CPU runs (bf16: the portable tile, and the AVX-512 BF16
+// one where the CPU has it) and for a batch as for its texts one by one; the classifier says what
+// it computes with, and refuses a precision or kernel set this CPU cannot run, by name.
 #include "mcpclass/learned/learned_classifier.hpp"
 
 #ifdef MCPCLASS_WITH_LEARNED
@@ -34,29 +35,36 @@ namespace tt = transformer_test;
 namespace {
 
 std::vector<KernelSet> runnable_sets() {
-  const auto features = kernels::detect_cpu_features();
-  std::vector<KernelSet> sets;
-  for (auto set : {KernelSet::portable, KernelSet::avx2, KernelSet::avx2_vnni, KernelSet::avx512,
-                   KernelSet::avx512_vnni})
-    if (kernels::supports(features, set)) sets.push_back(set);
-  return sets;
+  return kernels::runnable_kernel_sets(kernels::detect_cpu_features());
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// `Model` of fixture `name` in int8 on every kernel set: each against the float32 reference of
-// `reference_file`'s `model_key`, and all the same bits.
+// The kernel sets that compute `precision`: int8 runs on every set; bf16 has two tiles, the
+// portable one and vdpbf16ps (set avx512_bf16), which the other sets fall back from.
+std::vector<KernelSet> sets_for(Precision precision) {
+  auto sets = runnable_sets();
+  if (precision == Precision::bf16)
+    std::erase_if(
+        sets, [](KernelSet s) { return s != KernelSet::portable && s != KernelSet::avx512_bf16; });
+  return sets;
+}
+
+// `Model` of fixture `name` in `precision` on every kernel set: each against the float32
+// reference of `reference_file`'s `model_key` (probabilities within `max_gap`), and all the
+// same bits.
 template <class Model>
-void check_int8(const std::string& name, const std::string& reference_file,
-                const std::string& model_key, std::size_t max_tokens) {
+void check_precision(Precision precision, double max_gap, const std::string& name,
+                     const std::string& reference_file, const std::string& model_key,
+                     std::size_t max_tokens) {
   const auto ref = tt::reference(reference_file).at("models").at(model_key).as_object();
   const auto dir = tt::fixture(name);
   std::vector<float> first;
-  for (const auto set : runnable_sets()) {
+  for (const auto set : sets_for(precision)) {
     CAPTURE(std::string(kernels::name(set)));
-    const Model model(dir, {}, {}, Compute{set, Precision::int8});
+    const Model model(dir, {}, {}, Compute{set, precision});
     const auto r = tt::run_reference_texts(model, dir, max_tokens, reference_file);
     CHECK(r.ids == tt::reference_ids(ref));
     if (first.empty()) {
@@ -64,12 +72,12 @@ void check_int8(const std::string& name, const std::string& reference_file,
       const auto want = tt::reference_logits(ref);
       const std::size_t labels = want.size() / r.ids.size();
       const auto gap = tt::probability_gap(r.logits, want, labels);
-      MESSAGE(name << " int8: max |p − reference p| = " << gap.worst << ", argmax differs "
-                   << gap.argmax_differs);
-      // Random weights at hidden 32 give near ties an int8 rounding may flip: the argmax must
-      // hold wherever the reference's two likeliest labels are 0.1 apart. (The issue's 0.05 and
-      // 99% are judged on a trained model: bench/accuracy/precision_accuracy.py.)
-      CHECK(gap.worst <= 0.08);
+      MESSAGE(name << " " << std::string(kernels::name(precision)) << ": max |p − reference p| = "
+                   << gap.worst << ", argmax differs " << gap.argmax_differs);
+      // Random weights at hidden 32 give near ties a rounding may flip: the argmax must hold
+      // wherever the reference's two likeliest labels are 0.1 apart. (The issue's bounds are
+      // judged on a trained model: bench/accuracy/precision_accuracy.py.)
+      CHECK(gap.worst <= max_gap);
       for (std::size_t t = 0; t < r.ids.size(); ++t) {
         const auto p = tt::softmax(std::span(want.data() + t * labels, labels));
         const auto q = tt::softmax(std::span(r.logits.data() + t * labels, labels));
@@ -90,24 +98,46 @@ void check_int8(const std::string& name, const std::string& reference_file,
 }  // namespace
 
 TEST_CASE("transformers.int8.bert_and_roberta_match_the_reference_on_every_kernel_set") {
-  check_int8<BertSequenceModel>("bert-f32", "reference.json", "bert", 64);
-  check_int8<BertSequenceModel>("roberta-f32", "reference.json", "roberta", 64);
+  check_precision<BertSequenceModel>(Precision::int8, 0.08, "bert-f32", "reference.json", "bert",
+                                     64);
+  check_precision<BertSequenceModel>(Precision::int8, 0.08, "roberta-f32", "reference.json",
+                                     "roberta", 64);
 }
 
 TEST_CASE("transformers.int8.modernbert_and_mmbert_match_the_reference_on_every_kernel_set") {
-  check_int8<ModernBertModel>("modernbert-f32", "modernbert-reference.json", "modernbert", 64);
-  check_int8<ModernBertModel>("mmbert-f32", "modernbert-reference.json", "mmbert", 64);
+  check_precision<ModernBertModel>(Precision::int8, 0.08, "modernbert-f32",
+                                   "modernbert-reference.json", "modernbert", 64);
+  check_precision<ModernBertModel>(Precision::int8, 0.08, "mmbert-f32", "modernbert-reference.json",
+                                   "mmbert", 64);
 }
 
-TEST_CASE("transformers.int8.mixed_batch_equals_one_by_one") {
+TEST_CASE("transformers.bf16.bert_and_roberta_match_the_reference_on_every_kernel_set") {
+  check_precision<BertSequenceModel>(Precision::bf16, 0.02, "bert-f32", "reference.json", "bert",
+                                     64);
+  check_precision<BertSequenceModel>(Precision::bf16, 0.02, "roberta-f32", "reference.json",
+                                     "roberta", 64);
+}
+
+TEST_CASE("transformers.bf16.modernbert_and_mmbert_match_the_reference_on_every_kernel_set") {
+  check_precision<ModernBertModel>(Precision::bf16, 0.02, "modernbert-f32",
+                                   "modernbert-reference.json", "modernbert", 64);
+  check_precision<ModernBertModel>(Precision::bf16, 0.02, "mmbert-f32", "modernbert-reference.json",
+                                   "mmbert", 64);
+}
+
+TEST_CASE("transformers.int8_and_bf16.mixed_batch_equals_one_by_one") {
   const auto dir = tt::fixture("bert-f32");
-  const BertSequenceModel model(dir, {}, {}, Compute{runnable_sets().back(), Precision::int8});
-  const auto batch = tt::run_reference_texts(model, dir, 60);
-  const std::size_t labels = batch.logits.size() / batch.ids.size();
-  for (std::size_t i = 0; i < batch.ids.size(); ++i) {
-    const std::vector<architectures::BertInput> one{{batch.ids[i], {}}};
-    const auto alone = model.logits(one, 2);
-    CHECK(std::memcmp(alone.data(), batch.logits.data() + i * labels, labels * sizeof(float)) == 0);
+  for (const auto precision : {Precision::int8, Precision::bf16}) {
+    CAPTURE(std::string(kernels::name(precision)));
+    const BertSequenceModel model(dir, {}, {}, Compute{sets_for(precision).back(), precision});
+    const auto batch = tt::run_reference_texts(model, dir, 60);
+    const std::size_t labels = batch.logits.size() / batch.ids.size();
+    for (std::size_t i = 0; i < batch.ids.size(); ++i) {
+      const std::vector<architectures::BertInput> one{{batch.ids[i], {}}};
+      const auto alone = model.logits(one, 2);
+      CHECK(std::memcmp(alone.data(), batch.logits.data() + i * labels, labels * sizeof(float)) ==
+            0);
+    }
   }
 }
 
@@ -131,10 +161,18 @@ TEST_CASE("transformers.precision: the classifier says what it computes with, re
   CHECK_THROWS_WITH_AS(config::make_classifier(config_for("f32", "avx9")),
                        doctest::Contains("unknown kernel set \"avx9\""), ClassifyError);
   const auto features = kernels::detect_cpu_features();
-  if (!features.avx512_bf16)
+  if (!features.avx512_bf16) {
     CHECK_THROWS_WITH_AS(
         config::make_classifier(config_for("bf16", nullptr)),
         doctest::Contains("precision bf16 needs avx512_bf16, which this CPU lacks"), ClassifyError);
+  } else {
+    const auto bf16 = config::make_classifier(config_for("bf16", nullptr));
+    CHECK(bf16->info().at("precision") == "bf16");
+    CHECK(bf16->info().at("kernels") == "avx512_bf16");
+    CHECK_THROWS_WITH_AS(config::make_classifier(config_for("bf16", "avx512_vnni")),
+                         doctest::Contains("precision bf16 needs kernel set avx512_bf16"),
+                         ClassifyError);
+  }
   if (!features.avx512f)
     CHECK_THROWS_WITH_AS(config::make_classifier(config_for("f32", "avx512")),
                          doctest::Contains("needs avx512f avx512bw avx512vl"), ClassifyError);

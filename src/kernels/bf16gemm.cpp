@@ -1,0 +1,100 @@
+#include "kernels/bf16gemm.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace mcpclass::kernels {
+
+namespace {
+
+// Rows a pass keeps hot against one panel's weights, as packed_product's passes.
+constexpr std::size_t kBPassRows = 64;
+
+// The portable tile: vdpbf16ps lane by lane (bf16gemm.hpp), 4 rows at a time.
+void tile_portable(const std::uint16_t* xb, std::size_t depth, std::size_t tile_rows,
+                   const std::uint16_t* panel, const float* bias, float* y, std::size_t ldy,
+                   std::size_t width) {
+  for (std::size_t i = 0; i < tile_rows; ++i) {
+    const std::uint16_t* row = xb + i * depth;
+    float acc[kBPanel] = {};
+    for (std::size_t k = 0; k < depth; k += 2) {
+      const float x0 = from_bf16(row[k]), x1 = from_bf16(row[k + 1]);
+      const std::uint16_t* w = panel + k * kBPanel;
+      for (std::size_t j = 0; j < kBPanel; ++j)
+        acc[j] =
+            detail::bf16_pair_step(acc[j], x0, from_bf16(w[2 * j]), x1, from_bf16(w[2 * j + 1]));
+    }
+    for (std::size_t j = 0; j < width; ++j) y[i * ldy + j] = acc[j] + bias[j];
+  }
+}
+
+detail::Bf16Kernel kernel_for(KernelSet set) {
+  if (set == KernelSet::avx512_bf16) return detail::bf16kernel_avx512_bf16();
+  return {tile_portable, 4};
+}
+
+}  // namespace
+
+std::uint16_t to_bf16(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  if (std::isnan(value)) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // quiet
+  if (std::fpclassify(value) == FP_SUBNORMAL)
+    return static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
+  // Round to nearest even on the 16 bits dropped; a carry into the exponent is the right
+  // rounding (up to infinity past bfloat16's largest finite value). bfloat16 has float32's
+  // exponent range, so a normal float32 stays normal.
+  const std::uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>(rounded >> 16);
+}
+
+float from_bf16(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
+
+Bf16Weights pack_bf16_weights(std::span<const float> weight, std::size_t in, std::size_t out) {
+  Bf16Weights w{in, out, {}};
+  const std::size_t depth = bf16_depth(in);
+  w.packed.assign(bpanels_of(out) * depth * kBPanel, 0);
+  for (std::size_t o = 0; o < out; ++o) {
+    std::uint16_t* panel = w.packed.data() + (o / kBPanel) * depth * kBPanel;
+    for (std::size_t k = 0; k < in; ++k)
+      panel[(k / 2) * kBPanel * 2 + (o % kBPanel) * 2 + k % 2] = to_bf16(weight[o * in + k]);
+  }
+  return w;
+}
+
+void bf16_rows(const float* x, std::size_t rows, std::size_t in, std::uint16_t* xb) {
+  const std::size_t depth = bf16_depth(in);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t k = 0; k < in; ++k) xb[r * depth + k] = to_bf16(x[r * in + k]);
+    std::fill(xb + r * depth + in, xb + (r + 1) * depth, std::uint16_t{0});
+  }
+}
+
+void bf16gemm(KernelSet set, const Bf16Weights& w, const float* bias, std::size_t first_panel,
+              std::size_t last_panel, const std::uint16_t* xb, std::size_t rows, float* y) {
+  detail::bf16gemm_with(kernel_for(set), w, bias, first_panel, last_panel, xb, rows, y);
+}
+
+void detail::bf16gemm_with(Bf16Kernel kernel, const Bf16Weights& w, const float* bias,
+                           std::size_t first_panel, std::size_t last_panel, const std::uint16_t* xb,
+                           std::size_t rows, float* y) {
+  const std::size_t depth = bf16_depth(w.in);
+  alignas(64) float panel_bias[kBPanel];
+  for (std::size_t pass = 0; pass < rows; pass += kBPassRows) {
+    const std::size_t pass_end = std::min(rows, pass + kBPassRows);
+    for (std::size_t p = first_panel; p < last_panel; ++p) {
+      const std::size_t col = p * kBPanel;
+      const std::size_t width = std::min(kBPanel, w.out - col);
+      std::fill_n(panel_bias, kBPanel, 0.0f);
+      if (bias != nullptr) std::copy_n(bias + col, width, panel_bias);
+      for (std::size_t r = pass; r < pass_end; r += kernel.rows)
+        kernel.tile(xb + r * depth, depth, std::min(kernel.rows, pass_end - r),
+                    w.packed.data() + p * depth * kBPanel, panel_bias, y + r * w.out + col, w.out,
+                    width);
+    }
+  }
+}
+
+}  // namespace mcpclass::kernels

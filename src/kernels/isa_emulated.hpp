@@ -1,0 +1,94 @@
+// Internal, tests only (kernels/isa.hpp): SIMDe's portable intrinsics under their native names,
+// plus the few the kernels use that SIMDe 0.7.4 (Debian 12) lacks, written lane by lane from
+// Intel's definitions.
+#pragma once
+
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/x86/avx2.h>
+#include <simde/x86/avx512.h>
+#include <simde/x86/fma.h>
+
+#include "kernels/bf16gemm.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+using __mmask16 = simde__mmask16;
+#ifndef _MM_FROUND_TO_NEAREST_INT
+#define _MM_FROUND_TO_NEAREST_INT SIMDE_MM_FROUND_TO_NEAREST_INT
+#endif
+#ifndef _MM_FROUND_NO_EXC
+#define _MM_FROUND_NO_EXC SIMDE_MM_FROUND_NO_EXC
+#endif
+
+// SIMDe's fused multiply-adds without the FMA unit are a product then a sum, rounded twice; the
+// instruction rounds once, and the kernels' bits depend on it (kernels/packed_product.hpp).
+#undef _mm256_fmadd_ps
+#undef _mm512_fmadd_ps
+template <class Vector>
+inline Vector fmadd_lanes(Vector a, Vector b, Vector c) {
+  constexpr std::size_t kLanes = sizeof(Vector) / sizeof(float);
+  float x[kLanes], y[kLanes], z[kLanes];
+  std::memcpy(x, &a, sizeof a);
+  std::memcpy(y, &b, sizeof b);
+  std::memcpy(z, &c, sizeof c);
+  for (std::size_t i = 0; i < kLanes; ++i) z[i] = std::fma(x[i], y[i], z[i]);
+  std::memcpy(&c, z, sizeof c);
+  return c;
+}
+inline __m256 _mm256_fmadd_ps(__m256 a, __m256 b, __m256 c) {
+  return fmadd_lanes(a, b, c);
+}
+inline __m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c) {
+  return fmadd_lanes(a, b, c);
+}
+
+/// AVX-VNNI's vpdpbusd (VEX encoding): the same sums as AVX512-VL's.
+inline __m256i _mm256_dpbusd_avx_epi32(__m256i src, __m256i a, __m256i b) {
+  return simde_mm256_dpbusd_epi32(src, a, b);
+}
+
+inline void _mm512_mask_storeu_ps(void* p, __mmask16 mask, __m512 v) {
+  float lanes[16];
+  std::memcpy(lanes, &v, sizeof lanes);
+  for (int i = 0; i < 16; ++i)
+    if ((mask >> i) & 1) std::memcpy(static_cast<float*>(p) + i, lanes + i, sizeof(float));
+}
+
+inline __m512 _mm512_maskz_cvtepi32_ps(__mmask16 mask, __m512i v) {
+  std::int32_t in[16];
+  float out[16];
+  std::memcpy(in, &v, sizeof in);
+  for (int i = 0; i < 16; ++i) out[i] = ((mask >> i) & 1) ? static_cast<float>(in[i]) : 0.0f;
+  __m512 r;
+  std::memcpy(&r, out, sizeof r);
+  return r;
+}
+
+inline __m512i _mm512_maskz_slli_epi32(__mmask16 mask, __m512i v, unsigned int count) {
+  std::uint32_t lanes[16];
+  std::memcpy(lanes, &v, sizeof lanes);
+  for (int i = 0; i < 16; ++i) lanes[i] = ((mask >> i) & 1) && count < 32 ? lanes[i] << count : 0u;
+  __m512i r;
+  std::memcpy(&r, lanes, sizeof r);
+  return r;
+}
+
+// vdpbf16ps as Intel defines it (bf16gemm.hpp: the odd input of each pair, then the even one,
+// each rounded once and flushed); SIMDe sums the two products in another order.
+#undef _mm512_dpbf16_ps
+inline __m512 _mm512_dpbf16_ps(__m512 src, __m512bh a, __m512bh b) {
+  float sum[16];
+  std::uint16_t x[32], w[32];
+  std::memcpy(sum, &src, sizeof sum);
+  std::memcpy(x, &a, sizeof x);
+  std::memcpy(w, &b, sizeof w);
+  using mcpclass::kernels::from_bf16;
+  for (int i = 0; i < 16; ++i)
+    sum[i] =
+        mcpclass::kernels::detail::bf16_pair_step(sum[i], from_bf16(x[2 * i]), from_bf16(w[2 * i]),
+                                                  from_bf16(x[2 * i + 1]), from_bf16(w[2 * i + 1]));
+  std::memcpy(&src, sum, sizeof src);
+  return src;
+}

@@ -1,0 +1,149 @@
+// Every instruction set's kernels on any CPU: the AVX2, AVX-VNNI, AVX-512, AVX-512 VNNI and BF16
+// files compiled against SIMDe's portable intrinsics (emulated_kernels.hpp) give the portable
+// tiles' bits, on every row count a tile handles, panel widths short of a full panel and depths
+// that are not a multiple of the group. A machine without AVX-512 thus checks the AVX-512 code it
+// ships; the native runs (ctest kernels.forced_*, test_qgemm, test_packed_product) check the
+// compiler's own intrinsics where the CPU has them.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "emulated_kernels.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mcpclass::kernels;
+
+namespace {
+
+std::vector<float> normal(std::size_t n, float sigma, std::mt19937& rng) {
+  std::normal_distribution<float> d(0.0f, sigma);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+struct Shape {
+  std::size_t rows, in, out;
+};
+// Row counts across one and two tiles of every set (4, 6, 8 rows), depths off the group of 4,
+// outputs off the panel of 16.
+const Shape kShapes[] = {{1, 1, 1},    {1, 64, 16},  {3, 67, 23},  {5, 33, 40},
+                         {6, 128, 48}, {7, 5, 17},   {8, 96, 32},  {9, 130, 33},
+                         {13, 64, 64}, {17, 31, 15}, {24, 200, 80}};
+
+}  // namespace
+
+TEST_CASE("emulated kernels: the float32 tiles of avx2 and avx512 give the portable bits") {
+  std::mt19937 rng(46);
+  const std::pair<const char*, detail::Kernel> kernels[] = {
+      {"avx2", detail::emulated::kernel_avx2()}, {"avx512", detail::emulated::kernel_avx512()}};
+  for (const auto& shape : kShapes) {
+    const auto weight = normal(shape.in * shape.out, 0.1f, rng);
+    const auto bias = normal(shape.out, 0.5f, rng);
+    const auto x = normal(shape.rows * shape.in, 1.0f, rng);
+    const auto packed = pack_weights(weight, shape.in, shape.out);
+    std::vector<float> expected(shape.rows * shape.out);
+    packed_product(KernelSet::portable, packed.data(), bias.data(), shape.in, shape.out, 0,
+                   panels_of(shape.out), x.data(), shape.rows, expected.data());
+    for (const auto& [name, kernel] : kernels) {
+      CAPTURE(name);
+      CAPTURE(shape.rows);
+      CAPTURE(shape.in);
+      CAPTURE(shape.out);
+      REQUIRE(kernel.rows > 0);
+      std::vector<float> got(expected.size(), std::numeric_limits<float>::quiet_NaN());
+      detail::packed_product_with(kernel, packed.data(), bias.data(), shape.in, shape.out, 0,
+                                  panels_of(shape.out), x.data(), shape.rows, got.data());
+      CHECK(same_bits(got, expected));
+    }
+  }
+}
+
+TEST_CASE(
+    "emulated kernels: the int8 tiles of avx2, avx2_vnni and avx512_vnni give the portable bits") {
+  std::mt19937 rng(47);
+  const std::pair<const char*, detail::QKernel> kernels[] = {
+      {"avx2", detail::emulated::qkernel_avx2()},
+      {"avx2_vnni", detail::emulated::qkernel_avx2_vnni()},
+      {"avx512_vnni", detail::emulated::qkernel_avx512_vnni()}};
+  for (const auto& shape : kShapes) {
+    auto weight = normal(shape.in * shape.out, 0.1f, rng);
+    weight[0] = 0.4f;  // a weight at ±127 next to small ones
+    const auto bias = normal(shape.out, 0.5f, rng);
+    auto x = normal(shape.rows * shape.in, 1.0f, rng);
+    x[0] = -3.5f;  // and an input at -127: the largest products the sign trick and x + 128 meet
+    const auto w = quantize_weights(weight, shape.in, shape.out);
+    const std::size_t depth = quantized_depth(shape.in);
+    std::vector<std::int8_t> q(shape.rows * depth), q_emulated(q.size());
+    std::vector<float> scale(shape.rows), scale_emulated(shape.rows);
+    quantize_rows(KernelSet::portable, x.data(), shape.rows, shape.in, q.data(), scale.data());
+    const auto quantize_row = detail::emulated::quantize_row_avx2();
+    for (std::size_t r = 0; r < shape.rows; ++r)
+      quantize_row(x.data() + r * shape.in, shape.in, q_emulated.data() + r * depth,
+                   scale_emulated.data() + r);
+    CHECK(q_emulated == q);
+    CHECK(same_bits(scale_emulated, scale));
+    std::vector<float> expected(shape.rows * shape.out);
+    qgemm(KernelSet::portable, w, bias.data(), 0, qpanels_of(shape.out), q.data(), scale.data(),
+          shape.rows, expected.data());
+    for (const auto& [name, kernel] : kernels) {
+      CAPTURE(name);
+      CAPTURE(shape.rows);
+      CAPTURE(shape.in);
+      CAPTURE(shape.out);
+      REQUIRE(kernel.rows > 0);
+      std::vector<float> got(expected.size(), std::numeric_limits<float>::quiet_NaN());
+      detail::qgemm_with(kernel, w, bias.data(), 0, qpanels_of(shape.out), q.data(), scale.data(),
+                         shape.rows, got.data());
+      CHECK(same_bits(got, expected));
+    }
+  }
+}
+
+TEST_CASE("emulated kernels: avx2's softmax gives the portable bits") {
+  std::mt19937 rng(48);
+  const auto row_avx2 = detail::emulated::softmax_row_avx2();
+  REQUIRE(static_cast<bool>(row_avx2));
+  for (std::size_t n : {1u, 7u, 8u, 9u, 31u, 128u, 200u}) {
+    CAPTURE(n);
+    auto row = normal(n, 4.0f, rng);
+    if (n > 3) row[2] = -200.0f;  // under exp's lowest: clamped
+    auto expected = row, got = row;
+    softmax_row(KernelSet::portable, expected.data(), n, 0, n);
+    row_avx2(got.data(), n);
+    CHECK(same_bits(got, expected));
+  }
+}
+
+TEST_CASE("emulated kernels: the bf16 tile of avx512_bf16 gives the portable bits") {
+  std::mt19937 rng(49);
+  const auto kernel = detail::emulated::bf16kernel_avx512_bf16();
+  REQUIRE(kernel.rows == 8);
+  for (const auto& shape : kShapes) {
+    CAPTURE(shape.rows);
+    CAPTURE(shape.in);
+    CAPTURE(shape.out);
+    const auto weight = normal(shape.in * shape.out, 0.1f, rng);
+    const auto bias = normal(shape.out, 0.5f, rng);
+    const auto x = normal(shape.rows * shape.in, 1.0f, rng);
+    const auto w = pack_bf16_weights(weight, shape.in, shape.out);
+    std::vector<std::uint16_t> xb(shape.rows * bf16_depth(shape.in));
+    bf16_rows(x.data(), shape.rows, shape.in, xb.data());
+    std::vector<float> expected(shape.rows * shape.out);
+    bf16gemm(KernelSet::portable, w, bias.data(), 0, bpanels_of(shape.out), xb.data(), shape.rows,
+             expected.data());
+    std::vector<float> got(expected.size(), std::numeric_limits<float>::quiet_NaN());
+    detail::bf16gemm_with(kernel, w, bias.data(), 0, bpanels_of(shape.out), xb.data(), shape.rows,
+                          got.data());
+    CHECK(same_bits(got, expected));
+  }
+}

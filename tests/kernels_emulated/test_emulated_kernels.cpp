@@ -5,6 +5,7 @@
 // ships; the native runs (ctest kernels.forced_*, test_qgemm, test_packed_product) check the
 // compiler's own intrinsics where the CPU has them.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "../unit/kernel_test_values.hpp"
 #include "emulated_kernels.hpp"
 
 #include <doctest/doctest.h>
@@ -17,19 +18,10 @@
 #include <vector>
 
 using namespace mcpclass::kernels;
+using kernel_test::normal;
+using kernel_test::same_bits;
 
 namespace {
-
-std::vector<float> normal(std::size_t n, float sigma, std::mt19937& rng) {
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 struct Shape {
   std::size_t rows, in, out;

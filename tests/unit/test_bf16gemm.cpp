@@ -4,6 +4,7 @@
 // portable one.
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "kernel_test_values.hpp"
 #include "kernels/bf16gemm.hpp"
 
 #include <doctest/doctest.h>
@@ -17,15 +18,10 @@
 #include <vector>
 
 using namespace mcpclass::kernels;
+using kernel_test::normal;
+using kernel_test::same_bits;
 
 namespace {
-
-std::vector<float> normal(std::size_t n, float sigma, std::mt19937& rng) {
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 std::vector<float> product(KernelSet set, const Bf16Weights& w, const std::vector<float>& bias,
                            const std::vector<float>& x, std::size_t rows) {

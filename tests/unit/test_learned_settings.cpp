@@ -64,7 +64,8 @@ TEST_CASE("learned settings: strict schema per kind, round trip through the conf
         EncoderPrecision::f32);
   CHECK_THROWS_WITH_AS(config::parse_config(R"({"categories":[{"name":"a"}],
     "classifier":{"kind":"trained_head","head":"h.pt","precision":"fp8"}})"),
-                       "classifier.precision: must be auto, f32, bf16 or int8 (got 'fp8')", ConfigError);
+                       "classifier.precision: must be auto, f32, bf16 or int8 (got 'fp8')",
+                       ConfigError);
 }
 
 TEST_CASE("learned settings: kind transformer takes a checkpoint directory and its labels") {

@@ -4,6 +4,7 @@
 // zeros, NaN, infinity) and weights (non-finite) behave as documented.
 #ifdef MCPCLASS_WITH_LEARNED
 
+#include "kernel_test_values.hpp"
 #include "kernels/qgemm.hpp"
 
 #include <doctest/doctest.h>
@@ -16,15 +17,10 @@
 #include <vector>
 
 using namespace mcpclass::kernels;
+using kernel_test::normal;
+using kernel_test::same_bits;
 
 namespace {
-
-std::vector<float> normal(std::size_t n, float sigma, std::mt19937& rng) {
-  std::normal_distribution<float> d(0.0f, sigma);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // The kernel sets this CPU runs, lowest first.
 std::vector<KernelSet> runnable_sets() {

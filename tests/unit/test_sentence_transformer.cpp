@@ -307,8 +307,8 @@ TEST_CASE("sentence transformers: a bad directory is a load error naming the fil
   SUBCASE("precision bf16") {
     auto o = options_for(dir);
     o.precision = EncoderPrecision::bf16;
-    CHECK_THROWS_WITH_AS(load_sentence_encoder(o),
-                         doctest::Contains("precision bf16"), ClassifyError);
+    CHECK_THROWS_WITH_AS(load_sentence_encoder(o), doctest::Contains("precision bf16"),
+                         ClassifyError);
   }
   fs::remove_all(dir);
 }

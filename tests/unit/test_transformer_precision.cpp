@@ -4,6 +4,7 @@
 // the same bits on every kernel set this CPU runs (bf16: the portable tile, and the AVX-512 BF16
 // one where the CPU has it) and for a batch as for its texts one by one; the classifier says what
 // it computes with, and refuses a precision or kernel set this CPU cannot run, by name.
+#include "kernel_test_values.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
 
 #ifdef MCPCLASS_WITH_LEARNED
@@ -31,15 +32,12 @@ using mcpclass::kernels::Compute;
 using mcpclass::kernels::KernelSet;
 using mcpclass::kernels::Precision;
 namespace tt = transformer_test;
+using kernel_test::same_bits;
 
 namespace {
 
 std::vector<KernelSet> runnable_sets() {
   return kernels::runnable_kernel_sets(kernels::detect_cpu_features());
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // The kernel sets that compute `precision`: int8 runs on every set; bf16 has two tiles, the
@@ -95,34 +93,25 @@ void check_precision(Precision precision, double max_gap, const std::string& nam
   }
 }
 
+// Every reference fixture of tests/transformers in `precision`, probabilities within `max_gap`.
+void check_every_fixture(Precision precision, double max_gap) {
+  check_precision<BertSequenceModel>(precision, max_gap, "bert-f32", "reference.json", "bert", 64);
+  check_precision<BertSequenceModel>(precision, max_gap, "roberta-f32", "reference.json", "roberta",
+                                     64);
+  check_precision<ModernBertModel>(precision, max_gap, "modernbert-f32",
+                                   "modernbert-reference.json", "modernbert", 64);
+  check_precision<ModernBertModel>(precision, max_gap, "mmbert-f32", "modernbert-reference.json",
+                                   "mmbert", 64);
+}
+
 }  // namespace
 
-TEST_CASE("transformers.int8.bert_and_roberta_match_the_reference_on_every_kernel_set") {
-  check_precision<BertSequenceModel>(Precision::int8, 0.08, "bert-f32", "reference.json", "bert",
-                                     64);
-  check_precision<BertSequenceModel>(Precision::int8, 0.08, "roberta-f32", "reference.json",
-                                     "roberta", 64);
+TEST_CASE("transformers.int8: BERT, RoBERTa, ModernBERT and mmBERT on every kernel set") {
+  check_every_fixture(Precision::int8, 0.08);
 }
 
-TEST_CASE("transformers.int8.modernbert_and_mmbert_match_the_reference_on_every_kernel_set") {
-  check_precision<ModernBertModel>(Precision::int8, 0.08, "modernbert-f32",
-                                   "modernbert-reference.json", "modernbert", 64);
-  check_precision<ModernBertModel>(Precision::int8, 0.08, "mmbert-f32", "modernbert-reference.json",
-                                   "mmbert", 64);
-}
-
-TEST_CASE("transformers.bf16.bert_and_roberta_match_the_reference_on_every_kernel_set") {
-  check_precision<BertSequenceModel>(Precision::bf16, 0.02, "bert-f32", "reference.json", "bert",
-                                     64);
-  check_precision<BertSequenceModel>(Precision::bf16, 0.02, "roberta-f32", "reference.json",
-                                     "roberta", 64);
-}
-
-TEST_CASE("transformers.bf16.modernbert_and_mmbert_match_the_reference_on_every_kernel_set") {
-  check_precision<ModernBertModel>(Precision::bf16, 0.02, "modernbert-f32",
-                                   "modernbert-reference.json", "modernbert", 64);
-  check_precision<ModernBertModel>(Precision::bf16, 0.02, "mmbert-f32", "modernbert-reference.json",
-                                   "mmbert", 64);
+TEST_CASE("transformers.bf16: BERT, RoBERTa, ModernBERT and mmBERT on every kernel set") {
+  check_every_fixture(Precision::bf16, 0.02);
 }
 
 TEST_CASE("transformers.int8_and_bf16.mixed_batch_equals_one_by_one") {

@@ -105,6 +105,6 @@ TEST_CASE("http_classify answer: a refusal quotes at most kReplyExcerptBytes of 
   CHECK(object.size() < kReplyExcerptBytes + 100);
   CHECK(object.find("not a list of {label, score}: {\"error\":\"xxx") != std::string::npos);
   const std::string element = refusal(R"([{"label":")" + huge + R"("}])");
-  CHECK(element.size() < kReplyExcerptBytes + 100);
+  CHECK(element.size() < kReplyExcerptBytes + 150);  // the rule quoted is long
   CHECK(element.find("an element is not") != std::string::npos);
 }

@@ -450,6 +450,7 @@ RouteSettings RouteSettings::read(const json::value& v, const std::string& path,
     }
     if (auto b = cr.count("max_bytes", 4096, std::int64_t{1} << 40)) conv.max_bytes = *b;
     if (auto h = cr.string_list("key_headers")) conv.key_headers = std::move(*h);
+    if (auto h = cr.string("caller_header")) conv.caller_header = std::move(*h);
     if (auto b = cr.string("backend_type")) {
       if (*b != "memory" && *b != "redis")
         strict::fail(cr.path_of("backend_type"),
@@ -590,6 +591,7 @@ json::object RouteSettings::to_json() const {
             {"max_bytes", conversation.max_bytes},
             {"key_headers",
              json::array(conversation.key_headers.begin(), conversation.key_headers.end())},
+            {"caller_header", conversation.caller_header},
             {"backend_type", conversation.backend_type},
             {"redis", conversation.redis.to_json()}}},
           {"semantic_cache", semantic_cache.to_json()},

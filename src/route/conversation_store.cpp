@@ -65,9 +65,19 @@ std::optional<KeptDecision> parse_shared_decision(std::string_view value, std::s
                       reasoning->get_bool()};
 }
 
+std::string caller_key(const config::ConversationSettings& settings,
+                       const std::function<std::string_view(std::string_view)>& header,
+                       std::string_view client_address) {
+  if (!settings.caller_header.empty())
+    if (auto v = header(settings.caller_header); !v.empty()) return "c:" + std::string(v);
+  if (auto v = header("authorization"); !v.empty()) return "t:" + content_key({v});
+  return "a:" + std::string(client_address);
+}
+
 std::string conversation_key(const json::object& request,
                              const config::ConversationSettings& settings,
-                             const std::function<std::string_view(std::string_view)>& header) {
+                             const std::function<std::string_view(std::string_view)>& header,
+                             std::string_view client_address) {
   for (const auto& name : settings.key_headers)
     if (auto v = header(name); !v.empty()) return "h:" + std::string(v);
   if (const auto* m = request.if_contains("metadata"); m && m->is_object()) {
@@ -87,7 +97,10 @@ std::string conversation_key(const json::object& request,
     if (role == "user") break;
   }
   if (prefix.empty()) return {};
-  return "p:" + content_key({json::serialize(prefix)});
+  // Scoped to the caller: a prefix anyone can send ("hi there") must not let one caller choose
+  // the model, guards and PII policy another caller's conversation keeps.
+  return "p:" +
+         content_key({caller_key(settings, header, client_address), json::serialize(prefix)});
 }
 
 void ConversationStore::share(const config::ConversationSettings& s) {

@@ -29,11 +29,19 @@ namespace mcpclass::route {
 
 /// The conversation a request belongs to: the first of `settings.key_headers` it carries
 /// (`header(name)` returns "" when absent), else its body's metadata.conversation_id or
-/// metadata.session_id, else the SHA-256 of its system messages and first user message. Empty
-/// when the request has none of them.
+/// metadata.session_id, else the SHA-256 of its caller (caller_key()) with its system messages
+/// and first user message. Empty when the request has none of them.
 std::string conversation_key(const boost::json::object& request,
                              const config::ConversationSettings& settings,
-                             const std::function<std::string_view(std::string_view)>& header);
+                             const std::function<std::string_view(std::string_view)>& header,
+                             std::string_view client_address);
+
+/// Who sent a request, for scoping its derived conversation key: `settings.caller_header`'s value
+/// when configured and present, else the SHA-256 of its Authorization header (the token is not
+/// kept), else `client_address`. Distinct kinds never meet (each is prefixed).
+std::string caller_key(const config::ConversationSettings& settings,
+                       const std::function<std::string_view(std::string_view)>& header,
+                       std::string_view client_address);
 
 /// A kept decision of conversation `key` as the fleet shares it (JSON, at most
 /// shared_decision_bytes(key)), and back: nullopt for a value that is not one (too long, not

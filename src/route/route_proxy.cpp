@@ -266,8 +266,9 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
     const auto& conv = fwd->generation->router->route_settings().conversation;
     std::string key;
     if (conv.enabled)
-      key = conversation_key(body.get_object(), conv,
-                             [&](std::string_view name) { return request.header(name); });
+      key = conversation_key(
+          body.get_object(), conv, [&](std::string_view name) { return request.header(name); },
+          request.client_address);
     // Rules answer in microseconds: a hop to a worker would cost more than it spares. A
     // conversation kept in Redis waits on it, which the connection's thread must not.
     const bool waits = !key.empty() && conversations.shared();

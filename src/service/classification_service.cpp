@@ -93,7 +93,7 @@ void ClassificationService::publish_token_classifier(
   }
   if (classifier)
     register_token_classification(*server_, classifier, tool, settings_.max_text_length,
-                                  tool_metrics_);
+                                  tool_metrics_, admission_);
   token_classifier_.store(std::move(classifier));
 }
 
@@ -186,8 +186,9 @@ std::string ClassificationService::prometheus() const {
       generation_.load(), reload_failures_.load());
   text += tool_metrics_->prometheus();
   if (admission_)
-    text += util::admission_prometheus(admission_->counts(), "mcpclass_admission",
-                                       "classify_text calls");
+    text += util::admission_prometheus(
+        admission_->counts(), "mcpclass_admission",
+        "Classification calls (classify_text, the span tool, POST /classify and /classify/spans)");
   const auto current = classifier();
   const auto* cached = dynamic_cast<const classify::CachedClassifier*>(current.get());
   if (cached == nullptr) return text;

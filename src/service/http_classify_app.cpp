@@ -68,16 +68,33 @@ class HttpClassifyApp final : public transport::server::HttpApp {
 
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
     response->on_cancel([cancelled] { cancelled->store(true); });
+    std::shared_ptr<const learned::TokenClassifier> tokens;
+    std::shared_ptr<const ServedClassifier> served;
     if (spans) {
-      auto tokens = service_.token_classifier();
+      tokens = service_.token_classifier();
       if (!tokens)
         return refuse(*response, {404, "not_found",
                                   "this server has no token_classifier: configure one to "
                                   "serve /classify/spans"});
+    } else {
+      served = service_.served();
+    }
+    // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
+    // run_inline), and server.admission leaves them ungated as it does there. A span call runs a
+    // model over every text: it takes its place as the span tool's calls do.
+    const bool inline_rules = !spans && served->classifier->kind() == "rules";
+    std::shared_ptr<util::AdmissionGate::Ticket> ticket;
+    if (const auto& gate = service_.admission_gate(); gate && !inline_rules) {
+      auto admission =
+          gate->admit(util::deadline_after_ms(request.header(util::kRequestTimeoutHeader)));
+      if (!admission.ticket) return overloaded(*response, *gate, admission.refusal);
+      ticket = std::move(admission.ticket);
+    }
+    if (spans) {
       const std::size_t max_length = service_.settings().max_text_length;
-      return service_.executor()([call, tokens, response, cancelled, max_length, trace,
-                                  generation = service_.generation()] {
-        if (cancelled->load()) return;
+      return service_.executor()([service = &service_, call, tokens, response, cancelled,
+                                  max_length, trace, ticket, generation = service_.generation()] {
+        if (cancelled->load() || !started(ticket.get(), *response, *service)) return;
         const auto start = util::SpanRecord::now_unix_nano();
         answer(*response, [&](classify::Provenance& provenance) {
           provenance.kind = "token_classifier";
@@ -87,31 +104,17 @@ class HttpClassifyApp final : public transport::server::HttpApp {
           for (const auto& text : call->inputs)
             out.emplace_back(
                 pipeline_spans(detect_spans(*tokens, text, call->aggregation, max_length)));
+          if (ticket) ticket->succeeded();
           return call->batch ? json::value(std::move(out)) : std::move(out.front());
         });
         trace->answered(start, "token_classifier");
       });
     }
-    auto served = service_.served();
-    // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
-    // run_inline), and server.admission leaves them ungated as it does there.
-    const bool inline_rules = served->classifier->kind() == "rules";
-    std::shared_ptr<util::AdmissionGate::Ticket> ticket;
-    if (const auto& gate = service_.admission_gate(); gate && !inline_rules) {
-      auto admission =
-          gate->admit(util::deadline_after_ms(request.header(util::kRequestTimeoutHeader)));
-      if (!admission.ticket) return overloaded(*response, *gate, admission.refusal);
-      ticket = std::move(admission.ticket);
-    }
     // The service, not the app: a job still queued when the server is gone runs on the service's
     // pool, which outlives the server.
     auto work = [service = &service_, call, served, response, cancelled, ticket, trace] {
-      if (cancelled->load()) return;
+      if (cancelled->load() || !started(ticket.get(), *response, *service)) return;
       const auto start = util::SpanRecord::now_unix_nano();
-      if (ticket) {
-        if (const auto why = ticket->start(); why != util::AdmissionRefusal::none)
-          return overloaded(*response, *service->admission_gate(), why);
-      }
       const auto& classifier = served->classifier;
       answer(*response, [&](classify::Provenance& provenance) {
         provenance = served->provenance;
@@ -136,6 +139,17 @@ class HttpClassifyApp final : public transport::server::HttpApp {
   }
 
  private:
+  // Whether the work holding `ticket` (none: ungated) may run now; answers 503 when its deadline
+  // passed while it waited for its turn.
+  static bool started(util::AdmissionGate::Ticket* ticket, HttpAppResponse& response,
+                      const ClassificationService& service) {
+    if (ticket == nullptr) return true;
+    const auto why = ticket->start();
+    if (why == util::AdmissionRefusal::none) return true;
+    overloaded(response, *service.admission_gate(), why);
+    return false;
+  }
+
   // 503 with Retry-After at once: no place in server.admission, or the deadline passed.
   static void overloaded(HttpAppResponse& response, const util::AdmissionGate& gate,
                          util::AdmissionRefusal why) {

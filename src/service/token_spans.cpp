@@ -1,6 +1,7 @@
 #include "mcpclass/service/token_spans.hpp"
 
 #include "mcpclass/service/mcp_tools.hpp"
+#include "mcpclass/service/tool_admission.hpp"
 #include "service/tool_results.hpp"
 
 #include <fmt/format.h>
@@ -60,7 +61,8 @@ json::object detect_spans(const learned::TokenClassifier& classifier, std::strin
 void register_token_classification(server::Server& server,
                                    std::shared_ptr<const learned::TokenClassifier> classifier,
                                    const std::string& name, std::size_t max_text_length,
-                                   std::shared_ptr<ToolMetrics> metrics) {
+                                   std::shared_ptr<ToolMetrics> metrics,
+                                   std::shared_ptr<util::AdmissionGate> admission) {
   std::string labels;
   for (const auto& l : classifier->labels()) labels += (labels.empty() ? "" : ", ") + l;
   if (labels.empty()) labels = "those of the server it calls";  // a remote model
@@ -89,6 +91,9 @@ void register_token_classification(server::Server& server,
   };
   tool.handler =
       detail::timed(std::move(tool.handler), std::move(metrics), tool.name, "token_classifier");
+  // A span call runs a model over the whole text, as classify_text does: it waits in the same
+  // gate, or one client's span calls could take every worker past server.admission's bound.
+  if (admission) tool.admit = gated_admission(std::move(admission));
   server.add_tool(std::move(tool));
 }
 

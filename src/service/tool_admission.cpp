@@ -69,6 +69,14 @@ class Place final : public server::ToolAdmission {
   const AdmissionGate& gate_;  // the ticket keeps it alive
 };
 
+std::unique_ptr<server::ToolAdmission> take_place(
+    const std::shared_ptr<AdmissionGate>& gate,
+    std::optional<AdmissionGate::Clock::time_point> deadline) {
+  auto admission = gate->admit(deadline);
+  if (!admission.ticket) refuse(*gate, admission.refusal);
+  return std::make_unique<Place>(std::move(admission.ticket), *gate);
+}
+
 // Whether the cache in front of the classifier would answer `params`' text now.
 bool cached(const classify::CachedClassifier* cache, const json::object& params) {
   if (cache == nullptr) return false;
@@ -90,9 +98,14 @@ server::ToolAdmit classify_admission(std::shared_ptr<AdmissionGate> gate,
     const auto deadline = deadline_of(params);
     if (cached(dynamic_cast<const classify::CachedClassifier*>(classifier.get()), params))
       return nullptr;
-    auto admission = gate->admit(deadline);
-    if (!admission.ticket) refuse(*gate, admission.refusal);
-    return std::make_unique<Place>(std::move(admission.ticket), *gate);
+    return take_place(gate, deadline);
+  };
+}
+
+server::ToolAdmit gated_admission(std::shared_ptr<AdmissionGate> gate) {
+  return [gate = std::move(gate)](
+             const json::object& params) -> std::unique_ptr<server::ToolAdmission> {
+    return take_place(gate, deadline_of(params));
   };
 }
 

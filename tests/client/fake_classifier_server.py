@@ -3,7 +3,7 @@
 
 FAKE_MODE selects how classify_text misbehaves:
   ok         answers correctly (class 0 "math", confidence 0.9)
-  slow       answers after FAKE_DELAY_MS milliseconds (default 5000)
+  slow       answers after FAKE_DELAY_MS milliseconds (default 5000); detect_pii too
   malformed  answers with probabilities that do not sum to 1 and a class out of range
   notjson    answers with text that is not JSON
   die        exits (status 3) instead of answering
@@ -85,6 +85,8 @@ def grouped_spans(text):
 
 
 def detect_pii(req_id, text):
+    if MODE == "slow":
+        time.sleep(DELAY)
     if MODE == "grouped":
         text_result(req_id, {"spans": grouped_spans(text), "aggregation": "simple"})
         return

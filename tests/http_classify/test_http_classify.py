@@ -237,11 +237,13 @@ def test_remote_http_classify_through_another_serve(tmp_path, monkeypatch):
 class PipelineServer(http.server.ThreadingHTTPServer):
     """Answers POST /classify exactly as a transformers text-classification pipeline served over
     HTTP does (top_k=None): [{label, score}], highest first; `lie` answers one label summing to
-    0.7 instead."""
+    0.7 instead; `huge` answers 1 MiB instead: an error page ("error", status 500) or a JSON
+    object ("object", status 200)."""
 
-    def __init__(self, lie=False):
+    def __init__(self, lie=False, huge=None):
         super().__init__(("127.0.0.1", 0), PipelineHandler)
         self.lie = lie
+        self.huge = huge
         self.requests = []
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
@@ -254,6 +256,17 @@ class PipelineHandler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append((self.path, dict(self.headers), body))
+        if self.server.huge:
+            # "é" throughout: a cut at a byte count would split one.
+            page = "overloaded: " + "é" * (1 << 19)
+            data = (page if self.server.huge == "error" else json.dumps({"error": page},
+                                                                          ensure_ascii=False))
+            data = data.encode()
+            self.send_response(500 if self.server.huge == "error" else 200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         if self.server.lie:
             answer = [{"label": "LABEL_2", "score": 0.7}]
         else:
@@ -340,6 +353,32 @@ def test_a_lying_server_is_named_and_composite_falls_back(tmp_path):
             s.kill()
     finally:
         server.shutdown()
+
+
+def test_a_huge_reply_is_quoted_in_a_bounded_excerpt(tmp_path):
+    # Issue 47: a remote's reply (up to 16 MiB) went whole into the exception, `serve`'s 500 body
+    # and the log. Now at most 200 bytes of it, cut on a character, and its size.
+    for huge, problem in [("error", "answered status 500: overloaded: éé"),
+                          ("object", 'not a list of {label, score}: {"error": "overloaded: éé')]:
+        server = PipelineServer(huge=huge)
+        try:
+            out = classify(tmp_path, remote_document(server.port, LABELS))
+            assert out.returncode != 0
+            assert problem in out.stderr, out.stderr[:1000]
+            assert "… (" in out.stderr and len(out.stderr.encode()) < 2048, len(out.stderr)
+            # serve's /classify answers 500 with the classifier's message: bounded too.
+            path = tmp_path / f"huge-{huge}.yaml"
+            path.write_text(remote_document(server.port, LABELS))
+            s = Serve("--http", "127.0.0.1:0", "--config", str(path))
+            try:
+                status, _, body = request(s.port, "POST", "/classify", {"inputs": MATH_QUERY})
+                assert status == 500, body[:1000]
+                assert problem in json.loads(body)["error"], body[:1000]
+                assert len(body.encode()) < 2048, len(body)
+            finally:
+                s.kill()
+        finally:
+            server.shutdown()
 
 
 def test_http_classify_keys_are_checked(tmp_path):

@@ -234,3 +234,77 @@ def test_http_classify_takes_places_in_the_same_gate(tmp_path):
         assert counts["mcpclass_admission_expired_total"] == 1, counts
     finally:
         assert server.stop() == 0
+
+
+def test_span_calls_take_places_in_the_same_gate(tmp_path):
+    """Issue 47, item 9: POST /classify/spans and the MCP span tool run a model as classify_text
+    does; they take their places in server.admission too (they were never offered to it: with
+    one place and no queue, twelve concurrent span calls all ran). The span tool is a remote one
+    behind a slow peer (100 ms a text, one at a time)."""
+    document = json.loads(subprocess.run([BIN, "config"], check=True, capture_output=True,
+                                         text=True).stdout)
+    document["token_classifier"] = {"remote": {
+        "transport": "stdio", "command": ["/usr/bin/python3", FAKE],
+        "env": {"FAKE_MODE": "slow", "FAKE_DELAY_MS": "100"}, "timeout": 30}}
+    document["server"]["admission"] = {"max_concurrent": 1, "max_queue": 0, "retry_after": 2}
+    cfg = tmp_path / "spans.json"
+    cfg.write_text(json.dumps(document))
+    server = procs.Server([BIN, "serve", "--http", "127.0.0.1:0", "--config", str(cfg)],
+                          ready=r"on http://127\.0\.0\.1:(\d+)/mcp")
+    try:
+        texts = [f"Zoë wrote note {i}" for i in range(8)]
+
+        def spans_call(i):
+            t0 = time.monotonic()
+            status, h, text = procs.http_request(server.port, "POST", "/classify/spans",
+                                                 {"inputs": texts}, timeout=60)
+            return status, h, text, (time.monotonic() - t0) * 1000
+
+        def tool_call(i):
+            t0 = time.monotonic()
+            status, h, text = procs.http_request(
+                server.port, "POST", "/mcp/tools/call",
+                {"name": "detect_pii", "arguments": {"text": f"Zoë called {i}"}}, timeout=60)
+            return status, h, text, (time.monotonic() - t0) * 1000
+
+        status, _, text, _ = spans_call(0)  # the peer is up
+        assert status == 200 and json.loads(text)[0][0]["word"] == "Zoë", text
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+            over_http = list(pool.map(spans_call, range(12)))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+            over_mcp = list(pool.map(tool_call, range(12)))
+
+        http_refused = [a for a in over_http if a[0] != 200]
+        assert http_refused and len(http_refused) < 12, [a[:3] for a in over_http]
+        for status, headers, text, ms in http_refused:
+            assert status == 503 and headers.get("retry-after") == "2", (status, headers, text)
+            body = json.loads(text)
+            assert body["error_type"] == "overloaded", body
+            assert "1 running and 0 queued" in body["error"], body
+            assert ms < AT_ONCE_MS + SLACK_MS + 400, ms  # not after waiting for a place
+        for status, _, text, _ in over_http:
+            if status == 200:
+                assert [s[0]["word"] for s in json.loads(text)] == ["Zoë"] * len(texts), text
+
+        mcp_refused = [a for a in over_mcp if a[0] != 200]
+        assert mcp_refused and len(mcp_refused) < 12, [a[:3] for a in over_mcp]
+        for status, headers, text, _ in mcp_refused:
+            assert status == 503 and headers.get("retry-after") == "2", (status, headers, text)
+            reason, code, message = refusal_reason(text)
+            assert (reason, code) == ("rejected", -32010), text
+            assert "server.admission: 1 running and 0 queued" in message, message
+
+        # A deadline already due: never run.
+        status, _, text = procs.http_request(server.port, "POST", "/classify/spans",
+                                             {"inputs": "Zoë"}, {"X-Request-Timeout-Ms": "0"})
+        assert status == 503 and json.loads(text)["error_type"] == "deadline_exceeded", text
+
+        refused = len(http_refused) + len(mcp_refused)
+        counts = metrics(server.port)
+        assert counts["mcpclass_admission_offered_total"] == 1 + 24 + 1, counts
+        assert counts["mcpclass_admission_rejected_total"] == refused, counts
+        assert counts["mcpclass_admission_expired_total"] == 1, counts
+        assert counts["mcpclass_admission_classified_total"] == 1 + 24 - refused, counts
+    finally:
+        assert server.stop() == 0

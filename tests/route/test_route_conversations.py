@@ -142,6 +142,61 @@ def test_a_rule_moves_a_conversation_and_a_guard_always_applies(tmp_path, upstre
         assert r.stop() == 0
 
 
+def test_a_derived_key_is_scoped_to_its_caller(tmp_path, upstream):  # noqa: F811
+    # Issue 47, item 4: without a session header the key is the stable prefix's hash, which any
+    # caller can send: one caller that opened alike and moved its conversation (here to the urgent
+    # decision's model) made every other caller's turn with that opener `kept` on it, with its
+    # guards and PII policy. The derived key is now scoped to the caller: route.conversation's
+    # caller_header, else the Authorization header's digest, else the client's address.
+    import http.client
+    r = start(tmp_path, upstream,
+              conversation_yaml(enabled="true", switch_margin=0, caller_header="x-user-id"),
+              routing=DECISIONS)
+    opener = [{"role": "user", "content": "what is the integral of x"}]
+    steer = opener + [{"role": "assistant", "content": "x^2/2"},
+                      {"role": "user", "content": "urgent: the one after?"}]
+
+    def turn(messages, source=None, **headers):
+        headers = {k.replace("_", "-"): v for k, v in headers.items()}
+        if source is None:
+            status, h, body = r.post({"model": "auto", "messages": messages}, headers=headers)
+        else:
+            c = http.client.HTTPConnection("127.0.0.1", r.port, timeout=10,
+                                           source_address=(source, 0))
+            c.request("POST", "/v1/chat/completions",
+                      body=json.dumps({"model": "auto", "messages": messages}),
+                      headers={"Content-Type": "application/json", **headers})
+            resp = c.getresponse()
+            status, h, body = resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+            c.close()
+        assert status == 200, body
+        return h["x-mcpclass-model"], h.get("x-mcpclass-conversation")
+
+    try:
+        # By bearer token: A steers its conversation to the urgent decision's model...
+        assert turn(opener, Authorization="Bearer token-a") == ("m-openai", None)
+        assert turn(steer, Authorization="Bearer token-a") == ("m-none", "moved")
+        # ...B, another token with the same opener, has a conversation of its own...
+        assert turn(opener, Authorization="Bearer token-b") == ("m-openai", None)
+        # ...and A's later turns still keep A's decision.
+        assert turn(opener, Authorization="Bearer token-a") == ("m-none", "kept")
+        # By the configured caller header, over the token (one gateway key, two users).
+        assert turn(opener, Authorization="Bearer gw", x_user_id="u1") == ("m-openai", None)
+        assert turn(steer, Authorization="Bearer gw", x_user_id="u1") == ("m-none", "moved")
+        assert turn(opener, Authorization="Bearer gw", x_user_id="u2") == ("m-openai", None)
+        assert turn(opener, Authorization="Bearer gw", x_user_id="u1") == ("m-none", "kept")
+        # By the client's address when the request names no caller (two loopback addresses).
+        assert turn(opener, source="127.0.0.1") == ("m-openai", None)
+        assert turn(steer, source="127.0.0.1") == ("m-none", "moved")
+        assert turn(opener, source="127.0.0.2") == ("m-openai", None)
+        assert turn(opener, source="127.0.0.1") == ("m-none", "kept")
+        # A key the client names itself (x-session-id) is the client's: shared by whoever sends it.
+        assert turn(steer, Authorization="Bearer token-c", x_session_id="s1") == ("m-none", None)
+        assert turn(opener, Authorization="Bearer token-d", x_session_id="s1") == ("m-none", "kept")
+    finally:
+        assert r.stop() == 0
+
+
 def test_kept_decisions_expire_and_are_bounded_by_bytes(tmp_path, upstream):  # noqa: F811
     r = start(tmp_path, upstream, conversation_yaml(enabled="true", ttl=1, max_bytes=4096))
     try:

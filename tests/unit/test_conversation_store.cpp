@@ -5,7 +5,9 @@
 #include "route/conversation_store.hpp"
 
 #include <doctest/doctest.h>
+#include <boost/json.hpp>
 
+#include <map>
 #include <string>
 
 using namespace mcpclass::route;
@@ -99,4 +101,45 @@ TEST_CASE("a store linked to an unreachable Redis keeps its decisions in memory 
   CHECK(store.find("h:a"));
   CHECK(metric(store.prometheus(), R"(mcpclass_route_conversation_errors_total{part="redis"})") >=
         1);
+}
+
+TEST_CASE("a derived conversation key is scoped to its caller, a named one is not") {
+  mcpclass::config::ConversationSettings s;
+  s.caller_header = "x-user-id";
+  const auto request = boost::json::parse(
+                           R"({"messages":[{"role":"system","content":"be brief"},
+                                           {"role":"user","content":"hi there"}]})")
+                           .as_object();
+  const auto key = [&](std::map<std::string, std::string> headers, std::string address) {
+    return conversation_key(
+        request, s,
+        [&](std::string_view name) -> std::string_view {
+          const auto it = headers.find(std::string(name));
+          return it == headers.end() ? std::string_view() : std::string_view(it->second);
+        },
+        address);
+  };
+  const std::string alone = key({}, "127.0.0.1");
+  CHECK(alone.rfind("p:", 0) == 0);
+  CHECK(alone == key({}, "127.0.0.1"));
+  CHECK(alone != key({}, "127.0.0.2"));
+  // The token's digest, whatever the address; the caller header over the token.
+  const std::string token_a = key({{"authorization", "Bearer a"}}, "127.0.0.1");
+  CHECK(token_a == key({{"authorization", "Bearer a"}}, "10.0.0.9"));
+  CHECK(token_a != key({{"authorization", "Bearer b"}}, "127.0.0.1"));
+  CHECK(token_a != alone);
+  CHECK(key({{"authorization", "Bearer a"}, {"x-user-id", "u1"}}, "127.0.0.1") ==
+        key({{"authorization", "Bearer b"}, {"x-user-id", "u1"}}, "127.0.0.2"));
+  CHECK(key({{"x-user-id", "u1"}}, "127.0.0.1") != key({{"x-user-id", "u2"}}, "127.0.0.1"));
+  // The token is not kept in the key (it may be written to Redis).
+  CHECK(caller_key(
+            s,
+            [](std::string_view n) -> std::string_view {
+              return n == "authorization" ? "Bearer secret" : "";
+            },
+            "127.0.0.1")
+            .find("secret") == std::string::npos);
+  // A session header or metadata names the conversation as the client says.
+  CHECK(key({{"x-session-id", "s1"}}, "127.0.0.1") == "h:s1");
+  CHECK(key({{"x-session-id", "s1"}, {"authorization", "Bearer b"}}, "127.0.0.2") == "h:s1");
 }

@@ -98,6 +98,12 @@ struct ConversationSettings {
   /// metadata.conversation_id or metadata.session_id; else a hash of the system messages and
   /// the first user message (a conversation's stable prefix).
   std::vector<std::string> key_headers{"x-session-id", "x-conversation-id"};
+  /// A request header naming the caller (set by a trusted gateway in front, e.g. x-user-id). A
+  /// derived key (the stable prefix's hash) is scoped to the caller, so that one caller cannot
+  /// steer another's conversation by opening it alike: to this header's value when configured and
+  /// present, else to the SHA-256 of the Authorization header, else to the client's address.
+  /// Keys named by key_headers or the body's metadata are the client's own and are not scoped.
+  std::string caller_header;
   /// "memory" (this process only) or "redis" (also in Redis, so that a fleet keeps a
   /// conversation on its model whichever instance a turn reaches). Default: the semantic
   /// cache's backend when the cache is on, else memory.

@@ -7,6 +7,7 @@
 #include "mcpclass/learned/token_classifier.hpp"
 #include "mcpclass/server/server.hpp"
 #include "mcpclass/service/tool_metrics.hpp"
+#include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/limits.hpp"
 
 #include <boost/json.hpp>
@@ -37,9 +38,12 @@ boost::json::object detect_spans(const learned::TokenClassifier& classifier, std
 
 /// Registers tool `name` (inputSchema {text, aggregation?}, outputSchema {spans, aggregation})
 /// answering with detect_spans() as structuredContent. The server keeps the classifier alive.
+/// With `admission` (`server.admission`), each call takes a place in that gate as classify_text's
+/// do (tool_admission.hpp), or is refused with -32010.
 void register_token_classification(server::Server& server,
                                    std::shared_ptr<const learned::TokenClassifier> classifier,
                                    const std::string& name, std::size_t max_text_length,
-                                   std::shared_ptr<ToolMetrics> metrics = nullptr);
+                                   std::shared_ptr<ToolMetrics> metrics = nullptr,
+                                   std::shared_ptr<util::AdmissionGate> admission = nullptr);
 
 }  // namespace mcpclass::service

@@ -29,6 +29,9 @@ struct HttpAppRequest {
   std::string path;    ///< target without the query
   HttpHeaders headers;
   std::string body;
+  /// The address of the connection's peer ("127.0.0.1", "::1"): the caller as the socket sees it
+  /// (behind a proxy, the proxy's), for per-caller scoping when a request names no caller.
+  std::string client_address;
   /// The io_context of the connection's I/O thread, which handle() runs on: work the app starts
   /// there (e.g. an upstream exchange) answers without waking another thread.
   std::shared_ptr<boost::asio::io_context> io_context;

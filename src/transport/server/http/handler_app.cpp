@@ -30,6 +30,7 @@ class App final : public HttpHandler {
     for (const auto& field : req)
       request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
     request.body = std::move(req.body());
+    request.client_address = exchange.peer.to_string();
     if (const auto connection = exchange.connection())
       request.io_context = connection->io_context();
 

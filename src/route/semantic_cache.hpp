@@ -45,9 +45,11 @@ class SemanticCache {
   };
 
   /// `encoder` null: only the exact text finds an answer. backend_type redis: starts the link
-  /// to Redis (which need not be up).
+  /// to Redis (which need not be up; its secrets' "${NAME}" unset throw ConfigError), which
+  /// tells `log` (optional) when Redis fails and recovers.
   SemanticCache(config::SemanticCacheSettings settings,
-                std::shared_ptr<const learned::SentenceEncoder> encoder);
+                std::shared_ptr<const learned::SentenceEncoder> encoder,
+                RedisLink::Log log = nullptr);
   ~SemanticCache();
 
   const config::SemanticCacheSettings& settings() const noexcept { return settings_; }

@@ -75,7 +75,8 @@ RedisLink::RedisLink(config::RedisCacheSettings settings, const std::string& pat
       commands_(target_of(settings_, path),
                 pool_options(settings_, settings_.connections, settings_.timeout, path), log),
       reader_(target_of(settings_, path),
-              pool_options(settings_, 1, settings_.timeout + kBlock, path + " stream"), log) {
+              pool_options(settings_, 1, settings_.timeout + kBlock, path + " stream"), log),
+      writers_(settings_.connections) {
   if (on_entry_) thread_ = std::thread([this] { read_stream(); });
 }
 
@@ -86,6 +87,19 @@ RedisLink::~RedisLink() {
   }
   stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  writers_.stop();  // the writes queued: each done or failed within its timeout
+}
+
+void RedisLink::publish_later(Entry entry) {
+  if (pending_writes_.fetch_add(1) >= kMaxPendingWrites) {
+    --pending_writes_;
+    ++writes_refused_;
+    return;
+  }
+  writers_.post([this, e = std::move(entry)] {
+    publish(e);
+    --pending_writes_;
+  });
 }
 
 bool RedisLink::put(std::string_view key, std::string_view value, milliseconds ttl) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "mcpclass/config/semantic_cache_settings.hpp"
+#include "mcpclass/util/executor.hpp"
 #include "route/cached_answer.hpp"
 #include "route/redis_pool.hpp"
 
@@ -62,6 +63,11 @@ class RedisLink {
 
   /// Writes `entry` and announces it on the stream. False when Redis could not be reached.
   bool publish(const Entry& entry);
+  /// publish() on the link's writer threads (`connections` of them), so that the caller (an
+  /// upstream's I/O thread) never waits on Redis. Beyond kMaxPendingWrites waiting, the entry
+  /// is not shared (counted in busy()).
+  void publish_later(Entry entry);
+  static constexpr std::size_t kMaxPendingWrites = 1024;
   /// The entry stored under `exact`; nullopt when there is none or Redis could not be reached.
   std::optional<Entry> fetch(const std::string& exact);
   /// Sets `<key_prefix><key>` to `value`, expiring after `ttl`. False when Redis could not be
@@ -75,7 +81,7 @@ class RedisLink {
   /// backoff), and keys under the entry prefix that are not hashes.
   std::uint64_t errors() const noexcept { return errors_.load(); }
   /// Commands refused because no connection of the pool came free within the timeout.
-  std::uint64_t busy() const noexcept { return commands_.busy(); }
+  std::uint64_t busy() const noexcept { return commands_.busy() + writes_refused_.load(); }
   /// The most command connections ever in use at once.
   std::size_t peak_connections() const noexcept { return commands_.peak_in_use(); }
   /// Entries the reader found already stored when it started.
@@ -97,6 +103,9 @@ class RedisLink {
   std::atomic<std::uint64_t> loaded_{0};
   RedisPool commands_;
   RedisPool reader_;
+  std::atomic<std::size_t> pending_writes_{0};
+  std::atomic<std::uint64_t> writes_refused_{0};
+  util::ThreadPool writers_;  // after the pools, which its jobs use; stopped first
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

@@ -277,8 +277,10 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
       key = conversation_key(body.get_object(), conv,
                              [&](std::string_view name) { return request.header(name); });
     // Rules answer in microseconds: a hop to a worker would cost more than it spares. A
-    // conversation kept in Redis waits on it, which the connection's thread must not.
-    const bool waits = !key.empty() && conversations.shared();
+    // conversation kept in Redis, or a cache shared through it, waits on Redis, which the
+    // connection's thread must not (it serves other requests, /health among them).
+    const bool waits = (!key.empty() && conversations.shared()) ||
+                       (fwd->generation->cache && fwd->generation->cache->shared());
     // A slow classifier's place is taken here, on the I/O thread, so that a refusal is at once.
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
     if (const auto& gate = fwd->generation->gate) {

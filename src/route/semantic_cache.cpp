@@ -143,7 +143,9 @@ bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
   if (!link_) return insert(std::move(e), now);
   RedisLink::Entry shared{e.scope, e.exact, e.text, e.embedding, e.answer, ttl};
   if (!insert(std::move(e), now)) return false;
-  link_->publish(shared);  // a failure is counted by the link: this instance still has it
+  // On the link's writers: store() runs on an upstream's I/O thread. A failure is counted by
+  // the link; this instance still has the answer.
+  link_->publish_later(std::move(shared));
   return true;
 }
 

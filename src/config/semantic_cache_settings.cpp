@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace mcpclass::config {
 
 namespace json = boost::json;
@@ -31,7 +33,18 @@ RedisCacheSettings RedisCacheSettings::from_json(const json::value& v, const std
   if (auto k = r.string("key_prefix")) s.key_prefix = *k;
   if (auto t = r.seconds("connect_timeout", false)) s.connect_timeout = *t;
   if (auto t = r.seconds("timeout", false)) s.timeout = *t;
+  if (auto u = r.string("username")) s.username = *u;
+  if (auto p = r.string("password")) s.password = *p;
+  if (auto d = r.count("database", 0, std::numeric_limits<int>::max()))
+    s.database = static_cast<int>(*d);
+  if (auto t = r.seconds("backoff_min", false)) s.backoff_min = *t;
+  if (auto t = r.seconds("backoff_max", false)) s.backoff_max = *t;
+  if (auto n = r.count("connections", 1, 256)) s.connections = *n;
   r.finish();
+  if (!s.username.empty() && s.password.empty())
+    strict::fail(r.path_of("username"), "needs a password (AUTH takes a user with its password)");
+  if (s.backoff_max < s.backoff_min)
+    strict::fail(r.path_of("backoff_max"), "is less than backoff_min");
   return s;
 }
 
@@ -39,7 +52,13 @@ json::object RedisCacheSettings::to_json() const {
   return {{"address", address},
           {"key_prefix", key_prefix},
           {"connect_timeout", static_cast<double>(connect_timeout.count()) / 1000},
-          {"timeout", static_cast<double>(timeout.count()) / 1000}};
+          {"timeout", static_cast<double>(timeout.count()) / 1000},
+          {"username", username},
+          {"password", password},  // as written: a "${NAME}" reference, not the secret
+          {"database", database},
+          {"backoff_min", static_cast<double>(backoff_min.count()) / 1000},
+          {"backoff_max", static_cast<double>(backoff_max.count()) / 1000},
+          {"connections", connections}};
 }
 
 SemanticCacheSettings SemanticCacheSettings::from_json(const json::value& v,

@@ -103,12 +103,14 @@ std::string conversation_key(const json::object& request,
          content_key({caller_key(settings, header, client_address), json::serialize(prefix)});
 }
 
-void ConversationStore::share(const config::ConversationSettings& s) {
+void ConversationStore::share(const config::ConversationSettings& s, RedisLink::Log log) {
   std::lock_guard lock(link_mutex_);
   const bool redis = s.enabled && s.backend_type == "redis";  // off: never a connection
   if (link_ && redis && link_->settings() == s.redis) return;
   if (link_) retired_link_errors_ += link_->errors();
-  link_ = redis ? std::make_shared<RedisLink>(s.redis, nullptr) : nullptr;
+  link_ = redis ? std::make_shared<RedisLink>(s.redis, "route.conversation.redis", nullptr, 0, 0,
+                                              std::move(log))
+                : nullptr;
 }
 
 bool ConversationStore::shared() const {

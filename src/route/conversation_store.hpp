@@ -58,8 +58,9 @@ class ConversationStore {
 
   /// Follows `s.backend_type`: redis (with `s.enabled`) links the store to `s.redis` (a new
   /// link when those settings changed; connecting waits for the first command), memory drops
-  /// the link.
-  void share(const config::ConversationSettings& s);
+  /// the link. The link's secrets' "${NAME}" unset throw ConfigError; `log` (optional) hears
+  /// when Redis fails and recovers.
+  void share(const config::ConversationSettings& s, RedisLink::Log log = nullptr);
   /// Whether find() and keep() talk to Redis (and so may wait up to its command timeout).
   bool shared() const;
 

@@ -1,9 +1,9 @@
 #include "route/redis_link.hpp"
 
+#include "util/env_reference.hpp"
+
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <array>
@@ -18,8 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kFirstBackoff{100};
-constexpr milliseconds kMaxBackoff{5000};
 constexpr milliseconds kBlock{500};             // XREAD BLOCK: how soon the reader sees a stop
 constexpr std::size_t kStreamLength = 100000;   // announcements kept (MAXLEN ~)
 constexpr std::string_view kReadCount = "256";  // announcements per XREAD: a bounded reply
@@ -28,23 +26,31 @@ constexpr std::string_view kReadCount = "256";  // announcements per XREAD: a bo
 constexpr std::array<std::string_view, 7> kFields = {"scope",   "exact",  "text",     "model",
                                                      "content", "finish", "embedding"};
 // Reads an entry only when its fields fit the bound (ARGV[1]), so that a hostile or corrupt hash
-// is never sent whole: {the fields (HMGET), the milliseconds left (PTTL)}, or -1 when too large.
+// is never sent whole: {the fields (HMGET), the milliseconds left (PTTL)}, -1 when too large,
+// 0 when there is no such key, -2 when the key is not a hash (not an error reply, which would
+// back the whole link off for one stray key).
 constexpr std::string_view kReadEntry = R"lua(
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t == 'none' then return 0 end
+if t ~= 'hash' then return -2 end
 local n = 0
 for i = 2, #ARGV do n = n + redis.call('HSTRLEN', KEYS[1], ARGV[i]) end
 if n > tonumber(ARGV[1]) then return -1 end
 return {redis.call('HMGET', KEYS[1], unpack(ARGV, 2)), redis.call('PTTL', KEYS[1])}
 )lua";
 
-timeval to_timeval(milliseconds ms) {
-  return {static_cast<time_t>(ms.count() / 1000),
-          static_cast<suseconds_t>(ms.count() % 1000 * 1000)};
+using Reply = RedisReply;
+
+RedisTarget target_of(const config::RedisCacheSettings& s, const std::string& path) {
+  return {s.address, util::resolve_env_reference(s.username, path + ".username"),
+          util::resolve_env_reference(s.password, path + ".password"), s.database,
+          s.connect_timeout};
 }
 
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
+RedisPool::Options pool_options(const config::RedisCacheSettings& s, std::size_t connections,
+                                milliseconds timeout, std::string name) {
+  return {connections, timeout, s.backoff_min, s.backoff_max, std::move(name)};
+}
 
 std::string random_origin() {
   std::random_device rd;
@@ -59,128 +65,18 @@ std::string_view text(const redisReply* r) {
 
 }  // namespace
 
-// A write to a connection Redis closed raises SIGPIPE, which would end the process: it is
-// blocked on this thread while a command runs, and one it raised is taken before unblocking.
-// (Per thread: the process's disposition is not the cache's to change.)
-class PipeGuard {
- public:
-  PipeGuard() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  ~PipeGuard() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (sigismember(&pending, SIGPIPE) && !sigismember(&old_, SIGPIPE)) {
-      const timespec zero{0, 0};
-      sigtimedwait(&pipe_, nullptr, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  PipeGuard(const PipeGuard&) = delete;
-  PipeGuard& operator=(const PipeGuard&) = delete;
-
- private:
-  sigset_t pipe_;
-  sigset_t old_;
-};
-
-// One connection, dropped on any failure and made again after its backoff.
-struct RedisLink::Connection {
-  Connection(const config::RedisCacheSettings& s, milliseconds timeout)
-      : settings(s), timeout(timeout) {}
-  ~Connection() { drop(); }
-
-  const config::RedisCacheSettings& settings;
-  const milliseconds timeout;
-  redisContext* context = nullptr;
-  Clock::time_point retry_at{};
-  milliseconds backoff = kFirstBackoff;
-
-  void drop() {
-    if (context) redisFree(context);
-    context = nullptr;
-  }
-
-  void failed() {
-    drop();
-    retry_at = Clock::now() + backoff;
-    backoff = std::min(backoff * 2, kMaxBackoff);
-  }
-
-  bool ready() {
-    if (context) return true;
-    if (Clock::now() < retry_at) return false;
-    const auto tv = to_timeval(settings.connect_timeout);
-    const auto& a = settings.address;
-    if (a.starts_with('/')) {
-      context = redisConnectUnixWithTimeout(a.c_str(), tv);
-    } else {
-      const auto colon = a.rfind(':');
-      context =
-          redisConnectWithTimeout(a.substr(0, colon).c_str(), std::stoi(a.substr(colon + 1)), tv);
-    }
-    if (context == nullptr || context->err ||
-        redisSetTimeout(context, to_timeval(timeout)) != REDIS_OK) {
-      failed();
-      return false;
-    }
-    backoff = kFirstBackoff;
-    return true;
-  }
-
-  using Args = std::vector<std::string_view>;
-
-  // The replies of `commands`, sent together (one round trip); empty (the connection dropped)
-  // on a failure, and a null reply for each error reply.
-  std::vector<Reply> pipeline(const std::vector<Args>& commands) {
-    if (!ready()) return {};
-    const PipeGuard guard;
-    for (const auto& args : commands) {
-      std::vector<const char*> argv;
-      std::vector<std::size_t> lengths;
-      for (const auto a : args) {
-        argv.push_back(a.data());
-        lengths.push_back(a.size());
-      }
-      if (redisAppendCommandArgv(context, static_cast<int>(argv.size()), argv.data(),
-                                 lengths.data()) != REDIS_OK) {
-        failed();
-        return {};
-      }
-    }
-    std::vector<Reply> replies;
-    for (std::size_t i = 0; i < commands.size(); ++i) {
-      void* raw = nullptr;
-      if (redisGetReply(context, &raw) != REDIS_OK || raw == nullptr || context->err) {
-        if (raw) freeReplyObject(raw);
-        failed();
-        return {};
-      }
-      Reply r(static_cast<redisReply*>(raw));
-      if (r->type == REDIS_REPLY_ERROR) r.reset();
-      replies.push_back(std::move(r));
-    }
-    return replies;
-  }
-
-  // The reply, or null on a failure (the connection dropped) or an error reply.
-  Reply command(const Args& args) {
-    auto replies = pipeline({args});
-    return replies.empty() ? nullptr : std::move(replies[0]);
-  }
-};
-
-RedisLink::RedisLink(config::RedisCacheSettings settings, OnEntry on_entry, std::size_t load_limit,
-                     std::size_t max_entry_bytes)
+RedisLink::RedisLink(config::RedisCacheSettings settings, const std::string& path, OnEntry on_entry,
+                     std::size_t load_limit, std::size_t max_entry_bytes, Log log)
     : settings_(std::move(settings)),
       on_entry_(std::move(on_entry)),
       load_limit_(load_limit),
       max_entry_bytes_(max_entry_bytes),
       origin_(random_origin()),
-      command_(std::make_unique<Connection>(settings_, settings_.timeout)),
-      reader_(std::make_unique<Connection>(settings_, settings_.timeout + kBlock)) {
+      commands_(target_of(settings_, path),
+                pool_options(settings_, settings_.connections, settings_.timeout, path), log),
+      reader_(target_of(settings_, path),
+              pool_options(settings_, 1, settings_.timeout + kBlock, path + " stream"), log),
+      writers_(settings_.connections) {
   if (on_entry_) thread_ = std::thread([this] { read_stream(); });
 }
 
@@ -191,27 +87,38 @@ RedisLink::~RedisLink() {
   }
   stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  writers_.stop();  // the writes queued: each done or failed within its timeout
+}
+
+void RedisLink::publish_later(Entry entry) {
+  if (pending_writes_.fetch_add(1) >= kMaxPendingWrites) {
+    --pending_writes_;
+    ++writes_refused_;
+    return;
+  }
+  writers_.post([this, e = std::move(entry)] {
+    publish(e);
+    --pending_writes_;
+  });
 }
 
 bool RedisLink::put(std::string_view key, std::string_view value, milliseconds ttl) {
   const std::string full = settings_.key_prefix + std::string(key);
   const auto px = std::to_string(std::max<long long>(1, ttl.count()));
-  std::lock_guard lock(command_mutex_);
-  const bool ok = command_->command({"SET", full, value, "PX", px}) != nullptr;
+  const bool ok = commands_.run({{"SET", full, value, "PX", px}}).has_value();
   if (!ok) ++errors_;
   return ok;
 }
 
 std::optional<std::string> RedisLink::get(std::string_view key, std::size_t max_bytes) {
   const std::string full = settings_.key_prefix + std::string(key);
-  std::lock_guard lock(command_mutex_);
   // GETRANGE, not GET: a value far beyond the bound is never read whole. A missing key is "".
-  auto r = command_->command({"GETRANGE", full, "0", std::to_string(max_bytes)});
+  auto r = commands_.run({{"GETRANGE", full, "0", std::to_string(max_bytes)}});
   if (!r) {
     ++errors_;
     return std::nullopt;
   }
-  return std::string(text(r.get()));
+  return std::string(text((*r)[0].get()));
 }
 
 bool RedisLink::publish(const Entry& e) {
@@ -221,35 +128,38 @@ bool RedisLink::publish(const Entry& e) {
   const auto ttl = std::to_string(e.ttl.count());
   const std::string stream = settings_.key_prefix + "stream";
   const std::string length = std::to_string(kStreamLength);
-  std::lock_guard lock(command_mutex_);
-  const auto replies = command_->pipeline(
-      {{"HSET", key, "scope", e.scope, "exact", e.exact, "text", e.text, "model", e.answer.model,
-        "content", e.answer.content, "finish", e.answer.finish_reason, "embedding", embedding},
-       {"PEXPIRE", key, ttl},
-       {"XADD", stream, "MAXLEN", "~", length, "*", "origin", origin_, "exact", e.exact}});
-  const bool ok = replies.size() == 3 &&
-                  std::ranges::all_of(replies, [](const Reply& r) { return r != nullptr; });
+  const bool ok =
+      commands_
+          .run({{"HSET", key, "scope", e.scope, "exact", e.exact, "text", e.text, "model",
+                 e.answer.model, "content", e.answer.content, "finish", e.answer.finish_reason,
+                 "embedding", embedding},
+                {"PEXPIRE", key, ttl},
+                {"XADD", stream, "MAXLEN", "~", length, "*", "origin", origin_, "exact", e.exact}})
+          .has_value();
   if (!ok) ++errors_;
   return ok;
 }
 
 std::optional<RedisLink::Entry> RedisLink::fetch(const std::string& exact) {
-  std::lock_guard lock(command_mutex_);
-  return fetch_on(*command_, exact);
+  bool failed = false;
+  return fetch_on(commands_, exact, failed);
 }
 
-std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::string& exact) {
+std::optional<RedisLink::Entry> RedisLink::fetch_on(RedisPool& pool, const std::string& exact,
+                                                    bool& failed) {
   const std::string key = settings_.key_prefix + "entry:" + exact;
   const auto bound = std::to_string(max_entry_bytes_);
-  Connection::Args args{"EVAL", kReadEntry, "1", key, bound};
+  RedisConnection::Args args{"EVAL", kReadEntry, "1", key, bound};
   args.insert(args.end(), kFields.begin(), kFields.end());
-  const auto r = c.command(args);
-  if (!r) {
+  const auto replies = pool.run({args});
+  if (!replies) {
+    failed = true;
     ++errors_;
     return std::nullopt;
   }
-  if (r->type == REDIS_REPLY_INTEGER) {  // larger than the bound: refused unread
-    ++errors_;
+  const auto* r = (*replies)[0].get();
+  if (r->type == REDIS_REPLY_INTEGER) {  // none (0); too large or not a hash: refused unread
+    if (r->integer != 0) ++errors_;
     return std::nullopt;
   }
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) return std::nullopt;
@@ -276,16 +186,16 @@ std::optional<RedisLink::Entry> RedisLink::fetch_on(Connection& c, const std::st
 
 // The entries already stored, handed to on_entry (up to load_limit_); returns the stream's id
 // as it was before the SCAN, so that what is announced meanwhile is read after it (an entry
-// read twice replaces itself). Nullopt when Redis failed on the way (tried again on the next
-// connection).
+// read twice replaces itself). Nullopt when Redis failed on the way (tried again after the
+// backoff).
 std::optional<std::string> RedisLink::load_stored() {
-  auto& c = *reader_;
-  auto tail = c.command({"XREVRANGE", settings_.key_prefix + "stream", "+", "-", "COUNT", "1"});
+  auto tail = reader_.run({{"XREVRANGE", settings_.key_prefix + "stream", "+", "-", "COUNT", "1"}});
   if (!tail) return std::nullopt;
   std::string from = "0-0";
-  if (tail->type == REDIS_REPLY_ARRAY && tail->elements == 1 &&
-      tail->element[0]->type == REDIS_REPLY_ARRAY && tail->element[0]->elements > 0)
-    from = text(tail->element[0]->element[0]);
+  if (const auto* t = (*tail)[0].get(); t->type == REDIS_REPLY_ARRAY && t->elements == 1 &&
+                                        t->element[0]->type == REDIS_REPLY_ARRAY &&
+                                        t->element[0]->elements > 0)
+    from = text(t->element[0]->element[0]);
   const std::string entry_prefix = settings_.key_prefix + "entry:";
   std::string pattern;  // the prefix as a SCAN pattern: its glob characters escaped
   for (const char ch : entry_prefix) {
@@ -296,8 +206,10 @@ std::optional<std::string> RedisLink::load_stored() {
   std::string cursor = "0";
   std::uint64_t n = 0;
   do {
-    auto r = c.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "256"});
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+    auto replies = reader_.run({{"SCAN", cursor, "MATCH", pattern, "COUNT", "256"}});
+    if (!replies) return std::nullopt;
+    const auto* r = (*replies)[0].get();
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
         r->element[1]->type != REDIS_REPLY_ARRAY)
       return std::nullopt;
     cursor = text(r->element[0]);
@@ -305,9 +217,10 @@ std::optional<std::string> RedisLink::load_stored() {
     for (std::size_t k = 0; k < keys->elements && n < load_limit_; ++k) {
       const auto key = text(keys->element[k]);
       if (!key.starts_with(entry_prefix)) continue;
-      auto e = fetch_on(c, std::string(key.substr(entry_prefix.size())));
-      if (!c.context) return std::nullopt;  // Redis went away mid-way
-      if (!e) continue;                     // expired meanwhile, or not an entry
+      bool failed = false;
+      auto e = fetch_on(reader_, std::string(key.substr(entry_prefix.size())), failed);
+      if (failed) return std::nullopt;  // Redis went away mid-way
+      if (!e) continue;                 // expired meanwhile, or not an entry
       on_entry_(std::move(*e));
       ++n;
       ++loaded_;
@@ -323,12 +236,11 @@ void RedisLink::read_stream() {
   std::string last;  // empty until the stored entries are loaded
   for (;;) {
     {
+      // After a failure, nothing is sent before its backoff ends (an error reply, NOAUTH or
+      // WRONGTYPE, comes back at once: retried at once, it would keep a core busy).
       std::unique_lock lock(stop_mutex_);
+      stop_cv_.wait_until(lock, reader_.retry_at(), [&] { return stopping_; });
       if (stopping_) return;
-      if (!reader_->ready()) {
-        stop_cv_.wait_for(lock, kFirstBackoff);
-        continue;
-      }
     }
     if (last.empty()) {
       if (load_limit_ == 0) {
@@ -340,12 +252,13 @@ void RedisLink::read_stream() {
         continue;
       }
     }
-    auto r = reader_->command({"XREAD", "COUNT", kReadCount, "BLOCK",
-                               std::to_string(kBlock.count()), "STREAMS", stream, last});
-    if (!r) {
+    auto replies = reader_.run({{"XREAD", "COUNT", kReadCount, "BLOCK",
+                                 std::to_string(kBlock.count()), "STREAMS", stream, last}});
+    if (!replies) {
       ++errors_;
       continue;
     }
+    const auto* r = (*replies)[0].get();
     if (r->type != REDIS_REPLY_ARRAY) continue;  // nil: nothing within the block time
     for (std::size_t s = 0; s < r->elements; ++s) {
       const auto* st = r->element[s];
@@ -362,7 +275,8 @@ void RedisLink::read_stream() {
           if (text(fields->element[f]) == "exact") exact = text(fields->element[f + 1]);
         }
         if (origin == origin_ || exact.empty()) continue;
-        if (auto e = fetch_on(*reader_, exact)) on_entry_(std::move(*e));
+        bool failed = false;
+        if (auto e = fetch_on(reader_, exact, failed)) on_entry_(std::move(*e));
       }
     }
   }

@@ -14,6 +14,7 @@
 #include "route/route_metrics.hpp"
 #include "route/route_table.hpp"
 #include "route/semantic_cache.hpp"
+#include "util/env_reference.hpp"
 
 #include <fmt/format.h>
 #include <boost/beast/core/string.hpp>
@@ -92,12 +93,13 @@ std::shared_ptr<util::AdmissionGate> gate_for(
 // The semantic cache of `router`'s configuration: `previous`'s when it fits (a reload keeps the
 // answers), else a new one.
 std::shared_ptr<SemanticCache> cache_for(const Router& router,
-                                         const std::shared_ptr<SemanticCache>& previous) {
+                                         const std::shared_ptr<SemanticCache>& previous,
+                                         const RedisLink::Log& log) {
   const auto& s = router.route_settings().semantic_cache;
   if (!s.enabled) return nullptr;
   const auto encoder = router.encoder();
   if (previous && previous->fits(s, encoder.get())) return previous;
-  return std::make_shared<SemanticCache>(s, encoder);
+  return std::make_shared<SemanticCache>(s, encoder, log);
 }
 
 // A JSON answer up to this size is sent whole, with Content-Length, in one write (as nginx's
@@ -204,6 +206,12 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // One log line about `fwd`'s request, with its trace id.
+  // Redis's failures and recoveries, for the links' logs.
+  RedisLink::Log redis_log() const {
+    if (!options.log) return nullptr;
+    return [log = options.log](std::string_view m) { log(fmt::format("mcpclass route: {}", m)); };
+  }
+
   void log(const Forward& fwd, std::string_view message) const {
     if (options.log)
       options.log(fmt::format("mcpclass route: trace={} {} {}", fwd.span.trace_id_hex(), fwd.path,
@@ -270,8 +278,10 @@ struct RouteProxy::Impl : std::enable_shared_from_this<Impl> {
           body.get_object(), conv, [&](std::string_view name) { return request.header(name); },
           request.client_address);
     // Rules answer in microseconds: a hop to a worker would cost more than it spares. A
-    // conversation kept in Redis waits on it, which the connection's thread must not.
-    const bool waits = !key.empty() && conversations.shared();
+    // conversation kept in Redis, or a cache shared through it, waits on Redis, which the
+    // connection's thread must not (it serves other requests, /health among them).
+    const bool waits = (!key.empty() && conversations.shared()) ||
+                       (fwd->generation->cache && fwd->generation->cache->shared());
     // A slow classifier's place is taken here, on the I/O thread, so that a refusal is at once.
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
     if (const auto& gate = fwd->generation->gate) {
@@ -720,8 +730,8 @@ RouteProxy::RouteProxy(std::shared_ptr<const Router> router, RouteProxyOptions o
   if (!router) throw std::invalid_argument("RouteProxy: no router");
   auto table =
       std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
-  auto cache = cache_for(*router, nullptr);
-  impl_->conversations.share(router->route_settings().conversation);
+  auto cache = cache_for(*router, nullptr, impl_->redis_log());
+  impl_->conversations.share(router->route_settings().conversation, impl_->redis_log());
   auto gate = gate_for(*router, nullptr);
   impl_->current.store(std::make_shared<const Generation>(
       Generation{std::move(router), std::move(table), std::move(cache), std::move(gate)}));
@@ -735,12 +745,19 @@ std::function<void()> RouteProxy::prepare(std::shared_ptr<const Router> router) 
   if (table->settings().to_json() != router->route_settings().to_json())
     table =
         std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
-  auto cache = cache_for(*router, before->cache);
+  auto cache = cache_for(*router, before->cache, impl_->redis_log());
+  // The conversations' link starts when the reload is committed, which must not throw: its
+  // secrets are resolved here.
+  if (const auto& c = router->route_settings().conversation;
+      c.enabled && c.backend_type == "redis") {
+    util::resolve_env_reference(c.redis.username, "route.conversation.redis.username");
+    util::resolve_env_reference(c.redis.password, "route.conversation.redis.password");
+  }
   auto gate = gate_for(*router, before->gate);
   auto next = std::make_shared<const Generation>(
       Generation{std::move(router), table, std::move(cache), std::move(gate)});
   return [impl = impl_, next = std::move(next)] {
-    impl->conversations.share(next->router->route_settings().conversation);
+    impl->conversations.share(next->router->route_settings().conversation, impl->redis_log());
     auto previous = impl->current.exchange(next);
     if (previous->table != next->table) impl->retire(previous->table);
     previous.reset();  // so that an idle proxy closes the old pools now

@@ -42,14 +42,17 @@ bool trusted_entry(const RedisLink::Entry& e, std::size_t dimension) {
 }
 
 SemanticCache::SemanticCache(config::SemanticCacheSettings settings,
-                             std::shared_ptr<const learned::SentenceEncoder> encoder)
+                             std::shared_ptr<const learned::SentenceEncoder> encoder,
+                             RedisLink::Log log)
     : settings_(std::move(settings)), encoder_(std::move(encoder)) {
   if (encoder_) index_ = std::make_unique<CacheIndex>(encoder_->dimension());
   if (settings_.backend_type == "redis")
     link_ = std::make_unique<RedisLink>(
-        settings_.redis, [this](RedisLink::Entry e) { insert_shared(std::move(e), Clock::now()); },
+        settings_.redis, "route.semantic_cache.redis",
+        [this](RedisLink::Entry e) { insert_shared(std::move(e), Clock::now()); },
         settings_.max_entries,  // the entries stored before this instance: no more than it keeps
-        2 * settings_.max_entry_bytes + kEntryFieldBytes);  // a query and an answer at most
+        2 * settings_.max_entry_bytes + kEntryFieldBytes,  // a query and an answer at most
+        std::move(log));
 }
 
 SemanticCache::~SemanticCache() {
@@ -140,7 +143,9 @@ bool SemanticCache::store(const CacheQuery& query, CachedAnswer answer,
   if (!link_) return insert(std::move(e), now);
   RedisLink::Entry shared{e.scope, e.exact, e.text, e.embedding, e.answer, ttl};
   if (!insert(std::move(e), now)) return false;
-  link_->publish(shared);  // a failure is counted by the link: this instance still has it
+  // On the link's writers: store() runs on an upstream's I/O thread. A failure is counted by
+  // the link; this instance still has the answer.
+  link_->publish_later(std::move(shared));
   return true;
 }
 
@@ -275,7 +280,14 @@ std::string SemanticCache::prometheus() const {
   for (const auto& [part, n] : errors_)
     out += fmt::format("mcpclass_route_cache_errors_total{{part=\"{}\"}} {}\n", part, n);
   if (link_)
-    out += fmt::format("mcpclass_route_cache_errors_total{{part=\"redis\"}} {}\n", link_->errors());
+    out += fmt::format(
+        "mcpclass_route_cache_errors_total{{part=\"redis\"}} {}\n"
+        "mcpclass_route_cache_errors_total{{part=\"redis_busy\"}} {}\n"
+        "# HELP mcpclass_route_cache_redis_connections_peak The most Redis connections the "
+        "requests' commands held at once (route.semantic_cache.redis.connections at most).\n"
+        "# TYPE mcpclass_route_cache_redis_connections_peak gauge\n"
+        "mcpclass_route_cache_redis_connections_peak {}\n",
+        link_->errors(), link_->busy(), link_->peak_connections());
   if (link_)
     out += fmt::format(
         "# HELP mcpclass_route_cache_loaded_total Entries read from Redis that were stored "

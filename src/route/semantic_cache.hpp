@@ -45,12 +45,16 @@ class SemanticCache {
   };
 
   /// `encoder` null: only the exact text finds an answer. backend_type redis: starts the link
-  /// to Redis (which need not be up).
+  /// to Redis (which need not be up; its secrets' "${NAME}" unset throw ConfigError), which
+  /// tells `log` (optional) when Redis fails and recovers.
   SemanticCache(config::SemanticCacheSettings settings,
-                std::shared_ptr<const learned::SentenceEncoder> encoder);
+                std::shared_ptr<const learned::SentenceEncoder> encoder,
+                RedisLink::Log log = nullptr);
   ~SemanticCache();
 
   const config::SemanticCacheSettings& settings() const noexcept { return settings_; }
+  /// Whether lookup() may wait on Redis (backend_type redis): not to be called on an I/O thread.
+  bool shared() const noexcept { return link_ != nullptr; }
   /// Whether a configuration with these settings and this encoder may keep this cache.
   bool fits(const config::SemanticCacheSettings& settings,
             const learned::SentenceEncoder* encoder) const;
@@ -62,7 +66,8 @@ class SemanticCache {
   std::optional<Hit> lookup(CacheQuery& query, double threshold,
                             Clock::time_point now = Clock::now());
   /// Keeps `answer` for `query` for `ttl`, evicting the least recently used beyond the bounds,
-  /// and shares it through Redis. False (counted) when it alone exceeds max_entry_bytes.
+  /// and shares it through Redis (in the background). False (counted) when it alone exceeds
+  /// max_entry_bytes.
   bool store(const CacheQuery& query, CachedAnswer answer, std::chrono::milliseconds ttl,
              Clock::time_point now = Clock::now());
   /// Counts an answer that was not stored (`reason`: status, incomplete, too_large, ...).

@@ -358,6 +358,7 @@ def test_an_instance_started_later_loads_the_stored_answers(tmp_path, upstream):
         for q in ["How do I reverse a list in Python?", "What is the capital of Australia?"]:
             assert r_post(a, q)[0] == 200
         assert calls(upstream) == 2
+        stored_keys(redis, 2)  # shared in the background, after the client had its answer
         # Keys under the prefix that are not entries: another type, a hash missing its fields.
         assert redis.command("SET", "mcpclass:cache:entry:junk", "x") == "+OK"
         assert redis.command("HSET", "mcpclass:cache:entry:half", "exact", "half") == ":1"
@@ -502,6 +503,16 @@ def resp(redis, *args):
         return read()
 
 
+def stored_keys(redis, n, timeout=10):
+    """The entries' keys in Redis once there are `n` (an answer is shared in the background,
+    after the client has it)."""
+    deadline = time.monotonic() + timeout
+    while len(keys := resp(redis, "KEYS", "mcpclass:cache:entry:*")) < n:
+        assert time.monotonic() < deadline, keys
+        time.sleep(0.02)
+    return keys
+
+
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
 def test_an_entry_planted_under_another_querys_key_is_not_served(tmp_path, upstream):  # noqa: F811
     # A key collision, made by hand: the attacker's entry (its own text and answer) sits under
@@ -515,9 +526,9 @@ def test_an_entry_planted_under_another_querys_key_is_not_served(tmp_path, upstr
     try:
         victim, attacker = "What is the capital of France?", "Reply with exactly: Berlin"
         assert a.post(ask(victim))[0] == 200
-        [victim_key] = resp(redis, "KEYS", "mcpclass:cache:entry:*")
+        [victim_key] = stored_keys(redis, 1)
         assert a.post(ask(attacker))[0] == 200
-        [attacker_key] = set(resp(redis, "KEYS", "mcpclass:cache:entry:*")) - {victim_key}
+        [attacker_key] = set(stored_keys(redis, 2)) - {victim_key}
         # The keys are SHA-256 (64 hex digits), not a 64-bit checksum.
         for key in (victim_key, attacker_key):
             digest = key[len("mcpclass:cache:entry:"):]

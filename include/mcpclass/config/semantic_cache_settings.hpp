@@ -20,8 +20,22 @@ struct RedisCacheSettings {
   std::string address = "127.0.0.1:6379";
   std::string key_prefix = "mcpclass:cache:";
   std::chrono::milliseconds connect_timeout{200};
-  /// Each command's (a request never waits longer on Redis).
+  /// Each command's (a request never waits longer on Redis), and the longest a command waits
+  /// for a free connection of the pool.
   std::chrono::milliseconds timeout{50};
+  /// AUTH: an ACL user (needs `password`; empty: the default user) and its password, each as
+  /// written: "${NAME}" is resolved from the environment when the link starts (ConfigError
+  /// naming the key when NAME is unset), so that secrets stay out of the file.
+  std::string username{};
+  std::string password{};
+  /// SELECT: the logical database (0: Redis's default, no SELECT sent).
+  int database = 0;
+  /// After any failure (no connection, a timeout, an error reply such as NOAUTH or WRONGTYPE)
+  /// Redis is left alone this long, doubling per failure up to backoff_max; a success resets.
+  std::chrono::milliseconds backoff_min{100};
+  std::chrono::milliseconds backoff_max{5000};
+  /// Connections for the requests' commands (the stream reader has its own).
+  std::size_t connections = 4;
 
   bool operator==(const RedisCacheSettings&) const = default;
   boost::json::object to_json() const;

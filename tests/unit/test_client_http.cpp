@@ -142,8 +142,12 @@ TEST_CASE("remote classifier over streamable http, legacy sse and the REST diale
   HttpFixture f;
   const char* text = "solve the integral of x squared with calculus and algebra";
   const auto l = f.local->classify(text, {true});
-  for (const auto& [kind, path] : std::vector<std::pair<std::string, std::string>>{
+  // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda (the sanitizer run
+  // builds the suite with clang).
+  for (const auto& entry : std::vector<std::pair<std::string, std::string>>{
            {"streamable-http", "/mcp"}, {"sse", "/sse"}, {"rest", "/mcp"}, {"auto", "/sse"}}) {
+    const std::string& kind = entry.first;
+    const std::string& path = entry.second;
     CAPTURE(kind);
     remote::RemoteClassifierOptions o;
     o.transport = kind;

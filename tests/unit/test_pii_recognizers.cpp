@@ -284,7 +284,8 @@ TEST_CASE(
   };
   for (const auto& [type, c] : by_type) report(type.empty() ? "all types" : type, c);
   for (const auto& [split, c] : by_split) report("split " + split, c);
-  for (const auto& [type, c] : by_type) {
+  for (const auto& [type_name, c] : by_type) {
+    const std::string& type = type_name;  // clang 14 cannot capture a structured binding in CAPTURE
     CAPTURE(type);
     CHECK(ratio(c.true_positives, c.predicted) >= 0.98);
     CHECK(ratio(c.true_positives, c.expected) >= 0.98);

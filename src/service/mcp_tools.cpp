@@ -3,6 +3,7 @@
 #include "mcpclass/service/tool_admission.hpp"
 #include "service/request_spans.hpp"
 #include "service/tool_results.hpp"
+#include "util/utf8.hpp"
 
 #include <fmt/format.h>
 
@@ -58,33 +59,8 @@ json::storage_ptr response_storage() {
 std::optional<std::size_t> utf8_length(std::string_view s) {
   std::size_t count = 0;
   for (std::size_t i = 0; i < s.size(); ++count) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t len;
-    char32_t cp;
-    if (c < 0x80) {
-      len = 1;
-      cp = c;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return std::nullopt;
-    }
-    if (i + len > s.size()) return std::nullopt;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return std::nullopt;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return std::nullopt;
+    const std::size_t len = util::utf8_character_length(s.substr(i));
+    if (len == 0) return std::nullopt;
     i += len;
   }
   return count;

@@ -56,6 +56,17 @@ inline void _mm512_mask_storeu_ps(void* p, __mmask16 mask, __m512 v) {
     if ((mask >> i) & 1) std::memcpy(static_cast<float*>(p) + i, lanes + i, sizeof(float));
 }
 
+inline __m512 _mm512_maskz_loadu_ps(__mmask16 mask, const void* p) {
+  float lanes[16];
+  for (int i = 0; i < 16; ++i) {
+    lanes[i] = 0.0f;
+    if ((mask >> i) & 1) std::memcpy(lanes + i, static_cast<const float*>(p) + i, sizeof(float));
+  }
+  __m512 r;
+  std::memcpy(&r, lanes, sizeof r);
+  return r;
+}
+
 inline __m512 _mm512_maskz_cvtepi32_ps(__mmask16 mask, __m512i v) {
   std::int32_t in[16];
   float out[16];

@@ -7,20 +7,31 @@ namespace mcpclass::kernels {
 
 namespace {
 
-// Rows per pass over the panels: a pass's inputs (96 × 768 floats: 288 KiB) stay in L2 while
-// every panel of the thread's range runs over them. A multiple of every set's tile rows.
-constexpr std::size_t kPassRows = 96;
+// The blocking of one thread's share (a product's panels) — as MLAS blocks its sgemm: a block of
+// kDepthBlock inputs of one panel (16 KiB) stays in L1 while every row tile of a pass runs over
+// it, the blocks of kGroupPanels panels (128 KiB) and a pass's inputs for that block (144 × 256
+// floats: 144 KiB) stay in L2, and the weights stream from memory once per pass (a 128-token
+// text: one pass). Each output stays one multiply-add chain over its inputs in order: the tile
+// parks its partial sums in y and resumes them on the next block, so every blocking gives the
+// same bits. Measured on the 2-core AVX2 EPYC (BERT-base's four products at 128 rows, best of
+// 10): the whole panel's inputs in one block and passes of 96 rows took 32.4 ms on one thread
+// and 15.6 ms on two, these blocks 29.3 ms and 14.8 ms.
+constexpr std::size_t kDepthBlock = 256;
+constexpr std::size_t kGroupPanels = 8;
+// Rows per pass: a multiple of every set's tile rows.
+constexpr std::size_t kPassRows = 144;
 
 // The portable tile: the same fused multiply-add chain per output as the AVX2 one.
 void tile_portable(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
-                   std::size_t in, const float* bias, float* c, std::size_t ldc,
+                   std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
                    std::size_t width) {
   for (std::size_t i = 0; i < tile_rows; ++i) {
     float acc[kPanel] = {};
+    if (resume) std::copy_n(c + i * ldc, width, acc);
     const float* row = a + i * lda;
-    for (std::size_t k = 0; k < in; ++k)
+    for (std::size_t k = 0; k < depth; ++k)
       for (std::size_t j = 0; j < kPanel; ++j) acc[j] = std::fma(row[k], b[k * kPanel + j], acc[j]);
-    for (std::size_t j = 0; j < width; ++j) c[i * ldc + j] = acc[j] + bias[j];
+    for (std::size_t j = 0; j < width; ++j) c[i * ldc + j] = bias ? acc[j] + bias[j] : acc[j];
   }
 }
 
@@ -60,18 +71,29 @@ void detail::packed_product_with(Kernel kernel, const float* packed, const float
                                  std::size_t in, std::size_t out, std::size_t first_panel,
                                  std::size_t last_panel, const float* x, std::size_t rows,
                                  float* y) {
-  // A panel's biases, or zeros for a layer without (x + 0 is x: the same bits as no addition).
-  alignas(64) float panel_bias[kPanel];
+  // A group's biases, or zeros for a layer without (x + 0 is x: the same bits as no addition).
+  alignas(64) float group_bias[kGroupPanels * kPanel];
   for (std::size_t pass = 0; pass < rows; pass += kPassRows) {
     const std::size_t pass_end = std::min(rows, pass + kPassRows);
-    for (std::size_t p = first_panel; p < last_panel; ++p) {
-      const std::size_t col = p * kPanel;
-      const std::size_t width = std::min(kPanel, out - col);
-      std::fill_n(panel_bias, kPanel, 0.0f);
-      if (bias != nullptr) std::copy_n(bias + col, width, panel_bias);
-      for (std::size_t r = pass; r < pass_end; r += kernel.rows)
-        kernel.tile(x + r * in, in, std::min(kernel.rows, pass_end - r), packed + p * in * kPanel,
-                    in, panel_bias, y + r * out + col, out, width);
+    for (std::size_t group = first_panel; group < last_panel; group += kGroupPanels) {
+      const std::size_t group_end = std::min(last_panel, group + kGroupPanels);
+      std::fill_n(group_bias, kGroupPanels * kPanel, 0.0f);
+      const std::size_t group_col = group * kPanel,
+                        group_width = std::min(group_end * kPanel, out) - group_col;
+      if (bias != nullptr) std::copy_n(bias + group_col, group_width, group_bias);
+      for (std::size_t k0 = 0; k0 < in; k0 += kDepthBlock) {
+        const std::size_t depth = std::min(kDepthBlock, in - k0);
+        const bool last = k0 + depth == in;
+        for (std::size_t r = pass; r < pass_end; r += kernel.rows) {
+          const std::size_t tile_rows = std::min(kernel.rows, pass_end - r);
+          for (std::size_t p = group; p < group_end; ++p) {
+            const std::size_t col = p * kPanel;
+            kernel.tile(x + r * in + k0, in, tile_rows, packed + (p * in + k0) * kPanel, depth,
+                        k0 != 0, last ? group_bias + (col - group_col) : nullptr, y + r * out + col,
+                        out, std::min(kPanel, out - col));
+          }
+        }
+      }
     }
   }
 }

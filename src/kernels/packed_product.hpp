@@ -48,10 +48,13 @@ void packed_product(KernelSet set, const float* packed, const float* bias, std::
 
 namespace detail {
 
-/// One kernel set's tile: rows [0, tile_rows ≤ Kernel::rows) of a (lda apart) by the panel b
-/// (`in` inputs), `width` ≤ kPanel outputs plus `bias` (kPanel values) stored to c (ldc apart).
+/// One kernel set's tile: rows [0, tile_rows ≤ Kernel::rows) of a (lda apart) by `depth` inputs
+/// of a panel from b on, into `width` ≤ kPanel outputs of c (ldc apart). The sums start at 0, or
+/// with `resume` at the partial sums c holds (an earlier block of inputs), and continue the same
+/// fused multiply-add chain; then, with a `bias` (kPanel values), the sums plus the bias are
+/// stored, or without (nullptr) the partial sums themselves.
 using Tile = void (*)(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
-                      std::size_t in, const float* bias, float* c, std::size_t ldc,
+                      std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
                       std::size_t width);
 struct Kernel {
   Tile tile;

@@ -7,6 +7,8 @@
 
 #include "kernels/isa.hpp"
 
+#include <algorithm>
+
 namespace mcpclass::kernels::detail {
 MCPCLASS_ISA_BEGIN
 
@@ -16,14 +18,35 @@ namespace {
 // broadcast input in the 16 AVX registers.
 constexpr std::size_t kTileRows = 6;
 
-// One tile of kRows ≤ 6 rows by one panel. The accumulators are named variables: in an array
-// GCC kept them in memory, storing all 12 on every k (28 GFLOP/s instead of 73).
+// One tile of kRows ≤ 6 rows by one block of a panel. The accumulators are named variables: in
+// an array GCC kept them in memory, storing all 12 on every k (28 GFLOP/s instead of 73).
 template <std::size_t kRows>
 MCPCLASS_ISA("avx2,fma")
-void tile(const float* a, std::size_t lda, const float* b, std::size_t in, const float* bias,
-          float* c, std::size_t ldc, std::size_t width) {
+void tile(const float* a, std::size_t lda, const float* b, std::size_t depth, bool resume,
+          const float* bias, float* c, std::size_t ldc, std::size_t width) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  // A last panel narrower than kPanel goes through `sums`: only its outputs are read and stored.
+  const bool whole = width == kPanel;
+  alignas(32) float sums[kTileRows][kPanel];
+  if (!whole) std::fill_n(&sums[0][0], kTileRows * kPanel, 0.0f);
+  if (resume) {
+    if (!whole)
+      for (std::size_t i = 0; i < kRows; ++i) std::copy_n(c + i * ldc, width, sums[i]);
+#define MCPCLASS_TILE_LOAD(i)                          \
+  if constexpr (kRows > i) {                           \
+    const float* from = whole ? c + i * ldc : sums[i]; \
+    c##i##0 = _mm256_loadu_ps(from);                   \
+    c##i##1 = _mm256_loadu_ps(from + 8);               \
+  }
+    MCPCLASS_TILE_LOAD(0)
+    MCPCLASS_TILE_LOAD(1)
+    MCPCLASS_TILE_LOAD(2)
+    MCPCLASS_TILE_LOAD(3)
+    MCPCLASS_TILE_LOAD(4)
+    MCPCLASS_TILE_LOAD(5)
+#undef MCPCLASS_TILE_LOAD
+  }
   const float *a0 = a, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda, *a4 = a3 + lda,
               *a5 = a4 + lda;
 #define MCPCLASS_TILE_ROW(i)                        \
@@ -32,7 +55,7 @@ void tile(const float* a, std::size_t lda, const float* b, std::size_t in, const
     c##i##0 = _mm256_fmadd_ps(x, w0, c##i##0);      \
     c##i##1 = _mm256_fmadd_ps(x, w1, c##i##1);      \
   }
-  for (std::size_t k = 0; k < in; ++k) {
+  for (std::size_t k = 0; k < depth; ++k) {
     const __m256 w0 = _mm256_loadu_ps(b + k * kPanel), w1 = _mm256_loadu_ps(b + k * kPanel + 8);
     MCPCLASS_TILE_ROW(0)
     MCPCLASS_TILE_ROW(1)
@@ -42,29 +65,14 @@ void tile(const float* a, std::size_t lda, const float* b, std::size_t in, const
     MCPCLASS_TILE_ROW(5)
   }
 #undef MCPCLASS_TILE_ROW
-  if (width == kPanel) {  // the sums and biases stored straight from the registers
-    const __m256 b0 = _mm256_loadu_ps(bias), b1 = _mm256_loadu_ps(bias + 8);
-#define MCPCLASS_TILE_ADD(i)                               \
-  if constexpr (kRows > i) {                               \
-    float* out = c + i * ldc;                              \
-    _mm256_storeu_ps(out, _mm256_add_ps(c##i##0, b0));     \
-    _mm256_storeu_ps(out + 8, _mm256_add_ps(c##i##1, b1)); \
-  }
-    MCPCLASS_TILE_ADD(0)
-    MCPCLASS_TILE_ADD(1)
-    MCPCLASS_TILE_ADD(2)
-    MCPCLASS_TILE_ADD(3)
-    MCPCLASS_TILE_ADD(4)
-    MCPCLASS_TILE_ADD(5)
-#undef MCPCLASS_TILE_ADD
-    return;
-  }
-  // A last panel narrower than kPanel: only its outputs are stored.
-  alignas(32) float sums[kTileRows][kPanel];
-#define MCPCLASS_TILE_STORE(i)             \
-  if constexpr (kRows > i) {               \
-    _mm256_store_ps(sums[i], c##i##0);     \
-    _mm256_store_ps(sums[i] + 8, c##i##1); \
+  const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps(),
+               b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+  // Partial sums are stored as they are (+ 0 would turn a −0 into +0).
+#define MCPCLASS_TILE_STORE(i)                                             \
+  if constexpr (kRows > i) {                                               \
+    float* to = whole ? c + i * ldc : sums[i];                             \
+    _mm256_storeu_ps(to, bias ? _mm256_add_ps(c##i##0, b0) : c##i##0);     \
+    _mm256_storeu_ps(to + 8, bias ? _mm256_add_ps(c##i##1, b1) : c##i##1); \
   }
   MCPCLASS_TILE_STORE(0)
   MCPCLASS_TILE_STORE(1)
@@ -73,15 +81,15 @@ void tile(const float* a, std::size_t lda, const float* b, std::size_t in, const
   MCPCLASS_TILE_STORE(4)
   MCPCLASS_TILE_STORE(5)
 #undef MCPCLASS_TILE_STORE
-  for (std::size_t i = 0; i < kRows; ++i)
-    for (std::size_t j = 0; j < width; ++j) c[i * ldc + j] = sums[i][j] + bias[j];
+  if (!whole)
+    for (std::size_t i = 0; i < kRows; ++i) std::copy_n(sums[i], width, c + i * ldc);
 }
 
 void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
-                   std::size_t in, const float* bias, float* c, std::size_t ldc,
+                   std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
                    std::size_t width) {
-  with_tile_rows<6>(tile_rows,
-                    [&](auto kRows) { tile<kRows()>(a, lda, b, in, bias, c, ldc, width); });
+  with_tile_rows<6>(
+      tile_rows, [&](auto kRows) { tile<kRows()>(a, lda, b, depth, resume, bias, c, ldc, width); });
 }
 
 }  // namespace

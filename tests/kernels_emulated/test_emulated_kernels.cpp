@@ -27,10 +27,11 @@ struct Shape {
   std::size_t rows, in, out;
 };
 // Row counts across one and two tiles of every set (4, 6, 8 rows), depths off the group of 4,
-// outputs off the panel of 16.
-const Shape kShapes[] = {{1, 1, 1},    {1, 64, 16},  {3, 67, 23},  {5, 33, 40},
-                         {6, 128, 48}, {7, 5, 17},   {8, 96, 32},  {9, 130, 33},
-                         {13, 64, 64}, {17, 31, 15}, {24, 200, 80}};
+// outputs off the panel of 16, and depths over one and two of the float32 product's blocks of
+// 256 inputs (the partial sums parked and resumed, a narrow last panel's among them).
+const Shape kShapes[] = {{1, 1, 1},     {1, 64, 16},  {3, 67, 23},  {5, 33, 40},    {6, 128, 48},
+                         {7, 5, 17},    {8, 96, 32},  {9, 130, 33}, {13, 64, 64},   {17, 31, 15},
+                         {24, 200, 80}, {7, 300, 23}, {9, 513, 40}, {150, 257, 140}};
 
 }  // namespace
 

@@ -1,41 +1,74 @@
-// The activations computed, apart from architectures/common/activations.cpp (their names in a
-// config), which the build without the learned component keeps and which must not need oneDNN.
-//
-// The GELUs run oneDNN's eltwise kernel (jit:avx2 here): std::erf per value took 11 ms for one
-// BERT-base FFN activation of 128 tokens (128 × 3072 values, 1 thread), the kernel 0.5 ms, its
-// error against erf in double 3.8e-7 (std::erf's 4.5e-7). A new value count costs one kernel
-// build (~70 µs, then oneDNN's primitive cache); padded rows keep the counts few.
+// The portable activation lanes (activate.hpp) and the dispatch to a kernel set's; the OpenMP
+// team shares the values in blocks of whole vectors, so no split changes a value's lanes.
 #include "kernels/activate.hpp"
 
-#include "kernels/kernel_error.hpp"
+#include <omp.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
-
-#include <algorithm>
-#include <string>
+#include <cstdint>
 
 namespace mcpclass::kernels {
 
-void activate(HiddenActivation a, float* x, std::size_t count) {
-  if (a == HiddenActivation::relu) {
-    for (std::size_t i = 0; i < count; ++i) x[i] = std::max(x[i], 0.0f);
-    return;
+namespace {
+
+using namespace detail;
+
+float lane(HiddenActivation a, float x) {
+  switch (a) {
+    case HiddenActivation::gelu:
+      return gelu_lane(x);
+    case HiddenActivation::gelu_tanh:
+      return gelu_tanh_lane(x);
+    case HiddenActivation::relu:
+      break;
   }
-  if (count == 0) return;
-  const auto algorithm = a == HiddenActivation::gelu ? dnnl::algorithm::eltwise_gelu_erf
-                                                     : dnnl::algorithm::eltwise_gelu_tanh;
-  try {
-    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    dnnl::stream stream(engine);
-    const dnnl::memory::desc values({static_cast<dnnl::memory::dim>(count)},
-                                    dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
-    const dnnl::eltwise_forward::primitive_desc pd(
-        {dnnl::prop_kind::forward_inference, algorithm, values, 0.0f, 0.0f}, engine);
-    dnnl::memory memory(values, engine, x);
-    dnnl::eltwise_forward(pd).execute(stream, {{DNNL_ARG_SRC, memory}, {DNNL_ARG_DST, memory}});
-    stream.wait();
-  } catch (const dnnl::error& e) {
-    throw KernelError(std::string("oneDNN failed computing an activation: ") + e.what());
+  return relu_lane(x);
+}
+
+void activate_portable(HiddenActivation a, float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] = lane(a, x[i]);
+}
+
+void gate_portable(HiddenActivation a, const float* in, const float* gate, std::size_t n,
+                   float* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = lane(a, in[i]) * gate[i];
+}
+
+ActivationKernel kernel_for(KernelSet set) {
+  if (set != KernelSet::portable) {
+    if (const auto k = activation_avx2(); k.activate != nullptr) return k;
+  }
+  return {activate_portable, gate_portable};
+}
+
+}  // namespace
+
+void activate(KernelSet set, HiddenActivation a, float* x, std::size_t count) {
+  const auto kernel = kernel_for(set);
+  // Blocks of 4096 values: a team's share never splits a vector, and a few blocks per thread.
+  constexpr std::size_t kBlock = 4096;
+  const auto blocks = static_cast<std::int64_t>((count + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::size_t first = static_cast<std::size_t>(b) * kBlock;
+    kernel.activate(a, x + first, std::min(kBlock, count - first));
+  }
+}
+
+void activate_columns(KernelSet set, HiddenActivation a, float* x, std::size_t rows, std::size_t ld,
+                      std::size_t first, std::size_t last) {
+  if (last <= first) return;
+  const auto kernel = kernel_for(set);
+  for (std::size_t r = 0; r < rows; ++r) kernel.activate(a, x + r * ld + first, last - first);
+}
+
+void gated_activate(KernelSet set, HiddenActivation a, const float* wide, std::size_t rows,
+                    std::size_t m, float* gated) {
+  const auto kernel = kernel_for(set);
+  const auto count = static_cast<std::int64_t>(rows);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < count; ++r) {
+    const float* row = wide + static_cast<std::size_t>(r) * 2 * m;
+    kernel.gate(a, row, row + m, m, gated + static_cast<std::size_t>(r) * m);
   }
 }
 

@@ -43,10 +43,17 @@ Dense make_dense(std::span<const float> weight, std::vector<float> bias, std::si
   return d;
 }
 
-void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
+void linear(const Dense& dn, const float* x, std::size_t rows, float* y,
+            std::optional<HiddenActivation> activation) {
   // The threads share the panels, not the rows: each streams only its panels' weights from
   // memory, once per pass of rows, and a row's result does not depend on the split.
   const float* bias = dn.bias.empty() ? nullptr : dn.bias.data();
+  // Outputs [panel_width · first, panel_width · last) of every row, as the thread left them.
+  const auto finish = [&](std::size_t panel_width, std::size_t first, std::size_t last) {
+    if (activation)
+      activate_columns(dn.kernels, *activation, y, rows, dn.out, first * panel_width,
+                       std::min(dn.out, last * panel_width));
+  };
   if (!dn.bf16.packed.empty()) {
     // bf16: as int8, each thread rounds its share of the rows, then runs its panels over all.
     const std::size_t depth = bf16_depth(dn.in), panels = bpanels_of(dn.out);
@@ -60,6 +67,7 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
 #pragma omp barrier
       bf16gemm(dn.kernels, dn.bf16, bias, panels * t / team, panels * (t + 1) / team, xb.data(),
                rows, y);
+      finish(kBPanel, panels * t / team, panels * (t + 1) / team);
     }
     return;
   }
@@ -71,6 +79,7 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
       const auto team = static_cast<std::size_t>(omp_get_num_threads());
       packed_product(dn.kernels, dn.weight.data(), bias, dn.in, dn.out, panels * t / team,
                      panels * (t + 1) / team, x, rows, y);
+      finish(kPanel, panels * t / team, panels * (t + 1) / team);
     }
     return;
   }
@@ -89,6 +98,7 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y) {
 #pragma omp barrier
     qgemm(dn.kernels, dn.quantized, bias, panels * t / team, panels * (t + 1) / team, q.data(),
           scale.data(), rows, y);
+    finish(kQPanel, panels * t / team, panels * (t + 1) / team);
   }
 }
 

@@ -5,11 +5,13 @@
 // (packed_product.hpp), and the norms work row by row.
 #pragma once
 
+#include "kernels/activate.hpp"
 #include "kernels/bf16gemm.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/qgemm.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -77,9 +79,12 @@ struct Norm {
 
 /// y = x · Wᵀ + b over `rows` rows with d's kernel set: packed_product() (f32), the rows
 /// quantized and qgemm() (int8) or rounded and bf16gemm() (bf16) over all rows, the calling
-/// thread's OpenMP team sharing the panels (and, for int8 and bf16, the rows to convert first).
-/// Thread-safety: pure.
-void linear(const Dense& d, const float* x, std::size_t rows, float* y);
+/// thread's OpenMP team sharing the panels (and, for int8 and bf16, the rows to convert first);
+/// with an `activation`, each thread then applies it to the outputs it computed while they are
+/// still in its cache (the FFN's bias + GELU in the product's epilogue, instead of one more pass
+/// of the team over the whole output). Thread-safety: pure.
+void linear(const Dense& d, const float* x, std::size_t rows, float* y,
+            std::optional<HiddenActivation> activation = std::nullopt);
 
 /// Each of `rows` rows of x (n.weight.size() values) plus the same row of `residual` (none:
 /// nullptr) into x, then LayerNorm of that row into `normed` (which may be x), as layer_norm()

@@ -26,6 +26,7 @@ using __mmask16 = simde__mmask16;
 // instruction rounds once, and the kernels' bits depend on it (kernels/packed_product.hpp).
 #undef _mm256_fmadd_ps
 #undef _mm512_fmadd_ps
+#undef _mm256_fnmadd_ps
 template <class Vector>
 inline Vector fmadd_lanes(Vector a, Vector b, Vector c) {
   constexpr std::size_t kLanes = sizeof(Vector) / sizeof(float);
@@ -42,6 +43,10 @@ inline __m256 _mm256_fmadd_ps(__m256 a, __m256 b, __m256 c) {
 }
 inline __m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c) {
   return fmadd_lanes(a, b, c);
+}
+/// −(a·b) + c, rounded once (negating a is exact).
+inline __m256 _mm256_fnmadd_ps(__m256 a, __m256 b, __m256 c) {
+  return fmadd_lanes(simde_mm256_xor_ps(a, simde_mm256_set1_ps(-0.0f)), b, c);
 }
 
 /// AVX-VNNI's vpdpbusd (VEX encoding): the same sums as AVX512-VL's.

@@ -1,5 +1,6 @@
 // The softmax row of the AVX2 sets (softmax.hpp), eight lanes at a time, in functions compiled
 // for AVX2 + FMA alone.
+#include "kernels/exp_avx2.hpp"
 #include "kernels/softmax.hpp"
 
 #if defined(__x86_64__)
@@ -12,24 +13,6 @@ namespace mcpclass::kernels::detail {
 MCPCLASS_ISA_BEGIN
 
 namespace {
-
-MCPCLASS_ISA("avx2,fma") inline __m256 exp8(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(kExpLowest));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Hi), x);
-  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-kLn2Lo), r);
-  __m256 p = _mm256_set1_ps(kExpP0);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpP5));
-  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(y, _mm256_castsi256_ps(bits));
-}
 
 MCPCLASS_ISA("avx2,fma") void softmax(float* row, std::size_t count) {
   std::size_t j = 0;

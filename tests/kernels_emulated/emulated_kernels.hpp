@@ -2,6 +2,7 @@
 // MCPCLASS_KERNELS_EMULATED): the same functions as the library's, in namespace detail::emulated.
 #pragma once
 
+#include "kernels/activate.hpp"
 #include "kernels/bf16gemm.hpp"
 #include "kernels/packed_product.hpp"
 #include "kernels/qgemm.hpp"
@@ -15,5 +16,6 @@ QKernel qkernel_avx2_vnni();
 QKernel qkernel_avx512_vnni();
 QuantizeRow quantize_row_avx2();
 SoftmaxRow softmax_row_avx2();
+ActivationKernel activation_avx2();
 Bf16Kernel bf16kernel_avx512_bf16();
 }  // namespace mcpclass::kernels::detail::emulated

@@ -117,6 +117,30 @@ TEST_CASE("emulated kernels: avx2's softmax gives the portable bits") {
   }
 }
 
+TEST_CASE("emulated kernels: avx2's activations give the portable bits") {
+  std::mt19937 rng(50);
+  const auto kernel = detail::emulated::activation_avx2();
+  REQUIRE(static_cast<bool>(kernel.activate));
+  for (const auto a :
+       {HiddenActivation::gelu, HiddenActivation::gelu_tanh, HiddenActivation::relu}) {
+    for (std::size_t n : {1u, 7u, 8u, 9u, 100u}) {
+      CAPTURE(static_cast<int>(a));
+      CAPTURE(n);
+      auto x = normal(n, 3.0f, rng);
+      if (n > 3) x[2] = -30.0f;  // exp's argument under its lowest: clamped
+      const auto gate = normal(n, 1.0f, rng);
+      auto expected = x, got = x;
+      activate(KernelSet::portable, a, expected.data(), n);
+      kernel.activate(a, got.data(), n);
+      CHECK(same_bits(got, expected));
+      std::vector<float> gated(n);
+      kernel.gate(a, x.data(), gate.data(), n, gated.data());
+      for (std::size_t i = 0; i < n; ++i) expected[i] *= gate[i];
+      CHECK(same_bits(gated, expected));
+    }
+  }
+}
+
 TEST_CASE("emulated kernels: the bf16 tile of avx512_bf16 gives the portable bits") {
   std::mt19937 rng(49);
   const auto kernel = detail::emulated::bf16kernel_avx512_bf16();

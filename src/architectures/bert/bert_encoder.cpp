@@ -140,8 +140,7 @@ HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs,
     kernels::linear(layer.attention_out, context.data(), rows, projected.data());
     kernels::residual_norm(layer.attention_norm, config_.layer_norm_eps, x.data(), projected.data(),
                            rows, x.data());
-    kernels::linear(layer.intermediate, x.data(), rows, wide.data());
-    apply_activation(config_.activation, wide.data(), wide.size());
+    kernels::linear(layer.intermediate, x.data(), rows, wide.data(), config_.activation);
     kernels::linear(layer.output, wide.data(), rows, projected.data());
     kernels::residual_norm(layer.output_norm, config_.layer_norm_eps, x.data(), projected.data(),
                            rows, x.data());

@@ -3,8 +3,6 @@
 #pragma once
 
 #include "kernels/activate.hpp"
-#include "kernels/kernel_error.hpp"
-#include "mcpclass/classify/errors.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -23,15 +21,5 @@ HiddenActivation config_activation(const boost::json::object& c, const std::stri
 
 /// What `a` computes, for `mcpclass model inspect`.
 const char* activation_description(HiddenActivation a);
-
-/// kernels::activate(a, x, count), a oneDNN failure thrown as ClassifyError (another name than
-/// kernels::activate, which argument-dependent lookup also finds). Thread-safety: pure.
-inline void apply_activation(HiddenActivation a, float* x, std::size_t count) {
-  try {
-    kernels::activate(a, x, count);
-  } catch (const kernels::KernelError& e) {
-    throw classify::ClassifyError(e.what());
-  }
-}
 
 }  // namespace mcpclass::architectures

@@ -6,8 +6,7 @@ namespace mcpclass::architectures {
 
 void PredictionHead::apply(std::vector<float>& x, std::size_t rows) const {
   std::vector<float> y(rows * dense.out);
-  kernels::linear(dense, x.data(), rows, y.data());
-  apply_activation(activation, y.data(), y.size());
+  kernels::linear(dense, x.data(), rows, y.data(), activation);
   kernels::layer_norm(norm, eps, y.data(), rows);
   x = std::move(y);
 }

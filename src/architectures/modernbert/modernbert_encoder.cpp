@@ -1,6 +1,7 @@
 #include "architectures/modernbert/modernbert_encoder.hpp"
 
 #include "architectures/common/dense_weights.hpp"
+#include "kernels/activate.hpp"
 #include "kernels/attention_head.hpp"
 #include "mcpclass/classify/errors.hpp"
 
@@ -137,14 +138,9 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
     kernels::residual_norm(layer.mlp_norm, c.norm_eps, x.data(), projected.data(), rows,
                            normed.data());
     kernels::linear(layer.mlp_in, normed.data(), rows, wide.data());
-    // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)); the inputs are gathered
-    // first, so that one call activates every row's.
-    const std::size_t m = c.intermediate;
-    for (std::size_t r = 0; r < rows; ++r)
-      std::copy_n(wide.data() + r * 2 * m, m, gated.data() + r * m);
-    apply_activation(c.activation, gated.data(), gated.size());
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t j = 0; j < m; ++j) gated[r * m + j] *= wide[r * 2 * m + m + j];
+    // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)), in one pass.
+    kernels::gated_activate(compute_.kernels, c.activation, wide.data(), rows, c.intermediate,
+                            gated.data());
     kernels::linear(layer.mlp_out, gated.data(), rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
   }

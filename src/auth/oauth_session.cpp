@@ -7,6 +7,7 @@
 #include "auth/www_authenticate.hpp"
 #include "mcpclass/util/json_fields.hpp"
 #include "net/http_client.hpp"
+#include "util/excerpt.hpp"
 
 #include <fmt/format.h>
 
@@ -16,9 +17,9 @@
 namespace mcpclass::auth {
 
 namespace json = boost::json;
-using net::excerpt;
 using net::HttpEngine;
 using net::HttpRequest;
+using util::excerpt;
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
 namespace {

@@ -6,6 +6,7 @@
 #include "mcpclass/auth/oauth.hpp"
 #include "mcpclass/util/json_fields.hpp"
 #include "net/http_client.hpp"
+#include "util/excerpt.hpp"
 
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
@@ -22,7 +23,7 @@ TokenAnswer parse_token_answer(std::string_view body, const std::string& step) {
   const auto v = json::parse(body, ec);
   if (ec || !v.is_object())
     throw AuthorizationError(step, 200, "",
-                             "the token answer is not JSON: " + net::excerpt(std::string(body)));
+                             "the token answer is not JSON: " + util::excerpt(std::string(body)));
   const json::object& answer = v.get_object();
   TokenAnswer out;
   out.access_token = string_or_empty(answer, "access_token");

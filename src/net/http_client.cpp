@@ -38,10 +38,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-std::string excerpt(std::string_view body) {
-  return std::string(body.substr(0, 200));
-}
-
 bool is_loopback_host(std::string_view host) {
   if (beast::iequals(host, "localhost")) return true;
   boost::system::error_code ec;

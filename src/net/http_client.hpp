@@ -35,9 +35,6 @@ struct HttpUrl {
   std::string origin() const { return (tls ? "https://" : "http://") + host_header; }
 };
 
-/// First 200 bytes of a body, for error messages.
-std::string excerpt(std::string_view body);
-
 /// Throws HttpClientError (unusable) for malformed URLs and schemes other than http and https.
 HttpUrl parse_http_url(std::string_view url);
 /// Whether `host` (an HttpUrl host: a name, or an address without brackets) is this machine:

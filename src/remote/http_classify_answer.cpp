@@ -1,7 +1,7 @@
 #include "remote/http_classify_answer.hpp"
 
 #include "mcpclass/remote/remote_classifier.hpp"
-#include "remote/reply_excerpt.hpp"
+#include "util/excerpt.hpp"
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
@@ -33,9 +33,9 @@ std::vector<double> http_classify_scores(std::string_view body,
                                          const std::string& fallback) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(body, ec);
-  if (ec) invalid(fmt::format("not JSON ({}): {}", ec.message(), reply_excerpt(body)));
+  if (ec) invalid(fmt::format("not JSON ({}): {}", ec.message(), util::excerpt(body)));
   const json::array* list = parsed.if_array();
-  if (list == nullptr) invalid("not a list of {label, score}: " + reply_excerpt(body));
+  if (list == nullptr) invalid("not a list of {label, score}: " + util::excerpt(body));
   if (list->empty()) invalid("it contained no labels");
 
   std::vector<double> scores(categories.size(), 0.0);
@@ -48,14 +48,14 @@ std::vector<double> http_classify_scores(std::string_view body,
     const json::value* score = o ? o->if_contains("score") : nullptr;
     if (label == nullptr || !label->is_string() || score == nullptr || !score->is_number())
       invalid("an element is not {\"label\": string, \"score\": number}: " +
-              reply_excerpt(json::serialize(item)));
+              util::excerpt(json::serialize(item)));
     const std::string name(label->get_string());
     const auto mapped = labels.find(name);
     const std::string& category = mapped == labels.end() ? name : mapped->second;
     const std::optional<std::size_t> index = categories.index_of(category);
     if (!index)
       invalid(fmt::format("label '{}' is not a configured category (categories: {})",
-                          reply_excerpt(name), joined(categories.names())));
+                          util::excerpt(name), joined(categories.names())));
     if (seen[*index]) invalid(fmt::format("label '{}' appears twice", name));
     const double p = score->to_number<double>();
     if (!std::isfinite(p) || p < 0 || p > 1)

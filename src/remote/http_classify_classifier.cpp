@@ -6,8 +6,8 @@
 #include "remote/call_guard.hpp"
 #include "remote/http_classify_answer.hpp"
 #include "remote/outgoing_trace.hpp"
-#include "remote/reply_excerpt.hpp"
 #include "util/env_reference.hpp"
+#include "util/excerpt.hpp"
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
@@ -82,7 +82,7 @@ std::vector<std::pair<std::string, std::string>> request_headers(
   }
   const int status = result.head.status;
   const std::string refused = fmt::format("{}: the http_classify endpoint answered status {}: {}",
-                                          where, status, detail::reply_excerpt(result.body));
+                                          where, status, util::excerpt(result.body));
   if (status >= 500 || status == 429 || status == 408) throw RemoteUnreachable(refused);
   throw RemoteProtocolError(refused);
 }

@@ -2,7 +2,7 @@
 // as the Semantic Router's client applies them, each refusal naming what broke it.
 #include "mcpclass/remote/remote_classifier.hpp"
 #include "remote/http_classify_answer.hpp"
-#include "remote/reply_excerpt.hpp"
+#include "util/excerpt.hpp"
 
 #include <doctest/doctest.h>
 
@@ -76,35 +76,22 @@ TEST_CASE("http_classify answer: each broken rule is named") {
   CHECK(lie.find("its scores sum to 0.7") != std::string::npos);
 }
 
-TEST_CASE("http_classify answer: a refusal quotes at most kReplyExcerptBytes of the reply") {
-  using remote::detail::kReplyExcerptBytes;
-  using remote::detail::reply_excerpt;
-  CHECK(reply_excerpt("short reply") == "short reply");
-  CHECK(reply_excerpt("") == "");
-  // Cut on a character boundary: "é" is two bytes, so 199 bytes of them would split one.
-  std::string accents;
-  for (int i = 0; i < 150; ++i) accents += "é";
-  const std::string cut = reply_excerpt(accents);
-  CHECK(cut == accents.substr(0, 200) + "… (300 bytes)");
-  CHECK(reply_excerpt(accents, 199) == accents.substr(0, 198) + "… (300 bytes)");
-  // Bytes that are no UTF-8 become U+FFFD, control characters spaces: the excerpt goes into JSON
-  // bodies and log lines.
-  CHECK(reply_excerpt("a\xff\nb") == "a\xEF\xBF\xBD b");
-  CHECK(reply_excerpt("\xe2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");
+TEST_CASE("http_classify answer: a refusal quotes at most kExcerptBytes of the reply") {
+  using util::kExcerptBytes;
   // A 1 MiB body, label or object: the message stays small and still names the problem.
   const std::string huge(1 << 20, 'x');
   const std::string not_json = refusal(huge);
-  CHECK(not_json.size() < kReplyExcerptBytes + 100);
+  CHECK(not_json.size() < kExcerptBytes + 100);
   CHECK(not_json.find("not JSON") != std::string::npos);
   CHECK(not_json.find("… (1048576 bytes)") != std::string::npos);
   const std::string label = refusal(R"([{"label":")" + huge + R"(","score":0.5}])");
-  CHECK(label.size() < kReplyExcerptBytes + 200);
+  CHECK(label.size() < kExcerptBytes + 200);
   CHECK(label.find("is not a configured category (categories: math, science, other)") !=
         std::string::npos);
   const std::string object = refusal(R"({"error":")" + huge + R"("})");
-  CHECK(object.size() < kReplyExcerptBytes + 100);
+  CHECK(object.size() < kExcerptBytes + 100);
   CHECK(object.find("not a list of {label, score}: {\"error\":\"xxx") != std::string::npos);
   const std::string element = refusal(R"([{"label":")" + huge + R"("}])");
-  CHECK(element.size() < kReplyExcerptBytes + 150);  // the rule quoted is long
+  CHECK(element.size() < kExcerptBytes + 150);  // the rule quoted is long
   CHECK(element.find("an element is not") != std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "net/sse_parser.hpp"
 #include "transport/client/http_common.hpp"
 #include "transport/client/http_transport.hpp"
+#include "util/excerpt.hpp"
 
 #include <fmt/format.h>
 
@@ -76,9 +77,9 @@ class LegacySseTransport : public detail::HttpClientTransportBase,
         return;
       }
       if (self->handlers_.on_failure)
-        self->handlers_.on_failure(
-            id, error.empty() ? fmt::format("HTTP {}: {}", reply->status, net::excerpt(reply->body))
-                              : error);
+        self->handlers_.on_failure(id, error.empty() ? fmt::format("HTTP {}: {}", reply->status,
+                                                                   util::excerpt(reply->body))
+                                                     : error);
     };
     start_exchange(*endpoint_, std::move(req), std::move(cb));
   }

@@ -2,6 +2,7 @@
 #include "mcpclass/client/errors.hpp"
 #include "transport/client/http_common.hpp"
 #include "transport/client/http_transport.hpp"
+#include "util/excerpt.hpp"
 
 #include <fmt/format.h>
 
@@ -46,7 +47,7 @@ json::object to_response(const jsonrpc::Id& id, int status, const std::string& b
     }
   }
   const int code = status == 404 ? jsonrpc::kMethodNotFound : jsonrpc::kInvalidRequest;
-  return jsonrpc::make_error(id, {code, fmt::format("HTTP {}: {}", status, net::excerpt(body))});
+  return jsonrpc::make_error(id, {code, fmt::format("HTTP {}: {}", status, util::excerpt(body))});
 }
 
 class RestTransport : public detail::HttpClientTransportBase,
@@ -113,7 +114,7 @@ class RestTransport : public detail::HttpClientTransportBase,
       if (reply->status / 100 == 5) {
         if (self->handlers_.on_failure)
           self->handlers_.on_failure(
-              call->id, fmt::format("HTTP {}: {}", reply->status, net::excerpt(reply->body)));
+              call->id, fmt::format("HTTP {}: {}", reply->status, util::excerpt(reply->body)));
         return;
       }
       if (self->handlers_.on_message)

@@ -5,6 +5,7 @@
 #include "net/sse_parser.hpp"
 #include "transport/client/http_common.hpp"
 #include "transport/client/http_transport.hpp"
+#include "util/excerpt.hpp"
 
 #include <fmt/format.h>
 
@@ -253,7 +254,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
       if (status == 202 && stream->body.empty()) return;  // the answer comes on the GET stream
       auto v = detail::parse_body(stream->body);
       if (!v) {
-        fail(*stream, fmt::format("HTTP {}: not JSON: {}", status, net::excerpt(stream->body)));
+        fail(*stream, fmt::format("HTTP {}: not JSON: {}", status, util::excerpt(stream->body)));
         return;
       }
       untrack(stream->key);
@@ -275,7 +276,7 @@ class StreamableHttpTransport : public detail::HttpClientTransportBase,
     // request, so the client is marked disconnected (and fails what else is pending) before the
     // caller wakes up; a caller that retries at once then starts a new session instead of
     // racing this notification with another request on the dead one.
-    const auto message = fmt::format("HTTP {}: {}", status, net::excerpt(stream->body));
+    const auto message = fmt::format("HTTP {}: {}", status, util::excerpt(stream->body));
     if (status == 404 && had_session()) {
       if (handlers_.on_closed) handlers_.on_closed("session expired (HTTP 404)");
       fail(*stream, message);

@@ -31,6 +31,12 @@ std::shared_ptr<SemanticCache> cache_for(const Router& router,
 bool RouteProxy::Impl::answered_from_cache(Forward& fwd) {
   // Answers are kept and replayed in the chat completions shapes only.
   if (fwd.api != RequestApi::chat_completions) return false;
+  // A request forwarded unclassified (fail-open) skips the cache. Its look-up would embed the
+  // prompt, the very work admission just refused a place for, and wait on a shared cache's
+  // Redis wherever the refusal happened: on the I/O thread that read the request, which serves
+  // other requests (/health among them). Queued on the workers instead, it would bypass the
+  // gate's bound on the work waiting there.
+  if (fwd.failed_open) return false;
   const auto& e = fwd.evaluation;
   fwd.cache = open_ticket(fwd.generation->cache, e, *fwd.generation->router);
   if (!fwd.cache) return false;

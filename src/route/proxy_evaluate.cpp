@@ -74,6 +74,7 @@ void RouteProxy::Impl::overloaded(const std::shared_ptr<Forward>& fwd, json::obj
     fwd->evaluation =
         fwd->generation->router->unclassified(std::move(request), admission.model, fwd->api);
     fwd->evaluation.response_headers.emplace_back("x-mcpclass-fail-open", reason);
+    fwd->failed_open = true;
     return dispatch(fwd, false, Clock::now());
   }
   if (failed)

@@ -61,6 +61,9 @@ struct Forward {
   std::shared_ptr<util::SpanSink> spans;  // null: spans are not recorded
   std::string path;
   bool routed = false;
+  // Forwarded unclassified by route.admission's fail-open: the cache is neither asked nor
+  // given its answer (proxy_cache.cpp says why).
+  bool failed_open = false;
   RouteEvaluation evaluation;  // routed: the decision and the request to forward
   std::string raw;             // passed through: the body as received
   RequestApi api = RequestApi::chat_completions;

@@ -294,3 +294,45 @@ def test_redis_round_trips_never_hold_the_io_threads(tmp_path, upstream):  # noq
         assert r.stop() == 0
         proxy.close()
         redis.stop()
+
+
+def test_fail_open_requests_never_wait_on_redis_on_the_io_threads(tmp_path, upstream):  # noqa: F811
+    # route.admission with one slot and no queue in front of a slow remote classifier: all but
+    # one of a burst are refused at once, on the I/O thread that read them, and forwarded
+    # unclassified (fail-open). Such a request used to look the cache up where it was refused:
+    # with a Redis 100 ms away each look-up held an I/O thread, and an unrelated GET /health
+    # waited behind them (about 1 s here). Fail-open requests skip the cache (docs/route.md
+    # "Overload"), so /health is answered at once and Redis sees none of their keys.
+    from test_route_overload import ConfigRoute, config
+    redis = Redis(tmp_path)
+    proxy = SlowProxy(tmp_path, redis, 0.1)
+    cache = f'{{backend_type: redis, redis: {{address: "{proxy.socket}", timeout: 0.5}}}}'
+    r = ConfigRoute(tmp_path, config(upstream.url, "fail_open").replace(
+        "route:\n", f"route:\n  semantic_cache: {cache}\n", 1))
+    try:
+        results = []
+
+        def ask_once(i):
+            results.append(r.post(ask(f"integral number {i}"))[:2])
+
+        threads = [threading.Thread(target=ask_once, args=(i,)) for i in range(24)]
+        for t in threads:
+            t.start()
+        time.sleep(0.1)
+        t0 = time.monotonic()
+        status, _ = r.get("/health")
+        health = time.monotonic() - t0
+        for t in threads:
+            t.join(timeout=60)
+        assert status == 200
+        assert [s for s, _ in results] == [200] * 24, results
+        opened = [h for _, h in results if "x-mcpclass-fail-open" in h]
+        assert len(opened) >= 12, results
+        assert all("x-vsr-cache-hit" not in h for h in opened)
+        assert health < 0.3, health
+        # Only classified requests looked the cache up (the misses it counts).
+        assert metric(r, "mcpclass_route_cache_misses_total") <= 24 - len(opened)
+    finally:
+        r.stop()
+        proxy.close()
+        redis.stop()

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace mcpclass::config {
@@ -12,6 +14,10 @@ namespace json = boost::json;
 namespace strict = util::strict;
 
 namespace {
+
+// Each waiting store holds its whole answer in memory: a bound on the bound, so that a slip of
+// the pen cannot lift it altogether.
+constexpr std::int64_t kMaxPendingWrites = 1'000'000;
 
 std::string check_address(const std::string& a, const std::string& path) {
   if (a.starts_with('/')) return a;
@@ -40,6 +46,15 @@ RedisCacheSettings RedisCacheSettings::from_json(const json::value& v, const std
   if (auto t = r.seconds("backoff_min", false)) s.backoff_min = *t;
   if (auto t = r.seconds("backoff_max", false)) s.backoff_max = *t;
   if (auto n = r.count("connections", 1, 256)) s.connections = *n;
+  if (auto n = r.count("max_pending_writes", 1, kMaxPendingWrites)) s.max_pending_writes = *n;
+  if (auto b = r.number("read_block")) {
+    // Shorter would poll Redis in a loop; longer would hold up every stop.
+    if (!(*b >= 0.01 && *b <= 10))
+      strict::fail(r.path_of("read_block"),
+                   "must be within [0.01, 10] seconds (the stream reader's XREAD BLOCK; a stop "
+                   "waits for it)");
+    s.read_block = std::chrono::milliseconds(std::llround(*b * 1000));
+  }
   r.finish();
   if (!s.username.empty() && s.password.empty())
     strict::fail(r.path_of("username"), "needs a password (AUTH takes a user with its password)");
@@ -58,7 +73,9 @@ json::object RedisCacheSettings::to_json() const {
           {"database", database},
           {"backoff_min", static_cast<double>(backoff_min.count()) / 1000},
           {"backoff_max", static_cast<double>(backoff_max.count()) / 1000},
-          {"connections", connections}};
+          {"connections", connections},
+          {"max_pending_writes", max_pending_writes},
+          {"read_block", static_cast<double>(read_block.count()) / 1000}};
 }
 
 SemanticCacheSettings SemanticCacheSettings::from_json(const json::value& v,

@@ -18,7 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kBlock{500};             // XREAD BLOCK: how soon the reader sees a stop
 constexpr std::size_t kStreamLength = 100000;   // announcements kept (MAXLEN ~)
 constexpr std::string_view kReadCount = "256";  // announcements per XREAD: a bounded reply
 
@@ -74,8 +73,10 @@ RedisLink::RedisLink(config::RedisCacheSettings settings, const std::string& pat
       origin_(random_origin()),
       commands_(target_of(settings_, path),
                 pool_options(settings_, settings_.connections, settings_.timeout, path), log),
-      reader_(target_of(settings_, path),
-              pool_options(settings_, 1, settings_.timeout + kBlock, path + " stream"), log),
+      reader_(
+          target_of(settings_, path),
+          pool_options(settings_, 1, settings_.timeout + settings_.read_block, path + " stream"),
+          log),
       writers_(settings_.connections) {
   if (on_entry_) thread_ = std::thread([this] { read_stream(); });
 }
@@ -91,7 +92,7 @@ RedisLink::~RedisLink() {
 }
 
 void RedisLink::publish_later(Entry entry) {
-  if (pending_writes_.fetch_add(1) >= kMaxPendingWrites) {
+  if (pending_writes_.fetch_add(1) >= settings_.max_pending_writes) {
     --pending_writes_;
     ++writes_refused_;
     return;
@@ -252,8 +253,9 @@ void RedisLink::read_stream() {
         continue;
       }
     }
-    auto replies = reader_.run({{"XREAD", "COUNT", kReadCount, "BLOCK",
-                                 std::to_string(kBlock.count()), "STREAMS", stream, last}});
+    auto replies =
+        reader_.run({{"XREAD", "COUNT", kReadCount, "BLOCK",
+                      std::to_string(settings_.read_block.count()), "STREAMS", stream, last}});
     if (!replies) {
       ++errors_;
       continue;

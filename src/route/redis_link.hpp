@@ -64,10 +64,9 @@ class RedisLink {
   /// Writes `entry` and announces it on the stream. False when Redis could not be reached.
   bool publish(const Entry& entry);
   /// publish() on the link's writer threads (`connections` of them), so that the caller (an
-  /// upstream's I/O thread) never waits on Redis. Beyond kMaxPendingWrites waiting, the entry
-  /// is not shared (counted in busy()).
+  /// upstream's I/O thread) never waits on Redis. Beyond the settings' max_pending_writes
+  /// waiting, the entry is not shared (counted in busy()).
   void publish_later(Entry entry);
-  static constexpr std::size_t kMaxPendingWrites = 1024;
   /// The entry stored under `exact`; nullopt when there is none or Redis could not be reached.
   std::optional<Entry> fetch(const std::string& exact);
   /// Sets `<key_prefix><key>` to `value`, expiring after `ttl`. False when Redis could not be

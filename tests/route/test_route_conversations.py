@@ -315,7 +315,8 @@ def test_conversations_follow_the_caches_redis_by_default(tmp_path):
     assert conv["redis"] == {"address": "/tmp/r.sock", "key_prefix": "mcpclass:conversation:",
                              "connect_timeout": 0.2, "timeout": 0.02, "username": "",
                              "password": "", "database": 0, "backoff_min": 0.1,
-                             "backoff_max": 5.0, "connections": 4}
+                             "backoff_max": 5.0, "connections": 4,
+                             "max_pending_writes": 1024, "read_block": 0.5}
     # Without the cache (or with backend_type: memory) they stay in memory.
     config.write_text(CATEGORIES + route.replace(cache, ""))
     p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,

@@ -205,7 +205,15 @@ def test_redis_settings_errors_name_the_key(tmp_path):
             ("{database: -1}", "route.semantic_cache.redis.database"),
             ("{connections: 0}", "route.semantic_cache.redis.connections"),
             ("{backoff_min: 2, backoff_max: 1}",
-             "route.semantic_cache.redis.backoff_max: is less than backoff_min")]:
+             "route.semantic_cache.redis.backoff_max: is less than backoff_min"),
+            ("{max_pending_writes: 0}",
+             "route.semantic_cache.redis.max_pending_writes: must be within [1, 1000000]"),
+            ("{max_pending_writes: 2000000}",
+             "route.semantic_cache.redis.max_pending_writes: must be within [1, 1000000]"),
+            ("{read_block: 0}", "route.semantic_cache.redis.read_block: must be within [0.01, 10]"),
+            ("{read_block: -1}", "route.semantic_cache.redis.read_block: must be within [0.01, 10]"),
+            ("{read_block: 3600}",
+             "route.semantic_cache.redis.read_block: must be within [0.01, 10]")]:
         config = tmp_path / "c.yaml"
         config.write_text(categories_without_routing() + routing(False) + models_yaml(
             "http://127.0.0.1:1/v1").replace(
@@ -290,6 +298,83 @@ def test_redis_round_trips_never_hold_the_io_threads(tmp_path, upstream):  # noq
         # More than one connection carried the look-ups at once.
         assert metric(r, "mcpclass_route_cache_redis_connections_peak") > 1
         assert metric(r, 'mcpclass_route_cache_errors_total{part="redis_busy"}') == 0
+    finally:
+        assert r.stop() == 0
+        proxy.close()
+        redis.stop()
+
+
+def test_fail_open_requests_never_wait_on_redis_on_the_io_threads(tmp_path, upstream):  # noqa: F811
+    # route.admission with one slot and no queue in front of a slow remote classifier: all but
+    # one of a burst are refused at once, on the I/O thread that read them, and forwarded
+    # unclassified (fail-open). Such a request used to look the cache up where it was refused:
+    # with a Redis 100 ms away each look-up held an I/O thread, and an unrelated GET /health
+    # waited behind them (about 1 s here). Fail-open requests skip the cache (docs/route.md
+    # "Overload"), so /health is answered at once and Redis sees none of their keys.
+    from test_route_overload import ConfigRoute, config
+    redis = Redis(tmp_path)
+    proxy = SlowProxy(tmp_path, redis, 0.1)
+    cache = f'{{backend_type: redis, redis: {{address: "{proxy.socket}", timeout: 0.5}}}}'
+    r = ConfigRoute(tmp_path, config(upstream.url, "fail_open").replace(
+        "route:\n", f"route:\n  semantic_cache: {cache}\n", 1))
+    try:
+        results = []
+
+        def ask_once(i):
+            results.append(r.post(ask(f"integral number {i}"))[:2])
+
+        threads = [threading.Thread(target=ask_once, args=(i,)) for i in range(24)]
+        for t in threads:
+            t.start()
+        time.sleep(0.1)
+        t0 = time.monotonic()
+        status, _ = r.get("/health")
+        health = time.monotonic() - t0
+        for t in threads:
+            t.join(timeout=60)
+        assert status == 200
+        assert [s for s, _ in results] == [200] * 24, results
+        opened = [h for _, h in results if "x-mcpclass-fail-open" in h]
+        assert len(opened) >= 12, results
+        assert all("x-vsr-cache-hit" not in h for h in opened)
+        assert health < 0.3, health
+        # Only classified requests looked the cache up (the misses it counts).
+        assert metric(r, "mcpclass_route_cache_misses_total") <= 24 - len(opened)
+    finally:
+        r.stop()
+        proxy.close()
+        redis.stop()
+
+
+def test_max_pending_writes_sheds_the_stores_beyond_it(tmp_path, upstream):  # noqa: F811
+    # redis.max_pending_writes bounds the stores waiting for the link's writers: with 1, eight
+    # misses answered at once leave one store writing (each round trip 0.2 s through the slow
+    # socket) and shed those that come meanwhile, each counted as redis_busy (no command waits
+    # long for a connection here: 4 of them and a 2 s timeout). Redis holds only the stores
+    # written.
+    # (With the fixed bound of 1,024 none was shed.)
+    redis = Redis(tmp_path)
+    proxy = SlowProxy(tmp_path, redis, 0.2)
+    fake = type("R", (), {"socket": proxy.socket})
+    r = start(tmp_path, upstream, fake, "a", timeout=2, connections=4, max_pending_writes=1,
+              read_block=0.05)
+    try:
+        threads = [threading.Thread(target=r.post, args=(ask(f"Shed question {i}?"),))
+                   for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert calls(upstream) == 8
+        busy = 'mcpclass_route_cache_errors_total{part="redis_busy"}'
+        deadline = time.monotonic() + 10
+        while True:  # until every store was written or shed
+            stored = redis.commands(["KEYS", "mcpclass:cache:entry:*"])[0]
+            if len(stored) + metric(r, busy) == 8:
+                break
+            assert time.monotonic() < deadline, (stored, metric(r, busy))
+            time.sleep(0.05)
+        assert metric(r, busy) >= 2 and len(stored) >= 1, (stored, metric(r, busy))
     finally:
         assert r.stop() == 0
         proxy.close()

@@ -36,6 +36,12 @@ struct RedisCacheSettings {
   std::chrono::milliseconds backoff_max{5000};
   /// Connections for the requests' commands (the stream reader has its own).
   std::size_t connections = 4;
+  /// Stores waiting for the link's writer threads; beyond them an answer stays in this
+  /// instance only (counted as redis_busy), so a slow Redis cannot grow the queue unbounded.
+  std::size_t max_pending_writes = 1024;
+  /// The stream reader's XREAD BLOCK: how long it waits for an announcement before it looks
+  /// again, so also how soon it sees a stop (a reload that replaces the link, or the end).
+  std::chrono::milliseconds read_block{500};
 
   bool operator==(const RedisCacheSettings&) const = default;
   boost::json::object to_json() const;

@@ -104,24 +104,46 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y,
 
 namespace {
 
-// LayerNorm of one row of w values from `in` into `out` (which may be `in`).
-void norm_row(const Norm& n, float eps, const float* in, float* out, std::size_t w) {
-  double mean = 0.0;
-  for (std::size_t i = 0; i < w; ++i) mean += in[i];
-  mean /= static_cast<double>(w);
-  double var = 0.0;
-  for (std::size_t i = 0; i < w; ++i) var += (in[i] - mean) * (in[i] - mean);
-  const double inv = 1.0 / std::sqrt(var / static_cast<double>(w) + eps);
-  for (std::size_t i = 0; i < w; ++i) {
+// The portable row, in the four lanes the AVX2 row keeps (dense_rows.hpp). Measured on the
+// 2-core AVX2 EPYC (BERT-base, one residual_norm of 128 rows of 768, 2 threads, best of 20):
+// 0.33 ms these lanes, 0.25 ms the one running sum per row they replace, 0.12 ms the AVX2 row.
+void norm_row_portable(const Norm& n, float eps, const float* in, float* out, std::size_t w) {
+  double lanes[4] = {};
+  std::size_t i = 0;
+  for (; i + 4 <= w; i += 4)
+    for (std::size_t l = 0; l < 4; ++l) lanes[l] += in[i + l];
+  for (std::size_t l = 0; i < w; ++i, ++l) lanes[l] += in[i];
+  const double mean = ((lanes[0] + lanes[2]) + (lanes[1] + lanes[3])) / static_cast<double>(w);
+  std::fill_n(lanes, 4, 0.0);
+  for (i = 0; i + 4 <= w; i += 4)
+    for (std::size_t l = 0; l < 4; ++l) {
+      const double d = in[i + l] - mean;
+      lanes[l] = std::fma(d, d, lanes[l]);
+    }
+  for (std::size_t l = 0; i < w; ++i, ++l) {
+    const double d = in[i] - mean;
+    lanes[l] = std::fma(d, d, lanes[l]);
+  }
+  const double var = ((lanes[0] + lanes[2]) + (lanes[1] + lanes[3])) / static_cast<double>(w);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (i = 0; i < w; ++i) {
     out[i] = static_cast<float>((in[i] - mean) * inv) * n.weight[i];
     if (!n.bias.empty()) out[i] += n.bias[i];
   }
 }
 
+detail::NormRow norm_row_for(KernelSet set) {
+  if (set != KernelSet::portable) {
+    if (const auto row = detail::norm_row_avx2(); row != nullptr) return row;
+  }
+  return norm_row_portable;
+}
+
 }  // namespace
 
-void residual_norm(const Norm& n, float eps, float* x, const float* residual, std::size_t rows,
-                   float* normed) {
+void residual_norm(KernelSet set, const Norm& n, float eps, float* x, const float* residual,
+                   std::size_t rows, float* normed) {
+  const auto norm_row = norm_row_for(set);
   const std::size_t w = n.weight.size();
   const auto count = static_cast<std::int64_t>(rows);
 #pragma omp parallel for schedule(static)
@@ -135,7 +157,8 @@ void residual_norm(const Norm& n, float eps, float* x, const float* residual, st
   }
 }
 
-void layer_norm(const Norm& n, float eps, float* x, std::size_t rows) {
+void layer_norm(KernelSet set, const Norm& n, float eps, float* x, std::size_t rows) {
+  const auto norm_row = norm_row_for(set);
   const std::size_t w = n.weight.size();
   for (std::size_t r = 0; r < rows; ++r) norm_row(n, eps, x + r * w, x + r * w, w);
 }

@@ -90,11 +90,19 @@ void linear(const Dense& d, const float* x, std::size_t rows, float* y,
 /// nullptr) into x, then LayerNorm of that row into `normed` (which may be x), as layer_norm()
 /// computes it; the calling thread's OpenMP team shares the rows, one pass over each (the
 /// residual connections and norms between a layer's products). Thread-safety: pure.
-void residual_norm(const Norm& n, float eps, float* x, const float* residual, std::size_t rows,
-                   float* normed);
+void residual_norm(KernelSet set, const Norm& n, float eps, float* x, const float* residual,
+                   std::size_t rows, float* normed);
 
-/// LayerNorm over each of `rows` rows of n.weight.size() values in place (mean and variance in
-/// double, as precise as torch's float32 kernel or better). Thread-safety: pure.
-void layer_norm(const Norm& n, float eps, float* x, std::size_t rows);
+/// LayerNorm over each of `rows` rows of n.weight.size() values in place with `set`'s kernels:
+/// mean and variance in double (as precise as torch's float32 kernel or better), summed in four
+/// lanes (value i in lane i mod 4, the lanes added (0 + 2) + (1 + 3)) by every set, so every
+/// set gives the same bits. Thread-safety: pure.
+void layer_norm(KernelSet set, const Norm& n, float eps, float* x, std::size_t rows);
+
+namespace detail {
+/// One kernel set's LayerNorm of one row of w values from `in` into `out` (which may be `in`).
+using NormRow = void (*)(const Norm& n, float eps, const float* in, float* out, std::size_t w);
+NormRow norm_row_avx2();
+}  // namespace detail
 
 }  // namespace mcpclass::kernels

@@ -27,6 +27,7 @@ using __mmask16 = simde__mmask16;
 #undef _mm256_fmadd_ps
 #undef _mm512_fmadd_ps
 #undef _mm256_fnmadd_ps
+#undef _mm256_fmadd_pd
 template <class Vector>
 inline Vector fmadd_lanes(Vector a, Vector b, Vector c) {
   constexpr std::size_t kLanes = sizeof(Vector) / sizeof(float);
@@ -43,6 +44,15 @@ inline __m256 _mm256_fmadd_ps(__m256 a, __m256 b, __m256 c) {
 }
 inline __m512 _mm512_fmadd_ps(__m512 a, __m512 b, __m512 c) {
   return fmadd_lanes(a, b, c);
+}
+inline __m256d _mm256_fmadd_pd(__m256d a, __m256d b, __m256d c) {
+  double x[4], y[4], z[4];
+  std::memcpy(x, &a, sizeof a);
+  std::memcpy(y, &b, sizeof b);
+  std::memcpy(z, &c, sizeof c);
+  for (std::size_t i = 0; i < 4; ++i) z[i] = std::fma(x[i], y[i], z[i]);
+  std::memcpy(&c, z, sizeof c);
+  return c;
 }
 /// −(a·b) + c, rounded once (negating a is exact).
 inline __m256 _mm256_fnmadd_ps(__m256 a, __m256 b, __m256 c) {

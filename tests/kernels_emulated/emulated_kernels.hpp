@@ -4,6 +4,7 @@
 
 #include "kernels/activate.hpp"
 #include "kernels/bf16gemm.hpp"
+#include "kernels/dense_rows.hpp"
 #include "kernels/packed_product.hpp"
 #include "kernels/qgemm.hpp"
 #include "kernels/softmax.hpp"
@@ -17,5 +18,6 @@ QKernel qkernel_avx512_vnni();
 QuantizeRow quantize_row_avx2();
 SoftmaxRow softmax_row_avx2();
 ActivationKernel activation_avx2();
+NormRow norm_row_avx2();
 Bf16Kernel bf16kernel_avx512_bf16();
 }  // namespace mcpclass::kernels::detail::emulated

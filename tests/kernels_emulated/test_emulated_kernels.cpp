@@ -141,6 +141,25 @@ TEST_CASE("emulated kernels: avx2's activations give the portable bits") {
   }
 }
 
+TEST_CASE("emulated kernels: avx2's LayerNorm row gives the portable bits") {
+  std::mt19937 rng(52);
+  const auto row_avx2 = detail::emulated::norm_row_avx2();
+  REQUIRE(static_cast<bool>(row_avx2));
+  for (std::size_t w : {1u, 3u, 4u, 7u, 64u, 771u}) {
+    for (const bool bias : {true, false}) {
+      CAPTURE(w);
+      CAPTURE(bias);
+      const Norm norm{normal(w, 1.0f, rng), bias ? normal(w, 0.5f, rng) : std::vector<float>{}};
+      auto x = normal(w, 3.0f, rng);
+      for (auto& v : x) v += 5.0f;  // an offset the mean must take out
+      std::vector<float> expected(w), got(w);
+      layer_norm(KernelSet::portable, norm, 1e-5f, (expected = x).data(), 1);
+      row_avx2(norm, 1e-5f, x.data(), got.data(), w);
+      CHECK(same_bits(got, expected));
+    }
+  }
+}
+
 TEST_CASE("emulated kernels: the bf16 tile of avx512_bf16 gives the portable bits") {
   std::mt19937 rng(49);
   const auto kernel = detail::emulated::bf16kernel_avx512_bf16();

@@ -138,12 +138,12 @@ HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs,
     kernels::linear(layer.qkv, x.data(), rows, qkv.data());
     attention(qkv, inputs, context);
     kernels::linear(layer.attention_out, context.data(), rows, projected.data());
-    kernels::residual_norm(layer.attention_norm, config_.layer_norm_eps, x.data(), projected.data(),
-                           rows, x.data());
+    kernels::residual_norm(compute_.kernels, layer.attention_norm, config_.layer_norm_eps, x.data(),
+                           projected.data(), rows, x.data());
     kernels::linear(layer.intermediate, x.data(), rows, wide.data(), config_.activation);
     kernels::linear(layer.output, wide.data(), rows, projected.data());
-    kernels::residual_norm(layer.output_norm, config_.layer_norm_eps, x.data(), projected.data(),
-                           rows, x.data());
+    kernels::residual_norm(compute_.kernels, layer.output_norm, config_.layer_norm_eps, x.data(),
+                           projected.data(), rows, x.data());
   }
   out.values = std::move(x);
   return out;

@@ -65,7 +65,7 @@ class BertEncoder {
   };
 
   void layer_norm(const kernels::Norm& n, float* x, std::size_t rows) const {
-    kernels::layer_norm(n, config_.layer_norm_eps, x, rows);
+    kernels::layer_norm(compute_.kernels, n, config_.layer_norm_eps, x, rows);
   }
   std::vector<float> embed(std::span<const BertInput> inputs, std::size_t rows) const;
   void attention(const std::vector<float>& qkv, std::span<const BertInput> inputs,

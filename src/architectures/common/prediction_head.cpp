@@ -7,7 +7,7 @@ namespace mcpclass::architectures {
 void PredictionHead::apply(std::vector<float>& x, std::size_t rows) const {
   std::vector<float> y(rows * dense.out);
   kernels::linear(dense, x.data(), rows, y.data(), activation);
-  kernels::layer_norm(norm, eps, y.data(), rows);
+  kernels::layer_norm(dense.kernels, norm, eps, y.data(), rows);
   x = std::move(y);
 }
 

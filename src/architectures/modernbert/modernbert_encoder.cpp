@@ -121,22 +121,22 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
       std::copy_n(embeddings_.data() + static_cast<std::size_t>(id) * w, w,
                   x.data() + (out.first_row[b] + t) * w);
     }
-  kernels::layer_norm(embedding_norm_, c.norm_eps, x.data(), rows);
+  kernels::layer_norm(compute_.kernels, embedding_norm_, c.norm_eps, x.data(), rows);
   std::vector<float> normed(rows * w), qkv(rows * 3 * w), context(rows * w, 0.0f);
   std::vector<float> projected(rows * w), wide(rows * 2 * c.intermediate);
   std::vector<float> gated(rows * c.intermediate);
   for (const auto& layer : layers_) {
     const float* attention_input = x.data();
     if (!layer.attention_norm.weight.empty()) {
-      kernels::residual_norm(layer.attention_norm, c.norm_eps, x.data(), nullptr, rows,
-                             normed.data());
+      kernels::residual_norm(compute_.kernels, layer.attention_norm, c.norm_eps, x.data(), nullptr,
+                             rows, normed.data());
       attention_input = normed.data();
     }
     kernels::linear(layer.qkv, attention_input, rows, qkv.data());
     attention(layer, qkv, inputs, out.first_row, context);
     kernels::linear(layer.attention_out, context.data(), rows, projected.data());
-    kernels::residual_norm(layer.mlp_norm, c.norm_eps, x.data(), projected.data(), rows,
-                           normed.data());
+    kernels::residual_norm(compute_.kernels, layer.mlp_norm, c.norm_eps, x.data(), projected.data(),
+                           rows, normed.data());
     kernels::linear(layer.mlp_in, normed.data(), rows, wide.data());
     // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)), in one pass.
     kernels::gated_activate(compute_.kernels, c.activation, wide.data(), rows, c.intermediate,
@@ -144,7 +144,7 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
     kernels::linear(layer.mlp_out, gated.data(), rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
   }
-  kernels::layer_norm(final_norm_, c.norm_eps, x.data(), rows);
+  kernels::layer_norm(compute_.kernels, final_norm_, c.norm_eps, x.data(), rows);
   return out;
 }
 

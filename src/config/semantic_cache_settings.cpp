@@ -30,6 +30,29 @@ std::string check_address(const std::string& a, const std::string& path) {
   return a;
 }
 
+RedisTlsSettings tls_from_json(const json::value& v, const std::string& path) {
+  strict::ObjectReader r(v, path);
+  RedisTlsSettings t;
+  t.enabled = r.boolean("enabled").value_or(true);
+  if (auto f = r.string("ca_file")) t.ca_file = *f;
+  if (auto f = r.string("cert_file")) t.cert_file = *f;
+  if (auto f = r.string("key_file")) t.key_file = *f;
+  if (auto n = r.string("server_name")) t.server_name = *n;
+  r.finish();
+  if (t.cert_file.empty() != t.key_file.empty())
+    strict::fail(path, "needs both cert_file and key_file (or neither)");
+  return t;
+}
+
+json::object tls_to_json(const RedisTlsSettings& t) {
+  json::object o;
+  if (!t.ca_file.empty()) o["ca_file"] = t.ca_file;
+  if (!t.cert_file.empty()) o["cert_file"] = t.cert_file;
+  if (!t.key_file.empty()) o["key_file"] = t.key_file;
+  if (!t.server_name.empty()) o["server_name"] = t.server_name;
+  return o;
+}
+
 }  // namespace
 
 RedisCacheSettings RedisCacheSettings::from_json(const json::value& v, const std::string& path,
@@ -55,7 +78,11 @@ RedisCacheSettings RedisCacheSettings::from_json(const json::value& v, const std
                    "waits for it)");
     s.read_block = std::chrono::milliseconds(std::llround(*b * 1000));
   }
+  if (const auto* t = r.get("tls")) s.tls = tls_from_json(*t, r.path_of("tls"));
   r.finish();
+  if (s.tls.enabled && s.tls.server_name.empty() && s.address.starts_with('/'))
+    strict::fail(r.path_of("tls") + ".server_name",
+                 "is needed with a Unix socket address (the name Redis's certificate carries)");
   if (!s.username.empty() && s.password.empty())
     strict::fail(r.path_of("username"), "needs a password (AUTH takes a user with its password)");
   if (s.backoff_max < s.backoff_min)
@@ -64,18 +91,20 @@ RedisCacheSettings RedisCacheSettings::from_json(const json::value& v, const std
 }
 
 json::object RedisCacheSettings::to_json() const {
-  return {{"address", address},
-          {"key_prefix", key_prefix},
-          {"connect_timeout", static_cast<double>(connect_timeout.count()) / 1000},
-          {"timeout", static_cast<double>(timeout.count()) / 1000},
-          {"username", username},
-          {"password", password},  // as written: a "${NAME}" reference, not the secret
-          {"database", database},
-          {"backoff_min", static_cast<double>(backoff_min.count()) / 1000},
-          {"backoff_max", static_cast<double>(backoff_max.count()) / 1000},
-          {"connections", connections},
-          {"max_pending_writes", max_pending_writes},
-          {"read_block", static_cast<double>(read_block.count()) / 1000}};
+  json::object o{{"address", address},
+                 {"key_prefix", key_prefix},
+                 {"connect_timeout", static_cast<double>(connect_timeout.count()) / 1000},
+                 {"timeout", static_cast<double>(timeout.count()) / 1000},
+                 {"username", username},
+                 {"password", password},  // as written: a "${NAME}" reference, not the secret
+                 {"database", database},
+                 {"backoff_min", static_cast<double>(backoff_min.count()) / 1000},
+                 {"backoff_max", static_cast<double>(backoff_max.count()) / 1000},
+                 {"connections", connections},
+                 {"max_pending_writes", max_pending_writes},
+                 {"read_block", static_cast<double>(read_block.count()) / 1000}};
+  if (tls.enabled) o["tls"] = tls_to_json(tls);  // off: the section as it was before TLS
+  return o;
 }
 
 SemanticCacheSettings SemanticCacheSettings::from_json(const json::value& v,

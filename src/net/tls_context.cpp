@@ -42,22 +42,36 @@ std::shared_ptr<ssl::context> tls12_context(ssl::context::method method) {
 
 }  // namespace
 
-std::shared_ptr<ssl::context> make_server_tls_context(const std::string& cert_file,
-                                                      const std::string& key_file) {
+void use_certificate_chain(ssl::context& context, const std::string& cert_file) {
   require_readable(cert_file, "certificate chain file");
-  require_readable(key_file, "private key file");
-  auto context = tls12_context(ssl::context::tls_server);
   boost::system::error_code ec;
-  context->use_certificate_chain_file(cert_file, ec);
+  context.use_certificate_chain_file(cert_file, ec);
   if (ec) unusable(cert_file, "certificate chain file", ec);
-  context->use_private_key_file(key_file, ssl::context::pem, ec);
+}
+
+void use_private_key(ssl::context& context, const std::string& key_file,
+                     const std::string& cert_file) {
+  require_readable(key_file, "private key file");
+  boost::system::error_code ec;
+  context.use_private_key_file(key_file, ssl::context::pem, ec);
   if (ec) unusable(key_file, "private key file", ec);
-  if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
+  if (SSL_CTX_check_private_key(context.native_handle()) != 1) {
     ERR_clear_error();
     throw std::runtime_error(
         fmt::format("TLS: the private key file '{}' does not belong to the certificate in '{}'",
                     key_file, cert_file));
   }
+}
+
+std::shared_ptr<ssl::context> make_server_tls_context(const std::string& cert_file,
+                                                      const std::string& key_file) {
+  // Both readable before either is parsed: a missing key is reported as such, not as the
+  // mismatch a half-built context would show.
+  require_readable(cert_file, "certificate chain file");
+  require_readable(key_file, "private key file");
+  auto context = tls12_context(ssl::context::tls_server);
+  use_certificate_chain(*context, cert_file);
+  use_private_key(*context, key_file, cert_file);
   return context;
 }
 

@@ -1,6 +1,6 @@
-// Internal: the OpenSSL pieces the HTTP server and the HTTP client transports share: building a
-// server or client context from PEM files, naming the peer a client expects, and saying why a
-// client handshake failed.
+// Internal: the OpenSSL pieces the HTTP server, the HTTP client transports and the route's Redis
+// connections share: building a server or client context from PEM files (a client's own
+// certificate too), naming the peer a client expects, and saying why a client handshake failed.
 // Thread-safety: a context is built once and then only read (shared by connections).
 #pragma once
 
@@ -17,6 +17,13 @@ namespace mcpclass::net {
 /// not match.
 std::shared_ptr<boost::asio::ssl::context> make_server_tls_context(const std::string& cert_file,
                                                                    const std::string& key_file);
+
+/// Presents the PEM certificate chain in `cert_file` (leaf first) with the PEM private key in
+/// `key_file` (a server's, or a client certificate for a peer that asks for one). Throws
+/// std::runtime_error naming the file that is missing, unreadable or does not match.
+void use_certificate_chain(boost::asio::ssl::context& context, const std::string& cert_file);
+void use_private_key(boost::asio::ssl::context& context, const std::string& key_file,
+                     const std::string& cert_file);
 
 /// TLS 1.2 or later that verifies the peer's certificate chain against the CAs in `ca_file`
 /// (PEM) or, when it is empty, the system's default trust store. Throws std::runtime_error naming

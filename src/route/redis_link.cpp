@@ -1,5 +1,7 @@
 #include "route/redis_link.hpp"
 
+#include "mcpclass/util/config_error.hpp"
+#include "net/tls_context.hpp"
 #include "util/env_reference.hpp"
 
 #include <fmt/format.h>
@@ -40,10 +42,38 @@ return {redis.call('HMGET', KEYS[1], unpack(ARGV, 2)), redis.call('PTTL', KEYS[1
 
 using Reply = RedisReply;
 
+// The trust and client certificate of `tls`: a file that is missing, unreadable or does not
+// match is a ConfigError naming its key, like an unset secret.
+std::shared_ptr<ssl_ctx_st> tls_context_of(const config::RedisTlsSettings& tls,
+                                           const std::string& path) {
+  const auto step = [&](const char* key, const auto& load) {
+    try {
+      load();
+    } catch (const std::exception& e) {
+      throw util::ConfigError(path + ".tls." + key, e.what());
+    }
+  };
+  std::shared_ptr<boost::asio::ssl::context> context;
+  step("ca_file", [&] { context = net::make_client_tls_context(tls.ca_file); });
+  if (!tls.cert_file.empty()) {
+    step("cert_file", [&] { net::use_certificate_chain(*context, tls.cert_file); });
+    step("key_file", [&] { net::use_private_key(*context, tls.key_file, tls.cert_file); });
+  }
+  return {context, context->native_handle()};  // the SSL_CTX, kept alive by its owner
+}
+
 RedisTarget target_of(const config::RedisCacheSettings& s, const std::string& path) {
-  return {s.address, util::resolve_env_reference(s.username, path + ".username"),
-          util::resolve_env_reference(s.password, path + ".password"), s.database,
-          s.connect_timeout};
+  RedisTarget t{s.address, util::resolve_env_reference(s.username, path + ".username"),
+                util::resolve_env_reference(s.password, path + ".password"), s.database,
+                s.connect_timeout};
+  if (s.tls.enabled) {
+    t.tls = tls_context_of(s.tls, path);
+    t.server_name =
+        !s.tls.server_name.empty() ? s.tls.server_name : s.address.substr(0, s.address.rfind(':'));
+    if (t.server_name.size() > 2 && t.server_name.front() == '[')
+      t.server_name = t.server_name.substr(1, t.server_name.size() - 2);  // [::1]
+  }
+  return t;
 }
 
 RedisPool::Options pool_options(const config::RedisCacheSettings& s, std::size_t connections,
@@ -63,6 +93,10 @@ std::string_view text(const redisReply* r) {
 }
 
 }  // namespace
+
+void RedisLink::check(const config::RedisCacheSettings& settings, const std::string& path) {
+  target_of(settings, path);
+}
 
 RedisLink::RedisLink(config::RedisCacheSettings settings, const std::string& path, OnEntry on_entry,
                      std::size_t load_limit, std::size_t max_entry_bytes, Log log)

@@ -48,12 +48,17 @@ class RedisLink {
   using OnEntry = std::function<void(Entry)>;
   using Log = RedisPool::Log;
 
+  /// What the constructor would throw for `settings`, without connecting: for a caller that must
+  /// refuse a reload before it commits to one (the conversations' link starts at the commit).
+  static void check(const config::RedisCacheSettings& settings, const std::string& path);
+
   /// Resolves `settings`' username and password ("${NAME}": ConfigError naming `path`.key when
-  /// NAME is unset) and starts the reader thread when `on_entry` is set (null: a plain key-value
-  /// link, no thread); Redis need not be up yet. The reader first hands `on_entry` up to
-  /// `load_limit` entries already stored (SCAN), then the stream's announcements from that
-  /// moment on. An entry whose fields hold more than `max_entry_bytes` together is not read
-  /// (nor counted against memory: Redis checks the sizes before it sends anything). `log`
+  /// NAME is unset), loads its `tls` files (ConfigError naming `path`.tls.key when one is
+  /// missing, unreadable or does not match) and starts the reader thread when `on_entry` is set
+  /// (null: a plain key-value link, no thread); Redis need not be up yet. The reader first hands
+  /// `on_entry` up to `load_limit` entries already stored (SCAN), then the stream's announcements
+  /// from that moment on. An entry whose fields hold more than `max_entry_bytes` together is not
+  /// read (nor counted against memory: Redis checks the sizes before it sends anything). `log`
   /// (optional) hears when Redis starts failing, why, and when it works again.
   RedisLink(config::RedisCacheSettings settings, const std::string& path, OnEntry on_entry,
             std::size_t load_limit = 0, std::size_t max_entry_bytes = 0, Log log = nullptr);

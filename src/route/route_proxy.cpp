@@ -5,7 +5,7 @@
 #include "mcpclass/jsonrpc/message.hpp"
 #include "route/chat_request.hpp"
 #include "route/proxy_stages.hpp"
-#include "util/env_reference.hpp"
+#include "route/redis_link.hpp"
 
 #include <fmt/format.h>
 
@@ -170,12 +170,9 @@ std::function<void()> RouteProxy::prepare(std::shared_ptr<const Router> router) 
         std::make_shared<const RouteTable>(router->route_settings(), impl_->options.descriptors);
   auto cache = cache_for(*router, before->cache, impl_->redis_log());
   // The conversations' link starts when the reload is committed, which must not throw: its
-  // secrets are resolved here.
-  if (const auto& c = router->route_settings().conversation;
-      c.enabled && c.backend_type == "redis") {
-    util::resolve_env_reference(c.redis.username, "route.conversation.redis.username");
-    util::resolve_env_reference(c.redis.password, "route.conversation.redis.password");
-  }
+  // secrets and TLS files are checked here.
+  if (const auto& c = router->route_settings().conversation; c.enabled && c.backend_type == "redis")
+    RedisLink::check(c.redis, "route.conversation.redis");
   auto gate = gate_for(*router, before->gate);
   auto next = std::make_shared<const Generation>(
       Generation{std::move(router), table, std::move(cache), std::move(gate)});

@@ -3,8 +3,11 @@ docs/route.md "Semantic cache"): a Redis that refuses every command (`requirepas
 password configured: NOAUTH; the stream key of another type: WRONGTYPE) costs a few commands a
 second, not a busy core; a password and an ACL user given as `${NAME}` references, and a database
 other than 0, share the cache between two instances, and a wrong password is logged and counted;
-Redis round trips never hold the HTTP I/O threads. Each test runs a redis-server of its own on a
-Unix socket in tmp_path; no encoder is needed (exact hits, through Redis)."""
+Redis round trips never hold the HTTP I/O threads; a Redis reached over TLS (its certificate
+verified, a client certificate and a password presented) shares the cache the same way, and one
+whose certificate is not trusted is counted and logged while requests are still answered. Each
+test runs a redis-server of its own on a Unix socket in tmp_path (and a TLS port on 127.0.0.1);
+no encoder is needed (exact hits, through Redis)."""
 
 import json
 import os
@@ -22,6 +25,7 @@ from test_route import BIN, models_yaml  # noqa: E402
 from test_route import upstream  # noqa: E402,F401
 from test_route_cache import ask, calls, metric, routing  # noqa: E402
 from test_route_decisions import RouteWith, categories_without_routing  # noqa: E402
+from test_cli import make_pki  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="no redis-server")
 
@@ -74,6 +78,49 @@ class Redis:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=10)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def client_certificate(directory):
+    """A client certificate signed by make_pki's CA in `directory` (for tls-auth-clients)."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True,
+                       timeout=60)
+    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=mcpclass-route")
+    (directory / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
+    openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "2", "-out", "client.pem", "-extfile", "client.ext")
+    return str(directory / "client.pem"), str(directory / "client.key")
+
+
+class TlsRedis(Redis):
+    """A Redis whose only TCP port is a TLS one on 127.0.0.1 (`address`; --port 0), with
+    make_pki's server certificate, a password, and client certificates required
+    (tls-auth-clients); the Unix socket stays plain, for the test's own commands."""
+
+    def __init__(self, tmp_path, *args):
+        self.pki = make_pki(tmp_path)
+        self.client = client_certificate(tmp_path)
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        super().__init__(tmp_path, "--tls-port", str(self.port), "--bind", "127.0.0.1",
+                         "--tls-cert-file", self.pki["server.pem"],
+                         "--tls-key-file", self.pki["server.key"],
+                         "--tls-ca-cert-file", self.pki["ca.pem"], "--tls-auth-clients", "yes",
+                         "--requirepass", "tls-secret", *args)
+
+    def settings(self, **tls):
+        cert, key = self.client
+        return {"address": self.address, "password": "${REDIS_PASSWORD}",
+                "env": {"REDIS_PASSWORD": "tls-secret"},
+                "tls": {"ca_file": self.pki["ca.pem"], "cert_file": cert, "key_file": key,
+                        **tls}}
 
 
 def start(tmp_path, upstream, redis, name, **settings):  # noqa: F811
@@ -170,6 +217,90 @@ def test_password_acl_user_and_database_share_the_cache(tmp_path, upstream):  # 
         redis.stop()
 
 
+def test_tls_with_a_password_shares_the_cache(tmp_path, upstream):  # noqa: F811
+    # Issue 47: "A Redis with a password and with TLS works as the fleet's shared cache". A
+    # expects Redis's certificate to name 127.0.0.1 (the host of its address), B to name
+    # localhost (server_name, also sent as SNI); both present a client certificate.
+    redis = TlsRedis(tmp_path)
+    a = b = None
+    try:
+        a = start(tmp_path, upstream, redis, "a", **redis.settings())
+        b = start(tmp_path, upstream, redis, "b", **redis.settings(server_name="localhost"))
+        question = "What is the capital of France?"
+        status, h, _ = a.post(ask(question))
+        assert status == 200 and "x-vsr-cache-hit" not in h
+        deadline = time.monotonic() + 10
+        while not redis.commands(["AUTH", "tls-secret"], ["KEYS", "mcpclass:cache:entry:*"])[1]:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        status, h, body = b.post(ask(question))
+        assert status == 200 and h.get("x-vsr-cache-hit") == "true", body
+        assert calls(upstream) == 1
+        assert metric(a, ERRORS) == 0 and metric(b, ERRORS) == 0
+    finally:
+        for r in (a, b):
+            if r:
+                assert r.stop() == 0
+        redis.stop()
+
+
+@pytest.mark.parametrize("case", ["other_ca", "other_name", "no_client_certificate"])
+def test_a_tls_redis_that_cannot_be_trusted_is_counted_and_logged(tmp_path, upstream,  # noqa: F811
+                                                                   case):
+    redis = TlsRedis(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    settings = redis.settings()
+    # OpenSSL's words for each: "self-signed certificate in certificate chain" (the other CA),
+    # "hostname mismatch"; Redis's refusal of a client without a certificate comes after the
+    # client's side of the TLS 1.3 handshake, on the AUTH: an alert or a reset.
+    expected = ["TLS certificate verification failed for 127.0.0.1: "]
+    if case == "other_ca":
+        settings["tls"]["ca_file"] = make_pki(other)["ca.pem"]
+    elif case == "other_name":
+        settings["tls"]["server_name"] = "redis.example.com"
+        expected = ["TLS certificate verification failed for redis.example.com: hostname mismatch"]
+    else:
+        del settings["tls"]["cert_file"], settings["tls"]["key_file"]
+        expected = ["handshake: read: tlsv13 alert certificate required",
+                    "handshake: write: Connection reset by peer"]
+    r = start(tmp_path, upstream, redis, "a", **settings)
+    try:
+        time.sleep(1)
+        for i in range(2):
+            status, h, _ = r.post(ask(f"question {i}"))
+            assert status == 200 and "x-vsr-cache-hit" not in h
+        assert 1 <= metric(r, ERRORS) <= 40
+        log = stopped_log(r)
+        r = None
+        assert any(e in log for e in expected), log
+        assert "tls-secret" not in log, log
+        assert redis.commands(["AUTH", "tls-secret"], ["DBSIZE"])[1] == ":0"
+    finally:
+        if r:
+            r.stop()
+        redis.stop()
+
+
+def test_unusable_tls_files_refuse_to_start_naming_the_key(tmp_path, upstream):  # noqa: F811
+    redis = TlsRedis(tmp_path)
+    try:
+        for key, error in [("ca_file", "TLS: cannot read the CA file"),
+                           ("cert_file", "TLS: cannot read the certificate chain file"),
+                           ("key_file", "TLS: cannot read the private key file")]:
+            settings = redis.settings(**{key: str(tmp_path / "missing.pem")})
+            with pytest.raises(RuntimeError, match=rf"route\.semantic_cache\.redis\.tls\.{key}: "
+                                                   + error):
+                start(tmp_path, upstream, redis, f"bad-{key}", **settings)
+        # The key of another pair: does not belong to the certificate.
+        settings = redis.settings(key_file=redis.pki["server.key"])
+        with pytest.raises(RuntimeError,
+                           match=r"redis\.tls\.key_file: .*(does not belong|key values mismatch)"):
+            start(tmp_path, upstream, redis, "bad-pair", **settings)
+    finally:
+        redis.stop()
+
+
 def test_a_wrong_password_is_logged_counted_and_bounded(tmp_path, upstream):  # noqa: F811
     redis = Redis(tmp_path, "--requirepass", "right")
     r = start(tmp_path, upstream, redis, "a", password="${REDIS_PASSWORD}",
@@ -213,7 +344,12 @@ def test_redis_settings_errors_name_the_key(tmp_path):
             ("{read_block: 0}", "route.semantic_cache.redis.read_block: must be within [0.01, 10]"),
             ("{read_block: -1}", "route.semantic_cache.redis.read_block: must be within [0.01, 10]"),
             ("{read_block: 3600}",
-             "route.semantic_cache.redis.read_block: must be within [0.01, 10]")]:
+             "route.semantic_cache.redis.read_block: must be within [0.01, 10]"),
+            ("{tls: {cert_file: c.pem}}",
+             "route.semantic_cache.redis.tls: needs both cert_file and key_file"),
+            ("{address: /run/redis.sock, tls: {}}",
+             "route.semantic_cache.redis.tls.server_name: is needed with a Unix socket"),
+            ("{tls: {verify: false}}", "route.semantic_cache.redis.tls.verify")]:
         config = tmp_path / "c.yaml"
         config.write_text(categories_without_routing() + routing(False) + models_yaml(
             "http://127.0.0.1:1/v1").replace(

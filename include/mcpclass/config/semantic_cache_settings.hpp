@@ -14,6 +14,24 @@
 
 namespace mcpclass::config {
 
+/// `redis.tls`: the connections to Redis over TLS (Redis's `tls-port`), its certificate verified
+/// (chain and name) and, when Redis asks for one (`tls-auth-clients`), this instance's
+/// certificate presented. The file names follow `server.http.tls` and an upstream's `ca_file`.
+struct RedisTlsSettings {
+  /// On when the `tls` section is written, unless it says `enabled: false`.
+  bool enabled = false;
+  /// PEM CAs Redis's certificate must chain to (empty: the system's trust store).
+  std::string ca_file{};
+  /// This instance's certificate chain and its key (PEM), both or neither.
+  std::string cert_file{};
+  std::string key_file{};
+  /// The name Redis's certificate must carry (DNS name or IP literal), also sent as SNI (a DNS
+  /// name). Empty: the host of `address`; needed with a Unix socket address.
+  std::string server_name{};
+
+  bool operator==(const RedisTlsSettings&) const = default;
+};
+
 /// `backend_type: redis`: entries shared by a fleet of proxies through one Redis.
 struct RedisCacheSettings {
   /// "host:port", or an absolute path to a Unix socket.
@@ -42,6 +60,7 @@ struct RedisCacheSettings {
   /// The stream reader's XREAD BLOCK: how long it waits for an announcement before it looks
   /// again, so also how soon it sees a stop (a reload that replaces the link, or the end).
   std::chrono::milliseconds read_block{500};
+  RedisTlsSettings tls{};
 
   bool operator==(const RedisCacheSettings&) const = default;
   boost::json::object to_json() const;

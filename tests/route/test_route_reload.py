@@ -119,6 +119,26 @@ def test_a_route_section_that_cannot_be_built_is_refused(tmp_path, upstream):
                for line in r.proc.stderr.read().splitlines())
 
 
+def test_a_conversation_redis_with_unusable_tls_files_is_refused(tmp_path, upstream):
+    """The conversations' Redis link starts only once a reload is committed, a step that must not
+    throw: its TLS files are checked before, and a missing one refuses the reload, naming the key
+    (it escaped the reload's error handling before)."""
+    config = tmp_path / "router.yaml"
+    r = Route(tmp_path, models_yaml(upstream.url), extra=NO_WATCH)
+    try:
+        conversation = ("  conversation:\n    backend_type: redis\n"
+                        f"    redis: {{address: '127.0.0.1:1', tls: {{ca_file: '{tmp_path}/no-ca.pem'}}}}\n")
+        routes = models_yaml(upstream.url).replace("  models:\n", conversation + "  models:\n", 1)
+        reload(r, config, CATEGORIES + NO_WATCH + routes, "mcpclass_config_reload_failures_total")
+        assert metric(r, "mcpclass_config_generation") == 1
+        status, headers, body = r.post(ask("integral"))
+        assert status == 200 and headers["x-mcpclass-model"] == "m-openai", body
+    finally:
+        assert r.stop() == 0
+    assert any("reload refused" in line and "route.conversation.redis.tls.ca_file" in line
+               for line in r.proc.stderr.read().splitlines())
+
+
 def test_requests_in_flight_finish_on_their_generation(tmp_path, upstream):
     other = FakeUpstream().start()
     config = tmp_path / "router.yaml"

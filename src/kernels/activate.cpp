@@ -1,5 +1,4 @@
-// The portable activation lanes (activate.hpp) and the dispatch to a kernel set's; the OpenMP
-// team shares the values in blocks of whole vectors, so no split changes a value's lanes.
+// The portable activation lanes (activate.hpp) and the dispatch to a kernel set's.
 #include "kernels/activate.hpp"
 
 #include <omp.h>
@@ -12,25 +11,13 @@ namespace {
 
 using namespace detail;
 
-float lane(HiddenActivation a, float x) {
-  switch (a) {
-    case HiddenActivation::gelu:
-      return gelu_lane(x);
-    case HiddenActivation::gelu_tanh:
-      return gelu_tanh_lane(x);
-    case HiddenActivation::relu:
-      break;
-  }
-  return relu_lane(x);
-}
-
 void activate_portable(HiddenActivation a, float* x, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) x[i] = lane(a, x[i]);
+  for (std::size_t i = 0; i < n; ++i) x[i] = activation_lane(a, x[i]);
 }
 
 void gate_portable(HiddenActivation a, const float* in, const float* gate, std::size_t n,
                    float* out) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = lane(a, in[i]) * gate[i];
+  for (std::size_t i = 0; i < n; ++i) out[i] = activation_lane(a, in[i]) * gate[i];
 }
 
 ActivationKernel kernel_for(KernelSet set) {
@@ -41,18 +28,6 @@ ActivationKernel kernel_for(KernelSet set) {
 }
 
 }  // namespace
-
-void activate(KernelSet set, HiddenActivation a, float* x, std::size_t count) {
-  const auto kernel = kernel_for(set);
-  // Blocks of 4096 values: a team's share never splits a vector, and a few blocks per thread.
-  constexpr std::size_t kBlock = 4096;
-  const auto blocks = static_cast<std::int64_t>((count + kBlock - 1) / kBlock);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::size_t first = static_cast<std::size_t>(b) * kBlock;
-    kernel.activate(a, x + first, std::min(kBlock, count - first));
-  }
-}
 
 void activate_columns(KernelSet set, HiddenActivation a, float* x, std::size_t rows, std::size_t ld,
                       std::size_t first, std::size_t last) {

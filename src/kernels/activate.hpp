@@ -19,14 +19,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 namespace mcpclass::kernels {
 
 enum class HiddenActivation { gelu, gelu_tanh, relu };
-
-/// x[i] ← a(x[i]) for `count` values with `set`'s kernels, the calling thread's OpenMP team
-/// sharing them. Thread-safety: pure.
-void activate(KernelSet set, HiddenActivation a, float* x, std::size_t count);
 
 /// Columns [first, last) of `rows` rows of x (`ld` apart) ← a(x), on the calling thread alone.
 /// Thread-safety: pure.
@@ -68,6 +65,32 @@ inline float gelu_tanh_lane(float x) {
 }
 inline float relu_lane(float x) {
   return 0.0f > x ? 0.0f : x;  // a NaN stays NaN, as vmaxps(0, x) keeps its second operand
+}
+inline float activation_lane(HiddenActivation a, float x) {
+  switch (a) {
+    case HiddenActivation::gelu:
+      return gelu_lane(x);
+    case HiddenActivation::gelu_tanh:
+      return gelu_tanh_lane(x);
+    case HiddenActivation::relu:
+      break;
+  }
+  return relu_lane(x);
+}
+
+/// Calls f(std::integral_constant<HiddenActivation, a>{}): the one dispatch of a run-time
+/// activation to code compiled for it.
+template <class F>
+void with_activation(HiddenActivation a, F&& f) {
+  switch (a) {
+    case HiddenActivation::gelu:
+      return f(std::integral_constant<HiddenActivation, HiddenActivation::gelu>{});
+    case HiddenActivation::gelu_tanh:
+      return f(std::integral_constant<HiddenActivation, HiddenActivation::gelu_tanh>{});
+    case HiddenActivation::relu:
+      break;
+  }
+  f(std::integral_constant<HiddenActivation, HiddenActivation::relu>{});
 }
 
 /// One kernel set's activation of x[0, n) in place, and its gated form out[j] ← a(in[j]) · gate[j].

@@ -52,18 +52,11 @@ inline __m256 apply8(__m256 x) {
 }
 
 template <HiddenActivation kA>
-float apply_lane(float x) {
-  if constexpr (kA == HiddenActivation::gelu) return gelu_lane(x);
-  if constexpr (kA == HiddenActivation::gelu_tanh) return gelu_tanh_lane(x);
-  return relu_lane(x);
-}
-
-template <HiddenActivation kA>
 MCPCLASS_ISA("avx2,fma")
 void activate_span(float* x, std::size_t n) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, apply8<kA>(_mm256_loadu_ps(x + i)));
-  for (; i < n; ++i) x[i] = apply_lane<kA>(x[i]);
+  for (; i < n; ++i) x[i] = activation_lane(kA, x[i]);
 }
 
 template <HiddenActivation kA>
@@ -73,31 +66,15 @@ void gate_span(const float* in, const float* gate, std::size_t n, float* out) {
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(out + i,
                      _mm256_mul_ps(apply8<kA>(_mm256_loadu_ps(in + i)), _mm256_loadu_ps(gate + i)));
-  for (; i < n; ++i) out[i] = apply_lane<kA>(in[i]) * gate[i];
+  for (; i < n; ++i) out[i] = activation_lane(kA, in[i]) * gate[i];
 }
 
 void activate_any(HiddenActivation a, float* x, std::size_t n) {
-  switch (a) {
-    case HiddenActivation::gelu:
-      return activate_span<HiddenActivation::gelu>(x, n);
-    case HiddenActivation::gelu_tanh:
-      return activate_span<HiddenActivation::gelu_tanh>(x, n);
-    case HiddenActivation::relu:
-      break;
-  }
-  activate_span<HiddenActivation::relu>(x, n);
+  with_activation(a, [&](auto kA) { activate_span<kA()>(x, n); });
 }
 
 void gate_any(HiddenActivation a, const float* in, const float* gate, std::size_t n, float* out) {
-  switch (a) {
-    case HiddenActivation::gelu:
-      return gate_span<HiddenActivation::gelu>(in, gate, n, out);
-    case HiddenActivation::gelu_tanh:
-      return gate_span<HiddenActivation::gelu_tanh>(in, gate, n, out);
-    case HiddenActivation::relu:
-      break;
-  }
-  gate_span<HiddenActivation::relu>(in, gate, n, out);
+  with_activation(a, [&](auto kA) { gate_span<kA()>(in, gate, n, out); });
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ void norm_row_portable(const Norm& n, float eps, const float* in, float* out, st
   for (; i + 4 <= w; i += 4)
     for (std::size_t l = 0; l < 4; ++l) lanes[l] += in[i + l];
   for (std::size_t l = 0; i < w; ++i, ++l) lanes[l] += in[i];
-  const double mean = ((lanes[0] + lanes[2]) + (lanes[1] + lanes[3])) / static_cast<double>(w);
+  const double mean = detail::lane_sum(lanes) / static_cast<double>(w);
   std::fill_n(lanes, 4, 0.0);
   for (i = 0; i + 4 <= w; i += 4)
     for (std::size_t l = 0; l < 4; ++l) {
@@ -124,7 +124,7 @@ void norm_row_portable(const Norm& n, float eps, const float* in, float* out, st
     const double d = in[i] - mean;
     lanes[l] = std::fma(d, d, lanes[l]);
   }
-  const double var = ((lanes[0] + lanes[2]) + (lanes[1] + lanes[3])) / static_cast<double>(w);
+  const double var = detail::lane_sum(lanes) / static_cast<double>(w);
   const double inv = 1.0 / std::sqrt(var + eps);
   for (i = 0; i < w; ++i) {
     out[i] = static_cast<float>((in[i] - mean) * inv) * n.weight[i];

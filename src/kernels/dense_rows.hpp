@@ -100,6 +100,10 @@ void residual_norm(KernelSet set, const Norm& n, float eps, float* x, const floa
 void layer_norm(KernelSet set, const Norm& n, float eps, float* x, std::size_t rows);
 
 namespace detail {
+/// The four lanes of a row's sum added as every set adds them: (0 + 2) + (1 + 3).
+inline double lane_sum(const double (&lanes)[4]) {
+  return (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+}
 /// One kernel set's LayerNorm of one row of w values from `in` into `out` (which may be `in`).
 using NormRow = void (*)(const Norm& n, float eps, const float* in, float* out, std::size_t w);
 NormRow norm_row_avx2();

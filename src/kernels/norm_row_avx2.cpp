@@ -21,7 +21,7 @@ void norm_row(const Norm& n, float eps, const float* in, float* out, std::size_t
   for (; i + 4 <= w; i += 4) acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm_loadu_ps(in + i)));
   _mm256_storeu_pd(lanes, acc);
   for (std::size_t l = 0; i < w; ++i, ++l) lanes[l] += in[i];
-  const double mean = ((lanes[0] + lanes[2]) + (lanes[1] + lanes[3])) / static_cast<double>(w);
+  const double mean = lane_sum(lanes) / static_cast<double>(w);
   const __m256d vmean = _mm256_set1_pd(mean);
   acc = _mm256_setzero_pd();
   for (i = 0; i + 4 <= w; i += 4) {
@@ -33,7 +33,7 @@ void norm_row(const Norm& n, float eps, const float* in, float* out, std::size_t
     const double d = in[i] - mean;
     lanes[l] = std::fma(d, d, lanes[l]);
   }
-  const double var = ((lanes[0] + lanes[2]) + (lanes[1] + lanes[3])) / static_cast<double>(w);
+  const double var = lane_sum(lanes) / static_cast<double>(w);
   const double inv = 1.0 / std::sqrt(var + eps);
   const __m256d vinv = _mm256_set1_pd(inv);
   const bool bias = !n.bias.empty();

@@ -27,6 +27,11 @@ double gelu_tanh_reference(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
+// `a` over x[0, n), as one row.
+void activate(KernelSet set, HiddenActivation a, float* x, std::size_t n) {
+  activate_columns(set, a, x, 1, n, 0, n);
+}
+
 // Every 1/1024 in [−10, 10], and a few beyond.
 std::vector<float> grid() {
   std::vector<float> v;

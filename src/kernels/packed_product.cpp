@@ -18,7 +18,7 @@ namespace {
 // and 15.6 ms on two, these blocks 29.3 ms and 14.8 ms.
 constexpr std::size_t kDepthBlock = 256;
 constexpr std::size_t kGroupPanels = 8;
-// Rows per pass: a multiple of every set's tile rows.
+// Rows per pass: a multiple of every set's tile rows (6, 12).
 constexpr std::size_t kPassRows = 144;
 
 // The portable tile: the same fused multiply-add chain per output as the AVX2 one.
@@ -45,6 +45,7 @@ detail::Kernel kernel_for(KernelSet set) {
     case KernelSet::avx512:
     case KernelSet::avx512_vnni:
     case KernelSet::avx512_bf16:
+    case KernelSet::amx:  // AMX has no float32 product: the AVX-512 tile
       return detail::kernel_avx512();
   }
   return {tile_portable, 6};
@@ -88,9 +89,16 @@ void detail::packed_product_with(Kernel kernel, const float* packed, const float
           const std::size_t tile_rows = std::min(kernel.rows, pass_end - r);
           for (std::size_t p = group; p < group_end; ++p) {
             const std::size_t col = p * kPanel;
+            const float* panel_bias = last ? group_bias + (col - group_col) : nullptr;
+            if (kernel.wide != nullptr && p + 1 < group_end) {
+              kernel.wide(x + r * in + k0, in, tile_rows, packed + (p * in + k0) * kPanel,
+                          in * kPanel, depth, k0 != 0, panel_bias, y + r * out + col, out,
+                          std::min(kPanel, out - col - kPanel));
+              ++p;
+              continue;
+            }
             kernel.tile(x + r * in + k0, in, tile_rows, packed + (p * in + k0) * kPanel, depth,
-                        k0 != 0, last ? group_bias + (col - group_col) : nullptr, y + r * out + col,
-                        out, std::min(kPanel, out - col));
+                        k0 != 0, panel_bias, y + r * out + col, out, std::min(kPanel, out - col));
           }
         }
       }

@@ -4,7 +4,8 @@
 // (neither the other rows of the product, nor their number, nor how rows and panels are shared
 // among threads), and every kernel set gives the same bits (std::fma rounds once, as vfmadd does).
 // One file per instruction set: packed_product.cpp (dispatch, the portable tile),
-// packed_product_avx2.cpp (6 rows × 16 outputs), packed_product_avx512.cpp (8 × 16).
+// packed_product_avx2.cpp (6 rows × 16 outputs), packed_product_avx512.cpp (12 × 32, and 12 × 16
+// for a last odd panel).
 //
 // Why not oneDNN: its sgemm packs both operands on every call (a 16-row product by 128 outputs
 // repacked its weights once per row block), and oneDNN 2.6's matmul and inner-product
@@ -56,9 +57,15 @@ namespace detail {
 using Tile = void (*)(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                       std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
                       std::size_t width);
+/// The same over two adjacent panels at once: the first from b on, the second `panel_stride`
+/// floats later, into outputs [0, kPanel) and [kPanel, kPanel + width2) of c.
+using WideTile = void (*)(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
+                          std::size_t panel_stride, std::size_t depth, bool resume,
+                          const float* bias, float* c, std::size_t ldc, std::size_t width2);
 struct Kernel {
   Tile tile;
-  std::size_t rows;  ///< rows of one tile
+  std::size_t rows;         ///< rows of one tile (of `tile` and of `wide`)
+  WideTile wide = nullptr;  ///< where a set has one: two panels per tile
 };
 Kernel kernel_avx2();
 Kernel kernel_avx512();

@@ -30,7 +30,7 @@ void tile_portable(const std::uint16_t* xb, std::size_t depth, std::size_t tile_
 }
 
 detail::Bf16Kernel kernel_for(KernelSet set) {
-  if (set == KernelSet::avx512_bf16) return detail::bf16kernel_avx512_bf16();
+  if (set >= KernelSet::avx512_bf16) return detail::bf16kernel_avx512_bf16();
   return {tile_portable, 4};
 }
 
@@ -74,6 +74,8 @@ void bf16_rows(const float* x, std::size_t rows, std::size_t in, std::uint16_t* 
 
 void bf16gemm(KernelSet set, const Bf16Weights& w, const float* bias, std::size_t first_panel,
               std::size_t last_panel, const std::uint16_t* xb, std::size_t rows, float* y) {
+  if (set == KernelSet::amx)
+    return detail::bf16gemm_amx()(w, bias, first_panel, last_panel, xb, rows, y);
   detail::bf16gemm_with(kernel_for(set), w, bias, first_panel, last_panel, xb, rows, y);
 }
 

@@ -24,9 +24,14 @@ namespace mcpclass::kernels {
 /// Outputs of one bfloat16 panel (one 512-bit register of float32 sums).
 inline constexpr std::size_t kBPanel = 16;
 
-/// `in` rounded up to an even count: the row length of bfloat16 activations.
+/// Inputs of one AMX tile row (64 bytes): rows and panels are padded with zeros to a multiple,
+/// so that the tiles never need a narrower shape (a zero pair adds +0 to a sum: the same sum,
+/// a −0 sum aside, which the bias addition turns into +0 either way).
+inline constexpr std::size_t kBDepthStep = 32;
+
+/// `in` rounded up to a multiple of kBDepthStep: the row length of bfloat16 activations.
 constexpr std::size_t bf16_depth(std::size_t in) {
-  return (in + 1) / 2 * 2;
+  return (in + kBDepthStep - 1) / kBDepthStep * kBDepthStep;
 }
 
 /// Panels of `out` outputs.
@@ -60,7 +65,9 @@ void bf16_rows(const float* x, std::size_t rows, std::size_t in, std::uint16_t* 
 
 /// y[r][o] = Σ over input pairs of xb[r][k] · W[o][k] (float32, as above) + bias[o] (no bias:
 /// nullptr) for `rows` rows of bf16_rows() and the outputs of panels [first_panel, last_panel),
-/// y's rows w.out apart; the AVX-512 BF16 tile on set avx512_bf16, the portable one below it.
+/// y's rows w.out apart; the AVX-512 BF16 tile on set avx512_bf16, AMX tiles on set amx (whose
+/// unit sums each pair of products in an order of its own: within a few units of the last place
+/// of the others), the portable one below them.
 /// Thread-safety: pure; calls on disjoint panels or rows may run concurrently.
 void bf16gemm(KernelSet set, const Bf16Weights& w, const float* bias, std::size_t first_panel,
               std::size_t last_panel, const std::uint16_t* xb, std::size_t rows, float* y);
@@ -77,6 +84,12 @@ struct Bf16Kernel {
   std::size_t rows;  ///< rows of one tile
 };
 Bf16Kernel bf16kernel_avx512_bf16();
+/// The amx set's whole product (AMX tiles span several rows and panels, the tile configuration
+/// loaded once per call): bf16gemm()'s arguments; nullptr off x86-64.
+using Bf16Gemm = void (*)(const Bf16Weights& w, const float* bias, std::size_t first_panel,
+                          std::size_t last_panel, const std::uint16_t* xb, std::size_t rows,
+                          float* y);
+Bf16Gemm bf16gemm_amx();
 
 /// bf16gemm() with a given kernel (the tests' way to run an emulated one).
 void bf16gemm_with(Bf16Kernel kernel, const Bf16Weights& w, const float* bias,

@@ -7,13 +7,17 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace mcpclass::kernels {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kNames = {"portable", "avx2",        "avx2_vnni",
-                                                    "avx512",   "avx512_vnni", "avx512_bf16"};
+constexpr std::array<std::string_view, 7> kNames = {
+    "portable", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16", "amx"};
 
 #if defined(__x86_64__)
 // XCR0: which register states the OS saves (bits 1–2 SSE/AVX, 5–7 AVX-512, 17–18 AMX tiles).
@@ -23,6 +27,17 @@ unsigned long long xcr0() {
   return (static_cast<unsigned long long>(edx) << 32) | eax;
 }
 #endif
+
+// Linux hands out the AMX tile data state (XFEATURE_XTILEDATA, 18) only to a process that asks
+// (since 5.16); a tile instruction without it ends the process with SIGILL.
+bool amx_permitted() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
 
 }  // namespace
 
@@ -49,9 +64,10 @@ CpuFeatures detect_cpu_features() {
   f.avx512vl = zmm && ((leaf7_ebx >> 31) & 1);
   f.avx512_vnni = zmm && ((leaf7_ecx >> 11) & 1);
   f.avx512_bf16 = zmm && ((leaf7_1_eax >> 5) & 1);
-  f.amx_bf16 = tiles && ((leaf7_edx >> 22) & 1);
-  f.amx_tile = tiles && ((leaf7_edx >> 24) & 1);
-  f.amx_int8 = tiles && ((leaf7_edx >> 25) & 1);
+  const bool amx = tiles && ((leaf7_edx >> 24) & 1) && amx_permitted();
+  f.amx_bf16 = amx && ((leaf7_edx >> 22) & 1);
+  f.amx_tile = amx;
+  f.amx_int8 = amx && ((leaf7_edx >> 25) & 1);
 #endif
   return f;
 }
@@ -108,7 +124,12 @@ std::string missing_features(const CpuFeatures& f, KernelSet set) {
     need(f.avx512vl, "avx512vl");
   }
   if (set >= KernelSet::avx512_vnni) need(f.avx512_vnni, "avx512_vnni");
-  if (set == KernelSet::avx512_bf16) need(f.avx512_bf16, "avx512_bf16");
+  if (set >= KernelSet::avx512_bf16) need(f.avx512_bf16, "avx512_bf16");
+  if (set >= KernelSet::amx) {
+    need(f.amx_tile, "amx_tile");
+    need(f.amx_int8, "amx_int8");
+    need(f.amx_bf16, "amx_bf16");
+  }
   return out;
 }
 

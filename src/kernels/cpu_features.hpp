@@ -11,7 +11,8 @@
 namespace mcpclass::kernels {
 
 /// The instruction-set extensions the engine's kernels use, as CPUID and XGETBV report them
-/// (a feature counts only when the OS saves its registers).
+/// (a feature counts only when the OS saves its registers; the AMX ones only once Linux has
+/// granted this process the tile data state, which detect_cpu_features() asks for).
 struct CpuFeatures {
   bool avx2 = false, fma = false;
   bool avx512f = false, avx512bw = false, avx512vl = false;
@@ -19,7 +20,9 @@ struct CpuFeatures {
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
 };
 
-/// This CPU's features. Thread-safety: pure (reads CPUID each call).
+/// This CPU's features. Where CPUID reports AMX, asks Linux for the process's permission to use
+/// the tile data (arch_prctl ARCH_REQ_XCOMP_PERM: once granted it stays, so asking again is
+/// harmless); refused, AMX counts as absent. Thread-safety: safe (reads CPUID each call).
 CpuFeatures detect_cpu_features();
 
 /// The features as "avx2 fma avx512f ..." (those present), for logs and /health.
@@ -34,9 +37,10 @@ enum class KernelSet {
   avx512,       ///< + avx512f avx512bw avx512vl: fp32 8×16 tiles on 512 bits; int8 as avx2
   avx512_vnni,  ///< avx512's + avx512_vnni: int8 by vpdpbusd on 512 bits
   avx512_bf16,  ///< avx512_vnni's + avx512_bf16: bf16 by vdpbf16ps on 512 bits
+  amx,          ///< avx512_bf16's + amx_tile amx_int8 amx_bf16: int8 and bf16 by AMX tiles
 };
 
-/// "portable", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16".
+/// "portable", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16", "amx".
 std::string_view name(KernelSet set);
 
 /// The set named `text`; throws std::invalid_argument naming the accepted names.

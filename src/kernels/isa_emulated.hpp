@@ -118,3 +118,79 @@ inline __m512 _mm512_dpbf16_ps(__m512 src, __m512bh a, __m512bh b) {
   std::memcpy(&src, sum, sizeof src);
   return src;
 }
+
+// AMX, which SIMDe lacks: the calling thread's eight tiles as plain memory (an emulated
+// register file, one per thread as the hardware's), the tile products from Intel's definitions.
+// tdpbf16ps sums each pair in vdpbf16ps's order here, so the emulated amx tiles give the portable
+// bits; the hardware's unit orders its additions its own way (bf16gemm_amx.cpp).
+namespace mcpclass::kernels::detail::emulated_amx {
+
+struct Tiles {
+  std::uint16_t colsb[8] = {};
+  std::uint8_t rows[8] = {};
+  unsigned char data[8][16][64] = {};
+};
+inline thread_local Tiles tiles;
+
+inline void loadconfig(const void* config) {
+  const auto* c = static_cast<const unsigned char*>(config);
+  tiles = Tiles{};
+  for (int t = 0; t < 8; ++t) {
+    tiles.colsb[t] = static_cast<std::uint16_t>(c[16 + 2 * t] | (c[17 + 2 * t] << 8));
+    tiles.rows[t] = c[48 + t];
+  }
+}
+inline void zero(int t) {
+  std::memset(tiles.data[t], 0, sizeof tiles.data[t]);
+}
+inline void loadd(int t, const void* base, long stride) {
+  for (int r = 0; r < tiles.rows[t]; ++r)
+    std::memcpy(tiles.data[t][r], static_cast<const unsigned char*>(base) + r * stride,
+                tiles.colsb[t]);
+}
+inline void stored(int t, void* base, long stride) {
+  for (int r = 0; r < tiles.rows[t]; ++r)
+    std::memcpy(static_cast<unsigned char*>(base) + r * stride, tiles.data[t][r], tiles.colsb[t]);
+}
+inline void dpbssd(int c, int a, int b) {
+  for (int m = 0; m < tiles.rows[c]; ++m)
+    for (int n = 0; n < tiles.colsb[c] / 4; ++n) {
+      std::int32_t sum;
+      std::memcpy(&sum, tiles.data[c][m] + 4 * n, sizeof sum);
+      for (int k = 0; k < tiles.colsb[a] / 4; ++k)
+        for (int i = 0; i < 4; ++i)
+          sum += std::int32_t{static_cast<std::int8_t>(tiles.data[a][m][4 * k + i])} *
+                 std::int32_t{static_cast<std::int8_t>(tiles.data[b][k][4 * n + i])};
+      std::memcpy(tiles.data[c][m] + 4 * n, &sum, sizeof sum);
+    }
+}
+inline void dpbf16ps(int c, int a, int b) {
+  using mcpclass::kernels::from_bf16;
+  const auto bf16 = [](const unsigned char* p) {
+    std::uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return from_bf16(v);
+  };
+  for (int m = 0; m < tiles.rows[c]; ++m)
+    for (int n = 0; n < tiles.colsb[c] / 4; ++n) {
+      float sum;
+      std::memcpy(&sum, tiles.data[c][m] + 4 * n, sizeof sum);
+      for (int k = 0; k < tiles.colsb[a] / 4; ++k) {
+        const unsigned char *x = tiles.data[a][m] + 4 * k, *w = tiles.data[b][k] + 4 * n;
+        sum = bf16_pair_step(sum, bf16(x), bf16(w), bf16(x + 2), bf16(w + 2));
+      }
+      std::memcpy(tiles.data[c][m] + 4 * n, &sum, sizeof sum);
+    }
+}
+
+}  // namespace mcpclass::kernels::detail::emulated_amx
+
+#define _tile_loadconfig(config) ::mcpclass::kernels::detail::emulated_amx::loadconfig(config)
+#define _tile_zero(t) ::mcpclass::kernels::detail::emulated_amx::zero(t)
+#define _tile_loadd(t, base, stride) \
+  ::mcpclass::kernels::detail::emulated_amx::loadd(t, base, stride)
+#define _tile_stored(t, base, stride) \
+  ::mcpclass::kernels::detail::emulated_amx::stored(t, base, stride)
+#define _tile_dpbssd(c, a, b) ::mcpclass::kernels::detail::emulated_amx::dpbssd(c, a, b)
+#define _tile_dpbf16ps(c, a, b) ::mcpclass::kernels::detail::emulated_amx::dpbf16ps(c, a, b)
+#define _tile_release() ((void)0)

@@ -69,6 +69,7 @@ detail::QKernel kernel_for(KernelSet set) {
       return detail::qkernel_avx2_vnni();
     case KernelSet::avx512_vnni:
     case KernelSet::avx512_bf16:
+    case KernelSet::amx:  // its rows past the tiles' (qgemm_amx.cpp) and the tests' tile
       return detail::qkernel_avx512_vnni();
   }
   return {qtile_portable, 4};
@@ -122,6 +123,8 @@ void quantize_rows(KernelSet set, const float* x, std::size_t rows, std::size_t 
 void qgemm(KernelSet set, const QuantizedWeights& w, const float* bias, std::size_t first_panel,
            std::size_t last_panel, const std::int8_t* q, const float* scale, std::size_t rows,
            float* y) {
+  if (set == KernelSet::amx)
+    return detail::qgemm_amx()(w, bias, first_panel, last_panel, q, scale, rows, y);
   detail::qgemm_with(kernel_for(set), w, bias, first_panel, last_panel, q, scale, rows, y);
 }
 

@@ -27,10 +27,13 @@ namespace mcpclass::kernels {
 inline constexpr std::size_t kQPanel = 16;
 /// Inputs one int32 lane sums per step (4 bytes of each operand).
 inline constexpr std::size_t kQGroup = 4;
+/// Inputs of one AMX tile row (64 bytes): rows and panels are padded with zeros to a multiple,
+/// so that the tiles never need a narrower shape (a zero adds nothing to an integer sum).
+inline constexpr std::size_t kQDepthStep = 64;
 
-/// `in` rounded up to a multiple of kQGroup: the row length of quantized activations.
+/// `in` rounded up to a multiple of kQDepthStep: the row length of quantized activations.
 constexpr std::size_t quantized_depth(std::size_t in) {
-  return (in + kQGroup - 1) / kQGroup * kQGroup;
+  return (in + kQDepthStep - 1) / kQDepthStep * kQDepthStep;
 }
 
 /// Panels of `out` outputs.
@@ -87,6 +90,12 @@ struct QKernel {
 QKernel qkernel_avx2();
 QKernel qkernel_avx2_vnni();
 QKernel qkernel_avx512_vnni();
+/// The amx set's whole product (its tiles span several rows and panels, and the tile
+/// configuration is loaded once per call): qgemm()'s arguments; nullptr off x86-64.
+using QGemm = void (*)(const QuantizedWeights& w, const float* bias, std::size_t first_panel,
+                       std::size_t last_panel, const std::int8_t* q, const float* scale,
+                       std::size_t rows, float* y);
+QGemm qgemm_amx();
 // Row quantization: maxabs over `in` values, then q = round-to-nearest-even(x · 127 / maxabs).
 using QuantizeRow = void (*)(const float* x, std::size_t in, std::int8_t* q, float* scale);
 QuantizeRow quantize_row_avx2();

@@ -30,7 +30,7 @@ kernels::Compute choose_compute(EncoderPrecision precision, const std::string& k
         throw classify::ClassifyError(
             what + ": precision bf16 needs avx512_bf16, which this CPU lacks (it has: " +
             kernels::describe(features) + "); use f32, int8 or auto");
-      if (compute.kernels != kernels::KernelSet::avx512_bf16)
+      if (compute.kernels < kernels::KernelSet::avx512_bf16)
         throw classify::ClassifyError(what + ": precision bf16 needs kernel set avx512_bf16, and " +
                                       "this model's is capped at " +
                                       std::string(kernels::name(compute.kernels)) +

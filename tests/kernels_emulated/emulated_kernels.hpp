@@ -20,4 +20,6 @@ SoftmaxRow softmax_row_avx2();
 ActivationKernel activation_avx2();
 NormRow norm_row_avx2();
 Bf16Kernel bf16kernel_avx512_bf16();
+QGemm qgemm_amx();
+Bf16Gemm bf16gemm_amx();
 }  // namespace mcpclass::kernels::detail::emulated

@@ -99,6 +99,18 @@ TEST_CASE(
                          shape.rows, got.data());
       CHECK(same_bits(got, expected));
     }
+    // amx's tiles (two row blocks by two panels, a last block of fewer rows from a padded copy):
+    // the panels in one call, then split after the first (a lone panel's tiles).
+    CAPTURE("amx");
+    const auto amx = detail::emulated::qgemm_amx();
+    REQUIRE(bool(amx));
+    std::vector<float> got(expected.size(), std::numeric_limits<float>::quiet_NaN());
+    amx(w, bias.data(), 0, qpanels_of(shape.out), q.data(), scale.data(), shape.rows, got.data());
+    CHECK(same_bits(got, expected));
+    std::fill(got.begin(), got.end(), std::numeric_limits<float>::quiet_NaN());
+    amx(w, bias.data(), 0, 1, q.data(), scale.data(), shape.rows, got.data());
+    amx(w, bias.data(), 1, qpanels_of(shape.out), q.data(), scale.data(), shape.rows, got.data());
+    CHECK(same_bits(got, expected));
   }
 }
 
@@ -160,10 +172,12 @@ TEST_CASE("emulated kernels: avx2's LayerNorm row gives the portable bits") {
   }
 }
 
-TEST_CASE("emulated kernels: the bf16 tile of avx512_bf16 gives the portable bits") {
+TEST_CASE("emulated kernels: the bf16 tiles of avx512_bf16 and amx give the portable bits") {
   std::mt19937 rng(49);
   const auto kernel = detail::emulated::bf16kernel_avx512_bf16();
   REQUIRE(kernel.rows == 8);
+  const auto amx = detail::emulated::bf16gemm_amx();
+  REQUIRE(bool(amx));
   for (const auto& shape : kShapes) {
     CAPTURE(shape.rows);
     CAPTURE(shape.in);
@@ -180,6 +194,10 @@ TEST_CASE("emulated kernels: the bf16 tile of avx512_bf16 gives the portable bit
     std::vector<float> got(expected.size(), std::numeric_limits<float>::quiet_NaN());
     detail::bf16gemm_with(kernel, w, bias.data(), 0, bpanels_of(shape.out), xb.data(), shape.rows,
                           got.data());
+    CHECK(same_bits(got, expected));
+    std::fill(got.begin(), got.end(), std::numeric_limits<float>::quiet_NaN());
+    amx(w, bias.data(), 0, 1, xb.data(), shape.rows, got.data());
+    amx(w, bias.data(), 1, bpanels_of(shape.out), xb.data(), shape.rows, got.data());
     CHECK(same_bits(got, expected));
   }
 }

@@ -88,10 +88,19 @@ TEST_CASE(
     // The native tile, where this CPU has it: Intel defines vdpbf16ps's order of additions, which
     // the portable tile follows and the emulated test (ctest kernels.emulated) checks bit for bit;
     // on the hardware itself the check allows a last-bit difference.
-    if (supports(detect_cpu_features(), KernelSet::avx512_bf16)) {
-      const auto native = product(KernelSet::avx512_bf16, w, bias, x, rows);
+    // AMX's unit orders each pair's additions its own way (bf16gemm_amx.cpp): the same bound,
+    // and each row still its own result.
+    for (const auto set : {KernelSet::avx512_bf16, KernelSet::amx}) {
+      if (!supports(detect_cpu_features(), set)) continue;
+      CAPTURE(std::string(name(set)));
+      const auto native = product(set, w, bias, x, rows);
       for (std::size_t i = 0; i < all.size(); ++i)
         CHECK(std::abs(native[i] - all[i]) <= 1e-5f * (1.0f + std::abs(all[i])));
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::vector<float> one(x.begin() + r * in, x.begin() + (r + 1) * in);
+        const auto alone = product(set, w, bias, one, 1);
+        CHECK(std::memcmp(alone.data(), native.data() + r * out, out * sizeof(float)) == 0);
+      }
     }
   }
 }

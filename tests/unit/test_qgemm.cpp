@@ -138,14 +138,27 @@ TEST_CASE("kernel sets: chosen per model, capped by the setting and MCPCLASS_KER
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(choose_kernel_set(none, "avx9"),
                        "unknown kernel set \"avx9\" (known: portable, avx2, avx2_vnni, avx512, "
-                       "avx512_vnni, avx512_bf16)",
+                       "avx512_vnni, avx512_bf16, amx)",
                        std::invalid_argument);
   CpuFeatures avx2;
   avx2.avx2 = avx2.fma = true;
   CHECK(describe(avx2) == "avx2 fma");
-  CHECK(choose_kernel_set(avx2, "portable") == KernelSet::portable);
-  if (std::getenv("MCPCLASS_KERNELS") == nullptr)
+  // A forced run's MCPCLASS_KERNELS may name a set these made-up CPUs lack.
+  const bool uncapped = std::getenv("MCPCLASS_KERNELS") == nullptr;
+  if (uncapped) {
+    CHECK(choose_kernel_set(avx2, "portable") == KernelSet::portable);
     CHECK(choose_kernel_set(avx2, "") == KernelSet::avx2);
+  }
+  // amx needs the tiles on top of every avx512_bf16 feature.
+  CpuFeatures bf16 = avx2;
+  bf16.avx512f = bf16.avx512bw = bf16.avx512vl = bf16.avx512_vnni = bf16.avx512_bf16 = true;
+  CHECK(best_kernel_set(bf16) == KernelSet::avx512_bf16);
+  CHECK(missing_features(bf16, KernelSet::amx) == "amx_tile amx_int8 amx_bf16");
+  CpuFeatures amx = bf16;
+  amx.amx_tile = amx.amx_int8 = amx.amx_bf16 = true;
+  CHECK(best_kernel_set(amx) == KernelSet::amx);
+  CHECK(parse_kernel_set("amx") == KernelSet::amx);
+  if (uncapped) CHECK(choose_kernel_set(amx, "avx512_vnni") == KernelSet::avx512_vnni);
 }
 
 #endif  // MCPCLASS_WITH_LEARNED

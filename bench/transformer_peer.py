@@ -213,8 +213,56 @@ def cpu_peak():
     return {"model": model, "cores": cores, "ghz": ghz, "avx2": "avx2" in flag_set,
             "fma": "fma" in flag_set, "avx512f": "avx512f" in flag_set,
             "avx512_bf16": "avx512_bf16" in flag_set, "amx_bf16": "amx_bf16" in flag_set,
+            "amx_int8": "amx_int8" in flag_set, "avx512_vnni": "avx512_vnni" in flag_set,
+            "avx_vnni": "avx_vnni" in flag_set,
             "fp32_peak_gflops": cores * ghz * 2 * lanes * 2,
             "formula": f"{cores} cores × {ghz:.3f} GHz × 2 FMA ports × {lanes} fp32 lanes × 2 FLOP/FMA"}
+
+
+# Multiply-adds × 2 per cycle and core of each kernel set's unit (the issue's "right peak for the
+# kernel set that ran"), with 2 vector FMA ports (Xeon Platinum / Gold 6xxx and later, Zen 4;
+# a 1-port Xeon has half the vector figures, which CPUID does not tell):
+#   f32   avx2: 2 ports × 8 lanes × 2; avx512 sets: 2 × 16 × 2
+#   bf16  vdpbf16ps: 2 ports × 32 pairs' products × 2; AMX tdpbf16ps: 16 × 16 × 32 multiply-adds
+#         per 16 cycles = 512 per cycle, × 2
+#   int8  avx2 (vpmaddubsw + vpmaddwd: 2 instructions per 32 products): 2 × 32 / 2 × 2;
+#         avx2_vnni: 2 × 32 × 2; avx512 VNNI: 2 × 64 × 2; AMX tdpbssd: 16 × 16 × 64 per 16
+#         cycles = 1024 per cycle, × 2
+OPS_PER_CYCLE = {
+    ("f32", "avx2"): 32, ("f32", "avx512"): 64,
+    ("bf16", "avx512"): 128, ("bf16", "amx"): 1024,
+    ("int8", "avx2"): 64, ("int8", "avx2_vnni"): 128, ("int8", "avx512_vnni"): 256,
+    ("int8", "amx"): 2048,
+}
+
+
+def unit_of(precision, kernels):
+    """The OPS_PER_CYCLE key of a precision on a kernel set (mcpclass's names)."""
+    if kernels == "portable":
+        return None
+    if precision == "f32":
+        return ("f32", "avx2" if kernels in ("avx2", "avx2_vnni") else "avx512")
+    if precision == "bf16":
+        return ("bf16", "amx" if kernels == "amx" else "avx512")
+    if kernels in ("avx2", "avx512"):  # AVX-512 has no vpsignb: avx2's int8 tile
+        return ("int8", "avx2")
+    return ("int8", "avx512_vnni" if kernels == "avx512_bf16" else kernels)
+
+
+def ort_unit(cpu, key):
+    """The unit ONNX Runtime's MLAS picks on this CPU: fp32 AVX-512 or FMA3; int8 AMX, AVX-512
+    VNNI, AVX-VNNI or AVX2 (its qgemm dispatch, best first)."""
+    if key == "fp32":
+        return ("f32", "avx512" if cpu["avx512f"] else "avx2")
+    for flag, unit in (("amx_int8", "amx"), ("avx512_vnni", "avx512_vnni"), ("avx_vnni", "avx2_vnni")):
+        if cpu.get(flag):
+            return ("int8", unit)
+    return ("int8", "avx2")
+
+
+def peak_gops(cpu, unit):
+    """GFLOP/s (GOP/s for int8) of `unit` on every core at the clock read."""
+    return cpu["cores"] * cpu["ghz"] * OPS_PER_CYCLE[unit] if unit else None
 
 
 def run_model(args, name, model, tmp):
@@ -281,6 +329,12 @@ def summary(result):
                     rate = m["flops"][n] / (figures["p50_us"] * 1e3)  # GFLOP/s (int8: GOP/s)
                     g[f"gflops_{side}_{key}_{n}"] = round(rate, 2)
                     g[f"peak_share_{side}_{key}_{n}"] = round(rate / peak, 4)
+                    # Against the peak of the unit that ran (OPS_PER_CYCLE).
+                    unit = unit_of(key, lat["kernels"]) if side == "mcpclass" else ort_unit(cpu, key)
+                    unit_peak = peak_gops(cpu, unit)
+                    g[f"unit_{side}_{key}_{n}"] = "/".join(unit) if unit else "portable"
+                    g[f"unit_peak_{side}_{key}_{n}"] = round(unit_peak, 1) if unit_peak else None
+                    g[f"unit_share_{side}_{key}_{n}"] = round(rate / unit_peak, 4) if unit_peak else None
         for row in m["http"]:
             for key, ratio in row["rps_ratio"].items():
                 g[f"http_c{row['connections']}_{key}_rps_ratio"] = ratio["median"]
@@ -308,11 +362,13 @@ def markdown(r):
         f"ONNX opset {r['export']['opset']} from torch {r['export']['torch']}. Load average "
         f"(1, 5, 15 min) {r['load_at_start']} at the start, {r['load_at_end']} at the end.")
     add("")
-    add(f"fp32 peak: {cpu['formula']} = **{cpu['fp32_peak_gflops']:.1f} GFLOP/s** (int8 rates are "
-        "its multiply-adds × 2 against the same figure).")
+    add(f"fp32 peak: {cpu['formula']} = **{cpu['fp32_peak_gflops']:.1f} GFLOP/s**. The last column: "
+        "the rate against the peak of the unit that ran (bench/transformer_peer.py OPS_PER_CYCLE: "
+        "multiply-adds × 2 per cycle and core of that instruction set, × cores × the clock read "
+        "from /proc/cpuinfo; ORT's unit is the one its MLAS picks on this CPU).")
     add("")
-    add("| model | tokens | kernels | side | p50 / p90 ms | GFLOP/s (% of peak) |")
-    add("|---|---|---|---|---|---|")
+    add("| model | tokens | kernels | side | p50 / p90 ms | GFLOP/s (% of fp32 peak) | unit: peak GOP/s (% of it) |")
+    add("|---|---|---|---|---|---|---|")
     for name, m in r["models"].items():
         g = r["goals"][name]
         for n, lat in m["latency"].items():
@@ -320,7 +376,10 @@ def markdown(r):
                 for key, f in lat[side].items():
                     add(f"| {name} | {n} | {lat['kernels'] if side == 'mcpclass' else 'ORT'} | {label} {key} | "
                         f"{f['p50_us'] / 1e3:.1f} / {f['p90_us'] / 1e3:.1f} | "
-                        f"{g[f'gflops_{side}_{key}_{n}']:.1f} ({100 * g[f'peak_share_{side}_{key}_{n}']:.0f}%) |")
+                        f"{g[f'gflops_{side}_{key}_{n}']:.1f} ({100 * g[f'peak_share_{side}_{key}_{n}']:.0f}%) | "
+                        + (f"{g[f'unit_{side}_{key}_{n}']}: {g[f'unit_peak_{side}_{key}_{n}']:.0f} "
+                           f"({100 * g[f'unit_share_{side}_{key}_{n}']:.0f}%) |"
+                           if g.get(f"unit_peak_{side}_{key}_{n}") else "— |"))
     add("")
     add("| model | tokens | p50 ratio | median (min–max) | goal | met |")
     add("|---|---|---|---|---|---|")

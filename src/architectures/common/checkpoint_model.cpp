@@ -35,11 +35,16 @@ json::object describe_rope(const kernels::RopeSettings& r) {
   return o;
 }
 
+// The linear layers run in the model's precision on its kernel set (the "precision" and
+// "kernels" keys beside this text); attention stays float32 (oneDNN's sgemm) whatever the two.
+constexpr const char* kComputeLead =
+    "linear layers in the precision and kernel set below, attention in float32: ";
+
 }  // namespace
 
 json::object describe_bert(const BertConfig& c, std::size_t parameters, const std::string& head) {
   auto out = sizes(c, parameters, c.family == BertFamily::bert ? "bert" : "roberta");
-  out["compute"] = "float32 on oneDNN sgemm: embeddings, " + std::to_string(c.layers) +
+  out["compute"] = std::string(kComputeLead) + "embeddings, " + std::to_string(c.layers) +
                    " post-norm encoder layers (self-attention, " +
                    activation_description(c.activation) + "), " + head;
   return out;
@@ -54,7 +59,7 @@ json::object describe_modernbert(const ModernBertConfig& c, std::size_t paramete
   out["local_attention"] = c.local_attention;
   out["global_rope"] = describe_rope(c.global_rope);
   out["local_rope"] = describe_rope(c.local_rope);
-  out["compute"] = "float32 on oneDNN sgemm: embeddings and LayerNorm, " +
+  out["compute"] = std::string(kComputeLead) + "embeddings and LayerNorm, " +
                    std::to_string(c.layers) + " pre-norm encoder layers (" +
                    std::to_string(global) +
                    " with global attention, the others a sliding window of ±" +

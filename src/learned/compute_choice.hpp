@@ -17,7 +17,7 @@ namespace mcpclass::learned::detail {
 /// errors (e.g. "model 'dir'"). Throws ClassifyError for an unknown kernel set, one this CPU
 /// lacks (naming the missing features), or a precision the engine cannot run here: bf16 names
 /// the feature it needs (avx512_bf16) when the CPU lacks it, and the kernel set it needs
-/// (avx512_bf16) when the model's is capped lower.
+/// (avx512_bf16, or amx above it) when the model's is capped lower.
 kernels::Compute choose_compute(EncoderPrecision precision, const std::string& kernels,
                                 const std::string& what);
 

@@ -69,7 +69,7 @@ detail::QKernel kernel_for(KernelSet set) {
       return detail::qkernel_avx2_vnni();
     case KernelSet::avx512_vnni:
     case KernelSet::avx512_bf16:
-    case KernelSet::amx:  // its rows past the tiles' (qgemm_amx.cpp) and the tests' tile
+    case KernelSet::amx:  // not reached from qgemm(), which runs qgemm_amx() for this set
       return detail::qkernel_avx512_vnni();
   }
   return {qtile_portable, 4};

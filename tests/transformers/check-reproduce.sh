@@ -20,7 +20,8 @@ diff -r -x '*reference.json' "$here/fixtures" "$out"
 # spans: labels, offsets, words), logits, scores and sentence embeddings within 1e-5.
 /usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json \
     lora_reference.json token_reference.json roberta-token-reference.json \
-    modernbert-token-reference.json mmbert-token-reference.json sentence_reference.json <<'PY'
+    modernbert-token-reference.json mmbert-token-reference.json sentence_reference.json \
+    mmbert-sentence-reference.json <<'PY'
 import json, sys
 worst = 0.0
 
@@ -58,9 +59,11 @@ def token(committed, made, file):
 
 def sentence(committed, made, file):
     assert committed["texts"] == made["texts"] and committed["ids"] == made["ids"], file
-    for name, variant in committed["variants"].items():
-        for row, other in zip(variant["embeddings"], made["variants"][name]["embeddings"], strict=True):
-            close(row, other)
+    for group in ("variants", "matryoshka"):
+        assert committed[group].keys() == made[group].keys(), (file, group)
+        for name, variant in committed[group].items():
+            for row, other in zip(variant["embeddings"], made[group][name]["embeddings"], strict=True):
+                close(row, other)
 
 
 for file in sys.argv[3:]:

@@ -138,8 +138,10 @@ class SequenceClassifier(torch.nn.Module):
         self.rope = [inverse_frequencies(spec["global_theta"], spec["rope_scaling"]),
                      inverse_frequencies(spec["local_theta"], spec["rope_scaling"])]
 
-    def hidden_states(self, ids, mask):
-        """ModernBertModel: every token's final hidden state (after final_norm)."""
+    def hidden_states(self, ids, mask, layers=None):
+        """ModernBertModel: every token's final hidden state (after final_norm). With `layers`
+        < all, output_hidden_states' hidden_states[layers]: the residual stream after that many
+        layers, which ModernBertModel collects before final_norm."""
         t = ids.shape[1]
         positions = torch.arange(t).unsqueeze(0).float()
         rope = []
@@ -154,9 +156,10 @@ class SequenceClassifier(torch.nn.Module):
         inside = (torch.abs(rows - rows.T) <= self.spec["local_attention"] // 2)[None, None]
         window_mask = global_mask.masked_fill(inside.logical_not(), minimum)
         x = self.embedding_norm(self.tok_embeddings(ids))
-        for layer in self.layers:
+        n = len(self.layers) if layers is None else layers
+        for layer in self.layers[:n]:
             x = layer(x, global_mask, window_mask, rope)
-        return self.final_norm(x)
+        return self.final_norm(x) if n == len(self.layers) else x
 
     def prediction_head(self, x):
         """ModernBertPredictionHead: head.dense, classifier_activation (gelu), head.norm."""

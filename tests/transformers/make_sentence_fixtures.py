@@ -24,6 +24,19 @@ tests try on the same weights (they rewrite 1_Pooling/config.json and modules.js
   all              every mode at once (cls, max, mean, mean_sqrt_len, weightedmean, lasttoken
                    concatenated in that order), then Normalize
 
+  mmbert-sentence  the same layout over a ModernBERT/mmBERT base model, as
+                   llm-semantic-router/mmbert-embed-32k-2d-matryoshka publishes one: config.json
+                   of architectures ["ModernBertModel"] (no labels, no head), model.safetensors
+                   with ModernBertModel's names (no "model." prefix), mean pooling, Normalize;
+                   make_modernbert_fixtures.py's mmBERT (3 layers, YaRN, biases, a local window
+                   of ±8, so the longer texts exceed it), a new seed. Its reference is
+                   mmbert-sentence-reference.json.
+
+Both references also hold "matryoshka": 2D Matryoshka embeddings (sentence-transformers'
+Matryoshka2dLoss trains them): the hidden state after the first `layers` layers
+(output_hidden_states' hidden_states[layers]: for ModernBERT the residual stream, no final_norm,
+unless it is the last layer), pooled, its first `dimensions` values kept, then L2-normalized.
+
 The pooling is written from sentence_transformers/models/Pooling.py and Normalize.py (the
 package is not installed here) and runs on one right-padded batch with its attention mask;
 the script checks that batch against the texts one by one.
@@ -37,6 +50,7 @@ import json
 import torch
 
 import make_fixtures as base
+import make_modernbert_fixtures as modern
 
 NAME = "minilm-sentence"
 MAX_SEQ_LENGTH = 48
@@ -48,6 +62,19 @@ VARIANTS = {
     "max": (["max"], False),
     "mean_sqrt_len": (["mean_sqrt_len"], False),
     "all": (MODES, True),
+}
+# name: (layers, dimensions); 0 = all.
+MATRYOSHKA = {
+    "layers1": (1, 0),
+    "layers1_dims16": (1, 16),
+    "dims32": (0, 32),
+}
+MODERN_NAME = "mmbert-sentence"
+MODERN_MATRYOSHKA = {
+    "layers1": (1, 0),
+    "layers2_dims16": (2, 16),
+    "dims32": (0, 32),
+    "layers3_dims48": (3, 48),
 }
 
 
@@ -103,21 +130,53 @@ def pool(tokens, mask, modes):
     return torch.cat(out, 1)
 
 
-def hidden_states(model, encoded, pad_id):
-    """The last layer's output (BertModel's last_hidden_state) of one padded batch, and its mask."""
+def padded(encoded, pad_id):
+    width = max(len(e) for e in encoded)
+    ids = torch.tensor([e + [pad_id] * (width - len(e)) for e in encoded])
+    mask = torch.tensor([[1] * len(e) + [0] * (width - len(e)) for e in encoded])
+    return ids, mask
+
+
+def hidden_states(model, encoded, pad_id, layers=0):
+    """Layer `layers`' output (0: the last, BertModel's last_hidden_state) of one padded batch,
+    and its mask."""
     captured = {}
-    hook = model.layers[-1].register_forward_hook(lambda m, i, o: captured.setdefault("x", o))
+    layer = model.layers[layers - 1 if layers else -1]
+    hook = layer.register_forward_hook(lambda m, i, o: captured.setdefault("x", o))
     base.run(model, encoded, pad_id)
     hook.remove()
-    width = max(len(e) for e in encoded)
-    mask = torch.tensor([[1] * len(e) + [0] * (width - len(e)) for e in encoded])
-    return captured["x"], mask
+    return captured["x"], padded(encoded, pad_id)[1]
 
 
-def embeddings(model, encoded, pad_id, modes, normalize):
-    tokens, mask = hidden_states(model, encoded, pad_id)
+def modern_hidden_states(model, encoded, pad_id, layers=0):
+    ids, mask = padded(encoded, pad_id)
+    return model.hidden_states(ids, mask, layers or None), mask
+
+
+def embeddings(model, encoded, pad_id, modes, normalize, layers=0, dimensions=0,
+               states=hidden_states):
+    tokens, mask = states(model, encoded, pad_id, layers)
     out = pool(tokens, mask, modes)
+    if dimensions:
+        out = out[:, :dimensions]
     return torch.nn.functional.normalize(out, p=2, dim=1) if normalize else out
+
+
+def rounded(rows):
+    return [[float(f"{v:.8g}") for v in row] for row in rows.tolist()]
+
+
+def matryoshka(model, encoded, pad_id, variants, states):
+    """Mean pooling, Normalize, cut as each variant says; checked against one by one."""
+    out = {}
+    for name, (layers, dimensions) in variants.items():
+        run = lambda e: embeddings(model, e, pad_id, ["mean"], True, layers, dimensions, states)
+        batch = run(encoded)
+        single = torch.cat([run([e]) for e in encoded])
+        assert (batch - single).abs().max() < 1e-5, f"{name}: batch differs from one by one"
+        out[name] = {"layers": layers, "dimensions": dimensions, "embeddings": rounded(batch)}
+        print(f"matryoshka {name}: {batch.shape[1]}-d")
+    return out
 
 
 def base_model_config(vocab, pad_id):
@@ -163,10 +222,53 @@ def main():
             assert (batch - single).abs().max() < 1e-5, f"{name}: batch differs from one by one"
             reference["variants"][name] = {
                 "modes": modes, "normalize": normalize, "pooling": pooling_config(modes),
-                "embeddings": [[float(f"{v:.8g}") for v in row] for row in batch.tolist()]}
+                "embeddings": rounded(batch)}
             print(f"{name}: {batch.shape[1]}-d, |value| max {batch.abs().max():.3f}")
+        reference["matryoshka"] = matryoshka(model, encoded, pad_id, MATRYOSHKA, hidden_states)
     write_fixture(model, vocab, pad_id)
     (base.OUT / "sentence_reference.json").write_text(json.dumps(reference) + "\n")
+    write_modern(vocab, pad_id)
+
+
+def modern_config(vocab, pad_id):
+    """config.json of a ModernBertModel saved on its own: no head, no labels."""
+    c = modern.config(vocab, pad_id, modern.MODELS["mmbert"], "ModernBertModel")
+    for key in ("id2label", "label2id", "classifier_pooling", "classifier_activation",
+                "classifier_bias", "classifier_dropout"):
+        del c[key]
+    return c
+
+
+def write_modern(vocab, pad_id):
+    torch.set_num_threads(1)
+    spec = modern.MODELS["mmbert"]
+    model = modern.SequenceClassifier(len(vocab), spec).eval()
+    modern.randomise(model, 43)
+    encoded = [base.encode(t.strip(), vocab, base.SPECIALS_BERT, MAX_SEQ_LENGTH) for t in base.TEXTS]
+    reference = {"texts": base.TEXTS, "max_tokens": MAX_SEQ_LENGTH, "ids": encoded}
+    with torch.no_grad():
+        batch = embeddings(model, encoded, pad_id, ["mean"], True, states=modern_hidden_states)
+        reference["variants"] = {"mean_normalize": {
+            "modes": ["mean"], "normalize": True, "pooling": pooling_config(["mean"]),
+            "embeddings": rounded(batch)}}
+        reference["matryoshka"] = matryoshka(model, encoded, pad_id, MODERN_MATRYOSHKA,
+                                             modern_hidden_states)
+    d = base.OUT / MODERN_NAME
+    (d / "1_Pooling").mkdir(parents=True, exist_ok=True)
+    (d / "modules.json").write_text(json.dumps(modules(True), indent=2) + "\n")
+    (d / "1_Pooling" / "config.json").write_text(json.dumps(pooling_config(["mean"]), indent=2) + "\n")
+    sbert = {"max_seq_length": MAX_SEQ_LENGTH, "do_lower_case": False}
+    (d / "sentence_bert_config.json").write_text(json.dumps(sbert, indent=2) + "\n")
+    (d / "config.json").write_text(json.dumps(modern_config(vocab, pad_id), indent=2) + "\n")
+    (d / "tokenizer.json").write_text(
+        json.dumps(base.tokenizer_json(vocab, base.SPECIALS_BERT, False)) + "\n")
+    tc = {"model_max_length": MAX_SEQ_LENGTH, "tokenizer_class": "PreTrainedTokenizerFast"}
+    (d / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n")
+    # ModernBertModel's state dict: the encoder's names without "model.", no head.
+    tensors = {k[len("model."):]: v for k, v in model.tensors().items() if k.startswith("model.")}
+    base.save_safetensors(d / "model.safetensors", tensors, "F32")
+    (base.OUT / "mmbert-sentence-reference.json").write_text(json.dumps(reference) + "\n")
+    print(f"{MODERN_NAME}: {batch.shape[1]}-d")
 
 
 if __name__ == "__main__":

@@ -64,7 +64,12 @@ json::object describe_modernbert(const ModernBertConfig& c, std::size_t paramete
                    std::to_string(global) +
                    " with global attention, the others a sliding window of ±" +
                    std::to_string(c.local_attention / 2) + " tokens; RoPE; GeGLU with " +
-                   activation_description(c.activation) + "), final LayerNorm, " + head;
+                   activation_description(c.activation) + "), " +
+                   (c.final_norm ? "final LayerNorm, "
+                                 : "no final LayerNorm (stopped early: transformers' "
+                                   "hidden_states[" +
+                                       std::to_string(c.layers) + "]), ") +
+                   head;
   return out;
 }
 

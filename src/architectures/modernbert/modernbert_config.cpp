@@ -99,6 +99,18 @@ void read_ropes(const json::object& c, ModernBertConfig& m) {
   m.local_rope = local;
 }
 
+// sentence-transformers' representation_contract (the vLLM Semantic Router's 2D Matryoshka
+// exports): whether an early exit is final_norm'ed. Absent = transformers' raw hidden states.
+bool read_intermediate_normalization(const json::object& c, const std::string& file) {
+  const auto* contract = object_at(c, file, "representation_contract");
+  if (contract == nullptr) return false;
+  const auto v = checkpoint::config_string(*contract, file, "intermediate_normalization", "none");
+  if (v != "none" && v != "final_norm")
+    checkpoint::config_error(file, "representation_contract.intermediate_normalization '" + v +
+                                       "' is not supported (none, final_norm)");
+  return v == "final_norm";
+}
+
 }  // namespace
 
 ModernBertConfig read_modernbert_config(const std::string& dir, BertHead head) {
@@ -106,25 +118,36 @@ ModernBertConfig read_modernbert_config(const std::string& dir, BertHead head) {
   ModernBertConfig m;
   m.file = (std::filesystem::path(dir) / "config.json").string();
   m.architecture = checkpoint::config_architecture(c, m.file);
-  m.head =
-      m.architecture == "ModernBertForTokenClassification" ? BertHead::token : BertHead::sequence;
-  const auto wanted = std::string(head == BertHead::token ? "ModernBertForTokenClassification"
-                                                          : "ModernBertForSequenceClassification");
-  if (m.architecture != "ModernBertForSequenceClassification" &&
-      m.architecture != "ModernBertForTokenClassification")
-    checkpoint::config_error(m.file, "architecture '" + m.architecture + "' is not a ModernBERT " +
-                                         (head == BertHead::token ? "token" : "sequence") +
-                                         " classifier (" + wanted + ")");
-  if (m.head != head)
-    checkpoint::config_error(m.file, "architecture '" + m.architecture + "' is a " +
-                                         (m.head == BertHead::token ? "token" : "sequence") +
-                                         " classifier; this needs a " +
-                                         (head == BertHead::token ? "token" : "sequence") +
-                                         " classifier (" + wanted + ")");
-  if (const auto type = checkpoint::config_string(c, m.file, "model_type", "");
-      type != "modernbert")
-    checkpoint::config_error(m.file, "model_type '" + type + "' does not match architecture '" +
-                                         m.architecture + "' (expected 'modernbert')");
+  const auto type = checkpoint::config_string(c, m.file, "model_type", "");
+  if (head == BertHead::none) {
+    if (type != "modernbert")
+      checkpoint::config_error(m.file, "model_type '" + type +
+                                           "' is not a ModernBERT base model (expected "
+                                           "'modernbert')");
+    m.head = BertHead::none;
+    m.architecture = "ModernBertModel";
+  } else {
+    m.head =
+        m.architecture == "ModernBertForTokenClassification" ? BertHead::token : BertHead::sequence;
+    const auto wanted =
+        std::string(head == BertHead::token ? "ModernBertForTokenClassification"
+                                            : "ModernBertForSequenceClassification");
+    if (m.architecture != "ModernBertForSequenceClassification" &&
+        m.architecture != "ModernBertForTokenClassification")
+      checkpoint::config_error(m.file, "architecture '" + m.architecture +
+                                           "' is not a ModernBERT " +
+                                           (head == BertHead::token ? "token" : "sequence") +
+                                           " classifier (" + wanted + ")");
+    if (m.head != head)
+      checkpoint::config_error(m.file, "architecture '" + m.architecture + "' is a " +
+                                           (m.head == BertHead::token ? "token" : "sequence") +
+                                           " classifier; this needs a " +
+                                           (head == BertHead::token ? "token" : "sequence") +
+                                           " classifier (" + wanted + ")");
+    if (type != "modernbert")
+      checkpoint::config_error(m.file, "model_type '" + type + "' does not match architecture '" +
+                                           m.architecture + "' (expected 'modernbert')");
+  }
   m.vocab = checkpoint::config_size(c, m.file, "vocab_size", 10'000'000);
   m.hidden = checkpoint::config_size(c, m.file, "hidden_size", 65'536);
   m.layers = checkpoint::config_size(c, m.file, "num_hidden_layers", 1'000);
@@ -151,6 +174,8 @@ ModernBertConfig read_modernbert_config(const std::string& dir, BertHead head) {
   m.local_attention = checkpoint::config_size(c, m.file, "local_attention", 1'000'000, 128);
   read_layer_types(c, m);
   read_ropes(c, m);
+  m.final_norm_at_every_exit = read_intermediate_normalization(c, m.file);
+  if (head == BertHead::none) return m;  // a base model's labels mean nothing
   m.labels = checkpoint::checkpoint_labels(c, m.file);
   if (head == BertHead::token) return m;  // problem_type applies to sequence heads only
   const auto problem =

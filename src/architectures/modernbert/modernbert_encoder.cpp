@@ -39,11 +39,12 @@ ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config,
   const auto& c = config_;
   const std::size_t h = c.hidden;
   auto norm = [&](const std::string& name) { return take_norm(file, name, h, c.norm_bias); };
-  embeddings_ = file.take("model.embeddings.tok_embeddings.weight",
+  const std::string p = c.prefix.empty() ? "" : c.prefix + ".";
+  embeddings_ = file.take(p + "embeddings.tok_embeddings.weight",
                           {static_cast<std::int64_t>(c.vocab), static_cast<std::int64_t>(h)});
-  embedding_norm_ = norm("model.embeddings.norm");
+  embedding_norm_ = norm(p + "embeddings.norm");
   for (std::size_t i = 0; i < c.layers; ++i) {
-    const std::string l = "model.layers." + std::to_string(i) + ".";
+    const std::string l = p + "layers." + std::to_string(i) + ".";
     Layer layer;
     if (i > 0) layer.attention_norm = norm(l + "attn_norm");
     layer.qkv = take_dense(file, compute, l + "attn.Wqkv", h, 3 * h, c.attention_bias);
@@ -54,7 +55,7 @@ ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config,
     layer.global = c.global_layer[i];
     layers_.push_back(std::move(layer));
   }
-  final_norm_ = norm("model.final_norm");
+  final_norm_ = norm(p + "final_norm");
   global_rope_ = kernels::rope_frequencies(c.global_rope, c.head_dim());
   local_rope_ = kernels::rope_frequencies(c.local_rope, c.head_dim());
 }
@@ -144,7 +145,7 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
     kernels::linear(layer.mlp_out, gated.data(), rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
   }
-  kernels::layer_norm(compute_.kernels, final_norm_, c.norm_eps, x.data(), rows);
+  if (c.final_norm) kernels::layer_norm(compute_.kernels, final_norm_, c.norm_eps, x.data(), rows);
   return out;
 }
 

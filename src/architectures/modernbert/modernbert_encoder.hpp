@@ -44,8 +44,9 @@ void require_every_tensor_taken(const checkpoint::CheckpointTensors& file,
 /// Thread-safety: immutable after construction; hidden_states() may be called concurrently.
 class ModernBertEncoder {
  public:
-  /// Takes the encoder's tensors (model.*) out of `file`. Throws ClassifyError naming the
-  /// tensor and its file for a missing, misshapen or non-finite tensor.
+  /// Takes the encoder's tensors (under config.prefix) out of `file`: config.layers of them, so a
+  /// config cut short (2D Matryoshka) leaves the later layers' tensors in `file`. Throws
+  /// ClassifyError naming the tensor and its file for a missing, misshapen or non-finite tensor.
   /// `compute`: the kernel set and the precision of the layers' products.
   ModernBertEncoder(const ModernBertConfig& config, checkpoint::CheckpointTensors& file,
                     const kernels::Compute& compute);
@@ -53,10 +54,10 @@ class ModernBertEncoder {
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;
 
-  /// The final hidden state (after final_norm) of every token. Each text attends only to its
-  /// own tokens and every product has one shape whatever the batch, so a batch gives every
-  /// text exactly (bit for bit) its single-text result. Texts must be non-empty and at most
-  /// config.max_tokens() long; throws ClassifyError for an id the model lacks. Token types are
+  /// The final hidden state (after final_norm when config.final_norm) of every token. Each text
+  /// attends only to its own tokens and every product has one shape whatever the batch, so a batch
+  /// gives every text exactly (bit for bit) its single-text result. Texts must be non-empty and at
+  /// most config.max_tokens() long; throws ClassifyError for an id the model lacks. Token types are
   /// ignored (ModernBERT has none). `threads`: OpenMP threads of the products.
   HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads) const;
 

@@ -3,6 +3,7 @@
 #include "architectures/common/sequence_model.hpp"
 #include "architectures/sentence_transformers/sentence_pooling.hpp"
 #include "checkpoint/checkpoint_config.hpp"
+#include "mcpclass/classify/errors.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -22,35 +23,125 @@ void find_prefix(BertConfig& c, const checkpoint::CheckpointTensors& file) {
   if (t.count(prefixed + ".embeddings.word_embeddings.weight") != 0) c.prefix = prefixed;
 }
 
+// ModernBertModel saved on its own has no prefix; one saved from a model with a head (a
+// fill-mask or classifier checkpoint) keeps "model.".
+void find_prefix(ModernBertConfig& c, const checkpoint::CheckpointTensors& file) {
+  const auto& t = file.tensors.tensors;
+  c.prefix = t.count("embeddings.tok_embeddings.weight") != 0 ? "" : "model";
+}
+
+// The tensors of a model with a head that a base model has no use for (sentence-transformers'
+// AutoModel drops them too), and those of the layers past a Matryoshka cut.
+void drop_unused(checkpoint::CheckpointTensors& file, const ModernBertConfig& c,
+                 std::size_t model_layers) {
+  const std::string p = c.prefix.empty() ? "" : c.prefix + ".";
+  for (auto& [name, tensor] : file.tensors.tensors) {
+    if (!c.prefix.empty() && !name.starts_with(p)) tensor.values.clear();
+    for (std::size_t i = c.layers; i < model_layers; ++i)
+      if (name.starts_with(p + "layers." + std::to_string(i) + ".")) tensor.values.clear();
+  }
+}
+
+std::size_t check_depth(std::size_t wanted, std::size_t own, const std::string& what,
+                        const std::string& file) {
+  if (wanted == 0) return own;
+  if (wanted > own)
+    throw classify::ClassifyError(what + " " + std::to_string(wanted) + " is more than the " +
+                                  std::to_string(own) + " of '" + file + "'");
+  return wanted;
+}
+
 }  // namespace
 
 SentenceTransformerModel::Loaded SentenceTransformerModel::load(
-    const std::string& dir, const checkpoint::CheckpointProgress& progress) {
+    const std::string& dir, const checkpoint::CheckpointProgress& progress,
+    const SentenceDepth& depth) {
   auto st = read_sentence_transformer_config(dir);
-  auto bert = read_bert_config(st.transformer_dir, BertHead::none);
-  if (st.pooling.word_embedding_dimension != bert.hidden)
-    checkpoint::config_error(st.pooling_file,
-                             "word_embedding_dimension " +
-                                 std::to_string(st.pooling.word_embedding_dimension) +
-                                 " is not the Transformer's hidden_size " +
-                                 std::to_string(bert.hidden) + " (" + bert.file + ")");
+  const auto c = checkpoint::read_checkpoint_config(st.transformer_dir);
+  const auto file = (std::filesystem::path(st.transformer_dir) / "config.json").string();
+  const bool modern = checkpoint::config_string(c, file, "model_type", "") == "modernbert";
+  BaseConfig base;
+  std::size_t hidden = 0, layers = 0;
+  if (modern) {
+    auto m = read_modernbert_config(st.transformer_dir, BertHead::none);
+    hidden = m.hidden;
+    layers = m.layers;
+    base = std::move(m);
+  } else {
+    auto b = read_bert_config(st.transformer_dir, BertHead::none);
+    hidden = b.hidden;
+    layers = b.layers;
+    base = std::move(b);
+  }
+  if (st.pooling.word_embedding_dimension != hidden)
+    checkpoint::config_error(
+        st.pooling_file,
+        "word_embedding_dimension " + std::to_string(st.pooling.word_embedding_dimension) +
+            " is not the Transformer's hidden_size " + std::to_string(hidden) + " (" + file + ")");
+  SentenceDepth d;
+  d.layers = check_depth(depth.layers, layers, "layers", file);
+  d.dimensions =
+      check_depth(depth.dimensions, st.pooling.dimension(), "dimensions", st.pooling_file);
   auto tensors = checkpoint::read_checkpoint_tensors(st.transformer_dir, {}, progress);
-  find_prefix(bert, tensors);
-  return {std::move(st), {std::move(bert), std::move(tensors)}};
+  std::visit(
+      [&](auto& b) {
+        find_prefix(b, tensors);
+        b.layers = d.layers;
+      },
+      base);
+  if (auto* m = std::get_if<ModernBertConfig>(&base)) {
+    m->global_layer.resize(d.layers);
+    m->final_norm = d.layers == layers || m->final_norm_at_every_exit;
+  }
+  return {std::move(st), std::move(base), layers, d, std::move(tensors)};
+}
+
+SentenceTransformerModel::Encoder SentenceTransformerModel::make_encoder(
+    const BaseConfig& base, checkpoint::CheckpointTensors& tensors,
+    const kernels::Compute& compute) {
+  if (const auto* m = std::get_if<ModernBertConfig>(&base)) {
+    Encoder out(std::in_place_type<ModernBertEncoder>, *m, tensors, compute);
+    return out;
+  }
+  return Encoder(std::in_place_type<BertEncoder>, std::get<BertConfig>(base), tensors, compute);
 }
 
 SentenceTransformerModel::SentenceTransformerModel(const std::string& dir,
                                                    const checkpoint::CheckpointProgress& progress,
-                                                   const kernels::Compute& compute)
-    : SentenceTransformerModel(load(dir, progress), compute) {}
+                                                   const kernels::Compute& compute,
+                                                   const SentenceDepth& depth)
+    : SentenceTransformerModel(load(dir, progress, depth), compute) {}
 
 SentenceTransformerModel::SentenceTransformerModel(Loaded loaded, const kernels::Compute& compute)
     : config_(std::move(loaded.config)),
-      bert_(std::move(loaded.checkpoint.config)),
-      encoder_(bert_, loaded.checkpoint.tensors, compute) {}
+      base_(std::move(loaded.base)),
+      model_layers_(loaded.model_layers),
+      depth_(loaded.depth),
+      encoder_(make_encoder(base_, loaded.tensors, compute)) {
+  if (const auto* m = std::get_if<ModernBertConfig>(&base_)) {
+    drop_unused(loaded.tensors, *m, model_layers_);
+    require_every_tensor_taken(loaded.tensors, *m);
+  }
+}
+
+const std::string& SentenceTransformerModel::architecture() const {
+  return std::visit([](const auto& b) -> const std::string& { return b.architecture; }, base_);
+}
+
+const std::string& SentenceTransformerModel::config_file() const {
+  return std::visit([](const auto& b) -> const std::string& { return b.file; }, base_);
+}
+
+std::size_t SentenceTransformerModel::vocab() const {
+  return std::visit([](const auto& b) { return b.vocab; }, base_);
+}
+
+std::size_t SentenceTransformerModel::parameters() const {
+  return std::visit([](const auto& e) { return e.parameters(); }, encoder_);
+}
 
 std::size_t SentenceTransformerModel::max_tokens() const {
-  const auto own = bert_.max_tokens();
+  const auto own = std::visit([](const auto& b) { return b.max_tokens(); }, base_);
   return config_.max_seq_length == 0 ? own : std::min(own, config_.max_seq_length);
 }
 
@@ -68,24 +159,35 @@ std::vector<float> SentenceTransformerModel::embeddings(std::span<const BertInpu
   const std::size_t d = dimension();
   std::vector<float> out(inputs.size() * d, 0.0f);
   if (present.empty()) return out;
-  const auto pooled = pool_sentences(encoder_.hidden_states(present, threads), config_.pooling);
+  const auto states =
+      std::visit([&](const auto& e) { return e.hidden_states(present, threads); }, encoder_);
+  const auto pooled = pool_sentences(states, config_.pooling);
+  const std::size_t full = config_.pooling.dimension();
   for (std::size_t k = 0; k < present.size(); ++k)
-    std::copy_n(pooled.data() + k * d, d, out.data() + where[k] * d);
+    std::copy_n(pooled.data() + k * full, d, out.data() + where[k] * d);
   if (normalize) normalize_rows(out, d);
   return out;
 }
 
 json::object SentenceTransformerModel::describe() const {
-  auto out =
-      describe_bert(bert_, parameters(),
-                    "then the " + config_.pooling.describe() + " pooling of the text's tokens" +
-                        (config_.normalize ? ", L2-normalized" : "") + " (a " +
-                        std::to_string(dimension()) + "-d sentence embedding)");
+  const auto what = "then the " + config_.pooling.describe() + " pooling of the text's tokens" +
+                    (config_.normalize ? ", L2-normalized" : "") + " (a " +
+                    std::to_string(dimension()) + "-d sentence embedding)";
+  json::object out;
+  if (const auto* m = std::get_if<ModernBertConfig>(&base_)) {
+    out = describe_modernbert(*m, parameters(), what);
+  } else {
+    out = describe_bert(std::get<BertConfig>(base_), parameters(), what);
+  }
   out["max_tokens"] = max_tokens();
   out["pooling"] = config_.pooling.describe();
   out["normalize"] = config_.normalize;
   out["do_lower_case"] = config_.do_lower_case;
   out["dimension"] = dimension();
+  // 2D Matryoshka: what was chosen against what the model has.
+  out["layers"] = json::object{{"computed", depth_.layers}, {"of", model_layers_}};
+  out["dimensions"] =
+      json::object{{"kept", depth_.dimensions}, {"of", config_.pooling.dimension()}};
   return out;
 }
 

@@ -35,7 +35,7 @@ struct LearnedCommands::Options {
   CLI::App* convert = nullptr;
   CLI::App* inspect = nullptr;
   std::string inspect_dir;
-  std::string inspect_adapter;
+  learned::InspectOptions inspect_options;
   CLI::App* index = nullptr;
   CLI::App* train = nullptr;
   CLI::App* eval = nullptr;
@@ -74,9 +74,17 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       ->required()
       ->check(CLI::ExistingDirectory);
   o.inspect
-      ->add_option("--adapter", o.inspect_adapter,
+      ->add_option("--adapter", o.inspect_options.adapter,
                    "A PEFT LoRA adapter directory, merged as classifier.adapter would be")
       ->check(CLI::ExistingDirectory);
+  o.inspect
+      ->add_option("--layers", o.inspect_options.layers,
+                   "Sentence encoders (2D Matryoshka): compute the first N layers only")
+      ->check(CLI::Range(1, 1000));
+  o.inspect
+      ->add_option("--dimensions", o.inspect_options.dimensions,
+                   "Sentence encoders (2D Matryoshka): keep the first D values, renormalized")
+      ->check(CLI::Range(1, 65'536));
   model->require_subcommand(1);
 
   o.index = app.add_subcommand(
@@ -195,7 +203,7 @@ int LearnedCommands::run() {
     }
     if (o.inspect->parsed()) {
       fmt::print("{}\n", boost::json::serialize(learned::inspect_checkpoint(
-                             o.inspect_dir, o.inspect_adapter,
+                             o.inspect_dir, o.inspect_options,
                              progress_bar("loading", ProgressBar::Units::bytes))));
       return kOk;
     }

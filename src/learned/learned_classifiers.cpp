@@ -41,6 +41,8 @@ EncoderOptions encoder_options(const LearnedSettings& s) {
   o.threads = s.threads;
   o.precision = s.precision;
   o.kernels = s.kernels;
+  o.layers = s.layers;
+  o.dimensions = s.dimensions;
   return o;
 }
 

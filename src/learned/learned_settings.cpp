@@ -123,6 +123,10 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
   positive("threads", s.threads, 256);
   s.precision = detail::read_precision(r, s.precision);
   non_empty("kernels", s.kernels);
+  if (kind == "embedding_knn" || kind == "trained_head") {
+    positive("layers", s.layers, 1000);
+    positive("dimensions", s.dimensions, 65'536);
+  }
   if (kind == "embedding_knn") {
     non_empty("examples", s.examples);
     non_empty("index", s.index);
@@ -171,6 +175,8 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
                  {"threads", threads}};
   if (precision != EncoderPrecision::automatic) o["precision"] = precision_name(precision);
   if (!kernels.empty()) o["kernels"] = kernels;
+  if (layers != 0) o["layers"] = layers;
+  if (dimensions != 0) o["dimensions"] = dimensions;
   if (kind == "embedding_knn") {
     o["examples"] = examples;
     if (!index.empty()) o["index"] = index;

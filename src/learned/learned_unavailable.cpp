@@ -61,7 +61,7 @@ std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOption
   unavailable("a sentence encoder");
 }
 
-json::object inspect_checkpoint(const std::string&, const std::string&, const LearnedProgress&) {
+json::object inspect_checkpoint(const std::string&, const InspectOptions&, const LearnedProgress&) {
   unavailable("inspecting a transformer checkpoint");
 }
 

@@ -6,6 +6,7 @@
 #include "learned/torch_plugin.hpp"
 #include "learned/torch_text_model.hpp"
 #include "learned/use_lite_native_encoder.hpp"
+#include "mcpclass/classify/errors.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 
 namespace mcpclass::learned {
@@ -22,6 +23,10 @@ std::shared_ptr<const SentenceEncoder> load_text_model(const EncoderOptions& opt
 std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOptions& options) {
   if (architectures::is_sentence_transformer_dir(options.encoder_path))
     return detail::load_sentence_transformer(options);
+  if (options.layers != 0 || options.dimensions != 0)
+    throw classify::ClassifyError("'" + options.encoder_path +
+                                  "' is not a sentence-transformers directory: layers and "
+                                  "dimensions (2D Matryoshka) apply to those only");
   if (detail::is_native_encoder_file(options.encoder_path))
     return detail::load_native_use_lite(options);
   return detail::load_text_model(options, true, "sentence encoder");

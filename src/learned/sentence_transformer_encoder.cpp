@@ -41,6 +41,9 @@ std::string directory_id(const architectures::SentenceTransformerModel& m) {
                                                            : t / "model.safetensors.index.json";
   std::string all = c.pooling.describe() + (c.normalize ? "+normalize" : "") +
                     (c.do_lower_case ? "+lower" : "") + std::to_string(m.max_tokens());
+  // A Matryoshka cut is another embedding space: an index or a cache of one must not serve it.
+  if (m.layers() != m.model_layers() || m.dimension() != c.pooling.dimension())
+    all += "+layers" + std::to_string(m.layers()) + "+dimensions" + std::to_string(m.dimension());
   for (const auto& f : {fs::path(c.modules_file), fs::path(c.pooling_file), t / "config.json",
                         weights, t / "tokenizer.json"})
     all += file_checksum(f.string());
@@ -53,7 +56,8 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
       : options_(options),
         model_(options.encoder_path, {},
                detail::choose_compute(options.precision, options.kernels,
-                                      "encoder '" + options.encoder_path + "'")) {
+                                      "encoder '" + options.encoder_path + "'"),
+               {.layers = options.layers, .dimensions = options.dimensions}) {
     if (options.max_tokens == 0 || options.batch_size == 0)
       throw ClassifyError("max_tokens and batch_size must be positive");
     max_tokens_ = std::min(options.max_tokens, model_.max_tokens());
@@ -61,10 +65,10 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
     tokenizers::TokenizerOptions t;
     t.max_length = max_tokens_;
     tokenizer_ = tokenizers::open_text_tokenizer(file, t);
-    if (tokenizer_->vocab_size() > model_.bert().vocab)
+    if (tokenizer_->vocab_size() > model_.vocab())
       throw ClassifyError("'" + file + "' has " + std::to_string(tokenizer_->vocab_size()) +
-                          " tokens but '" + model_.bert().file + "' vocab_size is " +
-                          std::to_string(model_.bert().vocab));
+                          " tokens but '" + model_.config_file() + "' vocab_size is " +
+                          std::to_string(model_.vocab()));
     prepare_ = text_preparation(model_.config().do_lower_case);
     model_id_ = directory_id(model_);
   }

@@ -157,10 +157,12 @@ json::object describe_tokenizer(const std::string& dir) {
 }
 
 // `mcpclass model inspect` of a sentence-transformers directory: no labels, its pooling.
-json::object inspect_sentence_transformer(const std::string& dir,
+json::object inspect_sentence_transformer(const std::string& dir, const InspectOptions& options,
                                           const checkpoint::CheckpointProgress& progress) {
-  const architectures::SentenceTransformerModel model(dir, progress);
-  json::object out{{"architecture", model.bert().architecture},
+  const architectures::SentenceTransformerModel model(
+      dir, progress, kernels::default_compute(),
+      {.layers = options.layers, .dimensions = options.dimensions});
+  json::object out{{"architecture", model.architecture()},
                    {"sentence_transformers", model.config().modules_file}};
   for (auto& [key, value] : model.describe()) out[key] = value;
   out["tokenizer"] = describe_tokenizer(model.config().transformer_dir);
@@ -180,14 +182,18 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
 
 namespace mcpclass::learned {
 
-json::object inspect_checkpoint(const std::string& dir, const std::string& adapter_dir,
+json::object inspect_checkpoint(const std::string& dir, const InspectOptions& options,
                                 const LearnedProgress& progress) {
+  const auto& adapter_dir = options.adapter;
   if (architectures::is_sentence_transformer_dir(dir)) {
     if (!adapter_dir.empty())
       throw ClassifyError("'" + dir + "' is a sentence-transformers encoder; --adapter applies " +
                           "to a kind transformer checkpoint");
-    return detail::inspect_sentence_transformer(dir, progress);
+    return detail::inspect_sentence_transformer(dir, options, progress);
   }
+  if (options.layers != 0 || options.dimensions != 0)
+    throw ClassifyError("'" + dir + "' is not a sentence-transformers directory (modules.json): " +
+                        "--layers and --dimensions apply to sentence encoders");
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture =
       checkpoint::config_architecture(checkpoint::read_checkpoint_config(dir), file);

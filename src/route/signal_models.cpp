@@ -22,12 +22,16 @@ std::shared_ptr<const learned::SentenceEncoder> embedding_encoder(const config::
     options.encoder_path = learned::resolve_model_path(router.embedding_model->encoder);
     options.tokenizer_path = learned::resolve_model_path(router.embedding_model->tokenizer);
     options.max_tokens = router.embedding_model->max_tokens;
+    options.layers = router.embedding_model->layers;
+    options.dimensions = router.embedding_model->dimensions;
   } else if (config.classifier.kind == "embedding_knn" ||
              config.classifier.kind == "trained_head") {
     const auto& l = config.classifier.learned;
     options.encoder_path = learned::resolve_model_path(l.encoder);
     options.tokenizer_path = learned::resolve_model_path(l.tokenizer);
     options.max_tokens = l.max_tokens;
+    options.layers = l.layers;
+    options.dimensions = l.dimensions;
     path = "classifier.encoder";
   } else {
     throw classify::ConfigError("routing.signals.embeddings",

@@ -423,6 +423,8 @@ RouterSettings RouterSettings::take_from(json::object& routing, const std::strin
     m.encoder = strict::as_string(er.required("encoder"), er.path_of("encoder"));
     m.tokenizer = er.string("tokenizer").value_or("");
     m.max_tokens = er.count("max_tokens", 1, 8192).value_or(m.max_tokens);
+    m.layers = er.count("layers", 1, 1000).value_or(0);
+    m.dimensions = er.count("dimensions", 1, 65'536).value_or(0);
     er.finish();
     s.embedding_model = std::move(m);
   }
@@ -444,10 +446,14 @@ RouterSettings RouterSettings::take_from(json::object& routing, const std::strin
 }
 
 void RouterSettings::to_json(json::object& routing) const {
-  if (embedding_model)
-    routing["embedding_model"] = json::object{{"encoder", embedding_model->encoder},
-                                              {"tokenizer", embedding_model->tokenizer},
-                                              {"max_tokens", embedding_model->max_tokens}};
+  if (embedding_model) {
+    json::object m{{"encoder", embedding_model->encoder},
+                   {"tokenizer", embedding_model->tokenizer},
+                   {"max_tokens", embedding_model->max_tokens}};
+    if (embedding_model->layers != 0) m["layers"] = embedding_model->layers;
+    if (embedding_model->dimensions != 0) m["dimensions"] = embedding_model->dimensions;
+    routing["embedding_model"] = std::move(m);
+  }
   if (decisions.empty() && signals.keywords.empty() && signals.embeddings.empty() &&
       signals.domains.empty() && signals.pii.empty() && signals.jailbreak.empty())
     return;

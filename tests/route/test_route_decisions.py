@@ -22,6 +22,7 @@ from test_route import upstream  # noqa: E402,F401
 from test_cli import Serve  # noqa: E402
 
 SENTENCE = os.path.join(SOURCE, "tests", "transformers", "fixtures", "minilm-sentence")
+MMBERT_SENTENCE = os.path.join(SOURCE, "tests", "transformers", "fixtures", "mmbert-sentence")
 
 SIGNALS = f"""
   embedding_model: {{encoder: "{SENTENCE}"}}
@@ -362,6 +363,10 @@ def test_signals_no_decision_reads_are_never_computed(tmp_path, upstream):  # no
      "routing.signals.pii[0].source: 'magic' is not one of builtin, model, both"),
     ("routing:\n  signals: {embeddings: [{name: e, candidates: [x], threshold: 2}]}\n",
      "routing.signals.embeddings[0].threshold: must be in [0, 1]"),
+    ("routing:\n  embedding_model: {encoder: e, layers: 0}\n",
+     "routing.embedding_model.layers: must be within [1, 1000]"),
+    ("routing:\n  embedding_model: {encoder: e, dimensions: -4}\n",
+     "routing.embedding_model.dimensions: must be within [1, 65536]"),
     ("routing:\n  decisions:\n    - {name: d, rules: {type: keyword, name: k}, modelRefs: [{model: m-none}],"
      " plugins: [{type: cache}]}\n",
      "routing.decisions[0].plugins[0].type: 'cache' is not one of system_prompt, header_mutation, jailbreak, pii, "
@@ -374,6 +379,33 @@ def test_routing_errors_name_the_key(tmp_path, routing, message):
     p = subprocess.run([BIN, "config", "-c", str(config)], capture_output=True, text=True,
                        timeout=30)
     assert p.returncode == 2 and message in p.stderr, p.stderr
+
+
+def test_embedding_signals_over_a_matryoshka_cut_mmbert_encoder(tmp_path, upstream):  # noqa: F811
+    """routing.embedding_model over a ModernBERT sentence encoder stopped after 2 of its 3 layers,
+    its embeddings cut to 16 values: the candidate itself matches (cosine 1), other texts of the
+    fixture's reference stay below 0.82 there (tests/transformers/fixtures)."""
+    config = categories_without_routing() + textwrap.dedent(f"""\
+        routing:
+          default_model: m-none
+          embedding_model: {{encoder: "{MMBERT_SENTENCE}", layers: 2, dimensions: 16}}
+          signals:
+            embeddings:
+              - {{name: sorting, threshold: 0.99, candidates: ["write a python function to sort a list"]}}
+          decisions:
+            - {{name: code, rules: {{type: embedding, name: sorting}}, modelRefs: [{{model: m-vllm}}]}}
+        """) + models_yaml(upstream.url)
+    r = RouteWith(tmp_path, config)
+    try:
+        status, h, _ = r.post(ask("write a python function to sort a list"))
+        assert status == 200 and h["x-vsr-selected-decision"] == "code"
+        assert sent(upstream)["body"]["model"] == "Qwen/Qwen3-8B"
+        status, _, body = r.post_json("/v1/route/explain", ask("solve the equation x + 2 = 5"))
+        e = json.loads(body)
+        assert status == 200 and e["decision"] != "code", e
+        assert [s for s in e["signals"] if s["type"] == "embedding"], e["signals"]
+    finally:
+        assert r.stop() == 0
 
 
 PARITY_PROMPTS = [

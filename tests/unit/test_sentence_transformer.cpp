@@ -1,12 +1,14 @@
 // A sentence-transformers model directory as the encoder of the learned classifiers, against the
 // PyTorch reference of tests/transformers/make_sentence_fixtures.py: every pooling mode,
 // Normalize on and off, truncation at max_seq_length, batches of mixed lengths, embedding_knn
-// and trained_head classifiers configured over the directory, inspection and bad directories.
+// and trained_head classifiers configured over the directory, inspection and bad directories;
+// a ModernBERT (mmBERT) base model, and 2D Matryoshka (layers and dimensions) over both.
 #include "mcpclass/learned/learned_classifier.hpp"
 
 #ifdef MCPCLASS_WITH_LEARNED
 
 #include "architectures/sentence_transformers/sentence_transformer_model.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "kernels/cpu_features.hpp"
 #include "mcpclass/classify/classification.hpp"
 #include "mcpclass/config/config.hpp"
@@ -30,9 +32,15 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kFixture = "minilm-sentence";
+const std::string kModern = "mmbert-sentence";  // ModernBertModel (mmBERT-like), mean, Normalize
 
 json::object reference() {
   return transformer_test::reference("sentence_reference.json");
+}
+
+json::object reference_of(const std::string& fixture) {
+  return transformer_test::reference(fixture == kModern ? "mmbert-sentence-reference.json"
+                                                        : "sentence_reference.json");
 }
 
 std::vector<std::string> reference_texts() {
@@ -124,6 +132,170 @@ TEST_CASE("sentence transformers: token ids and embeddings of every pooling matc
   MESSAGE("encoder: max |embedding − reference| = " << gap);
   CHECK(gap <= 1e-4);
   CHECK(encoder->dimension() == 64);
+}
+
+TEST_CASE("sentence transformers: a ModernBERT (mmBERT) base model matches the reference") {
+  const auto ref = reference_of(kModern);
+  const auto encoder = load_sentence_encoder(options_for(transformer_test::fixture(kModern)));
+  const auto texts = reference_texts();
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const auto& t : texts) ids.push_back(encoder->token_ids(t));
+  CHECK(ids == transformer_test::reference_ids(ref));
+  const auto got = encoder->encode(texts);
+  const double gap = transformer_test::max_abs_difference(
+      got, flat(ref.at("variants").at("mean_normalize").at("embeddings").as_array()));
+  MESSAGE("ModernBERT encoder: max |embedding − reference| = " << gap);
+  CHECK(gap <= 1e-4);
+  CHECK(encoder->dimension() == 64);
+  std::vector<float> single;
+  for (const auto& t : texts) {
+    const auto one = encoder->encode(std::span(&t, 1));
+    single.insert(single.end(), one.begin(), one.end());
+  }
+  CHECK(got == single);  // bit for bit
+  const auto out = inspect_checkpoint(transformer_test::fixture(kModern));
+  CHECK(out.at("architecture").as_string() == "ModernBertModel");
+  CHECK(out.at("family").as_string() == "modernbert");
+  CHECK(out.at("layers").at("computed").to_number<int>() == 3);
+  CHECK(std::string(out.at("compute").as_string()).find("final LayerNorm, then the mean") !=
+        std::string::npos);
+}
+
+TEST_CASE("sentence transformers: 2D Matryoshka layers and dimensions match the reference") {
+  const auto texts = reference_texts();
+  for (const auto& fixture : {kFixture, kModern}) {
+    const auto ref = reference_of(fixture);
+    const auto full = load_sentence_encoder(options_for(transformer_test::fixture(fixture)));
+    for (const auto& [name, value] : ref.at("matryoshka").as_object()) {
+      CAPTURE(fixture);
+      CAPTURE(name);
+      const auto& v = value.as_object();
+      auto o = options_for(transformer_test::fixture(fixture));
+      o.layers = v.at("layers").to_number<std::size_t>();
+      o.dimensions = v.at("dimensions").to_number<std::size_t>();
+      o.batch_size = 5;
+      const auto encoder = load_sentence_encoder(o);
+      CHECK(encoder->dimension() == (o.dimensions == 0 ? 64 : o.dimensions));
+      const auto got = encoder->encode(texts);
+      const double gap =
+          transformer_test::max_abs_difference(got, flat(v.at("embeddings").as_array()));
+      MESSAGE(fixture << " " << name << ": max |embedding − reference| = " << gap);
+      CHECK(gap <= 1e-4);
+      const auto first = encoder->encode(std::span(texts.data(), 1));
+      CHECK(std::equal(first.begin(), first.end(), got.begin()));  // batch = one by one
+      // Another embedding space: an index or a cache of the full model must not serve it,
+      // except for the cut that is the whole model (layers3_dims48 cuts dimensions only).
+      CHECK(encoder->model_id() != full->model_id());
+    }
+  }
+}
+
+TEST_CASE("sentence transformers: Matryoshka settings are checked and shown") {
+  auto o = options_for(transformer_test::fixture(kFixture));
+  SUBCASE("more layers than the model has") {
+    o.layers = 3;
+    CHECK_THROWS_WITH_AS(load_sentence_encoder(o),
+                         doctest::Contains("layers 3 is more than the 2 of"), ClassifyError);
+  }
+  SUBCASE("more dimensions than the embedding has") {
+    o.dimensions = 65;
+    CHECK_THROWS_WITH_AS(load_sentence_encoder(o),
+                         doctest::Contains("dimensions 65 is more than the 64 of"), ClassifyError);
+  }
+  SUBCASE("the whole model is the model") {
+    o.layers = 2;
+    o.dimensions = 64;
+    CHECK(load_sentence_encoder(o)->model_id() ==
+          load_sentence_encoder(options_for(transformer_test::fixture(kFixture)))->model_id());
+  }
+  SUBCASE("an encoder that is not a sentence-transformers directory") {
+    o.encoder_path = transformer_test::fixture("bert-f32") + "/model.safetensors";
+    o.layers = 1;
+    CHECK_THROWS_WITH_AS(load_sentence_encoder(o),
+                         doctest::Contains("is not a sentence-transformers directory: layers "
+                                           "and dimensions"),
+                         ClassifyError);
+  }
+  SUBCASE("the configuration keys") {
+    const auto doc = [](const char* extra) {
+      return json::parse(std::string(R"({"categories": [{"name": "a", "description": "a"}],
+          "classifier": {"kind": "trained_head", "encoder": "e", "head": "h")") +
+                         extra + "}}")
+          .as_object();
+    };
+    const auto c = config::config_from_json(doc(R"(, "layers": 2, "dimensions": 16)"));
+    CHECK(c.classifier.learned.layers == 2);
+    CHECK(c.classifier.learned.dimensions == 16);
+    CHECK(c.classifier.learned.to_json("trained_head").at("dimensions").to_number<int>() == 16);
+    CHECK_THROWS_WITH_AS(config::config_from_json(doc(R"(, "layers": 0)")),
+                         doctest::Contains("classifier.layers"), classify::ConfigError);
+    CHECK_THROWS_WITH_AS(config::config_from_json(doc(R"(, "dimensions": "all")")),
+                         doctest::Contains("classifier.dimensions"), classify::ConfigError);
+  }
+  SUBCASE("model inspect says what was chosen") {
+    const auto out = inspect_checkpoint(transformer_test::fixture(kModern),
+                                        {.adapter = {}, .layers = 2, .dimensions = 32});
+    CHECK(out.at("layers") == json::object{{"computed", 2}, {"of", 3}});
+    CHECK(out.at("dimensions") == json::object{{"kept", 32}, {"of", 64}});
+    CHECK(out.at("dimension").to_number<int>() == 32);
+    CHECK(std::string(out.at("compute").as_string()).find("no final LayerNorm") !=
+          std::string::npos);
+    CHECK_THROWS_WITH_AS(inspect_checkpoint(transformer_test::fixture("bert-f32"),
+                                            {.adapter = {}, .layers = 1, .dimensions = 0}),
+                         doctest::Contains("--layers and --dimensions apply to sentence encoders"),
+                         ClassifyError);
+  }
+}
+
+TEST_CASE(
+    "sentence transformers: a ModernBERT base saved with model. names loads, a damaged one is "
+    "refused") {
+  const auto dir = transformer_test::copy_of(kModern, "sentence-modern");
+  const auto weights = dir + "/model.safetensors";
+  auto file = checkpoint::read_safetensors(weights);
+  SUBCASE("saved from a model with a head: model.* names and a head tensor") {
+    checkpoint::SafeTensors prefixed;
+    for (auto& [name, t] : file.tensors) prefixed.tensors["model." + name] = t;
+    prefixed.tensors["head.dense.weight"] = {{64, 64}, std::vector<float>(64 * 64, 0.5f)};
+    transformer_test::write_file(weights, checkpoint::safetensors_bytes(prefixed));
+    const auto got = load_sentence_encoder(options_for(dir))->encode(reference_texts());
+    const auto want = load_sentence_encoder(options_for(transformer_test::fixture(kModern)))
+                          ->encode(reference_texts());
+    CHECK(got == want);
+  }
+  SUBCASE("a missing tensor") {
+    file.tensors.erase("layers.1.mlp.Wi.weight");
+    transformer_test::write_file(weights, checkpoint::safetensors_bytes(file));
+    CHECK(load_error(dir).find("layers.1.mlp.Wi.weight") != std::string::npos);
+  }
+  SUBCASE("a bias the config says the model lacks") {
+    transformer_test::set_config(dir, "mlp_bias", false);
+    CHECK(load_error(dir).find("is not part of a ModernBertModel") != std::string::npos);
+  }
+  SUBCASE("a representation_contract: early exits final_norm'ed, or an unknown one refused") {
+    transformer_test::set_config(
+        dir, "representation_contract",
+        json::object{{"version", 1}, {"intermediate_normalization", "final_norm"}});
+    const auto out = inspect_checkpoint(dir, {.adapter = {}, .layers = 2, .dimensions = 0});
+    CHECK(std::string(out.at("compute").as_string()).find("final LayerNorm, then") !=
+          std::string::npos);
+    auto o = options_for(dir);
+    o.layers = 2;
+    auto plain = options_for(transformer_test::fixture(kModern));
+    plain.layers = 2;
+    CHECK(load_sentence_encoder(o)->encode(reference_texts()) !=
+          load_sentence_encoder(plain)->encode(reference_texts()));
+    transformer_test::set_config(dir, "representation_contract",
+                                 json::object{{"intermediate_normalization", "layer_norm"}});
+    CHECK(load_error(dir).find("representation_contract.intermediate_normalization 'layer_norm' "
+                               "is not supported (none, final_norm)") != std::string::npos);
+  }
+  SUBCASE("another model type") {
+    transformer_test::set_config(dir, "model_type", "deberta-v2");
+    CHECK(load_error(dir).find("architecture 'ModernBertModel' is not supported") !=
+          std::string::npos);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("sentence transformers: a batch of mixed lengths equals the texts one by one") {

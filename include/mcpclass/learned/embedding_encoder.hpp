@@ -53,6 +53,11 @@ struct EncoderOptions {
   /// The highest kernel set the model may use ("portable", "avx2"; empty = the best this CPU
   /// runs); the MCPCLASS_KERNELS environment variable caps it too.
   std::string kernels{};
+  /// 2D Matryoshka, sentence-transformers directories only (other encoders refuse a nonzero
+  /// value at load): the first `layers` encoder layers computed (0 = all) and the first
+  /// `dimensions` embedding values kept, renormalized (0 = all).
+  std::size_t layers = 0;
+  std::size_t dimensions = 0;
 };
 
 /// Called after each batch with (texts done, total), e.g. for a progress bar.

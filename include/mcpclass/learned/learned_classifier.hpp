@@ -35,14 +35,24 @@ std::unique_ptr<classify::Classifier> make_learned_classifier(
     std::string_view kind, const classify::CategorySet& categories, const LearnedSettings& settings,
     const classify::RoutingPolicy& policy, const LearnedProgress& load_progress = {});
 
+/// What `mcpclass model inspect` loads besides the directory.
+struct InspectOptions {
+  /// A LoRA adapter directory merged as `adapter:` would (kind transformer checkpoints).
+  std::string adapter;
+  /// 2D Matryoshka of a sentence-transformers directory, as an encoder's `layers` and
+  /// `dimensions` settings (0 = all).
+  std::size_t layers = 0;
+  std::size_t dimensions = 0;
+};
+
 /// What `kind: transformer` would run for the checkpoint directory `dir` (`mcpclass model
-/// inspect`): architecture, sizes, parameters, labels, the tokenizer's model type and the
-/// arithmetic. Loads and checks everything a classifier would, so it fails as
-/// make_learned_classifier would (ClassifyError naming the file, tensor or key).
+/// inspect`), or an encoder for a sentence-transformers directory: architecture, sizes,
+/// parameters, labels, the tokenizer's model type and the arithmetic. Loads and checks
+/// everything a classifier would, so it fails as make_learned_classifier would (ClassifyError
+/// naming the file, tensor or key; also for options that do not apply to the directory).
 /// Thread-safety: reads files only; may be called from any thread.
-/// `adapter_dir`: a LoRA adapter merged as `adapter:` would; `progress` as
-/// make_learned_classifier's.
-json::object inspect_checkpoint(const std::string& dir, const std::string& adapter_dir = {},
+/// `progress` as make_learned_classifier's.
+json::object inspect_checkpoint(const std::string& dir, const InspectOptions& options = {},
                                 const LearnedProgress& progress = {});
 
 /// Builds (or reuses, when fresh) the embedding_knn index for `settings` and returns its path.

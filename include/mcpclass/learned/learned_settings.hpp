@@ -62,6 +62,10 @@ struct LearnedSettings {
   /// Native models: the highest kernel set to use ("portable", "avx2"; empty = the best the CPU
   /// runs). Checked at load: an unknown set, or one this CPU lacks, is refused by name.
   std::string kernels;
+  /// embedding_knn, trained_head with a sentence-transformers encoder: 2D Matryoshka — encoder
+  /// layers computed and embedding values kept (0 = all; EncoderOptions).
+  std::size_t layers = 0;
+  std::size_t dimensions = 0;
   /// trained_head, transformer: `batching {max_batch, max_wait_us, max_running}` gathers
   /// concurrent calls into one forward pass (batching_classifier.hpp); max_batch 1 = off;
   /// max_running 0 = cores ÷ threads. trained_head: off unless set; transformer: on by default

@@ -140,6 +140,9 @@ struct EmbeddingModelSettings {
   std::string encoder;
   std::string tokenizer;
   std::size_t max_tokens = 128;
+  /// 2D Matryoshka (EncoderOptions): layers computed, embedding values kept; 0 = all.
+  std::size_t layers = 0;
+  std::size_t dimensions = 0;
 };
 
 struct RouterSettings {

@@ -217,6 +217,46 @@ for (const [name, lowercase] of [['bert-uncased', true], ['bert-cased', false]])
   write('xlmr', doc);
 }
 
+// --- deberta-v3-base (and its fine-tunes, e.g. the prompt-injection detectors) as transformers'
+// DebertaV2Converter writes it: Strip, the Precompiled charsmap, runs of spaces replaced by one;
+// Metaspace (prepend "always"); Unigram with [PAD] [CLS] [SEP] [UNK] at ids 0-3 and [MASK] last;
+// [CLS] $A [SEP], pairs [CLS] $A [SEP] $B:1 [SEP]:1.
+{
+  const charsmap = precompiledCharsmap();
+  const doc = train(tk.Unigram.empty(), tk.precompiled(Array.from(charsmap)),
+    tk.metaspacePreTokenizer('▁', 'always', true), 250);
+  const specials = ['[PAD]', '[CLS]', '[SEP]', '[UNK]'];
+  doc.model.vocab = [...specials.map((s) => [s, 0.0]), ...doc.model.vocab.filter(([p]) => !specials.includes(p)), ['[MASK]', 0.0]];
+  doc.model.unk_id = 3;
+  doc.model.byte_fallback = false;
+  doc.added_tokens = [...specials.map((s, i) => added(s, i)), added('[MASK]', doc.model.vocab.length - 1)];
+  doc.normalizer = {
+    type: 'Sequence',
+    normalizers: [
+      { type: 'Strip', strip_left: true, strip_right: true },
+      { type: 'Precompiled', precompiled_charsmap: Buffer.from(charsmap).toString('base64') },
+      { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' },
+    ],
+  };
+  doc.pre_tokenizer = {
+    type: 'Sequence',
+    pretokenizers: [{ type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true }],
+  };
+  const cls = { SpecialToken: { id: '[CLS]', type_id: 0 } };
+  const sep = (type) => ({ SpecialToken: { id: '[SEP]', type_id: type } });
+  doc.post_processor = {
+    type: 'TemplateProcessing',
+    single: [cls, { Sequence: { id: 'A', type_id: 0 } }, sep(0)],
+    pair: [cls, { Sequence: { id: 'A', type_id: 0 } }, sep(0), { Sequence: { id: 'B', type_id: 1 } }, sep(1)],
+    special_tokens: {
+      '[CLS]': { id: '[CLS]', ids: [1], tokens: ['[CLS]'] },
+      '[SEP]': { id: '[SEP]', ids: [2], tokens: ['[SEP]'] },
+    },
+  };
+  doc.decoder = { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true };
+  write('deberta-v3', doc);
+}
+
 // The charsmap sentencepiece compiles from a rule TSV ("src code points<TAB>dst code points").
 function precompiledCharsmap() {
   const hex = (s) => Array.from(s).map((c) => c.codePointAt(0).toString(16).toUpperCase()).join(' ');

@@ -255,14 +255,14 @@ TEST_CASE("transformers.token.a_checkpoint_of_the_other_head_is_refused") {
 TEST_CASE("transformers.token.an_unsupported_architecture_is_a_load_error_naming_the_file") {
   const auto copy = transformer_test::copy_of("modernbert-token-f32", "token-arch");
   transformer_test::set_config(copy, "architectures",
-                               json::array{"DebertaV2ForTokenClassification"});
+                               json::array{"ElectraForTokenClassification"});
   TokenClassifierSettings settings;
   settings.model = copy;
   const std::string want = copy +
-                           "/config.json': architecture 'DebertaV2ForTokenClassification' is "
+                           "/config.json': architecture 'ElectraForTokenClassification' is "
                            "not a supported token classifier (BertForTokenClassification, "
                            "RobertaForTokenClassification, XLMRobertaForTokenClassification, "
-                           "ModernBertForTokenClassification)";
+                           "ModernBertForTokenClassification, DebertaV2ForTokenClassification)";
   CHECK_THROWS_WITH_AS(make_token_classifier(settings), doctest::Contains(want.c_str()),
                        ClassifyError);
 }

@@ -10,6 +10,7 @@
 #ifdef MCPCLASS_WITH_LEARNED
 
 #include "architectures/bert/bert_model.hpp"
+#include "architectures/deberta/deberta_model.hpp"
 #include "architectures/modernbert/modernbert_model.hpp"
 #include "kernels/cpu_features.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -109,15 +110,19 @@ void check_every_fixture(Precision precision, double max_gap) {
                                    "modernbert-reference.json", "modernbert", 64);
   check_precision<ModernBertModel>(precision, max_gap, "mmbert-f32", "modernbert-reference.json",
                                    "mmbert", 64);
+  check_precision<architectures::DebertaModel>(precision, max_gap, "deberta-v3-f32",
+                                               "deberta-reference.json", "deberta-v3", 64);
+  check_precision<architectures::DebertaModel>(precision, max_gap, "deberta-v2-f32",
+                                               "deberta-reference.json", "deberta-v2", 64);
 }
 
 }  // namespace
 
-TEST_CASE("transformers.int8: BERT, RoBERTa, ModernBERT and mmBERT on every kernel set") {
+TEST_CASE("transformers.int8: BERT, RoBERTa, ModernBERT, mmBERT and DeBERTa on every kernel set") {
   check_every_fixture(Precision::int8, 0.08);
 }
 
-TEST_CASE("transformers.bf16: BERT, RoBERTa, ModernBERT and mmBERT on every kernel set") {
+TEST_CASE("transformers.bf16: BERT, RoBERTa, ModernBERT, mmBERT and DeBERTa on every kernel set") {
   check_every_fixture(Precision::bf16, 0.02);
 }
 

@@ -73,4 +73,27 @@ json::object describe_modernbert(const ModernBertConfig& c, std::size_t paramete
   return out;
 }
 
+json::object describe_deberta(const DebertaConfig& c, std::size_t parameters,
+                              const std::string& head) {
+  auto out = sizes(c, parameters, "deberta-v2");
+  std::string relative = "no relative positions";
+  if (c.relative_attention) {
+    relative = std::string(c.c2p && c.p2c ? "c2p and p2c"
+                           : c.c2p        ? "c2p"
+                           : c.p2c        ? "p2c"
+                                          : "no") +
+               " relative-position scores over ±" + std::to_string(c.span()) +
+               (c.position_buckets > 0 ? " log buckets" : " distances");
+    out["position_buckets"] = c.position_buckets;
+    out["max_relative_positions"] = c.max_relative_positions;
+  }
+  out["position_biased_input"] = c.position_biased_input;
+  out["compute"] = std::string(kComputeLead) + "embeddings" +
+                   (c.position_biased_input ? " with absolute positions" : "") + ", " +
+                   std::to_string(c.layers) +
+                   " post-norm encoder layers (disentangled attention: " + relative + "; " +
+                   activation_description(c.activation) + "), " + head;
+  return out;
+}
+
 }  // namespace mcpclass::architectures

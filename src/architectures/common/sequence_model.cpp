@@ -1,6 +1,7 @@
 #include "architectures/common/sequence_model.hpp"
 
 #include "architectures/bert/bert_model.hpp"
+#include "architectures/deberta/deberta_model.hpp"
 #include "architectures/modernbert/modernbert_model.hpp"
 #include "checkpoint/checkpoint_config.hpp"
 #include "kernels/dense_rows.hpp"
@@ -33,6 +34,14 @@ json::object describe_model(const ModernBertModel& model) {
   return out;
 }
 
+json::object describe_model(const DebertaModel& model) {
+  const auto& c = model.config();
+  return describe_deberta(c, model.parameters(),
+                          std::string("the first token through pooler.dense and ") +
+                              activation_description(c.pooler_activation) + ", then " +
+                              std::to_string(c.labels.size()) + " logits and softmax");
+}
+
 // Any native sequence model behind SequenceModel.
 template <class Model>
 class Adapted final : public NativeCheckpointModel<Model, SequenceModel> {
@@ -60,6 +69,8 @@ std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
   const auto architecture = checkpoint::config_architecture(config, file);
   if (architecture == "ModernBertForSequenceClassification")
     return std::make_unique<Adapted<ModernBertModel>>(dir, adapter_dir, progress, compute);
+  if (architecture == "DebertaV2ForSequenceClassification")
+    return std::make_unique<Adapted<DebertaModel>>(dir, adapter_dir, progress, compute);
   if (architecture == "BertForSequenceClassification" ||
       architecture == "RobertaForSequenceClassification" ||
       architecture == "XLMRobertaForSequenceClassification")
@@ -71,7 +82,7 @@ std::unique_ptr<SequenceModel> open_sequence_model(const std::string& dir,
                      : "is not supported") +
                 " (BertForSequenceClassification, "
                 "RobertaForSequenceClassification, XLMRobertaForSequenceClassification, "
-                "ModernBertForSequenceClassification)");
+                "ModernBertForSequenceClassification, DebertaV2ForSequenceClassification)");
 }
 
 }  // namespace mcpclass::architectures

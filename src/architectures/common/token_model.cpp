@@ -1,6 +1,7 @@
 #include "architectures/common/token_model.hpp"
 
 #include "architectures/bert/bert_token_model.hpp"
+#include "architectures/deberta/deberta_token_model.hpp"
 #include "architectures/modernbert/modernbert_token_model.hpp"
 #include "checkpoint/checkpoint_config.hpp"
 
@@ -35,6 +36,13 @@ json::object describe_model(const ModernBertTokenModel& model) {
                                  ", head.norm and classifier: " + token_head(c.labels.size()));
 }
 
+json::object describe_model(const DebertaTokenModel& model) {
+  const auto& c = model.config();
+  return describe_deberta(
+      c, model.parameters(),
+      "then every token's final hidden state through classifier: " + token_head(c.labels.size()));
+}
+
 // Any native token model behind TokenModel.
 template <class Model>
 class Adapted final : public NativeCheckpointModel<Model, TokenModel> {
@@ -58,6 +66,8 @@ std::unique_ptr<TokenModel> open_token_model(const std::string& dir, const std::
   const auto architecture = checkpoint::config_architecture(config, file);
   if (architecture == "ModernBertForTokenClassification")
     return std::make_unique<Adapted<ModernBertTokenModel>>(dir, adapter_dir, progress, compute);
+  if (architecture == "DebertaV2ForTokenClassification")
+    return std::make_unique<Adapted<DebertaTokenModel>>(dir, adapter_dir, progress, compute);
   if (architecture == "BertForTokenClassification" ||
       architecture == "RobertaForTokenClassification" ||
       architecture == "XLMRobertaForTokenClassification")
@@ -68,7 +78,8 @@ std::unique_ptr<TokenModel> open_token_model(const std::string& dir, const std::
                      ? "is a sequence classifier; this needs a token classifier"
                      : "is not a supported token classifier") +
                 " (BertForTokenClassification, RobertaForTokenClassification, "
-                "XLMRobertaForTokenClassification, ModernBertForTokenClassification)");
+                "XLMRobertaForTokenClassification, ModernBertForTokenClassification, "
+                "DebertaV2ForTokenClassification)");
 }
 
 }  // namespace mcpclass::architectures

@@ -254,8 +254,7 @@ TEST_CASE("transformers.token.a_checkpoint_of_the_other_head_is_refused") {
 
 TEST_CASE("transformers.token.an_unsupported_architecture_is_a_load_error_naming_the_file") {
   const auto copy = transformer_test::copy_of("modernbert-token-f32", "token-arch");
-  transformer_test::set_config(copy, "architectures",
-                               json::array{"ElectraForTokenClassification"});
+  transformer_test::set_config(copy, "architectures", json::array{"ElectraForTokenClassification"});
   TokenClassifierSettings settings;
   settings.model = copy;
   const std::string want = copy +

@@ -24,8 +24,8 @@ CLI::App* add_tokenize_command(CLI::App& app, TokenizeOptions& o) {
   command->add_flag("--offsets", o.offsets, "Also print each token's byte offsets in the text");
   command->add_flag("--json", o.json, "One JSON object per text");
   command->add_flag("--batch", o.batch,
-                    "Read texts from stdin, one JSON string per line; write one JSON object "
-                    "per line (implies --json)");
+                    "Read texts from stdin, one JSON string (or a [text, text_pair] sentence "
+                    "pair) per line; write one JSON object per line (implies --json)");
   command->add_flag("--no-special-tokens", o.no_special,
                     "Do not add the post-processor's special tokens");
   command->add_option("--max-length", o.max_length,
@@ -39,13 +39,19 @@ CLI::App* add_tokenize_command(CLI::App& app, TokenizeOptions& o) {
 
 namespace {
 
-boost::json::object to_json(const tokenizers::TokenizedText& t, bool offsets) {
+boost::json::object to_json(const tokenizers::TokenizedText& t, bool offsets,
+                            bool type_ids = false) {
   boost::json::object o;
   boost::json::array ids, tokens;
   for (auto id : t.ids) ids.push_back(id);
   for (const auto& s : t.tokens) tokens.push_back(boost::json::string(s));
   o["ids"] = std::move(ids);
   if (!t.tokens.empty()) o["tokens"] = std::move(tokens);
+  if (type_ids) {
+    boost::json::array types;
+    for (auto id : t.type_ids) types.push_back(id);
+    o["type_ids"] = std::move(types);
+  }
   if (offsets && !t.offsets.empty()) {
     boost::json::array offs;
     for (const auto& [b, e] : t.offsets) offs.push_back(boost::json::array{b, e});
@@ -110,13 +116,22 @@ int run_tokenize(const TokenizeOptions& o) {
       boost::json::parse_options parse_options;
       parse_options.allow_invalid_utf8 = true;
       const auto v = boost::json::parse(line, ec, {}, parse_options);
-      if (ec || !v.is_string()) {
-        fmt::print(stderr, "mcpclass tokenize: stdin line {} is not a JSON string\n", n);
+      // A sentence pair is [text, text_pair]; its answer also gives the token types.
+      const bool pair = !ec && v.is_array() && v.get_array().size() == 2 &&
+                        v.get_array()[0].is_string() && v.get_array()[1].is_string();
+      if (ec || (!v.is_string() && !pair)) {
+        fmt::print(stderr,
+                   "mcpclass tokenize: stdin line {} is not a JSON string or a [text, text_pair] "
+                   "pair of strings\n",
+                   n);
         return kUsageError;
       }
       try {
         out = boost::json::serialize(
-            to_json(tokenizer->encode(v.get_string(), add_special), o.offsets));
+            pair ? to_json(tokenizer->encode_pair(v.get_array()[0].get_string(),
+                                                  v.get_array()[1].get_string(), add_special),
+                           o.offsets, true)
+                 : to_json(tokenizer->encode(v.get_string(), add_special), o.offsets));
       } catch (const classify::ClassifyError& e) {
         boost::json::object err;
         err["error"] = e.what();

@@ -103,6 +103,12 @@ bool looks_like_json(const std::string& path) {
 
 }  // namespace
 
+TokenizedText TextTokenizer::encode_pair(std::string_view, std::string_view, bool) const {
+  throw classify::ClassifyError(
+      "this tokenizer has no pair template: sentence pairs need a tokenizer.json (its "
+      "post_processor's pair template)");
+}
+
 std::unique_ptr<TextTokenizer> open_text_tokenizer(const std::string& path,
                                                    const TokenizerOptions& options) {
   std::error_code ec;

@@ -44,6 +44,14 @@ class TextTokenizer {
   /// Throws ClassifyError on invalid UTF-8 (naming the byte offset) or a text the model cannot
   /// represent.
   virtual TokenizedText encode(std::string_view text, bool add_special_tokens = true) const = 0;
+  /// A sentence pair (NLI's premise and hypothesis, a cross-encoder's query and passage) as the
+  /// reference encodes `encode(text, text_pair)`: both texts tokenized, truncated together to the
+  /// maximum length (longest first, as the tokenizer's truncation strategy says), then the
+  /// post-processor's pair template with its token types. `offsets` index each token's own
+  /// text; no overflowing windows. The default throws ClassifyError: only tokenizer.json files
+  /// describe a pair template.
+  virtual TokenizedText encode_pair(std::string_view text, std::string_view text_pair,
+                                    bool add_special_tokens = true) const;
   /// Every id is below it.
   virtual std::size_t vocab_size() const = 0;
 };

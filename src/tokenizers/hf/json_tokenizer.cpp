@@ -69,6 +69,14 @@ JsonTokenizer::JsonTokenizer(const boost::json::value& document, const Tokenizer
     stride_ = static_cast<std::size_t>(std::max<std::int64_t>(0, int_field_or(o, "stride", 0)));
     side_ = string_field_or(o, "direction", "Right") == "Left" ? TruncationSide::left
                                                                : TruncationSide::right;
+    const auto strategy = string_field_or(o, "strategy", "LongestFirst");
+    if (strategy == "OnlyFirst")
+      pair_truncation_ = PairTruncation::only_first;
+    else if (strategy == "OnlySecond")
+      pair_truncation_ = PairTruncation::only_second;
+    else if (strategy != "LongestFirst")
+      throw classify::ClassifyError("truncation strategy '" + strategy +
+                                    "' is not LongestFirst, OnlyFirst or OnlySecond");
   }
   if (options.max_length > 0) {
     max_length_ = options.max_length;
@@ -87,6 +95,34 @@ JsonTokenizer::JsonTokenizer(const boost::json::value& document, const Tokenizer
 }
 
 TokenizedText JsonTokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  TokenizedText e = tokenize(text);
+  if (max_length_ > 0) {
+    const std::size_t added =
+        add_special_tokens && post_processor_ ? post_processor_->added_tokens() : 0;
+    truncate(e, max_length_ - added, stride_, side_);
+  }
+  if (post_processor_) post_processor_->process(e, text, add_special_tokens);
+  return e;
+}
+
+TokenizedText JsonTokenizer::encode_pair(std::string_view text, std::string_view text_pair,
+                                         bool add_special_tokens) const {
+  TokenizedText a = tokenize(text), b = tokenize(text_pair);
+  if (max_length_ > 0) {
+    const std::size_t added =
+        add_special_tokens && post_processor_ ? post_processor_->added_pair_tokens() : 0;
+    if (max_length_ <= added)
+      throw classify::ClassifyError("truncation to " + std::to_string(max_length_) +
+                                    " tokens leaves no room past a pair's " +
+                                    std::to_string(added) + " special tokens");
+    truncate_pair(a, b, max_length_ - added, pair_truncation_, side_);
+  }
+  for (auto& t : b.type_ids) t = 1;  // the reference's type of a pair's second text unprocessed
+  process_pair(post_processor_.get(), a, std::move(b), text, text_pair, add_special_tokens);
+  return a;
+}
+
+TokenizedText JsonTokenizer::tokenize(std::string_view text) const {
   require_utf8(text);
   std::vector<Piece> pieces;
   pieces.push_back(Piece{NormalizedText(text, 0), {}, false});
@@ -113,12 +149,6 @@ TokenizedText JsonTokenizer::encode(std::string_view text, bool add_special_toke
       e.special_tokens_mask.push_back(0);
     }
   }
-  if (max_length_ > 0) {
-    const std::size_t added =
-        add_special_tokens && post_processor_ ? post_processor_->added_tokens() : 0;
-    truncate(e, max_length_ - added, stride_, side_);
-  }
-  if (post_processor_) post_processor_->process(e, text, add_special_tokens);
   return e;
 }
 

@@ -21,9 +21,14 @@ class JsonTokenizer final : public TextTokenizer {
   JsonTokenizer(const boost::json::value& document, const TokenizerOptions& options,
                 std::size_t config_max_length);
   TokenizedText encode(std::string_view text, bool add_special_tokens) const override;
+  TokenizedText encode_pair(std::string_view text, std::string_view text_pair,
+                            bool add_special_tokens) const override;
   std::size_t vocab_size() const override { return vocab_size_; }
 
  private:
+  // The text's tokens before truncation and post-processing.
+  TokenizedText tokenize(std::string_view text) const;
+
   std::unique_ptr<Normalizer> normalizer_;
   std::unique_ptr<PreTokenizer> pre_tokenizer_;
   std::unique_ptr<Model> model_;
@@ -32,6 +37,7 @@ class JsonTokenizer final : public TextTokenizer {
   std::size_t max_length_ = 0;  // 0: no truncation
   std::size_t stride_ = 0;
   TruncationSide side_ = TruncationSide::right;
+  PairTruncation pair_truncation_ = PairTruncation::longest_first;
   std::size_t vocab_size_ = 0;
 };
 

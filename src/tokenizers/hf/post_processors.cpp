@@ -60,32 +60,53 @@ struct SpecialToken {
   std::vector<std::string> tokens;
 };
 
-// One element of a template: a special token or the sequence, with its type id.
+// One element of a template: a special token or a sequence (A = 0, B = 1), with its type id.
 struct TemplatePart {
   bool is_sequence;
   SpecialToken special;
   std::uint32_t type_id;
+  int sequence = 0;
 };
+
+void append(TokenizedText& out, const TokenizedText& e, std::uint32_t type_id) {
+  out.ids.insert(out.ids.end(), e.ids.begin(), e.ids.end());
+  out.tokens.insert(out.tokens.end(), e.tokens.begin(), e.tokens.end());
+  out.offsets.insert(out.offsets.end(), e.offsets.begin(), e.offsets.end());
+  out.type_ids.insert(out.type_ids.end(), e.ids.size(), type_id);
+  out.special_tokens_mask.insert(out.special_tokens_mask.end(), e.special_tokens_mask.begin(),
+                                 e.special_tokens_mask.end());
+}
+
+void append_special(TokenizedText& out, const SpecialToken& special, std::uint32_t type_id) {
+  for (std::size_t k = 0; k < special.ids.size(); ++k) {
+    out.ids.push_back(special.ids[k]);
+    out.tokens.push_back(special.tokens[k]);
+    out.offsets.emplace_back(0, 0);
+    out.type_ids.push_back(type_id);
+    out.special_tokens_mask.push_back(1);
+  }
+}
+
+// The pair template over a and b: a ← the joined encoding.
+void apply_pair_template(TokenizedText& a, const TokenizedText& b,
+                         const std::vector<TemplatePart>& parts) {
+  TokenizedText out;
+  for (const auto& part : parts) {
+    if (part.is_sequence)
+      append(out, part.sequence == 0 ? a : b, part.type_id);
+    else
+      append_special(out, part.special, part.type_id);
+  }
+  a = std::move(out);
+}
 
 void apply_template(TokenizedText& e, const std::vector<TemplatePart>& parts) {
   TokenizedText out;
   for (const auto& part : parts) {
-    if (part.is_sequence) {
-      out.ids.insert(out.ids.end(), e.ids.begin(), e.ids.end());
-      out.tokens.insert(out.tokens.end(), e.tokens.begin(), e.tokens.end());
-      out.offsets.insert(out.offsets.end(), e.offsets.begin(), e.offsets.end());
-      out.type_ids.insert(out.type_ids.end(), e.ids.size(), part.type_id);
-      out.special_tokens_mask.insert(out.special_tokens_mask.end(), e.special_tokens_mask.begin(),
-                                     e.special_tokens_mask.end());
-    } else {
-      for (std::size_t k = 0; k < part.special.ids.size(); ++k) {
-        out.ids.push_back(part.special.ids[k]);
-        out.tokens.push_back(part.special.tokens[k]);
-        out.offsets.emplace_back(0, 0);
-        out.type_ids.push_back(part.type_id);
-        out.special_tokens_mask.push_back(1);
-      }
-    }
+    if (part.is_sequence)
+      append(out, e, part.type_id);
+    else
+      append_special(out, part.special, part.type_id);
   }
   out.overflowing = std::move(e.overflowing);
   for (auto& o : out.overflowing) apply_template(o, parts);
@@ -99,30 +120,32 @@ std::size_t count_added(const std::vector<TemplatePart>& parts) {
   return n;
 }
 
+// A single and a pair template (TemplateProcessing; BertProcessing and RobertaProcessing are
+// fixed templates), with byte-level offset trimming first for RobertaProcessing.
 class Template final : public PostProcessor {
  public:
-  explicit Template(std::vector<TemplatePart> parts) : parts_(std::move(parts)) {}
-  std::size_t added_tokens() const override { return count_added(parts_); }
-  void process(TokenizedText& e, std::string_view, bool add_special_tokens) const override {
-    if (add_special_tokens) apply_template(e, parts_);
-  }
-
- private:
-  std::vector<TemplatePart> parts_;
-};
-
-class Roberta final : public PostProcessor {
- public:
-  Roberta(std::vector<TemplatePart> parts, bool trim, bool add_prefix_space)
-      : parts_(std::move(parts)), trim_(trim), add_prefix_space_(add_prefix_space) {}
-  std::size_t added_tokens() const override { return count_added(parts_); }
+  Template(std::vector<TemplatePart> single, std::vector<TemplatePart> pair, bool trim = false,
+           bool add_prefix_space = false)
+      : single_(std::move(single)),
+        pair_(std::move(pair)),
+        trim_(trim),
+        add_prefix_space_(add_prefix_space) {}
+  std::size_t added_tokens() const override { return count_added(single_); }
+  std::size_t added_pair_tokens() const override { return count_added(pair_); }
   void process(TokenizedText& e, std::string_view text, bool add_special_tokens) const override {
+    prepare(e, text);
+    if (add_special_tokens) apply_template(e, single_);
+  }
+  void prepare(TokenizedText& e, std::string_view text) const override {
     if (trim_) trim_offsets(e, text, add_prefix_space_);
-    if (add_special_tokens) apply_template(e, parts_);
+  }
+  bool joins() const override { return true; }
+  void join(TokenizedText& a, TokenizedText&& b) const override {
+    apply_pair_template(a, b, pair_);
   }
 
  private:
-  std::vector<TemplatePart> parts_;
+  std::vector<TemplatePart> single_, pair_;
   bool trim_, add_prefix_space_;
 };
 
@@ -131,7 +154,8 @@ class ByteLevelProcessor final : public PostProcessor {
   ByteLevelProcessor(bool trim, bool add_prefix_space)
       : trim_(trim), add_prefix_space_(add_prefix_space) {}
   std::size_t added_tokens() const override { return 0; }
-  void process(TokenizedText& e, std::string_view text, bool) const override {
+  void process(TokenizedText& e, std::string_view text, bool) const override { prepare(e, text); }
+  void prepare(TokenizedText& e, std::string_view text) const override {
     if (trim_) trim_offsets(e, text, add_prefix_space_);
   }
 
@@ -150,6 +174,24 @@ class Sequence final : public PostProcessor {
   void process(TokenizedText& e, std::string_view text, bool add_special_tokens) const override {
     for (const auto& p : parts_) p->process(e, text, add_special_tokens);
   }
+  std::size_t added_pair_tokens() const override {
+    std::size_t n = 0;
+    for (const auto& p : parts_) n += p->added_pair_tokens();
+    return n;
+  }
+  void prepare(TokenizedText& e, std::string_view text) const override {
+    for (const auto& p : parts_) p->prepare(e, text);
+  }
+  bool joins() const override {
+    for (const auto& p : parts_)
+      if (p->joins()) return true;
+    return false;
+  }
+  void join(TokenizedText& a, TokenizedText&& b) const override {
+    for (const auto& p : parts_)
+      if (p->joins()) return p->join(a, std::move(b));
+    PostProcessor::join(a, std::move(b));
+  }
 
  private:
   std::vector<std::unique_ptr<PostProcessor>> parts_;
@@ -164,15 +206,20 @@ SpecialToken token_pair(const boost::json::object& o, const char* key, const std
   return {{static_cast<std::int32_t>(id)}, {std::string(a[0].get_string())}};
 }
 
-std::vector<TemplatePart> template_parts(const boost::json::object& o) {
+// The "single" or "pair" template of a TemplateProcessing block.
+std::vector<TemplatePart> template_parts(const boost::json::object& o, const char* key) {
   const std::string what = "post_processor TemplateProcessing";
   const auto* specials = o.if_contains("special_tokens");
   std::vector<TemplatePart> parts;
-  for (const auto& v : array_field(o, "single", what)) {
+  for (const auto& v : array_field(o, key, what)) {
     const auto& item = as_object(v, what + " item");
     if (const auto* seq = item.if_contains("Sequence")) {
       const auto& so = as_object(*seq, what + " Sequence");
-      parts.push_back({true, {}, static_cast<std::uint32_t>(int_field_or(so, "type_id", 0))});
+      const std::string id = string_field_or(so, "id", "A");
+      if (id != "A" && id != "B")
+        throw classify::ClassifyError(what + ": a Sequence id is 'A' or 'B', not '" + id + "'");
+      parts.push_back({true, {}, static_cast<std::uint32_t>(int_field_or(so, "type_id", 0)),
+                       id == "A" ? 0 : 1});
       continue;
     }
     const auto* sp = item.if_contains("SpecialToken");
@@ -209,20 +256,59 @@ std::vector<TemplatePart> template_parts(const boost::json::object& o) {
 
 }  // namespace
 
+namespace {
+
+// b appended to a, each token keeping its type id (the reference's Encoding::merge).
+void concatenate(TokenizedText& a, const TokenizedText& b) {
+  const auto types = b.type_ids;
+  append(a, b, 0);
+  std::copy(types.begin(), types.end(), a.type_ids.end() - static_cast<std::ptrdiff_t>(types.size()));
+}
+
+}  // namespace
+
+void PostProcessor::join(TokenizedText& a, TokenizedText&& b) const {
+  concatenate(a, b);
+}
+
+void process_pair(const PostProcessor* processor, TokenizedText& a, TokenizedText&& b,
+                  std::string_view text, std::string_view text_pair, bool add_special_tokens) {
+  if (processor != nullptr) {
+    processor->prepare(a, text);
+    processor->prepare(b, text_pair);
+  }
+  if (processor != nullptr && add_special_tokens && processor->joins())
+    processor->join(a, std::move(b));
+  else
+    concatenate(a, b);
+}
+
 std::unique_ptr<PostProcessor> make_post_processor(const boost::json::value& block) {
   if (block.is_null()) return nullptr;
   const auto& o = as_object(block, "post_processor");
   const std::string type = string_field(o, "type", "post_processor");
   const std::string what = "post_processor " + type;
-  if (type == "TemplateProcessing") return std::make_unique<Template>(template_parts(o));
+  if (type == "TemplateProcessing") {
+    auto single = template_parts(o, "single");
+    // A file without a pair template joins pairs as the single one does sequence A.
+    auto pair = o.contains("pair") ? template_parts(o, "pair") : single;
+    return std::make_unique<Template>(std::move(single), std::move(pair));
+  }
   if (type == "BertProcessing" || type == "RobertaProcessing") {
-    std::vector<TemplatePart> parts;
-    parts.push_back({false, token_pair(o, "cls", what), 0});
-    parts.push_back({true, {}, 0});
-    parts.push_back({false, token_pair(o, "sep", what), 0});
-    if (type == "BertProcessing") return std::make_unique<Template>(std::move(parts));
-    return std::make_unique<Roberta>(std::move(parts), bool_field_or(o, "trim_offsets", true),
-                                     bool_field_or(o, "add_prefix_space", true));
+    const auto cls = token_pair(o, "cls", what), sep = token_pair(o, "sep", what);
+    std::vector<TemplatePart> single{{false, cls, 0}, {true, {}, 0}, {false, sep, 0}};
+    auto pair = single;
+    // tokenizers' bert.rs: [CLS] A [SEP] B:1 [SEP]:1; roberta.rs: <s> A </s> </s> B </s>, all
+    // of type 0 (RoBERTa has one token type).
+    const std::uint32_t second = type == "BertProcessing" ? 1 : 0;
+    if (type == "RobertaProcessing") pair.push_back({false, sep, 0});
+    pair.push_back({true, {}, second, 1});
+    pair.push_back({false, sep, second});
+    if (type == "BertProcessing")
+      return std::make_unique<Template>(std::move(single), std::move(pair));
+    return std::make_unique<Template>(std::move(single), std::move(pair),
+                                      bool_field_or(o, "trim_offsets", true),
+                                      bool_field_or(o, "add_prefix_space", true));
   }
   if (type == "ByteLevel")
     return std::make_unique<ByteLevelProcessor>(bool_field_or(o, "trim_offsets", true),

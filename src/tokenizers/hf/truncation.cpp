@@ -18,7 +18,47 @@ TokenizedText window(const TokenizedText& e, std::size_t b, std::size_t end) {
   return w;
 }
 
+// The first (or last) n tokens of e.
+void keep(TokenizedText& e, std::size_t n, TruncationSide side) {
+  if (n >= e.ids.size()) return;
+  const std::size_t b = side == TruncationSide::right ? 0 : e.ids.size() - n;
+  e = window(e, b, b + n);
+}
+
 }  // namespace
+
+void truncate_pair(TokenizedText& a, TokenizedText& b, std::size_t max_length,
+                   PairTruncation strategy, TruncationSide side) {
+  const std::size_t total = a.ids.size() + b.ids.size();
+  if (total <= max_length) return;
+  if (strategy != PairTruncation::longest_first) {
+    auto& cut = strategy == PairTruncation::only_first ? a : b;
+    const std::size_t excess = total - max_length;
+    if (excess >= cut.ids.size())
+      throw classify::ClassifyError(
+          std::string("the pair is ") + std::to_string(total) +
+          " tokens, and truncating only the " +
+          (strategy == PairTruncation::only_first ? "first" : "second") +
+          " text cannot bring it to " + std::to_string(max_length));
+    keep(cut, cut.ids.size() - excess, side);
+    return;
+  }
+  // tokenizers' utils/truncation.rs, LongestFirst.
+  std::size_t n1 = a.ids.size(), n2 = b.ids.size();
+  const bool swap = n1 > n2;
+  if (swap) std::swap(n1, n2);
+  if (n1 > max_length)
+    n2 = n1;
+  else
+    n2 = std::max(n1, max_length - n1);
+  if (n1 + n2 > max_length) {
+    n1 = max_length / 2;
+    n2 = n1 + max_length % 2;
+  }
+  if (swap) std::swap(n1, n2);
+  keep(a, n1, side);
+  keep(b, n2, side);
+}
 
 void truncate(TokenizedText& e, std::size_t max_length, std::size_t stride, TruncationSide side) {
   const std::size_t n = e.ids.size();

@@ -337,6 +337,37 @@ func (c *Classifier) ClassifyJSON(text string, probabilities, toolResult bool) (
 	return []byte(C.GoString(out)), nil
 }
 
+// ClassifyPairJSON classifies a sentence pair (an NLI premise and hypothesis, a cross-encoder's
+// query and passage) together, as classify_text with text_pair answers it: the JSON of
+// ClassifyJSON. A classifier of one text (any but kind transformer) fails with
+// ErrInvalidArgument.
+func (c *Classifier) ClassifyPairJSON(text, textPair string, probabilities, toolResult bool) ([]byte, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.c == nil {
+		return nil, ErrClosed
+	}
+	var options C.mcpc_classify_options
+	if probabilities {
+		options.flags |= C.MCPC_JSON_PROBABILITIES
+	}
+	if toolResult {
+		options.flags |= C.MCPC_JSON_TOOL_RESULT
+	}
+	ctext := C.CString(text)
+	defer C.free(unsafe.Pointer(ctext))
+	cpair := C.CString(textPair)
+	defer C.free(unsafe.Pointer(cpair))
+	var out *C.char
+	var cerr *C.mcpc_error
+	if err := toError(C.mcpc_classify_pair_json(c.c, ctext, C.size_t(len(text)), cpair,
+		C.size_t(len(textPair)), &options, &out, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	defer C.mcpc_string_free(out)
+	return []byte(C.GoString(out)), nil
+}
+
 // ClassifyBatch classifies many texts in one call; all or nothing (the error names the index).
 func (c *Classifier) ClassifyBatch(texts []string) ([]Result, error) {
 	c.mu.RLock()

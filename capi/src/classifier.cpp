@@ -126,15 +126,30 @@ void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classificatio
   }
 }
 
-// Validates the text like the classify_text tool does, then classifies.
-// `timeout_ms` 0: no deadline. Under server.admission the call takes a place first.
+// Validates the text (and a pair's second text) like the classify_text tool does, then
+// classifies. `timeout_ms` 0: no deadline. Under server.admission the call takes a place first.
 classify::Classification classify_checked(const mcpc_classifier& c, std::string_view text,
-                                          bool with_probabilities, unsigned timeout_ms = 0) {
+                                          bool with_probabilities, unsigned timeout_ms = 0,
+                                          std::optional<std::string_view> text_pair = {}) {
   if (auto problem = service::text_problem(text, c.max_text_length)) {
     fail(MCPC_ERR_INVALID_TEXT, *problem);
   }
+  if (text_pair) {
+    if (!c.classifier->takes_pairs())
+      fail(MCPC_ERR_INVALID_ARGUMENT,
+           "this classifier (" + c.classifier->kind() +
+               ") classifies one text: text_pair needs a sentence-pair model (kind transformer "
+               "over an NLI, fact-check or cross-encoder checkpoint)");
+    if (auto problem = service::text_problem(*text_pair, c.max_text_length))
+      fail(MCPC_ERR_INVALID_TEXT, "text_pair: " + *problem);
+  }
   const classify::ClassifyOptions options{with_probabilities};
-  if (!c.admission) return c.classifier->classify(text, options);
+  auto run = [&] {
+    if (!text_pair) return c.classifier->classify(text, options);
+    const classify::TextPair pair{text, *text_pair};
+    return c.classifier->classify_pairs(std::span(&pair, 1), options).front();
+  };
+  if (!c.admission) return run();
   std::optional<util::AdmissionGate::Clock::time_point> deadline;
   if (timeout_ms > 0)
     deadline = util::AdmissionGate::Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -149,9 +164,40 @@ classify::Classification classify_checked(const mcpc_classifier& c, std::string_
     fail(MCPC_ERR_OVERLOADED,
          "the call's deadline passed before it could be classified (server.admission: " +
              c.admission->limits_text() + ")");
-  auto result = c.classifier->classify(text, options);
+  auto result = run();
   admission.ticket->succeeded();
   return result;
+}
+
+// mcpc_classify_json_ex and mcpc_classify_pair_json: the tool's JSON of one classification.
+int classify_json(const mcpc_classifier* classifier, const char* text, size_t text_len,
+                  const char* text_pair, size_t text_pair_len, bool pair,
+                  const mcpc_classify_options* options, char** out_json, mcpc_error** err) {
+  return guard(err, [&] {
+    require(out_json, "out_json");
+    *out_json = nullptr;
+    require(classifier, "classifier");
+    const unsigned flags = options ? options->flags : 0;
+    if ((flags & ~(MCPC_JSON_PROBABILITIES | MCPC_JSON_TOOL_RESULT)) != 0) {
+      fail(MCPC_ERR_INVALID_ARGUMENT, "unknown flag bits " + std::to_string(flags));
+    }
+    const bool with_probabilities = (flags & MCPC_JSON_PROBABILITIES) != 0;
+    std::optional<std::string_view> second;
+    if (pair) second = text_arg(text_pair, text_pair_len, "text_pair");
+    const auto c = classify_checked(*classifier, text_arg(text, text_len, "text"),
+                                    with_probabilities, options ? options->timeout_ms : 0, second);
+    json::object wire = classify::to_wire(c, with_probabilities);
+    if ((flags & MCPC_JSON_TOOL_RESULT) != 0) {
+      // Built exactly as the classify_text tool builds its result.
+      server::ToolResult result = server::ToolResult::text(json::serialize(wire));
+      result.structured_content = std::move(wire);
+      result.meta[classify::kMetaProvenance] = classifier->provenance.of(c).to_json();
+      *out_json = dup_string(json::serialize(result.to_json()));
+    } else {
+      *out_json = dup_string(json::serialize(wire));
+    }
+    return MCPC_OK;
+  });
 }
 
 mcpc_classifier* new_handle(std::shared_ptr<const classify::Classifier> classifier,
@@ -235,29 +281,15 @@ int mcpc_classify_json(const mcpc_classifier* classifier, const char* text, size
 
 int mcpc_classify_json_ex(const mcpc_classifier* classifier, const char* text, size_t text_len,
                           const mcpc_classify_options* options, char** out_json, mcpc_error** err) {
-  return guard(err, [&] {
-    require(out_json, "out_json");
-    *out_json = nullptr;
-    require(classifier, "classifier");
-    const unsigned flags = options ? options->flags : 0;
-    if ((flags & ~(MCPC_JSON_PROBABILITIES | MCPC_JSON_TOOL_RESULT)) != 0) {
-      fail(MCPC_ERR_INVALID_ARGUMENT, "unknown flag bits " + std::to_string(flags));
-    }
-    const bool with_probabilities = (flags & MCPC_JSON_PROBABILITIES) != 0;
-    const auto c = classify_checked(*classifier, text_arg(text, text_len, "text"),
-                                    with_probabilities, options ? options->timeout_ms : 0);
-    json::object wire = classify::to_wire(c, with_probabilities);
-    if ((flags & MCPC_JSON_TOOL_RESULT) != 0) {
-      // Built exactly as the classify_text tool builds its result.
-      server::ToolResult result = server::ToolResult::text(json::serialize(wire));
-      result.structured_content = std::move(wire);
-      result.meta[classify::kMetaProvenance] = classifier->provenance.of(c).to_json();
-      *out_json = dup_string(json::serialize(result.to_json()));
-    } else {
-      *out_json = dup_string(json::serialize(wire));
-    }
-    return MCPC_OK;
-  });
+  return classify_json(classifier, text, text_len, nullptr, 0, false, options, out_json, err);
+}
+
+int mcpc_classify_pair_json(const mcpc_classifier* classifier, const char* text, size_t text_len,
+                            const char* text_pair, size_t text_pair_len,
+                            const mcpc_classify_options* options, char** out_json,
+                            mcpc_error** err) {
+  return classify_json(classifier, text, text_len, text_pair, text_pair_len, true, options,
+                       out_json, err);
 }
 
 int mcpc_classify_batch(const mcpc_classifier* classifier, const char* const* texts,

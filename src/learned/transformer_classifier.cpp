@@ -70,6 +70,29 @@ class TransformerClassifier final : public Classifier {
     std::vector<tokenizers::TokenizedText> tokens;
     tokens.reserve(texts.size());
     for (const auto text : texts) tokens.push_back(tokenizer_->encode(text));
+    return run(tokens, texts);
+  }
+
+  bool takes_pairs() const override { return true; }
+
+  // NLI, fact-check and cross-encoder checkpoints are sequence classifiers over the tokenizer's
+  // pair template: [CLS] premise [SEP] hypothesis [SEP] and its token types.
+  std::vector<Classification> classify_pairs(std::span<const classify::TextPair> pairs,
+                                             const ClassifyOptions&) const override {
+    std::vector<tokenizers::TokenizedText> tokens;
+    std::vector<std::string_view> texts;
+    tokens.reserve(pairs.size());
+    for (const auto& p : pairs) {
+      tokens.push_back(tokenizer_->encode_pair(p.text, p.text_pair));
+      texts.push_back(p.text);
+    }
+    return run(tokens, texts);
+  }
+
+ private:
+  // The texts' forward passes, in batches of bounded activations.
+  std::vector<Classification> run(const std::vector<tokenizers::TokenizedText>& tokens,
+                                  std::span<const std::string_view> texts) const {
     std::vector<Classification> out;
     out.reserve(texts.size());
     for (std::size_t begin = 0; begin < texts.size();) {
@@ -93,6 +116,7 @@ class TransformerClassifier final : public Classifier {
     return out;
   }
 
+ public:
   json::object info() const override {
     json::object o{{"kind", kind()},
                    {"model", settings_.model},

@@ -78,6 +78,13 @@ class HttpClassifyApp final : public transport::server::HttpApp {
                                   "serve /classify/spans"});
     } else {
       served = service_.served();
+      if (!call->text_pairs.empty() && !served->classifier->takes_pairs())
+        return refuse(*response,
+                      {400, "validation",
+                       "this server's classifier (" + served->classifier->kind() +
+                           ") classifies one text: {text, text_pair} pairs need a sentence-pair "
+                           "model (kind transformer over an NLI, fact-check or cross-encoder "
+                           "checkpoint)"});
     }
     // Rules take microseconds: a thread hop would cost more than the answer (classify_text's
     // run_inline), and server.admission leaves them ungated as it does there. A span call runs a
@@ -118,9 +125,17 @@ class HttpClassifyApp final : public transport::server::HttpApp {
       const auto& classifier = served->classifier;
       answer(*response, [&](classify::Provenance& provenance) {
         provenance = served->provenance;
-        std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
-        const auto results = classifier->classify_batch(
-            texts, classify::ClassifyOptions{true, &trace->classify, trace->sink.get()});
+        const classify::ClassifyOptions options{true, &trace->classify, trace->sink.get()};
+        std::vector<classify::Classification> results;
+        if (call->text_pairs.empty()) {
+          std::vector<std::string_view> texts(call->inputs.begin(), call->inputs.end());
+          results = classifier->classify_batch(texts, options);
+        } else {
+          std::vector<classify::TextPair> pairs;
+          for (std::size_t i = 0; i < call->inputs.size(); ++i)
+            pairs.push_back({call->inputs[i], call->text_pairs[i]});
+          results = classifier->classify_pairs(pairs, options);
+        }
         json::array out;
         for (const auto& c : results) {
           service->count_classification(c);

@@ -75,13 +75,35 @@ std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view 
     }
   }
   if (inputs == nullptr) return bad(R"(inputs is required: {"inputs": "text"})");
-  auto add = [&](const json::value& text,
-                 const std::string& where) -> std::optional<ClassifyRefusal> {
+  auto text_at = [&](const json::value& text, const std::string& where,
+                     std::vector<std::string>& into) -> std::optional<ClassifyRefusal> {
     if (!text.is_string()) return bad(where + " must be a string");
     if (auto problem = text_problem(text.get_string(), max_text_length))
       return bad(where + ": " + *problem);
-    call.inputs.emplace_back(text.get_string());
+    into.emplace_back(text.get_string());
     return std::nullopt;
+  };
+  // A text, or a sentence pair {"text", "text_pair"}; a list holds one kind only.
+  std::optional<bool> pairs;
+  auto add = [&](const json::value& item,
+                 const std::string& where) -> std::optional<ClassifyRefusal> {
+    const bool pair = item.is_object();
+    if (pairs && *pairs != pair)
+      return bad(where + ": inputs mixes texts and {text, text_pair} pairs; send one kind");
+    pairs = pair;
+    if (!pair) return text_at(item, where, call.inputs);
+    if (spans) return bad(where + ": /classify/spans takes texts, not {text, text_pair} pairs");
+    const auto& o = item.get_object();
+    for (const auto& kv : o)
+      if (kv.key() != "text" && kv.key() != "text_pair")
+        return bad(fmt::format("{}: unknown key '{}' (a pair is {{\"text\", \"text_pair\"}})",
+                               where, std::string_view(kv.key())));
+    const auto* text = o.if_contains("text");
+    const auto* second = o.if_contains("text_pair");
+    if (text == nullptr || second == nullptr)
+      return bad(where + R"(: a pair needs both "text" and "text_pair")");
+    if (auto refusal = text_at(*text, where + ".text", call.inputs)) return refusal;
+    return text_at(*second, where + ".text_pair", call.text_pairs);
   };
   if (const json::array* list = inputs->if_array()) {
     call.batch = true;
@@ -92,8 +114,8 @@ std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view 
           fmt::format("inputs has {} texts; the limit is {}", list->size(), kMaxClassifyInputs)};
     for (std::size_t i = 0; i < list->size(); ++i)
       if (auto refusal = add((*list)[i], fmt::format("inputs[{}]", i))) return *refusal;
-  } else if (!inputs->is_string()) {
-    return bad("inputs must be a string or a list of strings");
+  } else if (!inputs->is_string() && !inputs->is_object()) {
+    return bad(R"(inputs must be a string, a {"text", "text_pair"} pair or a list of either)");
   } else if (auto refusal = add(*inputs, "inputs")) {
     return *refusal;
   }

@@ -1,5 +1,7 @@
 // Internal: the http_classify contract's shapes on the server side (docs/http-classify.md):
-// `POST /classify` with `{"inputs": text | [texts]}` answered by the full distribution as
+// `POST /classify` with `{"inputs": text | [texts]}` (or sentence pairs, `{"text", "text_pair"}`
+// and lists of them, as the Hugging Face text-classification pipeline takes them) answered by
+// the full distribution as
 // `[{label, score}]` sorted by score (a list of them for a list of texts), the shape of a Hugging
 // Face text-classification pipeline with top_k=None and of text-embeddings-inference's /predict;
 // `POST /classify/spans` with the same inputs (and `parameters.aggregation_strategy`) answered by
@@ -30,6 +32,8 @@ inline constexpr std::size_t kMaxClassifyInputs = 128;
 /// A request that passed every check.
 struct ClassifyCall {
   std::vector<std::string> inputs;
+  /// Sentence pairs: text_pairs[i] is the second text of inputs[i] (empty: single texts).
+  std::vector<std::string> text_pairs;
   bool batch = false;  ///< `inputs` was a list: the answer is a list of answers
   /// /classify/spans: `parameters.aggregation_strategy`, when given.
   std::optional<std::string> aggregation;
@@ -44,7 +48,9 @@ struct ClassifyRefusal {
 
 /// Checks the Content-Type (415 unless application/json), the body (400: not JSON, not an
 /// object, no `inputs`, a key the path does not take, a text that is not a string, empty, too
-/// long or not UTF-8, naming `inputs[i]`) and the number of texts (413 past kMaxClassifyInputs).
+/// long or not UTF-8, naming `inputs[i]`; a pair without `text` or `text_pair`, with another
+/// key, on /classify/spans, or a list mixing texts and pairs) and the number of texts (413 past
+/// kMaxClassifyInputs).
 std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view content_type,
                                                                std::string_view body, bool spans,
                                                                std::size_t max_text_length);

@@ -19,13 +19,21 @@ using detail::timed;
 
 namespace {
 
-json::object classify_input_schema() {
-  return json::parse(R"j({"type":"object",
+// `pairs`: the classifier takes sentence pairs, so the tool offers text_pair.
+json::object classify_input_schema(bool pairs) {
+  auto schema = json::parse(R"j({"type":"object",
     "properties":{"text":{"type":"string","description":"The text to classify"},
                   "with_probabilities":{"type":"boolean","default":false,
                     "description":"Whether to return full probability distribution for entropy analysis"}},
     "required":["text"]})j")
-      .as_object();
+                    .as_object();
+  if (pairs)
+    schema["properties"].as_object()["text_pair"] = json::object{
+        {"type", "string"},
+        {"description",
+         "The second text of a sentence pair (an NLI hypothesis, the evidence of a fact check, a "
+         "passage for a query), classified together with text as the model was trained"}};
+  return schema;
 }
 
 json::object classify_output_schema() {
@@ -113,7 +121,7 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
       "whether to use reasoning. Returns {{class, confidence, model, use_reasoning}} and, with "
       "with_probabilities, the full distribution and its entropy.",
       names);
-  classify.input_schema = classify_input_schema();
+  classify.input_schema = classify_input_schema(classifier->takes_pairs());
   classify.output_schema = classify_output_schema();
   classify.annotations = json::object{{"readOnlyHint", true}, {"idempotentHint", true}};
   classify.run_inline = fast;
@@ -122,6 +130,18 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
     const std::string_view text = args.at("text").get_string();
     if (auto problem = text_problem(text, options.max_text_length)) {
       return server::ToolResult::error(*problem);
+    }
+    std::optional<std::string_view> text_pair;
+    if (const auto* p = args.if_contains("text_pair")) {
+      if (!p->is_string()) return server::ToolResult::error("text_pair must be a string");
+      if (!classifier->takes_pairs())
+        return server::ToolResult::error(
+            "this server's classifier (" + kind +
+            ") classifies one text: text_pair needs a sentence-pair model (kind transformer "
+            "over an NLI, fact-check or cross-encoder checkpoint)");
+      text_pair = p->get_string();
+      if (auto problem = text_problem(*text_pair, options.max_text_length))
+        return server::ToolResult::error("text_pair: " + *problem);
     }
     bool with_probabilities = false;
     if (const auto* w = args.if_contains("with_probabilities")) with_probabilities = w->as_bool();
@@ -132,8 +152,12 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
     const auto start = util::SpanRecord::now_unix_nano();
     const Classification c = [&] {
       try {
-        return classifier->classify(
-            text, ClassifyOptions{with_probabilities, &trace.classify, trace.sink.get()});
+        const ClassifyOptions call{with_probabilities, &trace.classify, trace.sink.get()};
+        if (text_pair) {
+          const classify::TextPair pair{text, *text_pair};
+          return classifier->classify_pairs(std::span(&pair, 1), call).front();
+        }
+        return classifier->classify(text, call);
       } catch (const std::exception& e) {
         trace.answered(start, kind, e.what());
         throw;

@@ -603,9 +603,9 @@ static int slow_classify(void* user_data, const char* text, size_t text_len, dou
 static void* classify_slowly(void* classifier) {
   char* json = NULL;
   mcpc_error* err = NULL;
-  CHECK_STATUS(mcpc_classify_json((const mcpc_classifier*)classifier, "slow", MCPC_NTS, 0, &json,
-                                  &err),
-               MCPC_OK, err);
+  CHECK_STATUS(
+      mcpc_classify_json((const mcpc_classifier*)classifier, "slow", MCPC_NTS, 0, &json, &err),
+      MCPC_OK, err);
   mcpc_string_free(json);
   mcpc_error_free(err);
   return NULL;
@@ -649,6 +649,66 @@ static void test_admission(void) {
   json = NULL;
   CHECK_STATUS(mcpc_classify_json_ex(c, "quick", MCPC_NTS, NULL, &json, &err), MCPC_OK, err);
   mcpc_string_free(json);
+  mcpc_classifier_free(c);
+}
+
+/* Sentence pairs: mcpc_classify_pair_json over a BERT checkpoint (kind transformer, the pair
+ * template [CLS] text [SEP] text_pair [SEP]); a classifier of one text refuses a pair. */
+static void test_pairs(void) {
+  mcpc_error* err = NULL;
+  mcpc_config* config = NULL;
+  mcpc_classifier* c = NULL;
+  char* json = NULL;
+  CHECK_STATUS(mcpc_config_new(kTestConfig, MCPC_NTS, &config, &err), MCPC_OK, err);
+  CHECK_STATUS(mcpc_classifier_new(config, &c, &err), MCPC_OK, err);
+  mcpc_config_free(config);
+  CHECK_STATUS(mcpc_classify_pair_json(c, "algebra", MCPC_NTS, "x", MCPC_NTS, NULL, &json, &err),
+               MCPC_ERR_INVALID_ARGUMENT, err);
+  CHECK(json == NULL);
+  CHECK(strstr(mcpc_error_message(err), "(rules) classifies one text") != NULL);
+  mcpc_error_free(err);
+  err = NULL;
+  mcpc_classifier_free(c);
+
+  char text[1024];
+  snprintf(text, sizeof text,
+           "classifier:\n  kind: transformer\n  model: %s/tests/transformers/fixtures/bert-f32\n"
+           "server:\n  max_text_length: 60\n",
+           MCPCLASS_SOURCE_DIR);
+  CHECK_STATUS(mcpc_config_new(text, MCPC_NTS, &config, &err), MCPC_OK, err);
+  if (mcpc_classifier_new(config, &c, &err) != MCPC_OK) {
+    /* A build without the learned classifiers: nothing more to check here. */
+    CHECK(strstr(mcpc_error_message(err), "MCPCLASS_WITH_LEARNED") != NULL);
+    mcpc_error_free(err);
+    mcpc_config_free(config);
+    return;
+  }
+  mcpc_config_free(config);
+  mcpc_classify_options options = {0};
+  options.flags = MCPC_JSON_PROBABILITIES;
+  char* single = NULL;
+  CHECK_STATUS(
+      mcpc_classify_json_ex(c, "solve the equation x + 2 = 5", MCPC_NTS, &options, &single, &err),
+      MCPC_OK, err);
+  CHECK_STATUS(mcpc_classify_pair_json(c, "solve the equation x + 2 = 5", MCPC_NTS,
+                                       "write a python function", 23, &options, &json, &err),
+               MCPC_OK, err);
+  CHECK(json != NULL && strstr(json, "\"probabilities\"") != NULL);
+  CHECK(single != NULL && json != NULL && strcmp(single, json) != 0); /* the pair is read */
+  mcpc_string_free(single);
+  mcpc_string_free(json);
+  json = NULL;
+  CHECK_STATUS(mcpc_classify_pair_json(c, "a", MCPC_NTS, NULL, 0, NULL, &json, &err),
+               MCPC_ERR_INVALID_ARGUMENT, err);
+  mcpc_error_free(err);
+  err = NULL;
+  CHECK_STATUS(
+      mcpc_classify_pair_json(
+          c, "a", MCPC_NTS, "a text_pair longer than this server's max_text_length of sixty bytes",
+          MCPC_NTS, NULL, &json, &err),
+      MCPC_ERR_INVALID_TEXT, err);
+  CHECK(strstr(mcpc_error_message(err), "text_pair") != NULL);
+  mcpc_error_free(err);
   mcpc_classifier_free(c);
 }
 
@@ -1079,6 +1139,7 @@ int main(void) {
   test_entropy_and_decision();
   test_host_classifier();
   test_admission();
+  test_pairs();
   test_server_tools();
   test_stdio();
   test_http();

@@ -95,7 +95,16 @@ BAD_INPUTS = [
     ([MATH_QUERY], "application/json", 400, "the body must be a JSON object"),
     ({"text": "x"}, "application/json", 400, "unknown key 'text' (the body takes inputs)"),
     ({}, "application/json", 400, "inputs is required"),
-    ({"inputs": 5}, "application/json", 400, "inputs must be a string or a list of strings"),
+    ({"inputs": 5}, "application/json", 400,
+     'inputs must be a string, a {"text", "text_pair"} pair or a list of either'),
+    ({"inputs": {"text": "a"}}, "application/json", 400, 'inputs: a pair needs both "text" and "text_pair"'),
+    ({"inputs": {"text": "a", "text_pair": "b", "label": 1}}, "application/json", 400,
+     "inputs: unknown key 'label'"),
+    ({"inputs": [{"text": "a", "text_pair": "b"}, "c"]}, "application/json", 400,
+     "inputs[1]: inputs mixes texts and {text, text_pair} pairs"),
+    ({"inputs": {"text": "a", "text_pair": 3}}, "application/json", 400, "inputs.text_pair must be a string"),
+    ({"inputs": {"text": "a", "text_pair": "b"}}, "application/json", 400,
+     "this server's classifier (rules) classifies one text"),
     ({"inputs": []}, "application/json", 400, "inputs is an empty list"),
     ({"inputs": ["ok", 7]}, "application/json", 400, "inputs[1] must be a string"),
     ({"inputs": ["ok", "  "]}, "application/json", 400, "inputs[1]: text must not be empty"),
@@ -130,6 +139,60 @@ def test_serve_refuses_bad_span_parameters(rules_server, parameters, words):
     status, _, body = request(rules_server.port, "POST", "/classify/spans",
                               {"inputs": "Zoë", "parameters": parameters})
     assert status == 400 and words in json.loads(body)["error"], body
+
+
+def softmax(row):
+    top = max(row)
+    e = [math.exp(v - top) for v in row]
+    return [v / sum(e) for v in e]
+
+
+def test_serve_answers_sentence_pairs_as_the_pipeline_takes_them(tmp_path):
+    """{"text", "text_pair"} (and lists of them) through a BERT checkpoint's pair template: the
+    probabilities of tests/transformers/make_pair_fixtures.py's reference, the same through
+    classify_text's text_pair, which tools/list offers for this classifier only."""
+    with open(os.path.join(FIXTURES, "pair-reference.json"), encoding="utf-8") as f:
+        ref = json.load(f)
+    logits = ref["models"]["bert"]["logits"]
+    s = serve(tmp_path, f"classifier:\n  kind: transformer\n  model: {FIXTURES}/bert-f32\n")
+    try:
+        picked = [1, 3, 7, 12]  # pair 0 starts with the empty text, which is refused
+        status, _, body = request(s.port, "POST", "/classify",
+                                  {"inputs": {"text": ref["pairs"][3][0], "text_pair": ref["pairs"][3][1]}})
+        assert status == 200, body
+        one = {item["label"]: item["score"] for item in json.loads(body)}
+        want = dict(zip(ref["labels"], softmax(logits[3])))
+        assert max(abs(one[k] - want[k]) for k in want) < 1e-4
+        status, _, body = request(s.port, "POST", "/classify", {
+            "inputs": [{"text": ref["pairs"][i][0], "text_pair": ref["pairs"][i][1]} for i in picked]})
+        assert status == 200, body
+        for i, answer in zip(picked, json.loads(body)):
+            got = {item["label"]: item["score"] for item in answer}
+            want = dict(zip(ref["labels"], softmax(logits[i])))
+            assert max(abs(got[k] - want[k]) for k in want) < 1e-4, i
+        status, _, body = request(s.port, "POST", "/mcp/tools/call", {
+            "name": "classify_text",
+            "arguments": {"text": ref["pairs"][3][0], "text_pair": ref["pairs"][3][1],
+                          "with_probabilities": True}})
+        assert status == 200, body
+        tool = json.loads(json.loads(body)["content"][0]["text"])["probabilities"]
+        assert max(abs(a - b) for a, b in zip(tool, softmax(logits[3]))) < 1e-4
+        status, _, body = request(s.port, "POST", "/mcp/tools/list", {})
+        tools = {t["name"]: t for t in json.loads(body)["tools"]}
+        assert "text_pair" in tools["classify_text"]["inputSchema"]["properties"]
+    finally:
+        s.kill()
+
+
+def test_classify_text_of_a_rules_server_neither_offers_nor_takes_text_pair(rules_server):
+    status, _, body = request(rules_server.port, "POST", "/mcp/tools/list", {})
+    tools = {t["name"]: t for t in json.loads(body)["tools"]}
+    assert "text_pair" not in tools["classify_text"]["inputSchema"]["properties"]
+    status, _, body = request(rules_server.port, "POST", "/mcp/tools/call",
+                              {"name": "classify_text", "arguments": {"text": "a", "text_pair": "b"}})
+    result = json.loads(body)
+    assert result["isError"] is True
+    assert "(rules) classifies one text" in result["content"][0]["text"]
 
 
 def test_serve_refuses_other_methods_large_bodies_and_missing_spans(tmp_path):

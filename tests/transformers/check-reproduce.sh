@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The committed fixtures are what make_fixtures.py, make_modernbert_fixtures.py,
 # make_lora_fixtures.py, make_token_fixtures.py, make_sentence_fixtures.py and
-# make_deberta_fixtures.py write: regenerate them in a temporary
+# make_deberta_fixtures.py and make_pair_fixtures.py write: regenerate them in a temporary
 # directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
 # within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
 # AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
@@ -17,13 +17,14 @@ trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_token_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_sentence_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_deberta_fixtures.py" --out "$out"
+/usr/bin/python3 "$here/make_pair_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
 # Every reference: the same texts, ids (and for token classification the same windows and
 # spans: labels, offsets, words), logits, scores and sentence embeddings within 1e-5.
 /usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json \
     lora_reference.json token_reference.json roberta-token-reference.json \
     modernbert-token-reference.json mmbert-token-reference.json sentence_reference.json \
-    mmbert-sentence-reference.json deberta-reference.json <<'PY'
+    mmbert-sentence-reference.json deberta-reference.json pair-reference.json <<'PY'
 import json, sys
 worst = 0.0
 

@@ -191,8 +191,8 @@ class Model(torch.nn.Module):
             x = layer(x, mask, relative_pos, rel)
         return x
 
-    def forward(self, ids, mask):
-        x = self.hidden_states(ids, mask)
+    def forward(self, ids, mask, types=None):
+        x = self.hidden_states(ids, mask, types)
         if self.token_head:
             return self.classifier(x)
         return self.classifier(torch.nn.functional.gelu(self.pooler(x[:, 0])))

@@ -191,16 +191,17 @@ class Layer(torch.nn.Module):
         return self.output_norm(self.output(inner) + x)
 
 
-def hidden_states(model, ids, mask):
+def hidden_states(model, ids, mask, types=None):
     """BertModel / RobertaModel without a pooler: every token's final hidden state. `model` has
     the encoder's modules (word, position, token_type, embedding_norm, layers) and roberta,
-    pad_id."""
+    pad_id. `types`: token_type_ids (default zeros)."""
     if model.roberta:  # create_position_ids_from_input_ids
         not_pad = ids.ne(model.pad_id).int()
         positions = (torch.cumsum(not_pad, dim=1) * not_pad).long() + model.pad_id
     else:
         positions = torch.arange(ids.shape[1]).unsqueeze(0).expand_as(ids)
-    x = model.word(ids) + model.token_type(torch.zeros_like(ids)) + model.position(positions)
+    types = torch.zeros_like(ids) if types is None else types
+    x = model.word(ids) + model.token_type(types) + model.position(positions)
     x = model.embedding_norm(x)
     extended = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
     for layer in model.layers:
@@ -245,8 +246,8 @@ class SequenceClassifier(torch.nn.Module):
         self.pooler = torch.nn.Linear(HIDDEN, HIDDEN)  # bert.pooler.dense / classifier.dense
         self.head = torch.nn.Linear(HIDDEN, len(LABELS))  # classifier / classifier.out_proj
 
-    def forward(self, ids, mask):
-        return self.head(torch.tanh(self.pooler(hidden_states(self, ids, mask)[:, 0])))
+    def forward(self, ids, mask, types=None):
+        return self.head(torch.tanh(self.pooler(hidden_states(self, ids, mask, types)[:, 0])))
 
     def tensors(self):
         """The state dict under the names a published checkpoint uses."""

@@ -99,7 +99,7 @@ TEST_CASE("tokenizer pairs: the pair template's special tokens and token types")
   CHECK(short_pair.ids.back() == 2);
 }
 
-TEST_CASE("tokenizer pairs: BERT's vocab.txt pipeline joins a pair; sentencepiece refuses one") {
+TEST_CASE("tokenizer pairs: BERT's vocab.txt pipeline joins a pair, sentencepiece refuses one") {
   const std::string dir =
       std::filesystem::temp_directory_path() / ("mcpclass-pairs-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -328,6 +328,22 @@ class Classifier(_Handle):
             _check(lib.mcpc_classify_json(h, data, len(data), flags, byref(out), byref(err)), err)
         return _take_string(out)
 
+    def classify_pair_json(self, text: str, text_pair: str, probabilities: bool = False,
+                           tool_result: bool = False) -> str:
+        """A sentence pair (NLI premise and hypothesis, a cross-encoder's query and passage)
+        classified together, as classify_text with text_pair answers it. Raises Error
+        (INVALID_ARGUMENT) when the classifier classifies one text."""
+        first = text.encode("utf-8", "surrogatepass")
+        second = text_pair.encode("utf-8", "surrogatepass")
+        options = _native.mcpc_classify_options(
+            (JSON_PROBABILITIES if probabilities else 0) | (JSON_TOOL_RESULT if tool_result else 0),
+            0)
+        out, err = c_void_p(), c_void_p()
+        with _Use(self) as h:
+            _check(lib.mcpc_classify_pair_json(h, first, len(first), second, len(second),
+                                               byref(options), byref(out), byref(err)), err)
+        return _take_string(out)
+
     def classify_batch(self, texts: Sequence[str], probabilities: bool = False) -> List[Result]:
         encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
         n = len(encoded)

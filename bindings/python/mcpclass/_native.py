@@ -55,6 +55,10 @@ class mcpc_categories(Structure):
     _fields_ = [("count", c_size_t), ("items", POINTER(mcpc_category))]
 
 
+class mcpc_classify_options(Structure):
+    _fields_ = [("flags", c_uint), ("timeout_ms", c_uint)]
+
+
 CLASSIFY_CALLBACK = CFUNCTYPE(c_int, c_void_p, POINTER(ctypes.c_char), c_size_t, POINTER(c_double),
                               c_size_t, c_void_p, c_size_t)
 TOOL_CALLBACK = CFUNCTYPE(None, c_void_p, POINTER(ctypes.c_char), c_size_t, c_void_p)
@@ -86,6 +90,8 @@ _SIGNATURES = {
     "mcpc_classifier_category_count": (c_size_t, [c_void_p]),
     "mcpc_classify": (c_int, [c_void_p, c_char_p, c_size_t, _out, _err]),
     "mcpc_classify_json": (c_int, [c_void_p, c_char_p, c_size_t, c_uint, _out, _err]),
+    "mcpc_classify_pair_json": (c_int, [c_void_p, c_char_p, c_size_t, c_char_p, c_size_t,
+                                        POINTER(mcpc_classify_options), _out, _err]),
     "mcpc_classify_batch": (c_int, [c_void_p, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
                                     _out, _err]),
     "mcpc_classifier_categories": (c_int, [c_void_p, _out, _err]),

@@ -47,6 +47,12 @@ class BatchingClassifier final : public Classifier {
                                              const ClassifyOptions& options) const override {
     return inner_->classify_batch(texts, options);
   }
+  /// Pairs go to the inner classifier as they come (one forward pass per call's pairs).
+  bool takes_pairs() const override { return inner_->takes_pairs(); }
+  std::vector<Classification> classify_pairs(std::span<const TextPair> pairs,
+                                             const ClassifyOptions& options) const override {
+    return inner_->classify_pairs(pairs, options);
+  }
   std::string kind() const override { return inner_->kind(); }
   bool cacheable() const override { return inner_->cacheable(); }
   std::string model_id() const override { return inner_->model_id(); }

@@ -45,6 +45,12 @@ class CachedClassifier final : public Classifier {
   /// Whether classify() would answer from the cache now (a fresh result is kept), without
   /// counting a hit or a miss: what lets a cached answer skip admission control.
   bool holds(std::string_view text, const ClassifyOptions& options) const;
+  /// Pairs are not cached: they go to the inner classifier.
+  bool takes_pairs() const override { return inner_->takes_pairs(); }
+  std::vector<Classification> classify_pairs(std::span<const TextPair> pairs,
+                                             const ClassifyOptions& options) const override {
+    return inner_->classify_pairs(pairs, options);
+  }
   std::string kind() const override { return inner_->kind(); }
   bool cacheable() const override { return false; }  // already cached
   std::string model_id() const override { return inner_->model_id(); }

@@ -29,6 +29,13 @@ struct ClassifyOptions {
   util::SpanSink* spans = nullptr;
 };
 
+/// A sentence pair: NLI's premise and hypothesis, a fact check's claim and evidence, a
+/// cross-encoder's query and passage. Both views must outlive the call.
+struct TextPair {
+  std::string_view text;
+  std::string_view text_pair;
+};
+
 /// Chooses one of categories() for a text.
 ///
 /// Thread-safety: every const member may be called concurrently from any thread. classify() may
@@ -51,6 +58,14 @@ class Classifier {
     for (const auto text : texts) out.push_back(classify(text, options));
     return out;
   }
+  /// Whether classify_pairs() takes sentence pairs: a pair model's classifier (kind transformer
+  /// over a checkpoint, whose tokenizer.json has the pair template). False for the others.
+  virtual bool takes_pairs() const { return false; }
+  /// Result i for pairs[i], both texts encoded together as the model was trained on them (the
+  /// tokenizer's pair template and token types). The default throws ClassifyError naming kind():
+  /// this classifier classifies one text.
+  virtual std::vector<Classification> classify_pairs(std::span<const TextPair> pairs,
+                                                     const ClassifyOptions& options) const;
   /// Short identifier of the implementation, e.g. "rules".
   virtual std::string kind() const = 0;
   /// Whether a result may be reused for the same text and options (server.cache). False when

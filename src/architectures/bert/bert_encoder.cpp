@@ -81,7 +81,9 @@ std::vector<float> BertEncoder::embed(std::span<const BertInput> inputs, std::si
         throw classify::ClassifyError("token id " + std::to_string(id) +
                                       " is outside the model's " + std::to_string(c.vocab) +
                                       "-token vocabulary");
-      const std::size_t type = t < in.type_ids.size() ? in.type_ids[t] : 0;
+      // A one-type model (RoBERTa, XLM-R) reads every type as 0: transformers does not pass
+      // token_type_ids to it, whatever a pair template numbers the second text.
+      const std::size_t type = t < in.type_ids.size() && c.type_vocab > 1 ? in.type_ids[t] : 0;
       if (type >= c.type_vocab)
         throw classify::ClassifyError("token type " + std::to_string(type) +
                                       " is outside the model's " + std::to_string(c.type_vocab) +

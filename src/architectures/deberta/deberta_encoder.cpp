@@ -141,7 +141,8 @@ std::vector<float> DebertaEncoder::embed(std::span<const BertInput> inputs,
         throw classify::ClassifyError("token id " + std::to_string(id) +
                                       " is outside the model's " + std::to_string(c.vocab) +
                                       "-token vocabulary");
-      const std::size_t type = t < in.type_ids.size() ? in.type_ids[t] : 0;
+      // Without token-type embeddings (DeBERTa-v3) the types of a pair's texts are not read.
+      const std::size_t type = t < in.type_ids.size() && c.type_vocab > 0 ? in.type_ids[t] : 0;
       if (type > 0 && type >= c.type_vocab)
         throw classify::ClassifyError("token type " + std::to_string(type) +
                                       " is outside the model's " + std::to_string(c.type_vocab) +

@@ -218,7 +218,9 @@ std::vector<TemplatePart> template_parts(const boost::json::object& o, const cha
       const std::string id = string_field_or(so, "id", "A");
       if (id != "A" && id != "B")
         throw classify::ClassifyError(what + ": a Sequence id is 'A' or 'B', not '" + id + "'");
-      parts.push_back({true, {}, static_cast<std::uint32_t>(int_field_or(so, "type_id", 0)),
+      parts.push_back({true,
+                       {},
+                       static_cast<std::uint32_t>(int_field_or(so, "type_id", 0)),
                        id == "A" ? 0 : 1});
       continue;
     }
@@ -262,7 +264,8 @@ namespace {
 void concatenate(TokenizedText& a, const TokenizedText& b) {
   const auto types = b.type_ids;
   append(a, b, 0);
-  std::copy(types.begin(), types.end(), a.type_ids.end() - static_cast<std::ptrdiff_t>(types.size()));
+  std::copy(types.begin(), types.end(),
+            a.type_ids.end() - static_cast<std::ptrdiff_t>(types.size()));
 }
 
 }  // namespace

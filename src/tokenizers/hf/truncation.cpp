@@ -35,11 +35,10 @@ void truncate_pair(TokenizedText& a, TokenizedText& b, std::size_t max_length,
     auto& cut = strategy == PairTruncation::only_first ? a : b;
     const std::size_t excess = total - max_length;
     if (excess >= cut.ids.size())
-      throw classify::ClassifyError(
-          std::string("the pair is ") + std::to_string(total) +
-          " tokens, and truncating only the " +
-          (strategy == PairTruncation::only_first ? "first" : "second") +
-          " text cannot bring it to " + std::to_string(max_length));
+      throw classify::ClassifyError(std::string("the pair is ") + std::to_string(total) +
+                                    " tokens, and truncating only the " +
+                                    (strategy == PairTruncation::only_first ? "first" : "second") +
+                                    " text cannot bring it to " + std::to_string(max_length));
     keep(cut, cut.ids.size() - excess, side);
     return;
   }

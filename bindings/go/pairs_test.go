@@ -1,0 +1,75 @@
+package mcpclass
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Sentence pairs through ClassifyPairJSON: the BERT fixture's pairs against the PyTorch
+// reference of tests/transformers/make_pair_fixtures.py, and a rules classifier refusing one.
+func TestClassifyPair(t *testing.T) {
+	rules, err := Open(`
+categories:
+  - {name: math, description: Math}
+  - {name: other, description: Other}
+classifier: {kind: rules, fallback: other, rules: {math: {keywords: [algebra]}}}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rules.Close()
+	if _, err := rules.ClassifyPairJSON("algebra", "x", false, false); !errors.Is(err, ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "(rules) classifies one text") {
+		t.Fatalf("a rules classifier took a pair: %v", err)
+	}
+	if os.Getenv("MCPCLASS_TEST_TORCH") != "1" {
+		t.Skip("the learned component is not built (MCPCLASS_TEST_TORCH)")
+	}
+	fixtures := filepath.Join(os.Getenv("MCPCLASS_TEST_SOURCE_DIR"), "tests", "transformers", "fixtures")
+	c, err := Open("classifier:\n  kind: transformer\n  model: " + filepath.Join(fixtures, "bert-f32") + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw, err := os.ReadFile(filepath.Join(fixtures, "pair-reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Pairs  [][2]string `json:"pairs"`
+		Models map[string]struct {
+			Logits [][]float64 `json:"logits"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 3, 7, 12} { // pair 0 starts with the empty text, refused
+		out, err := c.ClassifyPairJSON(ref.Pairs[i][0], ref.Pairs[i][1], true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Probabilities []float64 `json:"probabilities"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		logits := ref.Models["bert"].Logits[i]
+		top := math.Max(logits[0], math.Max(logits[1], logits[2]))
+		var sum float64
+		for _, l := range logits {
+			sum += math.Exp(l - top)
+		}
+		for j, l := range logits {
+			if want := math.Exp(l-top) / sum; math.Abs(got.Probabilities[j]-want) > 1e-4 {
+				t.Errorf("pair %d label %d: %v, reference %v", i, j, got.Probabilities[j], want)
+			}
+		}
+	}
+}

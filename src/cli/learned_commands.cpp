@@ -2,6 +2,7 @@
 
 #include "cli/app.hpp"
 #include "cli/learned_eval.hpp"
+#include "cli/model_pull.hpp"
 #include "cli/progress_bar.hpp"
 #include "mcpclass/learned/embedding_encoder.hpp"
 #include "mcpclass/learned/learned_classifier.hpp"
@@ -36,6 +37,8 @@ struct LearnedCommands::Options {
   CLI::App* inspect = nullptr;
   std::string inspect_dir;
   learned::InspectOptions inspect_options;
+  CLI::App* pull = nullptr;
+  PullOptions pull_options;
   CLI::App* index = nullptr;
   CLI::App* train = nullptr;
   CLI::App* eval = nullptr;
@@ -85,6 +88,23 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       ->add_option("--dimensions", o.inspect_options.dimensions,
                    "Sentence encoders (2D Matryoshka): keep the first D values, renormalized")
       ->check(CLI::Range(1, 65'536));
+  o.pull = model->add_subcommand(
+      "pull",
+      "Download a checkpoint from the Hugging Face Hub into its cache (~/.cache/huggingface/hub, "
+      "HF_HOME, HF_HUB_CACHE) and print its directory; a config then names it hf://ORG/NAME");
+  o.pull->add_option("repo", o.pull_options.repo, "ORG/NAME or ORG/NAME@REVISION")->required();
+  o.pull->add_option("--endpoint", o.pull_options.endpoint,
+                     "The hub's URL (default: HF_ENDPOINT, else https://huggingface.co)");
+  o.pull->add_option("--token", o.pull_options.token,
+                     "Access token of a gated or private repository (default: HF_TOKEN)");
+  o.pull->add_option(
+      "--cache-dir", o.pull_options.cache_dir,
+      "The hub cache (default: HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub)");
+  o.pull->add_flag("--all", o.pull_options.all_files,
+                   "Every file of the revision, not only those mcpclass reads (*.json, "
+                   "*.safetensors, *.txt, *.model)");
+  o.pull->add_option("--ca-file", o.pull_options.ca_file, "PEM CAs for an https:// endpoint")
+      ->check(CLI::ExistingFile);
   model->require_subcommand(1);
 
   o.index = app.add_subcommand(
@@ -189,8 +209,8 @@ LearnedCommands::~LearnedCommands() = default;
 
 bool LearnedCommands::selected() const {
   const auto& o = *options_;
-  return o.convert->parsed() || o.inspect->parsed() || o.index->parsed() || o.train->parsed() ||
-         o.eval->parsed();
+  return o.convert->parsed() || o.inspect->parsed() || o.pull->parsed() || o.index->parsed() ||
+         o.train->parsed() || o.eval->parsed();
 }
 
 int LearnedCommands::run() {
@@ -200,6 +220,19 @@ int LearnedCommands::run() {
       learned::convert_use_lite(o.package_dir, o.out_dir);
       fmt::print(stderr, "mcpclass: wrote {0}/encoder.pt and {0}/tokenizer.model\n", o.out_dir);
       return kOk;
+    }
+    if (o.pull->parsed()) {
+      try {
+        const auto dir = pull_model(
+            o.pull_options, [](const std::string& file, std::uint64_t done, std::uint64_t total) {
+              if (done == 0) fmt::print(stderr, "mcpclass: {} ({} bytes)\n", file, total);
+            });
+        fmt::print("{}\n", dir);
+        return kOk;
+      } catch (const PullError& e) {
+        fmt::print(stderr, "mcpclass: model pull: {}\n", e.what());
+        return kRuntimeError;
+      }
     }
     if (o.inspect->parsed()) {
       fmt::print("{}\n", boost::json::serialize(learned::inspect_checkpoint(

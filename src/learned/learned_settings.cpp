@@ -4,6 +4,7 @@
 #include "learned/precision_setting.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/classify/provenance.hpp"
+#include "mcpclass/learned/hub_cache.hpp"
 #include "mcpclass/util/fnv1a.hpp"
 #include "util/config_reader.hpp"
 
@@ -222,6 +223,15 @@ std::string resolve_model_path(std::string_view path) {
   constexpr std::string_view prefix = "cache:";
   if (path.starts_with(prefix))
     return learned_cache_dir() + "/" + std::string(path.substr(prefix.size()));
+  constexpr std::string_view hub = "hf://";
+  if (path.starts_with(hub)) {
+    const auto repo = parse_hub_repo(path.substr(hub.size()));
+    const auto cache = hub_cache_dir();
+    if (auto snapshot = hub_snapshot(cache, repo)) return *snapshot;
+    throw ClassifyError("'" + std::string(path) + "' is not in the Hugging Face cache (" + cache +
+                        "): run `mcpclass model pull " + std::string(path.substr(hub.size())) +
+                        "` first (a configuration never downloads)");
+  }
   return std::string(path);
 }
 

@@ -90,7 +90,9 @@ classify::CategorySet checkpoint_categories(std::string_view model_dir);
 
 /// `$MCPCLASS_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpclass`, else `$HOME/.cache/mcpclass`.
 std::string learned_cache_dir();
-/// Expands a leading `cache:`; other paths are returned unchanged.
+/// Expands a leading `cache:`, and `hf://ORG/NAME[@REVISION]` to its snapshot in the Hugging
+/// Face cache (hub_cache.hpp; ClassifyError naming `mcpclass model pull` when it is not there);
+/// other paths are returned unchanged.
 std::string resolve_model_path(std::string_view path);
 
 /// FNV-1a 64-bit of a file's bytes as 16 hex digits: the checksum manifests use to notice stale

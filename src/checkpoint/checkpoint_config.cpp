@@ -141,4 +141,14 @@ std::vector<std::string> checkpoint_labels(const json::object& config, const std
   return out;
 }
 
+void require_single_label_head(const json::object& c, const std::string& file, std::size_t labels) {
+  const auto problem = config_string(c, file, "problem_type", "single_label_classification");
+  if (problem != "single_label_classification")
+    config_error(file, "problem_type '" + problem +
+                           "' is not supported yet (single_label_classification: softmax over "
+                           "labels)");
+  if (labels < 2)
+    config_error(file, "a sequence classifier needs at least 2 labels (1 label is regression)");
+}
+
 }  // namespace mcpclass::checkpoint

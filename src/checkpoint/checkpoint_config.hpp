@@ -34,6 +34,12 @@ std::vector<std::string> checkpoint_labels(const boost::json::object& config,
 // ClassifyError "'file': why" naming the key. A key that is absent or null takes `fallback`;
 // an empty string fallback (or 0 for a size) means the key is required.
 
+/// A sequence head's checks, the same for every architecture: `problem_type` absent or
+/// single_label_classification (softmax over the labels), and at least 2 labels. Throws
+/// ClassifyError naming `file`.
+void require_single_label_head(const boost::json::object& c, const std::string& file,
+                               std::size_t labels);
+
 /// Throws ClassifyError "'file': why".
 [[noreturn]] void config_error(const std::string& file, const std::string& why);
 

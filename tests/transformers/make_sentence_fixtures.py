@@ -189,19 +189,26 @@ def base_model_config(vocab, pad_id):
     return c
 
 
-def write_fixture(model, vocab, pad_id):
-    d = base.OUT / NAME
+def write_directory(name, vocab, config, tokenizer_config):
+    """The sentence-transformers layout around a Transformer module at the directory's root: mean
+    pooling, Normalize, max_seq_length, the base model's config and the tokenizer."""
+    d = base.OUT / name
     (d / "1_Pooling").mkdir(parents=True, exist_ok=True)
     # 2_Normalize holds no file (Normalize.save writes none), so git and the Hub keep no folder.
     (d / "modules.json").write_text(json.dumps(modules(True), indent=2) + "\n")
     (d / "1_Pooling" / "config.json").write_text(json.dumps(pooling_config(["mean"]), indent=2) + "\n")
     sbert = {"max_seq_length": MAX_SEQ_LENGTH, "do_lower_case": False}
     (d / "sentence_bert_config.json").write_text(json.dumps(sbert, indent=2) + "\n")
-    (d / "config.json").write_text(json.dumps(base_model_config(vocab, pad_id), indent=2) + "\n")
+    (d / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     (d / "tokenizer.json").write_text(
         json.dumps(base.tokenizer_json(vocab, base.SPECIALS_BERT, False)) + "\n")
+    (d / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2) + "\n")
+    return d
+
+
+def write_fixture(model, vocab, pad_id):
     tc = {"do_lower_case": True, "model_max_length": MAX_SEQ_LENGTH, "tokenizer_class": "BertTokenizer"}
-    (d / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n")
+    d = write_directory(NAME, vocab, base_model_config(vocab, pad_id), tc)
     # BertModel's state dict: the encoder's names without "bert.", its pooler, no classifier.
     tensors = {k[len("bert."):]: v for k, v in model.tensors().items() if k.startswith("bert.")}
     base.save_safetensors(d / "model.safetensors", tensors, "F32")
@@ -253,17 +260,8 @@ def write_modern(vocab, pad_id):
             "embeddings": rounded(batch)}}
         reference["matryoshka"] = matryoshka(model, encoded, pad_id, MODERN_MATRYOSHKA,
                                              modern_hidden_states)
-    d = base.OUT / MODERN_NAME
-    (d / "1_Pooling").mkdir(parents=True, exist_ok=True)
-    (d / "modules.json").write_text(json.dumps(modules(True), indent=2) + "\n")
-    (d / "1_Pooling" / "config.json").write_text(json.dumps(pooling_config(["mean"]), indent=2) + "\n")
-    sbert = {"max_seq_length": MAX_SEQ_LENGTH, "do_lower_case": False}
-    (d / "sentence_bert_config.json").write_text(json.dumps(sbert, indent=2) + "\n")
-    (d / "config.json").write_text(json.dumps(modern_config(vocab, pad_id), indent=2) + "\n")
-    (d / "tokenizer.json").write_text(
-        json.dumps(base.tokenizer_json(vocab, base.SPECIALS_BERT, False)) + "\n")
     tc = {"model_max_length": MAX_SEQ_LENGTH, "tokenizer_class": "PreTrainedTokenizerFast"}
-    (d / "tokenizer_config.json").write_text(json.dumps(tc, indent=2) + "\n")
+    d = write_directory(MODERN_NAME, vocab, modern_config(vocab, pad_id), tc)
     # ModernBertModel's state dict: the encoder's names without "model.", no head.
     tensors = {k[len("model."):]: v for k, v in model.tensors().items() if k.startswith("model.")}
     base.save_safetensors(d / "model.safetensors", tensors, "F32")

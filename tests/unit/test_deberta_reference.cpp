@@ -15,6 +15,7 @@
 #include "checkpoint/safetensors.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
+#include "transformer_checks.hpp"
 #include "transformer_fixtures.hpp"
 
 #include <doctest/doctest.h>
@@ -112,33 +113,14 @@ TEST_CASE("transformers.reference.deberta_mixed_batch_equals_one_by_one") {
     const auto dir = tt::fixture(name + "-f32");
     const DebertaModel model(dir);
     const auto batch = tt::run_reference_texts(model, dir, model.config().max_tokens(), kReference);
-    for (const std::size_t threads : {1, 2}) {
-      CAPTURE(threads);
-      for (std::size_t i = 0; i < batch.ids.size(); ++i) {
-        const BertInput one{batch.ids[i], {}};
-        const auto single = model.logits(std::span(&one, 1), threads);
-        for (std::size_t j = 0; j < single.size(); ++j) CHECK(single[j] == batch.logits[i * 3 + j]);
-      }
-    }
+    tt::check_batch_equals_one_by_one(model, batch, 3);
   }
 }
 
 TEST_CASE("transformers.classifier: kind transformer runs a DeBERTa-v3 checkpoint") {
+  tt::check_classifier_matches_reference("deberta-v3-f32", kReference, "deberta-v3",
+                                         "DebertaV2ForSequenceClassification");
   const auto dir = tt::fixture("deberta-v3-f32");
-  const auto config = config::config_from_json(
-      json::parse(R"({"classifier": {"kind": "transformer", "model": ")" + dir + R"("}})"));
-  const auto classifier = config::make_classifier(config);
-  CHECK(classifier->info().at("architecture").as_string() == "DebertaV2ForSequenceClassification");
-  const auto ref = tt::reference(kReference);
-  const auto logits = tt::reference_logits(ref.at("models").at("deberta-v3").as_object());
-  for (const std::size_t i : {1, 5, 19}) {
-    const std::string text(ref.at("texts").as_array()[i].as_string());
-    CAPTURE(text);
-    const auto answer = classifier->classify(text, {});
-    const auto want = tt::softmax(std::span(logits.data() + i * 3, 3));
-    REQUIRE(answer.probabilities.size() == 3);
-    for (std::size_t j = 0; j < 3; ++j) CHECK(std::abs(answer.probabilities[j] - want[j]) < 1e-4);
-  }
   const auto inspected = learned::inspect_checkpoint(dir);
   CHECK(inspected.at("family").as_string() == "deberta-v2");
   CHECK(inspected.at("position_buckets").to_number<int>() == 8);

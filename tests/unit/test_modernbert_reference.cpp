@@ -12,6 +12,7 @@
 #include "learned/safetensors_file.hpp"
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
+#include "transformer_checks.hpp"
 #include "transformer_fixtures.hpp"
 
 #include <doctest/doctest.h>
@@ -112,21 +113,8 @@ TEST_CASE("transformers.reference.modernbert_mixed_batch_equals_one_by_one") {
 }
 
 TEST_CASE("transformers.classifier: kind transformer runs a ModernBERT checkpoint") {
-  const auto dir = tt::fixture("mmbert-f32");
-  const auto config = config::config_from_json(
-      json::parse(R"({"classifier": {"kind": "transformer", "model": ")" + dir + R"("}})"));
-  const auto classifier = config::make_classifier(config);
-  CHECK(classifier->info().at("architecture").as_string() == "ModernBertForSequenceClassification");
-  const auto ref = tt::reference(kReference);
-  const auto logits = tt::reference_logits(ref.at("models").at("mmbert").as_object());
-  for (const std::size_t i : {1, 5, 19}) {
-    const std::string text(ref.at("texts").as_array()[i].as_string());
-    CAPTURE(text);
-    const auto answer = classifier->classify(text, {});
-    const auto want = tt::softmax(std::span(logits.data() + i * 3, 3));
-    REQUIRE(answer.probabilities.size() == 3);
-    for (std::size_t j = 0; j < 3; ++j) CHECK(std::abs(answer.probabilities[j] - want[j]) < 1e-4);
-  }
+  tt::check_classifier_matches_reference("mmbert-f32", kReference, "mmbert",
+                                         "ModernBertForSequenceClassification");
 }
 
 TEST_CASE("transformers.checkpoint: ModernBERT load errors name the file and tensor or key") {

@@ -11,6 +11,7 @@
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
+#include "transformer_checks.hpp"
 #include "transformer_fixtures.hpp"
 
 #include <doctest/doctest.h>
@@ -118,16 +119,7 @@ TEST_CASE("transformers.reference.mixed_batch_equals_one_by_one") {
     CAPTURE(family);
     const auto dir = transformer_test::fixture(family + "-f32");
     const BertSequenceModel model(dir);
-    const auto batch = run(model, dir, 60);
-    // Bit for bit, also when the single texts run on two threads and the batch on one.
-    for (const std::size_t threads : {1, 2}) {
-      CAPTURE(threads);
-      for (std::size_t i = 0; i < batch.ids.size(); ++i) {
-        const BertInput one{batch.ids[i], {}};
-        const auto single = model.logits(std::span(&one, 1), threads);
-        for (std::size_t j = 0; j < single.size(); ++j) CHECK(single[j] == batch.logits[i * 3 + j]);
-      }
-    }
+    transformer_test::check_batch_equals_one_by_one(model, run(model, dir, 60), 3);
   }
 }
 

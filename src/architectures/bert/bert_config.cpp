@@ -118,15 +118,7 @@ BertConfig read_bert_config(const std::string& dir, BertHead head) {
                              "position_embedding_type '" + pos + "' is not supported (absolute)");
   b.labels = checkpoint::checkpoint_labels(c, b.file);
   if (head != BertHead::sequence) return b;  // problem_type applies to sequence heads only
-  const auto problem =
-      checkpoint::config_string(c, b.file, "problem_type", "single_label_classification");
-  if (problem != "single_label_classification")
-    checkpoint::config_error(
-        b.file, "problem_type '" + problem +
-                    "' is not supported yet (single_label_classification: softmax over labels)");
-  if (b.labels.size() < 2)
-    checkpoint::config_error(
-        b.file, "a sequence classifier needs at least 2 labels (1 label is regression)");
+  checkpoint::require_single_label_head(c, b.file, b.labels.size());
   return b;
 }
 

@@ -1,5 +1,7 @@
 #include "architectures/bert/bert_encoder.hpp"
 
+#include "architectures/common/encoder_rows.hpp"
+
 #include "architectures/common/dense_weights.hpp"
 #include "kernels/attention_head.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -52,9 +54,7 @@ BertEncoder::BertEncoder(const BertConfig& config, checkpoint::CheckpointTensors
 std::size_t BertEncoder::parameters() const {
   std::size_t n =
       word_.size() + position_.size() + token_type_.size() + embedding_norm_.parameters();
-  for (const auto& l : layers_)
-    n += l.qkv.parameters() + l.attention_out.parameters() + l.attention_norm.parameters() +
-         l.intermediate.parameters() + l.output.parameters() + l.output_norm.parameters();
+  for (const auto& l : layers_) n += l.parameters();
   return n;
 }
 
@@ -68,26 +68,17 @@ std::vector<float> BertEncoder::embed(std::span<const BertInput> inputs, std::si
   for (const auto& in : inputs) {
     std::size_t r = start;
     start += kernels::padded_rows(in.ids.size());
-    if (in.ids.empty() || in.ids.size() > c.max_tokens())
-      throw classify::ClassifyError("a text of " + std::to_string(in.ids.size()) +
-                                    " tokens is outside [1, " + std::to_string(c.max_tokens()) +
-                                    "]");
+    check_text_length(in.ids.size(), c.max_tokens());
     // RoBERTa numbers non-padding tokens from pad_token_id + 1 and gives padding tokens
     // pad_token_id itself (create_position_ids_from_input_ids); BERT counts from 0.
     std::size_t counted = 0;
     for (std::size_t t = 0; t < in.ids.size(); ++t, ++r) {
       const auto id = in.ids[t];
-      if (id < 0 || static_cast<std::size_t>(id) >= c.vocab)
-        throw classify::ClassifyError("token id " + std::to_string(id) +
-                                      " is outside the model's " + std::to_string(c.vocab) +
-                                      "-token vocabulary");
+      check_token_id(id, c.vocab);
       // A one-type model (RoBERTa, XLM-R) reads every type as 0: transformers does not pass
       // token_type_ids to it, whatever a pair template numbers the second text.
       const std::size_t type = t < in.type_ids.size() && c.type_vocab > 1 ? in.type_ids[t] : 0;
-      if (type >= c.type_vocab)
-        throw classify::ClassifyError("token type " + std::to_string(type) +
-                                      " is outside the model's " + std::to_string(c.type_vocab) +
-                                      " types");
+      check_token_type(type, c.type_vocab);
       std::size_t pos = t;
       if (c.family == BertFamily::roberta) {
         const auto pad = static_cast<std::size_t>(c.pad_token_id);
@@ -124,29 +115,16 @@ HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs,
                                         std::size_t threads) const {
   // oneDNN runs on OpenMP: this thread's team size is its own setting, so it is set per call.
   omp_set_num_threads(static_cast<int>(std::max<std::size_t>(threads, 1)));
-  const std::size_t w = config_.hidden;
   HiddenStates out;
-  out.width = w;
-  std::size_t rows = 0;
-  for (const auto& in : inputs) {
-    out.first_row.push_back(rows);
-    out.tokens.push_back(in.ids.size());
-    rows += kernels::padded_rows(in.ids.size());
-  }
+  const std::size_t rows = lay_out_rows(out, inputs, config_.hidden);
   auto x = embed(inputs, rows);
-  std::vector<float> qkv(rows * 3 * w), context(rows * w, 0.0f), projected(rows * w);
-  std::vector<float> wide(rows * config_.intermediate);
-  for (const auto& layer : layers_) {
-    kernels::linear(layer.qkv, x.data(), rows, qkv.data());
-    attention(qkv, inputs, context);
-    kernels::linear(layer.attention_out, context.data(), rows, projected.data());
-    kernels::residual_norm(compute_.kernels, layer.attention_norm, config_.layer_norm_eps, x.data(),
-                           projected.data(), rows, x.data());
-    kernels::linear(layer.intermediate, x.data(), rows, wide.data(), config_.activation);
-    kernels::linear(layer.output, wide.data(), rows, projected.data());
-    kernels::residual_norm(compute_.kernels, layer.output_norm, config_.layer_norm_eps, x.data(),
-                           projected.data(), rows, x.data());
-  }
+  PostNormScratch scratch(rows, config_.hidden, config_.intermediate);
+  for (const auto& layer : layers_)
+    run_post_norm_layer(layer, compute_.kernels, config_.layer_norm_eps, config_.activation, rows,
+                        scratch, x,
+                        [&](const std::vector<float>& qkv, std::vector<float>& context) {
+                          attention(qkv, inputs, context);
+                        });
   out.values = std::move(x);
   return out;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "architectures/bert/bert_config.hpp"
+#include "architectures/common/encoder_rows.hpp"
 #include "architectures/common/hidden_states.hpp"
 #include "checkpoint/checkpoint_files.hpp"
 #include "kernels/dense_rows.hpp"
@@ -56,13 +57,7 @@ class BertEncoder {
   HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads) const;
 
  private:
-  struct Layer {
-    kernels::Dense qkv;  ///< query, key and value stacked: 3·hidden × hidden.
-    kernels::Dense attention_out;
-    kernels::Norm attention_norm;
-    kernels::Dense intermediate, output;
-    kernels::Norm output_norm;
-  };
+  using Layer = PostNormLayer;
 
   void layer_norm(const kernels::Norm& n, float* x, std::size_t rows) const {
     kernels::layer_norm(compute_.kernels, n, config_.layer_norm_eps, x, rows);

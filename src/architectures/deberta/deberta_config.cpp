@@ -142,15 +142,7 @@ DebertaConfig read_deberta_config(const std::string& dir, BertHead head) {
   }
   d.labels = checkpoint::checkpoint_labels(c, d.file);
   if (head == BertHead::token) return d;
-  const auto problem =
-      checkpoint::config_string(c, d.file, "problem_type", "single_label_classification");
-  if (problem != "single_label_classification")
-    checkpoint::config_error(
-        d.file, "problem_type '" + problem +
-                    "' is not supported yet (single_label_classification: softmax over labels)");
-  if (d.labels.size() < 2)
-    checkpoint::config_error(
-        d.file, "a sequence classifier needs at least 2 labels (1 label is regression)");
+  checkpoint::require_single_label_head(c, d.file, d.labels.size());
   return d;
 }
 

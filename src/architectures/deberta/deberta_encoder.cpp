@@ -1,6 +1,7 @@
 #include "architectures/deberta/deberta_encoder.hpp"
 
 #include "architectures/common/dense_weights.hpp"
+#include "architectures/common/encoder_rows.hpp"
 #include "kernels/relative_attention.hpp"
 #include "mcpclass/classify/errors.hpp"
 
@@ -75,9 +76,9 @@ DebertaEncoder::DebertaEncoder(const DebertaConfig& config, checkpoint::Checkpoi
     const std::string l = p + "encoder.layer." + std::to_string(i) + ".";
     const std::string self = l + "attention.self.";
     Layer layer;
-    layer.qkv = take_stacked_dense(file, compute,
-                                   {self + "query_proj", self + "key_proj", self + "value_proj"},
-                                   c.hidden, c.hidden);
+    layer.dense.qkv = take_stacked_dense(
+        file, compute, {self + "query_proj", self + "key_proj", self + "value_proj"}, c.hidden,
+        c.hidden);
     if (c.relative_attention && (c.c2p || c.p2c)) {
       // transformers projects the relative embeddings in every forward pass; they do not depend
       // on the text, so here once. With share_att_key by the layer's own query and key
@@ -86,7 +87,7 @@ DebertaEncoder::DebertaEncoder(const DebertaConfig& config, checkpoint::Checkpoi
       std::vector<float> projected;
       std::size_t stride = 3 * c.hidden, query_at = 0, key_at = c.hidden;
       if (c.share_att_key) {
-        projected = project(layer.qkv, relative, positions);
+        projected = project(layer.dense.qkv, relative, positions);
       } else {
         std::vector<std::string> names;
         if (c.p2c) names.push_back(self + "pos_query_proj");
@@ -99,13 +100,13 @@ DebertaEncoder::DebertaEncoder(const DebertaConfig& config, checkpoint::Checkpoi
       if (c.p2c) layer.pos_query = columns(projected, positions, stride, query_at, c.hidden);
       if (c.c2p) layer.pos_key = columns(projected, positions, stride, key_at, c.hidden);
     }
-    layer.attention_out =
+    layer.dense.attention_out =
         take_dense(file, compute, l + "attention.output.dense", c.hidden, c.hidden);
-    layer.attention_norm = norm(l + "attention.output.LayerNorm");
-    layer.intermediate =
+    layer.dense.attention_norm = norm(l + "attention.output.LayerNorm");
+    layer.dense.intermediate =
         take_dense(file, compute, l + "intermediate.dense", c.hidden, c.intermediate);
-    layer.output = take_dense(file, compute, l + "output.dense", c.intermediate, c.hidden);
-    layer.output_norm = norm(l + "output.LayerNorm");
+    layer.dense.output = take_dense(file, compute, l + "output.dense", c.intermediate, c.hidden);
+    layer.dense.output_norm = norm(l + "output.LayerNorm");
     layers_.push_back(std::move(layer));
   }
 }
@@ -113,10 +114,7 @@ DebertaEncoder::DebertaEncoder(const DebertaConfig& config, checkpoint::Checkpoi
 std::size_t DebertaEncoder::parameters() const {
   std::size_t n = word_.size() + position_.size() + token_type_.size() + embed_proj_.parameters() +
                   embedding_norm_.parameters();
-  for (const auto& l : layers_)
-    n += l.qkv.parameters() + l.attention_out.parameters() + l.attention_norm.parameters() +
-         l.intermediate.parameters() + l.output.parameters() + l.output_norm.parameters() +
-         l.pos_key.size() + l.pos_query.size();
+  for (const auto& l : layers_) n += l.dense.parameters() + l.pos_key.size() + l.pos_query.size();
   return n;
 }
 
@@ -131,22 +129,13 @@ std::vector<float> DebertaEncoder::embed(std::span<const BertInput> inputs,
   for (const auto& in : inputs) {
     std::size_t r = start;
     start += kernels::padded_rows(in.ids.size());
-    if (in.ids.empty() || in.ids.size() > c.max_tokens())
-      throw classify::ClassifyError("a text of " + std::to_string(in.ids.size()) +
-                                    " tokens is outside [1, " + std::to_string(c.max_tokens()) +
-                                    "]");
+    check_text_length(in.ids.size(), c.max_tokens());
     for (std::size_t t = 0; t < in.ids.size(); ++t, ++r) {
       const auto id = in.ids[t];
-      if (id < 0 || static_cast<std::size_t>(id) >= c.vocab)
-        throw classify::ClassifyError("token id " + std::to_string(id) +
-                                      " is outside the model's " + std::to_string(c.vocab) +
-                                      "-token vocabulary");
+      check_token_id(id, c.vocab);
       // Without token-type embeddings (DeBERTa-v3) the types of a pair's texts are not read.
       const std::size_t type = t < in.type_ids.size() && c.type_vocab > 0 ? in.type_ids[t] : 0;
-      if (type > 0 && type >= c.type_vocab)
-        throw classify::ClassifyError("token type " + std::to_string(type) +
-                                      " is outside the model's " + std::to_string(c.type_vocab) +
-                                      " types");
+      if (type > 0) check_token_type(type, c.type_vocab);
       float* row = x.data() + r * e;
       std::copy_n(word_.data() + static_cast<std::size_t>(id) * e, e, row);
       if (!position_.empty())
@@ -202,29 +191,16 @@ HiddenStates DebertaEncoder::hidden_states(std::span<const BertInput> inputs,
                                            std::size_t threads) const {
   omp_set_num_threads(static_cast<int>(std::max<std::size_t>(threads, 1)));
   const auto& c = config_;
-  const std::size_t w = c.hidden;
   HiddenStates out;
-  out.width = w;
-  std::size_t rows = 0;
-  for (const auto& in : inputs) {
-    out.first_row.push_back(rows);
-    out.tokens.push_back(in.ids.size());
-    rows += kernels::padded_rows(in.ids.size());
-  }
+  const std::size_t rows = lay_out_rows(out, inputs, c.hidden);
   auto x = embed(inputs, rows);
-  std::vector<float> qkv(rows * 3 * w), context(rows * w, 0.0f), projected(rows * w);
-  std::vector<float> wide(rows * c.intermediate);
-  for (const auto& layer : layers_) {
-    kernels::linear(layer.qkv, x.data(), rows, qkv.data());
-    attention(layer, qkv, inputs, context);
-    kernels::linear(layer.attention_out, context.data(), rows, projected.data());
-    kernels::residual_norm(compute_.kernels, layer.attention_norm, c.layer_norm_eps, x.data(),
-                           projected.data(), rows, x.data());
-    kernels::linear(layer.intermediate, x.data(), rows, wide.data(), c.activation);
-    kernels::linear(layer.output, wide.data(), rows, projected.data());
-    kernels::residual_norm(compute_.kernels, layer.output_norm, c.layer_norm_eps, x.data(),
-                           projected.data(), rows, x.data());
-  }
+  PostNormScratch scratch(rows, c.hidden, c.intermediate);
+  for (const auto& layer : layers_)
+    run_post_norm_layer(layer.dense, compute_.kernels, c.layer_norm_eps, c.activation, rows,
+                        scratch, x,
+                        [&](const std::vector<float>& qkv, std::vector<float>& context) {
+                          attention(layer, qkv, inputs, context);
+                        });
   out.values = std::move(x);
   return out;
 }

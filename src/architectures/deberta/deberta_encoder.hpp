@@ -10,6 +10,7 @@
 #pragma once
 
 #include "architectures/bert/bert_encoder.hpp"
+#include "architectures/common/encoder_rows.hpp"
 #include "architectures/common/hidden_states.hpp"
 #include "architectures/deberta/deberta_config.hpp"
 #include "checkpoint/checkpoint_files.hpp"
@@ -52,11 +53,7 @@ class DebertaEncoder {
 
  private:
   struct Layer {
-    kernels::Dense qkv;  ///< query_proj, key_proj and value_proj stacked: 3·hidden × hidden.
-    kernels::Dense attention_out;
-    kernels::Norm attention_norm;
-    kernels::Dense intermediate, output;
-    kernels::Norm output_norm;
+    PostNormLayer dense;  ///< qkv: query_proj, key_proj and value_proj stacked.
     /// The relative embeddings through the position key / query projections: 2·span rows of
     /// hidden values each (empty without c2p / p2c).
     std::vector<float> pos_key, pos_query;

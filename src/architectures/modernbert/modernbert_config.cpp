@@ -178,16 +178,7 @@ ModernBertConfig read_modernbert_config(const std::string& dir, BertHead head) {
   if (head == BertHead::none) return m;  // a base model's labels mean nothing
   m.labels = checkpoint::checkpoint_labels(c, m.file);
   if (head == BertHead::token) return m;  // problem_type applies to sequence heads only
-  const auto problem =
-      checkpoint::config_string(c, m.file, "problem_type", "single_label_classification");
-  if (problem != "single_label_classification")
-    checkpoint::config_error(
-        m.file, "problem_type '" + problem +
-                    "' is not supported yet (single_label_classification: softmax over "
-                    "labels)");
-  if (m.labels.size() < 2)
-    checkpoint::config_error(
-        m.file, "a sequence classifier needs at least 2 labels (1 label is regression)");
+  checkpoint::require_single_label_head(c, m.file, m.labels.size());
   return m;
 }
 

@@ -1,6 +1,7 @@
 #include "architectures/modernbert/modernbert_encoder.hpp"
 
 #include "architectures/common/dense_weights.hpp"
+#include "architectures/common/encoder_rows.hpp"
 #include "kernels/activate.hpp"
 #include "kernels/attention_head.hpp"
 #include "mcpclass/classify/errors.hpp"
@@ -98,27 +99,15 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
   omp_set_num_threads(static_cast<int>(std::max<std::size_t>(threads, 1)));
   const auto& c = config_;
   const std::size_t w = c.hidden;
+  for (const auto& in : inputs) check_text_length(in.ids.size(), c.max_tokens());
   HiddenStates out;
-  out.width = w;
-  std::size_t rows = 0;
-  for (const auto& in : inputs) {
-    if (in.ids.empty() || in.ids.size() > c.max_tokens())
-      throw classify::ClassifyError("a text of " + std::to_string(in.ids.size()) +
-                                    " tokens is outside [1, " + std::to_string(c.max_tokens()) +
-                                    "]");
-    out.first_row.push_back(rows);
-    out.tokens.push_back(in.ids.size());
-    rows += kernels::padded_rows(in.ids.size());
-  }
+  const std::size_t rows = lay_out_rows(out, inputs, w);
   auto& x = out.values;
   x.assign(rows * w, 0.0f);
   for (std::size_t b = 0; b < inputs.size(); ++b)
     for (std::size_t t = 0; t < inputs[b].ids.size(); ++t) {
       const auto id = inputs[b].ids[t];
-      if (id < 0 || static_cast<std::size_t>(id) >= c.vocab)
-        throw classify::ClassifyError("token id " + std::to_string(id) +
-                                      " is outside the model's " + std::to_string(c.vocab) +
-                                      "-token vocabulary");
+      check_token_id(id, c.vocab);
       std::copy_n(embeddings_.data() + static_cast<std::size_t>(id) * w, w,
                   x.data() + (out.first_row[b] + t) * w);
     }

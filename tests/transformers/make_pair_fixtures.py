@@ -6,7 +6,8 @@ the tokenizer's pair template: [CLS] text [SEP] text_pair [SEP], the second text
 of token type 1 (tokenizer.json's TemplateProcessing "pair", BertProcessing). For the pairs
 (TEXTS[i], TEXTS[(5i + 2) mod n]) of make_fixtures.py's texts this script encodes each pair
 with make_fixtures.py's WordPiece, truncates it to max_position_embeddings as tokenizers'
-truncate_encodings does (longest first), and runs the reference models of these fixtures,
+truncate_encodings does (longest first; every text alone is under 64 tokens, so tokenizers' first
+cut of each text to max_length, whole words at a time, changes none of them), and runs the reference models of these fixtures,
 rebuilt from their seeds (the committed checkpoints hold the same weights):
 
   bert        bert-f32 (make_fixtures.py): token types 0 and 1 through its two type embeddings

@@ -107,7 +107,13 @@ TokenizedText JsonTokenizer::encode(std::string_view text, bool add_special_toke
 
 TokenizedText JsonTokenizer::encode_pair(std::string_view text, std::string_view text_pair,
                                          bool add_special_tokens) const {
-  TokenizedText a = tokenize(text), b = tokenize(text_pair);
+  // tokenizers (0.23: encode_single_sequence) models each text of a pair only until it has
+  // max_length tokens, whole pre-tokenized pieces at a time (the limit does not apply to the
+  // first text under only_second), then balances the two as truncate_encodings does.
+  const std::size_t limit = max_length_;
+  TokenizedText a =
+      tokenize(text, pair_truncation_ == PairTruncation::only_second ? 0 : limit, side_);
+  TokenizedText b = tokenize(text_pair, limit, side_);
   if (max_length_ > 0) {
     const std::size_t added =
         add_special_tokens && post_processor_ ? post_processor_->added_pair_tokens() : 0;
@@ -122,7 +128,8 @@ TokenizedText JsonTokenizer::encode_pair(std::string_view text, std::string_view
   return a;
 }
 
-TokenizedText JsonTokenizer::tokenize(std::string_view text) const {
+TokenizedText JsonTokenizer::tokenize(std::string_view text, std::size_t limit,
+                                      TruncationSide side) const {
   require_utf8(text);
   std::vector<Piece> pieces;
   pieces.push_back(Piece{NormalizedText(text, 0), {}, false});
@@ -133,14 +140,35 @@ TokenizedText JsonTokenizer::tokenize(std::string_view text) const {
   added_.split(pieces, true);
   if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pieces);
 
-  TokenizedText e;
-  std::vector<Token> tokens;
-  for (const Piece& p : pieces) {
-    if (!p.tokenized) {
-      tokens.clear();
-      model_->tokenize(p.text.text(), tokens);
+  // The model runs over the pieces in order (from the end for a left side) until `limit` tokens
+  // are reached, whole pieces at a time; an added token's piece counts but never stops it.
+  std::vector<std::vector<Token>> modelled(pieces.size());
+  std::size_t begin = 0, end = pieces.size(), total = 0;
+  auto model = [&](std::size_t i) {
+    if (pieces[i].tokenized) {
+      total += pieces[i].tokens.size();
+      return false;
     }
-    for (const Token& t : p.tokenized ? p.tokens : tokens) {
+    model_->tokenize(pieces[i].text.text(), modelled[i]);
+    total += modelled[i].size();
+    return limit > 0 && total >= limit;
+  };
+  if (side == TruncationSide::right) {
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      if (model(i)) {
+        end = i + 1;
+        break;
+      }
+  } else {
+    for (std::size_t i = pieces.size(); i-- > 0;) {
+      begin = i;
+      if (model(i)) break;
+    }
+  }
+  TokenizedText e;
+  for (std::size_t i = begin; i < end; ++i) {
+    const Piece& p = pieces[i];
+    for (const Token& t : p.tokenized ? p.tokens : modelled[i]) {
       const Span s = p.text.original_span(t.begin, t.end);
       e.ids.push_back(t.id);
       e.tokens.push_back(t.value);

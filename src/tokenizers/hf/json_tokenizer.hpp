@@ -26,8 +26,10 @@ class JsonTokenizer final : public TextTokenizer {
   std::size_t vocab_size() const override { return vocab_size_; }
 
  private:
-  // The text's tokens before truncation and post-processing.
-  TokenizedText tokenize(std::string_view text) const;
+  // The text's tokens before truncation and post-processing; with a `limit`, only the pieces
+  // (from `side`) that give it that many tokens, the last one whole.
+  TokenizedText tokenize(std::string_view text, std::size_t limit = 0,
+                         TruncationSide side = TruncationSide::right) const;
 
   std::unique_ptr<Normalizer> normalizer_;
   std::unique_ptr<PreTokenizer> pre_tokenizer_;

@@ -19,9 +19,8 @@ enum class PairTruncation { longest_first, only_first, only_second };
 /// overflowing windows): longest_first shortens the longer text first, halving max_length
 /// between them when both are long; only_first / only_second cut one text and throw
 /// ClassifyError when that is not enough. This is tokenizers' truncate_encodings (and its unit
-/// tests' table). The pinned Node binding (0.23) agrees on the total but, when both texts are
-/// long, sometimes gives the odd token to the other text (measured: 257 of 3,000 pairs at
-/// max_length 24 on the DeBERTa-v3 fixture; no rule found that explains all of them).
+/// tests' table); JsonTokenizer::encode_pair first models each text only up to max_length
+/// tokens, as tokenizers does, which decides which of two long texts is the longer.
 void truncate_pair(TokenizedText& a, TokenizedText& b, std::size_t max_length,
                    PairTruncation strategy, TruncationSide side);
 

@@ -2,6 +2,7 @@
 
 #include "mcpclass/learned/hub_cache.hpp"
 #include "net/http_client.hpp"
+#include "util/env_value.hpp"
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
@@ -26,11 +27,6 @@ constexpr const char* kDefaultEndpoint = "https://huggingface.co";
 constexpr int kMaxRedirects = 5;
 // A file's body: bounded by the size the hub announced, checked as it streams.
 constexpr std::size_t kMaxFileBytes = std::size_t{1} << 42;
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 // The files mcpclass reads from a checkpoint or a sentence-transformers directory.
 bool wanted(const std::string& path) {
@@ -98,9 +94,10 @@ class Puller {
   explicit Puller(const PullOptions& o)
       : options_(o),
         endpoint_(o.endpoint.empty()
-                      ? (env("HF_ENDPOINT").empty() ? kDefaultEndpoint : env("HF_ENDPOINT"))
+                      ? (util::env_value("HF_ENDPOINT").empty() ? kDefaultEndpoint
+                                                                : util::env_value("HF_ENDPOINT"))
                       : o.endpoint),
-        token_(o.token.empty() ? env("HF_TOKEN") : o.token),
+        token_(o.token.empty() ? util::env_value("HF_TOKEN") : o.token),
         repo_(learned::parse_hub_repo(o.repo)),
         cache_(o.cache_dir.empty() ? learned::hub_cache_dir() : o.cache_dir),
         api_(std::chrono::seconds(20), o.ca_file, o.max_api_bytes),

@@ -1,6 +1,7 @@
 #include "mcpclass/learned/hub_cache.hpp"
 
 #include "mcpclass/classify/errors.hpp"
+#include "util/env_value.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,11 +12,6 @@ namespace mcpclass::learned {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 // The Hub's repo names: letters, digits, '-', '_', '.' (not leading or trailing '.'/'-').
 bool valid_name(std::string_view s) {
@@ -59,10 +55,10 @@ HubRepo parse_hub_repo(std::string_view text) {
 }
 
 std::string hub_cache_dir() {
-  if (auto dir = env("HF_HUB_CACHE"); !dir.empty()) return dir;
-  if (auto home = env("HF_HOME"); !home.empty()) return home + "/hub";
-  if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/huggingface/hub";
-  if (auto home = env("HOME"); !home.empty()) return home + "/.cache/huggingface/hub";
+  if (auto dir = util::env_value("HF_HUB_CACHE"); !dir.empty()) return dir;
+  if (auto home = util::env_value("HF_HOME"); !home.empty()) return home + "/hub";
+  if (auto xdg = util::env_value("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/huggingface/hub";
+  if (auto home = util::env_value("HOME"); !home.empty()) return home + "/.cache/huggingface/hub";
   return ".cache/huggingface/hub";
 }
 

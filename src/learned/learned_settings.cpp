@@ -7,6 +7,7 @@
 #include "mcpclass/learned/hub_cache.hpp"
 #include "mcpclass/util/fnv1a.hpp"
 #include "util/config_reader.hpp"
+#include "util/env_value.hpp"
 
 #include <unistd.h>
 
@@ -25,11 +26,6 @@ using classify::CategorySet;
 using classify::ClassifyError;
 
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
 
 // `batching` {max_batch, max_wait_us, max_running} of trained_head and transformer.
 void read_batching(util::strict::ObjectReader& r, classify::BatchingOptions& out) {
@@ -213,9 +209,9 @@ CategorySet checkpoint_categories(std::string_view model_dir) {
 }
 
 std::string learned_cache_dir() {
-  if (auto dir = env("MCPCLASS_CACHE_DIR"); !dir.empty()) return dir;
-  if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/mcpclass";
-  if (auto home = env("HOME"); !home.empty()) return home + "/.cache/mcpclass";
+  if (auto dir = util::env_value("MCPCLASS_CACHE_DIR"); !dir.empty()) return dir;
+  if (auto xdg = util::env_value("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/mcpclass";
+  if (auto home = util::env_value("HOME"); !home.empty()) return home + "/.cache/mcpclass";
   return ".mcpclass-cache";
 }
 

@@ -27,24 +27,30 @@ std::int64_t config_integer(const json::object& c, const std::string& file, cons
   return v->as_int64();
 }
 
+// A '|'-separated option list ("p2c|c2p", "layer_norm"), lower-cased and trimmed, as
+// DebertaV2Config and DebertaV2Encoder split theirs.
+std::vector<std::string> split_options(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  std::vector<std::string> out;
+  for (std::size_t from = 0; from <= s.size();) {
+    auto to = s.find('|', from);
+    if (to == std::string::npos) to = s.size();
+    auto part = s.substr(from, to - from);
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    out.push_back(std::move(part));
+    from = to + 1;
+  }
+  return out;
+}
+
 // "p2c|c2p" (older configs) or ["p2c", "c2p"], as DebertaV2Config.__init__ reads it.
 void read_att_types(const json::object& c, DebertaConfig& d) {
   const auto* v = c.if_contains("pos_att_type");
   if (v == nullptr || v->is_null()) return;
   std::vector<std::string> names;
   if (v->is_string()) {
-    std::string s(v->as_string());
-    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    std::size_t from = 0;
-    while (from <= s.size()) {
-      auto to = s.find('|', from);
-      if (to == std::string::npos) to = s.size();
-      auto part = s.substr(from, to - from);
-      part.erase(0, part.find_first_not_of(" \t"));
-      part.erase(part.find_last_not_of(" \t") + 1);
-      names.push_back(part);
-      from = to + 1;
-    }
+    names = split_options(std::string(v->as_string()));
   } else if (v->is_array()) {
     for (const auto& e : v->as_array()) {
       if (!e.is_string()) checkpoint::config_error(d.file, "pos_att_type must list strings");
@@ -125,20 +131,13 @@ DebertaConfig read_deberta_config(const std::string& dir, BertHead head) {
   const auto max_rel = config_integer(c, d.file, "max_relative_positions", -1, 1'000'000, -1);
   d.max_relative_positions = max_rel < 1 ? d.max_positions : static_cast<std::size_t>(max_rel);
   read_att_types(c, d);
-  const auto norm = checkpoint::config_string(c, d.file, "norm_rel_ebd", "none");
-  for (std::size_t from = 0; from <= norm.size();) {
-    auto to = norm.find('|', from);
-    if (to == std::string::npos) to = norm.size();
-    auto part = norm.substr(from, to - from);
-    for (auto& ch : part) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    part.erase(0, part.find_first_not_of(" \t"));
-    part.erase(part.find_last_not_of(" \t") + 1);
+  for (const auto& part :
+       split_options(checkpoint::config_string(c, d.file, "norm_rel_ebd", "none"))) {
     if (part == "layer_norm")
       d.rel_norm = true;
     else if (part != "none" && !part.empty())
       checkpoint::config_error(d.file,
                                "norm_rel_ebd '" + part + "' is not supported (none, layer_norm)");
-    from = to + 1;
   }
   d.labels = checkpoint::checkpoint_labels(c, d.file);
   if (head == BertHead::token) return d;

@@ -18,6 +18,7 @@ extern void mcpcgo_destroy_bridge(void *);
 import "C"
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -366,6 +367,61 @@ func (c *Classifier) ClassifyPairJSON(text, textPair string, probabilities, tool
 	}
 	defer C.mcpc_string_free(out)
 	return []byte(C.GoString(out)), nil
+}
+
+// RankedDocument is one document's place in a reranking: its position in the request's
+// documents, its relevance (higher is better) and, when asked for, its text.
+type RankedDocument struct {
+	Index          int     `json:"index"`
+	RelevanceScore float64 `json:"relevance_score"`
+	Document       *struct {
+		Text string `json:"text"`
+	} `json:"document,omitempty"`
+}
+
+// RerankJSON answers the rerank tool's arguments, {"query", "documents", "top_n"?,
+// "return_documents"?}, with its {"results": [{index, relevance_score, document?}]}, best
+// first. A classifier that is no cross-encoder reranker fails with ErrInvalidArgument.
+func (c *Classifier) RerankJSON(request []byte) ([]byte, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.c == nil {
+		return nil, ErrClosed
+	}
+	crequest := C.CString(string(request))
+	defer C.free(unsafe.Pointer(crequest))
+	var out *C.char
+	var cerr *C.mcpc_error
+	if err := toError(C.mcpc_rerank_json(c.c, crequest, C.size_t(len(request)), nil, &out, &cerr),
+		cerr); err != nil {
+		return nil, err
+	}
+	defer C.mcpc_string_free(out)
+	return []byte(C.GoString(out)), nil
+}
+
+// Rerank scores documents for query with the cross-encoder, best first (RerankJSON); topN 0
+// keeps them all.
+func (c *Classifier) Rerank(query string, documents []string, topN int) ([]RankedDocument, error) {
+	request := map[string]any{"query": query, "documents": documents}
+	if topN > 0 {
+		request["top_n"] = topN
+	}
+	body, err := json.Marshal(request)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := c.RerankJSON(body)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Results []RankedDocument `json:"results"`
+	}
+	if err := json.Unmarshal(answer, &out); err != nil {
+		return nil, fmt.Errorf("mcpclass: rerank answer: %w", err)
+	}
+	return out.Results, nil
 }
 
 // ClassifyBatch classifies many texts in one call; all or nothing (the error names the index).

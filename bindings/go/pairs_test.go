@@ -10,9 +10,8 @@ import (
 	"testing"
 )
 
-// Sentence pairs through ClassifyPairJSON: the BERT fixture's pairs against the PyTorch
-// reference of tests/transformers/make_pair_fixtures.py, and a rules classifier refusing one.
-func TestClassifyPair(t *testing.T) {
+// openAlgebraRules is a rules classifier of two categories (math on "algebra", else other).
+func openAlgebraRules(t *testing.T) *Classifier {
 	rules, err := Open(`
 categories:
   - {name: math, description: Math}
@@ -22,24 +21,39 @@ classifier: {kind: rules, fallback: other, rules: {math: {keywords: [algebra]}}}
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rules
+}
+
+// openFixture is kind transformer over tests/transformers/fixtures/name, with
+// pair-reference.json's bytes; it skips the test where the learned component is not built.
+func openFixture(t *testing.T, name string) (*Classifier, []byte) {
+	if os.Getenv("MCPCLASS_TEST_TORCH") != "1" {
+		t.Skip("the learned component is not built (MCPCLASS_TEST_TORCH)")
+	}
+	fixtures := filepath.Join(os.Getenv("MCPCLASS_TEST_SOURCE_DIR"), "tests", "transformers", "fixtures")
+	c, err := Open("classifier:\n  kind: transformer\n  model: " + filepath.Join(fixtures, name) + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(fixtures, "pair-reference.json"))
+	if err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c, raw
+}
+
+// Sentence pairs through ClassifyPairJSON: the BERT fixture's pairs against the PyTorch
+// reference of tests/transformers/make_pair_fixtures.py, and a rules classifier refusing one.
+func TestClassifyPair(t *testing.T) {
+	rules := openAlgebraRules(t)
 	defer rules.Close()
 	if _, err := rules.ClassifyPairJSON("algebra", "x", false, false); !errors.Is(err, ErrInvalidArgument) ||
 		!strings.Contains(err.Error(), "(rules) classifies one text") {
 		t.Fatalf("a rules classifier took a pair: %v", err)
 	}
-	if os.Getenv("MCPCLASS_TEST_TORCH") != "1" {
-		t.Skip("the learned component is not built (MCPCLASS_TEST_TORCH)")
-	}
-	fixtures := filepath.Join(os.Getenv("MCPCLASS_TEST_SOURCE_DIR"), "tests", "transformers", "fixtures")
-	c, err := Open("classifier:\n  kind: transformer\n  model: " + filepath.Join(fixtures, "bert-f32") + "\n")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, raw := openFixture(t, "bert-f32")
 	defer c.Close()
-	raw, err := os.ReadFile(filepath.Join(fixtures, "pair-reference.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Pairs  [][2]string `json:"pairs"`
 		Models map[string]struct {

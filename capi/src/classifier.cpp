@@ -6,6 +6,7 @@
 #include "mcpclass/classify/routing_policy.hpp"
 #include "mcpclass/server/tool.hpp"
 #include "mcpclass/service/mcp_tools.hpp"
+#include "mcpclass/service/reranking.hpp"
 
 #include <boost/json.hpp>
 
@@ -126,29 +127,10 @@ void fill_result(Cursor& cursor, mcpc_result* out, const classify::Classificatio
   }
 }
 
-// Validates the text (and a pair's second text) like the classify_text tool does, then
-// classifies. `timeout_ms` 0: no deadline. Under server.admission the call takes a place first.
-classify::Classification classify_checked(const mcpc_classifier& c, std::string_view text,
-                                          bool with_probabilities, unsigned timeout_ms = 0,
-                                          std::optional<std::string_view> text_pair = {}) {
-  if (auto problem = service::text_problem(text, c.max_text_length)) {
-    fail(MCPC_ERR_INVALID_TEXT, *problem);
-  }
-  if (text_pair) {
-    if (!c.classifier->takes_pairs())
-      fail(MCPC_ERR_INVALID_ARGUMENT,
-           "this classifier (" + c.classifier->kind() +
-               ") classifies one text: text_pair needs a sentence-pair model (kind transformer "
-               "over an NLI, fact-check or cross-encoder checkpoint)");
-    if (auto problem = service::text_problem(*text_pair, c.max_text_length))
-      fail(MCPC_ERR_INVALID_TEXT, "text_pair: " + *problem);
-  }
-  const classify::ClassifyOptions options{with_probabilities};
-  auto run = [&] {
-    if (!text_pair) return c.classifier->classify(text, options);
-    const classify::TextPair pair{text, *text_pair};
-    return c.classifier->classify_pairs(std::span(&pair, 1), options).front();
-  };
+// What `run` returns, under server.admission when the handle has it: a place taken first
+// (MCPC_ERR_OVERLOADED without one, or once `timeout_ms`, 0 for none, passed in the queue).
+template <typename Run>
+auto admitted(const mcpc_classifier& c, unsigned timeout_ms, Run&& run) {
   if (!c.admission) return run();
   std::optional<util::AdmissionGate::Clock::time_point> deadline;
   if (timeout_ms > 0)
@@ -167,6 +149,31 @@ classify::Classification classify_checked(const mcpc_classifier& c, std::string_
   auto result = run();
   admission.ticket->succeeded();
   return result;
+}
+
+// Validates the text (and a pair's second text) like the classify_text tool does, then
+// classifies. `timeout_ms` 0: no deadline. Under server.admission the call takes a place first.
+classify::Classification classify_checked(const mcpc_classifier& c, std::string_view text,
+                                          bool with_probabilities, unsigned timeout_ms = 0,
+                                          std::optional<std::string_view> text_pair = {}) {
+  if (auto problem = service::text_problem(text, c.max_text_length)) {
+    fail(MCPC_ERR_INVALID_TEXT, *problem);
+  }
+  if (text_pair) {
+    if (!c.classifier->takes_pairs())
+      fail(MCPC_ERR_INVALID_ARGUMENT,
+           "this classifier (" + c.classifier->kind() +
+               ") classifies one text: text_pair needs a sentence-pair model (kind transformer "
+               "over an NLI, fact-check or cross-encoder checkpoint)");
+    if (auto problem = service::text_problem(*text_pair, c.max_text_length))
+      fail(MCPC_ERR_INVALID_TEXT, "text_pair: " + *problem);
+  }
+  const classify::ClassifyOptions options{with_probabilities};
+  return admitted(c, timeout_ms, [&] {
+    if (!text_pair) return c.classifier->classify(text, options);
+    const classify::TextPair pair{text, *text_pair};
+    return c.classifier->classify_pairs(std::span(&pair, 1), options).front();
+  });
 }
 
 // mcpc_classify_json_ex and mcpc_classify_pair_json: the tool's JSON of one classification.
@@ -206,6 +213,7 @@ mcpc_classifier* new_handle(std::shared_ptr<const classify::Classifier> classifi
   if (classifier) handle->provenance = classify::provenance_of(*classifier, 1);
   handle->classifier = std::move(classifier);
   handle->max_text_length = config.server.max_text_length;
+  handle->max_rerank_documents = config.server.max_rerank_documents;
   if (config.server.admission.max_concurrent > 0)
     handle->admission = std::make_shared<util::AdmissionGate>(config.server.admission);
   return handle;
@@ -290,6 +298,41 @@ int mcpc_classify_pair_json(const mcpc_classifier* classifier, const char* text,
                             mcpc_error** err) {
   return classify_json(classifier, text, text_len, text_pair, text_pair_len, true, options,
                        out_json, err);
+}
+
+int mcpc_rerank_json(const mcpc_classifier* classifier, const char* request_json,
+                     size_t request_len, const mcpc_classify_options* options, char** out_json,
+                     mcpc_error** err) {
+  return guard(err, [&] {
+    require(out_json, "out_json");
+    *out_json = nullptr;
+    require(classifier, "classifier");
+    if (options != nullptr && options->flags != 0)
+      fail(MCPC_ERR_INVALID_ARGUMENT, "unknown flag bits " + std::to_string(options->flags));
+    boost::system::error_code ec;
+    auto parsed = json::parse(text_arg(request_json, request_len, "request_json"), ec);
+    if (ec || !parsed.is_object())
+      fail(MCPC_ERR_INVALID_TEXT,
+           R"(request_json must be a JSON object: {"query": "...", "documents": ["...", ...]})");
+    const auto& c = *classifier;
+    if (!c.classifier->reranks())
+      fail(MCPC_ERR_INVALID_ARGUMENT,
+           "this classifier (" + c.classifier->kind() +
+               ") does not rerank: reranking needs a cross-encoder (kind transformer over a "
+               "checkpoint with 1 label)");
+    try {
+      const auto call = service::read_rerank_arguments(parsed.get_object());
+      const auto ranked = admitted(c, options ? options->timeout_ms : 0, [&] {
+        return service::rerank(*c.classifier, call.request,
+                               {c.max_text_length, c.max_rerank_documents});
+      });
+      *out_json = dup_string(
+          json::serialize(service::rerank_results(ranked, call.request, call.return_documents)));
+    } catch (const service::RerankRequestError& e) {
+      fail(MCPC_ERR_INVALID_TEXT, e.what());
+    }
+    return MCPC_OK;
+  });
 }
 
 int mcpc_classify_batch(const mcpc_classifier* classifier, const char* const* texts,

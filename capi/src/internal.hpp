@@ -36,6 +36,8 @@ struct mcpc_classifier {
   std::size_t max_text_length = mcpclass::util::limits::kMaxTextLength;
   /// `server.admission` of the configuration; null: calls are not bounded.
   std::shared_ptr<mcpclass::util::AdmissionGate> admission;
+  /// `server.max_rerank_documents` of the configuration.
+  std::size_t max_rerank_documents = 128;
 };
 
 namespace mcpclass::capi {

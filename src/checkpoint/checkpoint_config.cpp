@@ -141,14 +141,56 @@ std::vector<std::string> checkpoint_labels(const json::object& config, const std
   return out;
 }
 
-void require_single_label_head(const json::object& c, const std::string& file, std::size_t labels) {
+void check_sequence_head(const json::object& c, const std::string& file, std::size_t labels) {
+  if (labels == 1) {
+    // transformers reads an unset problem_type of 1 label as regression: one score, no softmax.
+    const auto problem = config_string(c, file, "problem_type", "regression");
+    if (problem != "regression")
+      config_error(file, "problem_type '" + problem +
+                             "' needs at least 2 labels (1 label is a score: regression)");
+    return;
+  }
   const auto problem = config_string(c, file, "problem_type", "single_label_classification");
   if (problem != "single_label_classification")
     config_error(file, "problem_type '" + problem +
                            "' is not supported yet (single_label_classification: softmax over "
                            "labels)");
-  if (labels < 2)
-    config_error(file, "a sequence classifier needs at least 2 labels (1 label is regression)");
+}
+
+const char* to_string(ScoreActivation a) {
+  switch (a) {
+    case ScoreActivation::sigmoid:
+      return "sigmoid";
+    case ScoreActivation::identity:
+      return "identity";
+    case ScoreActivation::tanh:
+      return "tanh";
+  }
+  return "sigmoid";
+}
+
+ScoreActivation score_activation(const json::object& c, const std::string& file) {
+  const json::value* name = nullptr;
+  std::string key;
+  if (const auto* st = c.if_contains("sentence_transformers"); st != nullptr && st->is_object()) {
+    name = st->as_object().if_contains("activation_fn");
+    key = "sentence_transformers.activation_fn";
+  }
+  if (name == nullptr || name->is_null()) {
+    name = c.if_contains("sbert_ce_default_activation_function");
+    key = "sbert_ce_default_activation_function";
+  }
+  if (name == nullptr || name->is_null()) return ScoreActivation::sigmoid;
+  const auto* text = name->if_string();
+  if (text != nullptr) {
+    if (*text == "torch.nn.modules.activation.Sigmoid") return ScoreActivation::sigmoid;
+    if (*text == "torch.nn.modules.linear.Identity") return ScoreActivation::identity;
+    if (*text == "torch.nn.modules.activation.Tanh") return ScoreActivation::tanh;
+  }
+  config_error(file, key + " " +
+                         (text != nullptr ? "'" + std::string(*text) + "'" : "(not a string)") +
+                         " is not supported (torch.nn.modules.activation.Sigmoid, "
+                         "torch.nn.modules.linear.Identity or torch.nn.modules.activation.Tanh)");
 }
 
 }  // namespace mcpclass::checkpoint

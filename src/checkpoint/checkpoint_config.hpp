@@ -34,11 +34,22 @@ std::vector<std::string> checkpoint_labels(const boost::json::object& config,
 // ClassifyError "'file': why" naming the key. A key that is absent or null takes `fallback`;
 // an empty string fallback (or 0 for a size) means the key is required.
 
-/// A sequence head's checks, the same for every architecture: `problem_type` absent or
-/// single_label_classification (softmax over the labels), and at least 2 labels. Throws
-/// ClassifyError naming `file`.
-void require_single_label_head(const boost::json::object& c, const std::string& file,
-                               std::size_t labels);
+/// A sequence head's checks, the same for every architecture: at least 2 labels with
+/// `problem_type` absent or single_label_classification (softmax over the labels), or 1 label
+/// with `problem_type` absent or regression (a cross-encoder reranker's one relevance score).
+/// Throws ClassifyError naming `file`.
+void check_sequence_head(const boost::json::object& c, const std::string& file, std::size_t labels);
+
+/// How a 1-label head's logit becomes a relevance score, as sentence-transformers' CrossEncoder
+/// applies it.
+enum class ScoreActivation { sigmoid, identity, tanh };
+/// "sigmoid", "identity", "tanh".
+const char* to_string(ScoreActivation a);
+/// The activation config.json names: `sentence_transformers.activation_fn` (CrossEncoder 4 and
+/// later), else `sbert_ce_default_activation_function` (earlier ones), else sigmoid, the
+/// CrossEncoder's default for 1 label. Throws ClassifyError naming `file` and the key for a
+/// name other than torch.nn's Sigmoid, Identity or Tanh.
+ScoreActivation score_activation(const boost::json::object& c, const std::string& file);
 
 /// Throws ClassifyError "'file': why".
 [[noreturn]] void config_error(const std::string& file, const std::string& why);

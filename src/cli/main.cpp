@@ -2,6 +2,7 @@
 #include "cli/app.hpp"
 #include "cli/detect_command.hpp"
 #include "cli/learned_commands.hpp"
+#include "cli/rerank_command.hpp"
 #include "cli/tokenize_command.hpp"
 #include "cli/verbatim_args.hpp"
 #include "mcpclass/version.hpp"
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
   auto* tokenize = cli::add_tokenize_command(app, tokenize_options);
   cli::DetectOptions detect_options;
   auto* detect = cli::add_detect_command(app, detect_options);
+  cli::RerankOptions rerank_options;
+  auto* rerank = cli::add_rerank_command(app, rerank_options);
 
   try {
     cli::parse_verbatim(app, argc, argv);
@@ -108,6 +111,7 @@ int main(int argc, char** argv) {
   if (learned.selected()) return learned.run();
   if (*tokenize) return cli::run_tokenize(tokenize_options);
   if (*detect) return cli::run_detect(detect_options);
+  if (*rerank) return cli::run_rerank(rerank_options);
   try {
     const config::Config config = cli::load_config(config_path);
     if (*classify) return cli::run_classify(config, text, probabilities);

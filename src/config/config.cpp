@@ -44,6 +44,8 @@ ServerSettings parse_server(const json::value& v) {
     if (*n <= 0) strict::fail(r.path_of("max_text_length"), "must be a positive integer");
     s.max_text_length = static_cast<std::size_t>(*n);
   }
+  s.max_rerank_documents =
+      r.count("max_rerank_documents", 1, 100'000).value_or(s.max_rerank_documents);
   if (const auto* cache = r.get("cache")) {
     strict::ObjectReader c(*cache, r.path_of("cache"));
     s.cache.entries = c.count("entries", 0, 100'000'000).value_or(0);
@@ -102,6 +104,7 @@ json::object server_to_json(const ServerSettings& s) {
   json::object out{{"name", s.name},
                    {"version", s.version},
                    {"max_text_length", s.max_text_length},
+                   {"max_rerank_documents", s.max_rerank_documents},
                    {"http", http_to_json(s.http)}};
   if (s.cache.entries > 0)
     out["cache"] = json::object{{"entries", s.cache.entries},

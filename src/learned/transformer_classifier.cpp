@@ -13,8 +13,10 @@
 #include "mcpclass/tokenizers/text_tokenizer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace mcpclass::learned {
 using classify::CategorySet;
@@ -56,6 +58,9 @@ class TransformerClassifier final : public Classifier {
       throw ClassifyError("'" + tokenizer + "' has " + std::to_string(tokenizer_->vocab_size()) +
                           " tokens but '" + m.config_file() + "' vocab_size is " +
                           std::to_string(m.vocab()));
+    if (m.labels().size() == 1)
+      activation_ =
+          checkpoint::score_activation(checkpoint::read_checkpoint_config(dir_), m.config_file());
   }
 
   const CategorySet& categories() const override { return categories_; }
@@ -67,6 +72,7 @@ class TransformerClassifier final : public Classifier {
 
   std::vector<Classification> classify_batch(std::span<const std::string_view> texts,
                                              const ClassifyOptions&) const override {
+    refuse_if_reranker();
     std::vector<tokenizers::TokenizedText> tokens;
     tokens.reserve(texts.size());
     for (const auto text : texts) tokens.push_back(tokenizer_->encode(text));
@@ -79,6 +85,7 @@ class TransformerClassifier final : public Classifier {
   // pair template: [CLS] premise [SEP] hypothesis [SEP] and its token types.
   std::vector<Classification> classify_pairs(std::span<const classify::TextPair> pairs,
                                              const ClassifyOptions&) const override {
+    refuse_if_reranker();
     std::vector<tokenizers::TokenizedText> tokens;
     std::vector<std::string_view> texts;
     tokens.reserve(pairs.size());
@@ -89,30 +96,74 @@ class TransformerClassifier final : public Classifier {
     return run(tokens, texts);
   }
 
+  bool reranks() const override { return activation_.has_value(); }
+
+  // A cross-encoder reranker (ms-marco MiniLM, bge-reranker, gte-reranker-modernbert) is a
+  // 1-label sequence classifier over (query, passage) pairs: its logit is the relevance.
+  std::vector<classify::RerankScore> rerank(std::string_view query,
+                                            std::span<const std::string_view> passages,
+                                            const ClassifyOptions& options) const override {
+    if (!activation_) return Classifier::rerank(query, passages, options);
+    std::vector<tokenizers::TokenizedText> tokens;
+    tokens.reserve(passages.size());
+    for (const auto passage : passages) tokens.push_back(tokenizer_->encode_pair(query, passage));
+    std::vector<classify::RerankScore> out;
+    out.reserve(passages.size());
+    forward(tokens, [&](std::size_t, std::span<const float> logit) {
+      out.push_back({activate(logit.front()), logit.front()});
+    });
+    return out;
+  }
+
  private:
-  // The texts' forward passes, in batches of bounded activations.
-  std::vector<Classification> run(const std::vector<tokenizers::TokenizedText>& tokens,
-                                  std::span<const std::string_view> texts) const {
-    std::vector<Classification> out;
-    out.reserve(texts.size());
-    for (std::size_t begin = 0; begin < texts.size();) {
+  void refuse_if_reranker() const {
+    if (activation_)
+      throw ClassifyError("model '" + settings_.model +
+                          "' is a reranker (1 label: a relevance score, no categories to choose "
+                          "from): it scores passages for a query with rerank, not classify_text");
+  }
+
+  double activate(float logit) const {
+    switch (*activation_) {
+      case checkpoint::ScoreActivation::sigmoid:
+        return 1.0 / (1.0 + std::exp(-static_cast<double>(logit)));
+      case checkpoint::ScoreActivation::tanh:
+        return std::tanh(static_cast<double>(logit));
+      case checkpoint::ScoreActivation::identity:
+        break;
+    }
+    return logit;
+  }
+
+  // The texts' forward passes, in batches of bounded activations: `row(i, logits)` for each
+  // text in order.
+  template <typename Row>
+  void forward(const std::vector<tokenizers::TokenizedText>& tokens, Row&& row) const {
+    const std::size_t labels = model_->labels().size();
+    for (std::size_t begin = 0; begin < tokens.size();) {
       std::vector<architectures::BertInput> inputs;
       std::size_t count = 0;
-      for (std::size_t i = begin; i < texts.size(); ++i) {
+      for (std::size_t i = begin; i < tokens.size(); ++i) {
         const auto rows = architectures::sequence_rows(tokens[i].ids.size());
         if (!inputs.empty() && count + rows > kMaxBatchRows) break;
         count += rows;
         inputs.push_back({tokens[i].ids, tokens[i].type_ids});
       }
       const auto logits = model_->logits(inputs, settings_.threads);
-      const std::size_t labels = model_->labels().size();
-      for (std::size_t b = 0; b < inputs.size(); ++b) {
-        const std::span<const float> row(logits.data() + b * labels, labels);
-        out.push_back(make_classification(texts[begin + b], categories_,
-                                          scores_from_logits(row, map_), policy_));
-      }
+      for (std::size_t b = 0; b < inputs.size(); ++b)
+        row(begin + b, std::span<const float>(logits.data() + b * labels, labels));
       begin += inputs.size();
     }
+  }
+
+  std::vector<Classification> run(const std::vector<tokenizers::TokenizedText>& tokens,
+                                  std::span<const std::string_view> texts) const {
+    std::vector<Classification> out;
+    out.reserve(texts.size());
+    forward(tokens, [&](std::size_t i, std::span<const float> row) {
+      out.push_back(
+          make_classification(texts[i], categories_, scores_from_logits(row, map_), policy_));
+    });
     return out;
   }
 
@@ -123,6 +174,7 @@ class TransformerClassifier final : public Classifier {
                    {"architecture", model_->architecture()},
                    {"index_size", 0}};
     if (!settings_.adapter.empty()) o["adapter"] = settings_.adapter;
+    if (activation_) o["reranker"] = json::object{{"activation", to_string(*activation_)}};
     for (auto& [key, value] : describe_compute(compute_)) o[key] = value;
     return o;
   }
@@ -157,6 +209,7 @@ class TransformerClassifier final : public Classifier {
   std::unique_ptr<architectures::SequenceModel> model_;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::vector<std::size_t> map_;
+  std::optional<checkpoint::ScoreActivation> activation_;  // set: a reranker (1 label)
 };
 
 // The `model.type` of a tokenizer.json (WordPiece, BPE, Unigram, WordLevel), for inspection.
@@ -238,6 +291,10 @@ json::object inspect_checkpoint(const std::string& dir, const InspectOptions& op
   json::array labels;
   for (const auto& l : label_names) labels.emplace_back(l);
   out["labels"] = std::move(labels);
+  if (label_names.size() == 1)
+    out["reranker"] = json::object{
+        {"activation",
+         to_string(checkpoint::score_activation(checkpoint::read_checkpoint_config(dir), file))}};
   out["tokenizer"] = detail::describe_tokenizer(dir);
   return out;
 }

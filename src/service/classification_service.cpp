@@ -1,6 +1,7 @@
 #include "mcpclass/service/classification_service.hpp"
 
 #include "mcpclass/service/mcp_tools.hpp"
+#include "mcpclass/service/reranking.hpp"
 #include "mcpclass/service/token_spans.hpp"
 #include "mcpclass/transport/server/http_server_config.hpp"
 #include "service/classification_counters.hpp"
@@ -111,6 +112,12 @@ void ClassificationService::publish(const ServedClassifier& served) {
        .admission = admission_,
        .provenance = served.provenance,
        .spans = spans_});
+  if (classifier->reranks())
+    register_reranking(*server_, classifier,
+                       {settings_.max_text_length, settings_.max_rerank_documents}, tool_metrics_,
+                       admission_);
+  else
+    server_->remove_tool("rerank");  // a reload from a reranker to a classifier
   std::vector<std::string> names;
   for (const auto& c : classifier->categories()) names.push_back(c.name);
   for (const auto& old : prompt_names_) {

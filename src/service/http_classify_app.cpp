@@ -4,6 +4,7 @@
 #include "mcpclass/util/admission_gate.hpp"
 #include "mcpclass/util/trace_context.hpp"
 #include "service/http_classify_wire.hpp"
+#include "service/http_rerank_wire.hpp"
 #include "service/request_spans.hpp"
 
 #include <boost/json.hpp>
@@ -35,10 +36,11 @@ class HttpClassifyApp final : public transport::server::HttpApp {
       : service_(service), spans_(std::move(spans)) {}
 
   bool handles(std::string_view path) const override {
-    return path == kClassifyPath || path == kClassifySpansPath;
+    return path == kClassifyPath || path == kClassifySpansPath || is_rerank_path(path);
   }
   std::string metrics_label() const override { return "classify"; }
   std::string scope_tool(std::string_view path) const override {
+    if (is_rerank_path(path)) return "rerank";
     return path == kClassifySpansPath ? service_.token_tool() : std::string("classify_text");
   }
   std::string too_large_body(std::string_view message) const override {
@@ -51,23 +53,19 @@ class HttpClassifyApp final : public transport::server::HttpApp {
           *response,
           {405, "method_not_allowed", request.path + " takes POST (got " + request.method + ")"},
           {{"Allow", "POST"}});
-    const bool spans = request.path == kClassifySpansPath;
-    auto read = read_classify_call(request.header("content-type"), request.body, spans,
-                                   service_.settings().max_text_length);
-    if (auto* refusal = std::get_if<ClassifyRefusal>(&read)) return refuse(*response, *refusal);
     // Refused as the MCP endpoints refuse it, gate or no gate: a client's deadline is never
     // silently dropped.
     if (auto problem = util::request_timeout_error(request.header(util::kRequestTimeoutHeader)))
       return refuse(*response, {400, "validation", std::move(*problem)});
+    if (is_rerank_path(request.path)) return handle_rerank(std::move(request), response);
+    const bool spans = request.path == kClassifySpansPath;
+    auto read = read_classify_call(request.header("content-type"), request.body, spans,
+                                   service_.settings().max_text_length);
+    if (auto* refusal = std::get_if<ClassifyRefusal>(&read)) return refuse(*response, *refusal);
     auto call = std::make_shared<ClassifyCall>(std::move(std::get<ClassifyCall>(read)));
-    auto trace = std::make_shared<const RequestSpans>(
-        spans_,
-        util::parse_traceparent(request.header(util::kTraceparentHeader),
-                                request.header(util::kTracestateHeader)),
-        "POST " + request.path, RequestSpans::Attributes{{"url.path", request.path}});
+    auto trace = request_spans(request);
 
-    auto cancelled = std::make_shared<std::atomic<bool>>(false);
-    response->on_cancel([cancelled] { cancelled->store(true); });
+    auto cancelled = cancellation(*response);
     std::shared_ptr<const learned::TokenClassifier> tokens;
     std::shared_ptr<const ServedClassifier> served;
     if (spans) {
@@ -91,12 +89,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     // model over every text: it takes its place as the span tool's calls do.
     const bool inline_rules = !spans && served->classifier->kind() == "rules";
     std::shared_ptr<util::AdmissionGate::Ticket> ticket;
-    if (const auto& gate = service_.admission_gate(); gate && !inline_rules) {
-      auto admission =
-          gate->admit(util::deadline_after_ms(request.header(util::kRequestTimeoutHeader)));
-      if (!admission.ticket) return overloaded(*response, *gate, admission.refusal);
-      ticket = std::move(admission.ticket);
-    }
+    if (!inline_rules && !admit(request, *response, ticket)) return;
     if (spans) {
       const std::size_t max_length = service_.settings().max_text_length;
       return service_.executor()([service = &service_, call, tokens, response, cancelled,
@@ -154,6 +147,77 @@ class HttpClassifyApp final : public transport::server::HttpApp {
   }
 
  private:
+  // POST /rerank, /v1/rerank, /v2/rerank: a cross-encoder scores every document for the query
+  // on the worker pool, in the admission gate's place as a classification.
+  void handle_rerank(HttpAppRequest request, std::shared_ptr<HttpAppResponse> response) {
+    auto read = read_rerank_call(request.header("content-type"), request.body, request.path);
+    if (auto* refusal = std::get_if<ClassifyRefusal>(&read)) return refuse(*response, *refusal);
+    auto call = std::make_shared<RerankCall>(std::move(std::get<RerankCall>(read)));
+    auto served = service_.served();
+    if (!served->classifier->reranks())
+      return refuse(*response, {404, "not_found",
+                                "this server's classifier (" + served->classifier->kind() +
+                                    ") does not rerank: serve a cross-encoder (kind transformer "
+                                    "over a checkpoint with 1 label) to answer " +
+                                    request.path});
+    auto trace = request_spans(request);
+    auto cancelled = cancellation(*response);
+    std::shared_ptr<util::AdmissionGate::Ticket> ticket;
+    if (!admit(request, *response, ticket)) return;
+    const RerankLimits limits{service_.settings().max_text_length,
+                              service_.settings().max_rerank_documents};
+    service_.executor()(
+        [service = &service_, call, served, response, cancelled, ticket, trace, limits] {
+          if (cancelled->load() || !started(ticket.get(), *response, *service)) return;
+          const auto start = util::SpanRecord::now_unix_nano();
+          answer(*response, [&](classify::Provenance& provenance) {
+            provenance = served->provenance;
+            const classify::ClassifyOptions options{false, &trace->classify, trace->sink.get()};
+            const auto ranked = rerank(*served->classifier, call->request(), limits, options);
+            if (ticket) ticket->succeeded();
+            const auto info = served->classifier->info();
+            const auto* model = info.if_contains("model");
+            return rerank_answer(*call, ranked,
+                                 model != nullptr && model->is_string()
+                                     ? std::string(model->get_string())
+                                     : served->classifier->kind());
+          });
+          trace->answered(start, served->classifier->kind());
+        });
+  }
+
+  // The request's SERVER span and its classification's, under the caller's traceparent.
+  std::shared_ptr<const RequestSpans> request_spans(const HttpAppRequest& request) const {
+    return std::make_shared<const RequestSpans>(
+        spans_,
+        util::parse_traceparent(request.header(util::kTraceparentHeader),
+                                request.header(util::kTracestateHeader)),
+        "POST " + request.path, RequestSpans::Attributes{{"url.path", request.path}});
+  }
+
+  // A flag the response's cancellation sets: a job still queued when its client left is dropped.
+  static std::shared_ptr<std::atomic<bool>> cancellation(HttpAppResponse& response) {
+    auto cancelled = std::make_shared<std::atomic<bool>>(false);
+    response.on_cancel([cancelled] { cancelled->store(true); });
+    return cancelled;
+  }
+
+  // A place in server.admission for the request (none when unbounded); false once it answered
+  // 503 because there is none.
+  bool admit(const HttpAppRequest& request, HttpAppResponse& response,
+             std::shared_ptr<util::AdmissionGate::Ticket>& ticket) const {
+    const auto& gate = service_.admission_gate();
+    if (!gate) return true;
+    auto admission =
+        gate->admit(util::deadline_after_ms(request.header(util::kRequestTimeoutHeader)));
+    if (!admission.ticket) {
+      overloaded(response, *gate, admission.refusal);
+      return false;
+    }
+    ticket = std::move(admission.ticket);
+    return true;
+  }
+
   // Whether the work holding `ticket` (none: ungated) may run now; answers 503 when its deadline
   // passed while it waited for its turn.
   static bool started(util::AdmissionGate::Ticket* ticket, HttpAppResponse& response,
@@ -192,6 +256,9 @@ class HttpClassifyApp final : public transport::server::HttpApp {
       response.respond(200, std::move(headers), json::serialize(body));
     } catch (const SpanRequestError& e) {
       refuse(response, {400, "validation", e.what()});
+    } catch (const RerankRequestError& e) {
+      refuse(response, e.too_many() ? ClassifyRefusal{413, "payload_too_large", e.what()}
+                                    : ClassifyRefusal{400, "validation", e.what()});
     } catch (const std::exception& e) {
       refuse(response, {500, "backend", std::string("classification failed: ") + e.what()});
     }

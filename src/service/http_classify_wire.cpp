@@ -48,9 +48,9 @@ std::optional<ClassifyRefusal> read_parameters(const json::value& v, ClassifyCal
 
 }  // namespace
 
-std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view content_type,
-                                                               std::string_view body, bool spans,
-                                                               std::size_t max_text_length) {
+std::variant<json::object, ClassifyRefusal> read_json_object_body(std::string_view content_type,
+                                                                  std::string_view body,
+                                                                  std::string_view shape) {
   if (const std::string type = media_type(content_type); type != "application/json")
     return ClassifyRefusal{415, "unsupported_media_type",
                            fmt::format("Content-Type must be application/json (got {})",
@@ -58,12 +58,19 @@ std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view 
   boost::system::error_code ec;
   json::value parsed = json::parse(body, ec);
   if (ec) return bad(fmt::format("the body is not JSON: {}", ec.message()));
-  if (!parsed.is_object())
-    return bad(
-        R"(the body must be a JSON object: {"inputs": "text"} or {"inputs": ["text", ...]})");
+  if (!parsed.is_object()) return bad(fmt::format("the body must be a JSON object: {}", shape));
+  return std::move(parsed.get_object());
+}
+
+std::variant<ClassifyCall, ClassifyRefusal> read_classify_call(std::string_view content_type,
+                                                               std::string_view body, bool spans,
+                                                               std::size_t max_text_length) {
+  auto parsed = read_json_object_body(content_type, body,
+                                      R"({"inputs": "text"} or {"inputs": ["text", ...]})");
+  if (auto* refusal = std::get_if<ClassifyRefusal>(&parsed)) return *refusal;
   ClassifyCall call;
   const json::value* inputs = nullptr;
-  for (const auto& kv : parsed.get_object()) {
+  for (const auto& kv : std::get<json::object>(parsed)) {
     const std::string_view key = kv.key();
     if (key == "inputs") {
       inputs = &kv.value();

@@ -46,6 +46,11 @@ struct ClassifyRefusal {
   std::string message;
 };
 
+/// The body as a JSON object, or its refusal: 415 unless the Content-Type is application/json,
+/// 400 when the body is not JSON or not an object (the message shows `shape`, what is expected).
+std::variant<boost::json::object, ClassifyRefusal> read_json_object_body(
+    std::string_view content_type, std::string_view body, std::string_view shape);
+
 /// Checks the Content-Type (415 unless application/json), the body (400: not JSON, not an
 /// object, no `inputs`, a key the path does not take, a text that is not a string, empty, too
 /// long or not UTF-8, naming `inputs[i]`; a pair without `text` or `text_pair`, with another

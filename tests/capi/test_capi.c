@@ -652,16 +652,44 @@ static void test_admission(void) {
   mcpc_classifier_free(c);
 }
 
+/* The classifier of kTestConfig (rules). */
+static mcpc_classifier* rules_classifier(void) {
+  mcpc_error* err = NULL;
+  mcpc_config* config = NULL;
+  mcpc_classifier* c = NULL;
+  CHECK_STATUS(mcpc_config_new(kTestConfig, MCPC_NTS, &config, &err), MCPC_OK, err);
+  CHECK_STATUS(mcpc_classifier_new(config, &c, &err), MCPC_OK, err);
+  mcpc_config_free(config);
+  return c;
+}
+
+/* kind transformer over tests/transformers/fixtures/`fixture`, with the `server` section given;
+ * NULL in a build without the learned classifiers (which says so). */
+static mcpc_classifier* fixture_classifier(const char* fixture, const char* server) {
+  mcpc_error* err = NULL;
+  mcpc_config* config = NULL;
+  mcpc_classifier* c = NULL;
+  char text[1024];
+  snprintf(text, sizeof text,
+           "classifier:\n  kind: transformer\n  model: %s/tests/transformers/fixtures/%s\n"
+           "server:\n%s",
+           MCPCLASS_SOURCE_DIR, fixture, server);
+  CHECK_STATUS(mcpc_config_new(text, MCPC_NTS, &config, &err), MCPC_OK, err);
+  if (mcpc_classifier_new(config, &c, &err) != MCPC_OK) {
+    CHECK(strstr(mcpc_error_message(err), "MCPCLASS_WITH_LEARNED") != NULL);
+    mcpc_error_free(err);
+    c = NULL;
+  }
+  mcpc_config_free(config);
+  return c;
+}
+
 /* Sentence pairs: mcpc_classify_pair_json over a BERT checkpoint (kind transformer, the pair
  * template [CLS] text [SEP] text_pair [SEP]); a classifier of one text refuses a pair. */
 static void test_pairs(void) {
   mcpc_error* err = NULL;
-  mcpc_config* config = NULL;
-  mcpc_classifier* c = NULL;
   char* json = NULL;
-  CHECK_STATUS(mcpc_config_new(kTestConfig, MCPC_NTS, &config, &err), MCPC_OK, err);
-  CHECK_STATUS(mcpc_classifier_new(config, &c, &err), MCPC_OK, err);
-  mcpc_config_free(config);
+  mcpc_classifier* c = rules_classifier();
   CHECK_STATUS(mcpc_classify_pair_json(c, "algebra", MCPC_NTS, "x", MCPC_NTS, NULL, &json, &err),
                MCPC_ERR_INVALID_ARGUMENT, err);
   CHECK(json == NULL);
@@ -670,20 +698,8 @@ static void test_pairs(void) {
   err = NULL;
   mcpc_classifier_free(c);
 
-  char text[1024];
-  snprintf(text, sizeof text,
-           "classifier:\n  kind: transformer\n  model: %s/tests/transformers/fixtures/bert-f32\n"
-           "server:\n  max_text_length: 60\n",
-           MCPCLASS_SOURCE_DIR);
-  CHECK_STATUS(mcpc_config_new(text, MCPC_NTS, &config, &err), MCPC_OK, err);
-  if (mcpc_classifier_new(config, &c, &err) != MCPC_OK) {
-    /* A build without the learned classifiers: nothing more to check here. */
-    CHECK(strstr(mcpc_error_message(err), "MCPCLASS_WITH_LEARNED") != NULL);
-    mcpc_error_free(err);
-    mcpc_config_free(config);
-    return;
-  }
-  mcpc_config_free(config);
+  c = fixture_classifier("bert-f32", "  max_text_length: 60\n");
+  if (c == NULL) return; /* a build without the learned classifiers */
   mcpc_classify_options options = {0};
   options.flags = MCPC_JSON_PROBABILITIES;
   char* single = NULL;
@@ -708,6 +724,56 @@ static void test_pairs(void) {
           MCPC_NTS, NULL, &json, &err),
       MCPC_ERR_INVALID_TEXT, err);
   CHECK(strstr(mcpc_error_message(err), "text_pair") != NULL);
+  mcpc_error_free(err);
+  mcpc_classifier_free(c);
+}
+
+/* Reranking: mcpc_rerank_json over a 1-label cross-encoder (the bert-reranker fixture): results
+ * best first with top_n; a bad request and a classifier that does not rerank are refused. */
+static void test_rerank(void) {
+  mcpc_error* err = NULL;
+  char* json = NULL;
+  const char* request = "{\"query\": \"sort a list in python\", \"documents\": [\"x\"]}";
+  mcpc_classifier* c = rules_classifier();
+  CHECK_STATUS(mcpc_rerank_json(c, request, MCPC_NTS, NULL, &json, &err), MCPC_ERR_INVALID_ARGUMENT,
+               err);
+  CHECK(json == NULL);
+  CHECK(strstr(mcpc_error_message(err), "(rules) does not rerank") != NULL);
+  mcpc_error_free(err);
+  err = NULL;
+  mcpc_classifier_free(c);
+
+  c = fixture_classifier("bert-reranker", "  max_rerank_documents: 3\n");
+  if (c == NULL) return; /* a build without the learned classifiers */
+  CHECK_STATUS(mcpc_rerank_json(c,
+                                "{\"query\": \"write a python function to sort a list\", "
+                                "\"documents\": [\"tell me a joke about cats\", \"write a python "
+                                "function to sort a list\", \"thanks!!!\"], \"top_n\": 2}",
+                                MCPC_NTS, NULL, &json, &err),
+               MCPC_OK, err);
+  const char* start = "{\"results\":[{\"index\":";
+  CHECK(json != NULL && strncmp(json, start, strlen(start)) == 0);
+  CHECK(json != NULL && strstr(json, "relevance_score") != NULL);
+  /* top_n 2: two results. */
+  int results = 0;
+  for (const char* p = json; p != NULL && (p = strstr(p, "\"index\"")) != NULL; ++p) ++results;
+  CHECK(results == 2);
+  mcpc_string_free(json);
+  json = NULL;
+  CHECK_STATUS(
+      mcpc_rerank_json(c, "{\"query\": \"q\", \"documents\": [\"a\", \"b\", \"c\", \"d\"]}",
+                       MCPC_NTS, NULL, &json, &err),
+      MCPC_ERR_INVALID_TEXT, err);
+  CHECK(strstr(mcpc_error_message(err), "documents has 4 passages; the limit is 3") != NULL);
+  mcpc_error_free(err);
+  err = NULL;
+  CHECK_STATUS(mcpc_rerank_json(c, "[]", MCPC_NTS, NULL, &json, &err), MCPC_ERR_INVALID_TEXT, err);
+  mcpc_error_free(err);
+  err = NULL;
+  mcpc_classify_options options = {0};
+  options.flags = MCPC_JSON_PROBABILITIES;
+  CHECK_STATUS(mcpc_rerank_json(c, request, MCPC_NTS, &options, &json, &err),
+               MCPC_ERR_INVALID_ARGUMENT, err);
   mcpc_error_free(err);
   mcpc_classifier_free(c);
 }
@@ -1140,6 +1206,7 @@ int main(void) {
   test_host_classifier();
   test_admission();
   test_pairs();
+  test_rerank();
   test_server_tools();
   test_stdio();
   test_http();

@@ -43,6 +43,13 @@ def sequence(committed, made, file):
         assert model["ids"] == other["ids"] and model.get("max_tokens") == other.get("max_tokens"), name
         for row, other_row in zip(model["logits"], other["logits"], strict=True):
             close(row, other_row)
+    if "reranker" in committed:  # pair-reference.json's cross-encoder
+        a, b = committed["reranker"], made["reranker"]
+        assert a["documents"] == b["documents"], file
+        for qa, qb in zip(a["queries"], b["queries"], strict=True):
+            assert qa["query"] == qb["query"], file
+            close(qa["logits"], qb["logits"])
+            close(qa["scores"], qb["scores"])
 
 
 def token(committed, made, file):

@@ -16,6 +16,11 @@ rebuilt from their seeds (the committed checkpoints hold the same weights):
 
 One padded batch of all pairs, checked against the pairs one by one.
 
+And a cross-encoder reranker, bert-reranker/: bert-f32's encoder under a 1-label head, its
+config.json as sentence-transformers' CrossEncoder publishes one (id2label {"0": "LABEL_0"}, no
+problem_type, sentence_transformers.activation_fn Sigmoid), scored for two queries against every
+text: the logits and CrossEncoder.predict's scores, sigmoid(logit).
+
 usage: /usr/bin/python3 tests/transformers/make_pair_fixtures.py [--out DIR]
 The output is the same on every run (ctest transformers.fixtures_reproduce).
 """
@@ -68,8 +73,46 @@ def run(model, encoded, pad_id):
         return model(ids, mask, types)
 
 
+class Reranker(base.SequenceClassifier):
+    """bert-f32's classifier with the 1-output head of a cross-encoder."""
+
+    def __init__(self, vocab_size, pad_id):
+        super().__init__(vocab_size, False, pad_id)
+        self.head = torch.nn.Linear(base.HIDDEN, 1)
+
+
+def write_reranker(vocab, pad_id):
+    """bert-reranker/ and its reference: RERANK_QUERIES against every text."""
+    model = Reranker(len(vocab), pad_id).eval()
+    base.randomise(model, 37)
+    with torch.no_grad():
+        model.head.bias.add_(4.5)  # scores on both sides of 0.5
+    base.write_fixture("bert-reranker", vocab, base.SPECIALS_BERT, False, model, "F32")
+    c = base.config(vocab, False, pad_id)
+    del c["problem_type"]
+    c["id2label"], c["label2id"] = {"0": "LABEL_0"}, {"LABEL_0": 0}
+    c["sentence_transformers"] = {"activation_fn": "torch.nn.modules.activation.Sigmoid",
+                                  "version": "4.1.0"}
+    (base.OUT / "bert-reranker" / "config.json").write_text(json.dumps(c, indent=2) + "\n")
+    out = {"queries": [], "documents": base.TEXTS}
+    for q in RERANK_QUERIES:
+        encoded = [encode_pair(q, d, vocab) for d in base.TEXTS]
+        logits = run(model, encoded, pad_id)[:, 0]
+        single = torch.cat([run(model, [e], pad_id)[:, 0] for e in encoded])
+        assert (logits - single).abs().max() < 5e-5, "reranker: batch differs from one by one"
+        out["queries"].append({"query": q, "logits": logits.tolist(),
+                               "scores": torch.sigmoid(logits).tolist()})
+        print(f"reranker, query {q!r}: logits {logits.min():.2f} .. {logits.max():.2f}")
+    return out
+
+
+RERANK_QUERIES = ["write a python function to sort a list",
+                  "How do I fix this SQL query error: table not found"]
+
+
 def main():
     out = base.output_dir()
+    base.OUT = out
     vocab = base.vocabulary(base.SPECIALS_BERT)
     pad_id = vocab["[PAD]"]
     n = len(base.TEXTS)
@@ -93,6 +136,7 @@ def main():
             "type_ids": [t for _, t in encoded], "logits": batch.tolist()}
         print(f"{name}: {len(pairs)} pairs, longest {max(len(i) for i, _ in encoded)} tokens, "
               f"|logit| max {batch.abs().max():.2f}")
+    reference["reranker"] = write_reranker(vocab, pad_id)
     (out / "pair-reference.json").write_text(json.dumps(reference) + "\n")
 
 

@@ -148,6 +148,15 @@ class Result:
 
 
 @dataclass(frozen=True)
+class RankedDocument:
+    """One document's place in a reranking: its position in the request's documents, its
+    relevance (higher is better) and, when asked for, its text."""
+    index: int
+    relevance_score: float
+    document: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Category:
     name: str
     description: str
@@ -343,6 +352,28 @@ class Classifier(_Handle):
             _check(lib.mcpc_classify_pair_json(h, first, len(first), second, len(second),
                                                byref(options), byref(out), byref(err)), err)
         return _take_string(out)
+
+    def rerank_json(self, request_json: str) -> str:
+        """The rerank tool's answer, {"results": [{index, relevance_score, document?}]}, to its
+        arguments {"query", "documents", "top_n"?, "return_documents"?}. Raises Error
+        (INVALID_ARGUMENT) when the classifier is no cross-encoder reranker."""
+        request = request_json.encode("utf-8", "surrogatepass")
+        out, err = c_void_p(), c_void_p()
+        with _Use(self) as h:
+            _check(lib.mcpc_rerank_json(h, request, len(request), None, byref(out), byref(err)),
+                   err)
+        return _take_string(out)
+
+    def rerank(self, query: str, documents: Sequence[str], top_n: Optional[int] = None,
+               return_documents: bool = False) -> List[RankedDocument]:
+        """`documents` scored for `query` by the cross-encoder, best first (rerank_json)."""
+        request: Dict[str, object] = {"query": query, "documents": list(documents),
+                                      "return_documents": return_documents}
+        if top_n is not None:
+            request["top_n"] = top_n
+        answer = json.loads(self.rerank_json(json.dumps(request)))
+        return [RankedDocument(r["index"], r["relevance_score"],
+                               r.get("document", {}).get("text")) for r in answer["results"]]
 
     def classify_batch(self, texts: Sequence[str], probabilities: bool = False) -> List[Result]:
         encoded = [t.encode("utf-8", "surrogatepass") for t in texts]

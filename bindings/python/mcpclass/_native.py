@@ -92,6 +92,8 @@ _SIGNATURES = {
     "mcpc_classify_json": (c_int, [c_void_p, c_char_p, c_size_t, c_uint, _out, _err]),
     "mcpc_classify_pair_json": (c_int, [c_void_p, c_char_p, c_size_t, c_char_p, c_size_t,
                                         POINTER(mcpc_classify_options), _out, _err]),
+    "mcpc_rerank_json": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(mcpc_classify_options),
+                                 _out, _err]),
     "mcpc_classify_batch": (c_int, [c_void_p, POINTER(c_char_p), POINTER(c_size_t), c_size_t,
                                     _out, _err]),
     "mcpc_classifier_categories": (c_int, [c_void_p, _out, _err]),

@@ -53,6 +53,13 @@ class BatchingClassifier final : public Classifier {
                                              const ClassifyOptions& options) const override {
     return inner_->classify_pairs(pairs, options);
   }
+  /// Rerankings go to the inner classifier as they come, never cached.
+  bool reranks() const override { return inner_->reranks(); }
+  std::vector<RerankScore> rerank(std::string_view query,
+                                  std::span<const std::string_view> passages,
+                                  const ClassifyOptions& options) const override {
+    return inner_->rerank(query, passages, options);
+  }
   std::string kind() const override { return inner_->kind(); }
   bool cacheable() const override { return inner_->cacheable(); }
   std::string model_id() const override { return inner_->model_id(); }

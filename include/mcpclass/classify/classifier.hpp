@@ -36,6 +36,15 @@ struct TextPair {
   std::string_view text_pair;
 };
 
+/// A passage's relevance to a query, as a cross-encoder reranker scores it.
+struct RerankScore {
+  /// The logit through the checkpoint's activation (sentence-transformers' CrossEncoder's:
+  /// sigmoid unless its config names another), so higher is more relevant.
+  double score = 0.0;
+  double logit =
+      0.0;  ///< The model's one output as it is (text-embeddings-inference's raw_scores).
+};
+
 /// Chooses one of categories() for a text.
 ///
 /// Thread-safety: every const member may be called concurrently from any thread. classify() may
@@ -66,6 +75,16 @@ class Classifier {
   /// this classifier classifies one text.
   virtual std::vector<Classification> classify_pairs(std::span<const TextPair> pairs,
                                                      const ClassifyOptions& options) const;
+  /// Whether rerank() scores passages: a cross-encoder reranker (kind transformer over a 1-label
+  /// sequence classifier, e.g. BAAI/bge-reranker-base). A reranker has one output, no
+  /// distribution: its classify() and classify_pairs() throw ClassifyError saying so.
+  virtual bool reranks() const { return false; }
+  /// Score i for passages[i] against `query`, each pair encoded as classify_pairs() encodes it
+  /// (query first). The default throws ClassifyError naming kind(): this classifier does not
+  /// rerank.
+  virtual std::vector<RerankScore> rerank(std::string_view query,
+                                          std::span<const std::string_view> passages,
+                                          const ClassifyOptions& options) const;
   /// Short identifier of the implementation, e.g. "rules".
   virtual std::string kind() const = 0;
   /// Whether a result may be reused for the same text and options (server.cache). False when

@@ -43,6 +43,9 @@ struct ServerSettings {
   std::string version = kVersion;
   /// Longest accepted `text`, in characters (Unicode code points).
   std::size_t max_text_length = util::limits::kMaxTextLength;
+  /// Passages one reranking may score (the `rerank` tool, POST /rerank, mcpc_rerank_json); more
+  /// are refused before any is scored. Each is a text of at most max_text_length.
+  std::size_t max_rerank_documents = 128;
   /// `server.http` as written: checked when the document is read, turned into the transport's
   /// options (secrets resolved) by transport::server::read_http_server_options(), which documents
   /// the keys. Kept as written so printing a configuration never shows a secret.

@@ -118,7 +118,7 @@ BertConfig read_bert_config(const std::string& dir, BertHead head) {
                              "position_embedding_type '" + pos + "' is not supported (absolute)");
   b.labels = checkpoint::checkpoint_labels(c, b.file);
   if (head != BertHead::sequence) return b;  // problem_type applies to sequence heads only
-  checkpoint::require_single_label_head(c, b.file, b.labels.size());
+  checkpoint::check_sequence_head(c, b.file, b.labels.size());
   return b;
 }
 

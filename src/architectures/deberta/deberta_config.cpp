@@ -141,7 +141,7 @@ DebertaConfig read_deberta_config(const std::string& dir, BertHead head) {
   }
   d.labels = checkpoint::checkpoint_labels(c, d.file);
   if (head == BertHead::token) return d;
-  checkpoint::require_single_label_head(c, d.file, d.labels.size());
+  checkpoint::check_sequence_head(c, d.file, d.labels.size());
   return d;
 }
 

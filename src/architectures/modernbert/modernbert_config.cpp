@@ -178,7 +178,7 @@ ModernBertConfig read_modernbert_config(const std::string& dir, BertHead head) {
   if (head == BertHead::none) return m;  // a base model's labels mean nothing
   m.labels = checkpoint::checkpoint_labels(c, m.file);
   if (head == BertHead::token) return m;  // problem_type applies to sequence heads only
-  checkpoint::require_single_label_head(c, m.file, m.labels.size());
+  checkpoint::check_sequence_head(c, m.file, m.labels.size());
   return m;
 }
 

@@ -110,11 +110,12 @@ struct HttpClassifyClassifier::Impl {
         engine(options.timeout, options.ca_file, util::limits::kMaxClientMessageBytes, 8),
         guard(options, where) {}
 
-  std::vector<double> attempt(std::string_view text, const detail::OutgoingTrace& trace) {
+  // `inputs`: a text, or a sentence pair {"text", "text_pair"}.
+  std::vector<double> attempt(boost::json::value inputs, const detail::OutgoingTrace& trace) {
     net::HttpRequest request;
     request.method = "POST";
     request.target = url.target;
-    request.body = boost::json::serialize(boost::json::object{{"inputs", text}});
+    request.body = boost::json::serialize(boost::json::object{{"inputs", std::move(inputs)}});
     request.timeout = options.timeout;
     request.headers = headers;
     for (auto& header : trace.headers()) request.headers.push_back(std::move(header));
@@ -138,13 +139,29 @@ const classify::CategorySet& HttpClassifyClassifier::categories() const {
 
 classify::Classification HttpClassifyClassifier::classify(
     std::string_view text, const classify::ClassifyOptions& options) const {
+  return answer(text, boost::json::string(text), options);
+}
+
+std::vector<classify::Classification> HttpClassifyClassifier::classify_pairs(
+    std::span<const classify::TextPair> pairs, const classify::ClassifyOptions& options) const {
+  std::vector<classify::Classification> out;
+  out.reserve(pairs.size());
+  for (const auto& p : pairs)
+    out.push_back(
+        answer(p.text, boost::json::object{{"text", p.text}, {"text_pair", p.text_pair}}, options));
+  return out;
+}
+
+classify::Classification HttpClassifyClassifier::answer(
+    std::string_view text, boost::json::value inputs,
+    const classify::ClassifyOptions& options) const {
   const detail::OutgoingTrace trace(options);
-  auto scores = detail::traced_call(trace, "POST " + impl_->url.target,
-                                    {{"mcpclass.endpoint", impl_->where}}, [&] {
-                                      std::vector<double> out;
-                                      impl_->guard.call([&] { out = impl_->attempt(text, trace); });
-                                      return out;
-                                    });
+  auto scores = detail::traced_call(
+      trace, "POST " + impl_->url.target, {{"mcpclass.endpoint", impl_->where}}, [&] {
+        std::vector<double> out;
+        impl_->guard.call([&] { out = impl_->attempt(inputs, trace); });
+        return out;
+      });
   const auto& categories = impl_->categories;
   classify::Classification c =
       classify::make_classification(text, categories, std::move(scores), impl_->policy);

@@ -20,6 +20,8 @@ using Clock = std::chrono::steady_clock;
 struct RemoteClassifier::Impl {
   RemoteClassifierOptions options;
   std::string tool;
+  std::atomic<bool> pairs{false};    // the tool's inputSchema has text_pair
+  std::atomic<bool> reranks{false};  // the server has a rerank tool
   std::atomic<bool> categories_dirty{false};
   detail::ToolSession session;
 
@@ -40,8 +42,28 @@ struct RemoteClassifier::Impl {
 
   // After each (re)connect: the tool to call and the categories.
   void discover() {
-    tool = discover_classification_tool(session.list_tools(), options.tool);
+    const auto tools = session.list_tools();
+    tool = discover_classification_tool(tools, options.tool);
+    pairs = tool_takes(tools, tool, "text_pair");
+    reranks = tool_takes(tools, "rerank", "documents");
     fetch_categories();
+  }
+
+  // Whether `tools` has `name` with `property` in its inputSchema: a server that would ignore
+  // an argument its schema does not declare must not be sent one.
+  static bool tool_takes(const json::array& tools, std::string_view name,
+                         std::string_view property) {
+    for (const auto& t : tools) {
+      const auto* o = t.if_object();
+      const auto* n = o != nullptr ? o->if_contains("name") : nullptr;
+      if (n == nullptr || !n->is_string() || n->get_string() != name) continue;
+      const auto* schema = o->if_contains("inputSchema");
+      const auto* props = schema != nullptr && schema->is_object()
+                              ? schema->get_object().if_contains("properties")
+                              : nullptr;
+      return props != nullptr && props->is_object() && props->get_object().contains(property);
+    }
+    return false;
   }
 
   void fetch_categories() {
@@ -76,10 +98,12 @@ struct RemoteClassifier::Impl {
     }
   }
 
-  classify::Classification attempt(std::string_view text, const json::object& meta) {
+  classify::Classification attempt(std::string_view text, std::optional<std::string_view> pair,
+                                   const json::object& meta) {
     maybe_refresh();
-    const json::object result =
-        session.call_tool(tool, json::object{{"text", text}, {"with_probabilities", true}}, meta);
+    json::object arguments{{"text", text}, {"with_probabilities", true}};
+    if (pair) arguments["text_pair"] = *pair;
+    const json::object result = session.call_tool(tool, std::move(arguments), meta);
     std::shared_ptr<const classify::CategorySet> cats;
     std::size_t count;
     {
@@ -96,9 +120,10 @@ struct RemoteClassifier::Impl {
     }
   }
 
-  classify::Classification classify(std::string_view text, const json::object& meta) {
+  classify::Classification classify(std::string_view text, std::optional<std::string_view> pair,
+                                    const json::object& meta) {
     std::optional<classify::Classification> out;
-    session.call([&] { out = attempt(text, meta); });
+    session.call([&] { out = attempt(text, pair, meta); });
     std::lock_guard lock(mutex);
     last_model = out->model;
     return std::move(*out);
@@ -127,7 +152,54 @@ classify::Classification RemoteClassifier::classify(
   return detail::traced_call(
       trace, "tools/call",
       {{"mcp.method.name", "tools/call"}, {"mcpclass.endpoint", impl_->session.where()}},
-      [&] { return impl_->classify(text, trace.meta()); });
+      [&] { return impl_->classify(text, std::nullopt, trace.meta()); });
+}
+
+bool RemoteClassifier::takes_pairs() const {
+  return impl_->pairs;
+}
+
+std::vector<classify::Classification> RemoteClassifier::classify_pairs(
+    std::span<const classify::TextPair> pairs, const classify::ClassifyOptions& options) const {
+  if (!impl_->pairs)
+    throw classify::ClassifyError("the remote tool " + impl_->tool + " at " +
+                                  impl_->session.where() +
+                                  " takes no text_pair: its server classifies one text");
+  std::vector<classify::Classification> out;
+  out.reserve(pairs.size());
+  for (const auto& pair : pairs) {
+    const detail::OutgoingTrace trace(options);
+    out.push_back(detail::traced_call(
+        trace, "tools/call",
+        {{"mcp.method.name", "tools/call"}, {"mcpclass.endpoint", impl_->session.where()}},
+        [&] { return impl_->classify(pair.text, pair.text_pair, trace.meta()); }));
+  }
+  return out;
+}
+
+bool RemoteClassifier::reranks() const {
+  return impl_->reranks;
+}
+
+std::vector<classify::RerankScore> RemoteClassifier::rerank(
+    std::string_view query, std::span<const std::string_view> passages,
+    const classify::ClassifyOptions& options) const {
+  if (!impl_->reranks) return Classifier::rerank(query, passages, options);
+  json::array documents;
+  for (const auto passage : passages) documents.emplace_back(passage);
+  const detail::OutgoingTrace trace(options);
+  return detail::traced_call(
+      trace, "tools/call",
+      {{"mcp.method.name", "tools/call"}, {"mcpclass.endpoint", impl_->session.where()}}, [&] {
+        std::vector<classify::RerankScore> out;
+        impl_->session.call([&] {
+          const auto result = impl_->session.call_tool(
+              "rerank", json::object{{"query", query}, {"documents", documents}}, trace.meta());
+          out =
+              detail::parse_rerank_scores(detail::tool_payload(result, "rerank"), passages.size());
+        });
+        return out;
+      });
 }
 
 json::object RemoteClassifier::info() const {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace mcpclass::remote::detail {
 
@@ -23,6 +24,12 @@ classify::CategorySet parse_categories(const json::object& payload, const std::s
 
 /// Validates a classify_text payload against the first `remote_count` categories and turns it
 /// into a Classification over `categories`; applies the threshold. Throws RemoteInvalidResult.
+/// A rerank tool's `{"results": [{index, relevance_score}]}` as scores in passage order
+/// (score and logit both the relevance_score). Throws RemoteInvalidResult unless it ranks each
+/// of the `documents` passages exactly once with a finite score.
+std::vector<classify::RerankScore> parse_rerank_scores(const json::object& payload,
+                                                       std::size_t documents);
+
 classify::Classification parse_classification(const json::object& payload,
                                               const classify::CategorySet& categories,
                                               std::size_t remote_count, double threshold,

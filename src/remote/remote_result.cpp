@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <vector>
 
 namespace mcpclass::remote::detail {
 
@@ -52,6 +54,32 @@ json::object tool_payload(const json::object& result, std::string_view tool) {
         fmt::format("{} failed: {}", tool,
                     e->is_string() ? std::string(e->get_string()) : json::serialize(*e)));
   return v.get_object();
+}
+
+std::vector<classify::RerankScore> parse_rerank_scores(const json::object& payload,
+                                                       std::size_t documents) {
+  const auto* results = payload.if_contains("results");
+  if (results == nullptr || !results->is_array()) invalid("rerank: results is not a list");
+  if (results->get_array().size() != documents)
+    invalid(
+        fmt::format("rerank: {} results for {} documents", results->get_array().size(), documents));
+  std::vector<std::optional<double>> scores(documents);
+  for (const auto& r : results->get_array()) {
+    const auto* o = r.if_object();
+    const auto* index = o != nullptr ? o->if_contains("index") : nullptr;
+    const auto* score = o != nullptr ? o->if_contains("relevance_score") : nullptr;
+    if (index == nullptr || !index->is_int64() || index->get_int64() < 0 ||
+        static_cast<std::size_t>(index->get_int64()) >= documents || score == nullptr)
+      invalid("rerank: a result without an index among the documents and a relevance_score");
+    auto& slot = scores[static_cast<std::size_t>(index->get_int64())];
+    if (slot) invalid(fmt::format("rerank: document {} ranked twice", index->get_int64()));
+    slot = number(*score, "rerank: relevance_score");
+    if (!std::isfinite(*slot)) invalid("rerank: relevance_score is not finite");
+  }
+  std::vector<classify::RerankScore> out;
+  out.reserve(documents);
+  for (const auto& s : scores) out.push_back({*s, *s});
+  return out;
 }
 
 classify::CategorySet parse_categories(const json::object& payload, const std::string& fallback,

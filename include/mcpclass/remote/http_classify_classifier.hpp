@@ -33,6 +33,13 @@ class HttpClassifyClassifier : public classify::Classifier {
   classify::Classification classify(std::string_view text,
                                     const classify::ClassifyOptions& options) const override;
   using classify::Classifier::classify;
+  /// The contract's pair input, `{"inputs": {"text", "text_pair"}}` (the Hugging Face
+  /// pipeline's), one POST per pair: whether the peer's model takes pairs is the peer's to say
+  /// (a 4xx refusal is thrown as RemoteProtocolError with its body).
+  bool takes_pairs() const override { return true; }
+  std::vector<classify::Classification> classify_pairs(
+      std::span<const classify::TextPair> pairs,
+      const classify::ClassifyOptions& options) const override;
   std::string kind() const override { return "remote"; }
   bool cacheable() const override { return false; }
   /// {kind, model, index_size, protocol, endpoint, calls, failures, retries, circuit[,
@@ -40,6 +47,10 @@ class HttpClassifyClassifier : public classify::Classifier {
   json::object info() const override;
 
  private:
+  // The answer to one POST of `inputs` (`text` is the first text, for the routing policy).
+  classify::Classification answer(std::string_view text, boost::json::value inputs,
+                                  const classify::ClassifyOptions& options) const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

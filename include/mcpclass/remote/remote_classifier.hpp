@@ -205,6 +205,20 @@ class RemoteClassifier : public classify::Classifier {
   classify::Classification classify(std::string_view text,
                                     const classify::ClassifyOptions& options) const override;
   using classify::Classifier::classify;
+  /// Whether the server's classification tool declares `text_pair` in its inputSchema (read at
+  /// each connect); classify_pairs() sends each pair as one call with it, and throws
+  /// ClassifyError without it (a server would ignore an undeclared argument).
+  bool takes_pairs() const override;
+  std::vector<classify::Classification> classify_pairs(
+      std::span<const classify::TextPair> pairs,
+      const classify::ClassifyOptions& options) const override;
+  /// Whether the server has a `rerank` tool taking `documents` (an mcpclass serve over a
+  /// cross-encoder). rerank() calls it once with every passage; each score's logit is the
+  /// server's relevance_score too (the tool does not send logits).
+  bool reranks() const override;
+  std::vector<classify::RerankScore> rerank(
+      std::string_view query, std::span<const std::string_view> passages,
+      const classify::ClassifyOptions& options) const override;
   std::string kind() const override { return "remote"; }
   bool cacheable() const override { return false; }
   json::object info() const override;

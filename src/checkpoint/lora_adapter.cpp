@@ -187,10 +187,11 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
-// W += scaling · B·A (out × in), or its transpose for an embedding (W is num × dim, A is r × num,
-// B is dim × r). One row of B·A at a time, accumulated in double: memory stays O(row).
-void merge(const LoraConfig& c, const std::string& adapter_file, const std::string& module,
-           const Factors& f, const SafeTensors& adapter, CheckpointTensors& base) {
+// The update of `module` after its checks: both factors finite matrices of rank r whose product
+// has the shape of the base's `module.weight`.
+LoraUpdate checked_update(const LoraConfig& c, const std::string& adapter_file,
+                          const std::string& module, const Factors& f, SafeTensors& adapter,
+                          const CheckpointTensors& base) {
   const auto& a = finite(adapter_file, f.a, adapter.tensors.at(f.a));
   const auto& b = finite(adapter_file, f.b, adapter.tensors.at(f.b));
   const std::string target = module + ".weight";
@@ -206,26 +207,35 @@ void merge(const LoraConfig& c, const std::string& adapter_file, const std::stri
   if (b.shape[1] != c.r)
     bad(adapter_file, "tensor '" + f.b + "' has rank " + std::to_string(b.shape[1]) + " but '" +
                           c.file + "' says r " + std::to_string(c.r));
-  auto& w = it->second;
   const std::vector<std::int64_t> want =
       f.embedding ? std::vector{a.shape[1], b.shape[0]} : std::vector{b.shape[0], a.shape[1]};
-  if (w.shape != want)
+  if (it->second.shape != want)
     bad(adapter_file, "tensors '" + f.a + "' and '" + f.b + "' make a " + shape_text(want) +
-                          " update but '" + target + "' is " + shape_text(w.shape));
-  const auto rows = static_cast<std::size_t>(b.shape[0]);
-  const auto cols = static_cast<std::size_t>(a.shape[1]);
-  const auto rank = static_cast<std::size_t>(c.r);
+                          " update but '" + target + "' is " + shape_text(it->second.shape));
+  return {module, std::move(adapter.tensors.at(f.a)), std::move(adapter.tensors.at(f.b)),
+          f.embedding};
+}
+
+// W += scaling · B·A (out × in), or its transpose for an embedding (W is num × dim, A is r × num,
+// B is dim × r). One row of B·A at a time, accumulated in double: memory stays O(row).
+void merge(double scaling, const std::string& adapter_file, const LoraUpdate& u,
+           CheckpointTensors& base) {
+  const std::string target = u.module + ".weight";
+  auto& w = base.tensors.tensors.at(target);
+  const auto rows = static_cast<std::size_t>(u.b.shape[0]);
+  const auto cols = static_cast<std::size_t>(u.a.shape[1]);
+  const auto rank = static_cast<std::size_t>(u.a.shape[0]);
   std::vector<double> row(cols);
   for (std::size_t i = 0; i < rows; ++i) {
     std::fill(row.begin(), row.end(), 0.0);
     for (std::size_t k = 0; k < rank; ++k) {
-      const double bik = b.values[i * rank + k];
-      const float* ak = a.values.data() + k * cols;
+      const double bik = u.b.values[i * rank + k];
+      const float* ak = u.a.values.data() + k * cols;
       for (std::size_t j = 0; j < cols; ++j) row[j] += bik * ak[j];
     }
     for (std::size_t j = 0; j < cols; ++j) {
-      auto& v = f.embedding ? w.values[j * rows + i] : w.values[i * cols + j];
-      v = static_cast<float>(v + c.scaling * row[j]);
+      auto& v = u.embedding ? w.values[j * rows + i] : w.values[i * cols + j];
+      v = static_cast<float>(v + scaling * row[j]);
     }
   }
   base.file_of[target] = adapter_file;
@@ -233,14 +243,17 @@ void merge(const LoraConfig& c, const std::string& adapter_file, const std::stri
 
 }  // namespace
 
-void merge_lora_adapter(const std::string& adapter_dir, CheckpointTensors& base,
-                        const std::function<void(std::uint64_t)>& on_tensor) {
+LoraAdapter read_lora_adapter(const std::string& adapter_dir, const CheckpointTensors& base,
+                              const std::function<void(std::uint64_t)>& on_tensor) {
   const auto c = read_config(adapter_dir);
   const auto file = (std::filesystem::path(adapter_dir) / "adapter_model.safetensors").string();
   if (!std::filesystem::exists(file))
     throw classify::ClassifyError("'" + adapter_dir + "' has no adapter_model.safetensors");
   auto adapter = read_safetensors(file, on_tensor);
   std::map<std::string, Factors> factors;
+  LoraAdapter out;
+  out.file = file;
+  out.scaling = c.scaling;
   std::vector<std::pair<std::string, std::string>> replaced;  // adapter key → base name
   for (const auto& [key, t] : adapter.tensors) {
     if (!key.starts_with(kPrefix))
@@ -260,12 +273,6 @@ void merge_lora_adapter(const std::string& adapter_dir, CheckpointTensors& base,
     replaced.emplace_back(key, name);
   }
   if (factors.empty() && replaced.empty()) bad(file, "holds no tensors");
-  // A module saved whole may be new to the base (a classification head trained on a bare
-  // encoder): the architecture then checks its shape like any other tensor.
-  for (const auto& [key, name] : replaced) {
-    base.tensors.tensors[name] = std::move(adapter.tensors.at(key));
-    base.file_of[name] = file;
-  }
   for (const auto& [module, f] : factors) {
     const auto& present = f.a.empty() ? f.b : f.a;
     if (f.a.empty() || f.b.empty())
@@ -274,8 +281,26 @@ void merge_lora_adapter(const std::string& adapter_dir, CheckpointTensors& base,
     if (!targeted(c, module))
       bad(file, "tensor '" + f.a + "' adapts module '" + module + "', which target_modules of '" +
                     c.file + "' does not name");
-    merge(c, file, module, f, adapter, base);
+    out.updates.push_back(checked_update(c, file, module, f, adapter, base));
   }
+  for (const auto& [key, name] : replaced)
+    out.replaced.emplace_back(name, std::move(adapter.tensors.at(key)));
+  return out;
+}
+
+void merge_lora_adapter(LoraAdapter adapter, CheckpointTensors& base) {
+  // A module saved whole may be new to the base (a classification head trained on a bare
+  // encoder): the architecture then checks its shape like any other tensor.
+  for (auto& [name, tensor] : adapter.replaced) {
+    base.tensors.tensors[name] = std::move(tensor);
+    base.file_of[name] = adapter.file;
+  }
+  for (const auto& u : adapter.updates) merge(adapter.scaling, adapter.file, u, base);
+}
+
+void merge_lora_adapter(const std::string& adapter_dir, CheckpointTensors& base,
+                        const std::function<void(std::uint64_t)>& on_tensor) {
+  merge_lora_adapter(read_lora_adapter(adapter_dir, base, on_tensor), base);
 }
 
 }  // namespace mcpclass::checkpoint

@@ -16,8 +16,35 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mcpclass::checkpoint {
+
+/// One adapted module's factors, as PEFT stores them.
+struct LoraUpdate {
+  std::string module;  ///< The base module, e.g. bert.encoder.layer.0.attention.self.query
+  SafeTensor a;        ///< lora_A: r × in (an embedding's: r × num)
+  SafeTensor b;        ///< lora_B: out × r (an embedding's: dim × r)
+  bool embedding = false;
+};
+
+/// An adapter read and checked against its base, not merged: what several adapters over one
+/// base keep beside it.
+struct LoraAdapter {
+  std::string file;      ///< Its adapter_model.safetensors, for messages.
+  double scaling = 0.0;  ///< lora_alpha / r, or / √r with use_rslora.
+  std::vector<LoraUpdate> updates;
+  /// Tensors saved whole (modules_to_save, trained biases), by the base's name.
+  std::vector<std::pair<std::string, SafeTensor>> replaced;
+};
+
+/// Reads `adapter_dir` and checks it against `base`, throwing as merge_lora_adapter() does.
+LoraAdapter read_lora_adapter(const std::string& adapter_dir, const CheckpointTensors& base,
+                              const std::function<void(std::uint64_t)>& on_tensor = {});
+
+/// Merges a read adapter into `base` (its tensors then attributed to the adapter file).
+void merge_lora_adapter(LoraAdapter adapter, CheckpointTensors& base);
 
 /// Reads `adapter_dir` and merges it into `base` in place (merged or replaced tensors are then
 /// attributed to the adapter file in `base.file_of`). Throws ClassifyError naming the file and

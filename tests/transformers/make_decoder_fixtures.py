@@ -44,8 +44,9 @@ byte-level mapping, merges by rank; Gemma's "▁" replacement with byte fallback
 
 The reference (decoder-sentence-reference.json) holds per fixture the texts, and per variant the
 token ids and embeddings: "plain" (no prompt), "query" (the "query" prompt prepended to the text
-before tokenization, as SentenceTransformer.encode(prompt_name="query") does), and for Gemma
-"causal" (use_bidirectional_attention false).
+before tokenization, as SentenceTransformer.encode(prompt_name="query") does), "layers2_dims32"
+(2D Matryoshka: hidden_states[2], no final norm, pooled, through the Dense modules, its first 32
+values L2-normalized), and for Gemma "causal" (use_bidirectional_attention false).
 
 usage: /usr/bin/python3 tests/transformers/make_decoder_fixtures.py [--out DIR]
 The output is byte-for-byte the same on every run (seeded).
@@ -299,10 +300,12 @@ def rope(theta, positions):
 
 
 class Decoder:
-    """Gemma3TextModel (gemma=True) or Qwen3Model, eval mode, on the tensors of `w`."""
+    """Gemma3TextModel (gemma=True) or Qwen3Model, eval mode, on the tensors of `w`; with
+    `layers` < LAYERS, output_hidden_states' hidden_states[layers] (no final norm: transformers
+    applies it after the last layer only)."""
 
-    def __init__(self, w, cfg, gemma):
-        self.w, self.cfg, self.gemma = w, cfg, gemma
+    def __init__(self, w, cfg, gemma, layers=LAYERS):
+        self.w, self.cfg, self.gemma, self.layers = w, cfg, gemma, layers
 
     def mask(self, T, pad, sliding):
         """masking_utils' mask for one text: True where query q may attend to key kv."""
@@ -327,7 +330,7 @@ class Decoder:
             x = x * torch.tensor(HIDDEN ** 0.5, dtype=torch.float32)
         positions = torch.arange(T)
         types = c["layer_types"]
-        for i in range(LAYERS):
+        for i in range(self.layers):
             p = f"layers.{i}."
             sliding = types[i] == "sliding_attention"
             if g:
@@ -365,7 +368,7 @@ class Decoder:
             if g:
                 h = rms_norm(h, w[p + "post_feedforward_layernorm.weight"], g)
             x = residual + h
-        return rms_norm(x, w["norm.weight"], g)
+        return rms_norm(x, w["norm.weight"], g) if self.layers == LAYERS else x
 
 
 def bf16(t):
@@ -460,7 +463,9 @@ def last_token_pool(tokens, mask):
     return torch.gather(tokens * expanded, 1, gather).squeeze(dim=1)
 
 
-def embed(model, encoded, pad_id, left, pool, dense):
+def embed(model, encoded, pad_id, left, pool, dense, dims=0):
+    """The sentence embeddings; with `dims`, the first dims values L2-normalized again
+    (SentenceTransformer's truncate_dim, then the unit vectors the classifiers compare)."""
     ids, mask = pad_batch(encoded, pad_id, left)
     with torch.no_grad():
         x = pool(model.forward(ids, mask), mask)
@@ -468,13 +473,14 @@ def embed(model, encoded, pad_id, left, pool, dense):
             x = x @ weight.T + (bias if bias is not None else 0.0)
             if tanh:
                 x = torch.tanh(x)
-        return torch.nn.functional.normalize(x, p=2, dim=1)
+        x = torch.nn.functional.normalize(x, p=2, dim=1)
+        return torch.nn.functional.normalize(x[:, :dims], p=2, dim=1) if dims else x
 
 
-def embeddings_checked(model, encoded, pad_id, left, pool, dense):
-    batch = embed(model, encoded, pad_id, left, pool, dense)
+def embeddings_checked(model, encoded, pad_id, left, pool, dense, dims=0):
+    batch = embed(model, encoded, pad_id, left, pool, dense, dims)
     for i, e in enumerate(encoded):
-        single = embed(model, [e], pad_id, left, pool, dense)[0]
+        single = embed(model, [e], pad_id, left, pool, dense, dims)[0]
         assert (batch[i] - single).abs().max() < 1e-5, ("batch differs from the text alone", i)
     return batch
 
@@ -512,12 +518,15 @@ def write_common(d, tokenizer, cfg, weights, prompts, pooling_mode, extra_module
 
 
 def variants(models, tok, pad_id, left, pool, dense):
-    """Per variant (name, model, prompt) its token ids and embeddings."""
+    """Per variant (name, model, prompt[, dims]) its token ids and embeddings; a 2D Matryoshka
+    variant also its layers and dimensions."""
     out = {}
-    for name, model, prompt in models:
+    for name, model, prompt, *dims in models:
         encoded = [tok.encode(prepared(t, prompt)) for t in TEXTS]
         out[name] = {"prompt": prompt, "ids": encoded,
-                     "embeddings": embeddings_checked(model, encoded, pad_id, left, pool, dense).tolist()}
+                     "embeddings": embeddings_checked(model, encoded, pad_id, left, pool, dense, *dims).tolist()}
+        if dims:
+            out[name].update(layers=model.layers, dimensions=dims[0])
     return out
 
 
@@ -546,7 +555,9 @@ def gemma_fixture(root):
     dense = [(dense_in, None, False), (dense_out, dense_bias, True)]
     model = Decoder(weights, cfg, True)
     causal = Decoder(weights, dict(cfg, use_bidirectional_attention=False), True)
-    return variants([("plain", model, ""), ("query", model, GEMMA_PROMPTS["query"]), ("causal", causal, "")],
+    cut = Decoder(weights, cfg, True, layers=2)
+    return variants([("plain", model, ""), ("query", model, GEMMA_PROMPTS["query"]), ("causal", causal, ""),
+                     ("layers2_dims32", cut, "", 32)],
                     tok, 0, False, mean_pool, dense)
 
 
@@ -557,7 +568,8 @@ def qwen_fixture(root):
     weights = decoder_weights(20260603, vocab, False)
     write_common(root / QWEN, tok, cfg, weights, QWEN_PROMPTS, "lasttoken", [("2_Normalize", "Normalize")])
     model = Decoder(weights, dict(cfg, layer_types=qwen_layer_types(cfg)), False)
-    return variants([("plain", model, ""), ("query", model, QWEN_PROMPTS["query"])],
+    cut = Decoder(weights, dict(cfg, layer_types=qwen_layer_types(cfg)), False, layers=2)
+    return variants([("plain", model, ""), ("query", model, QWEN_PROMPTS["query"]), ("layers2_dims32", cut, "", 32)],
                     tok, tok.vocab["<|endoftext|>"], True, last_token_pool, [])
 
 

@@ -1,9 +1,9 @@
 // Gemma 3 (embeddinggemma's layout: bidirectional, mean pooling, two Dense modules) and Qwen3
 // (Qwen3-Embedding's: causal, last-token pooling) sentence-transformers directories against the
 // PyTorch reference of tests/transformers/make_decoder_fixtures.py: token ids and embeddings with
-// and without a prompt, Gemma causal, batches against texts one by one, int8 and bf16 on every
-// kernel set, prompts chosen by name, inspection, damaged checkpoints refused by name, and an
-// embedding_knn classifier over a fixture.
+// and without a prompt, Gemma causal, 2D Matryoshka cuts, batches against texts one by one, int8
+// and bf16 on every kernel set, prompts chosen by name, inspection, damaged checkpoints refused by
+// name, and an embedding_knn classifier over a fixture.
 #include "mcpclass/learned/learned_classifier.hpp"
 
 #ifdef MCPCLASS_WITH_LEARNED
@@ -105,6 +105,21 @@ TEST_CASE("sentence transformers: Gemma 3 and Qwen3 decoders match the PyTorch r
   tt::set_json(dir + "/config.json", "use_bidirectional_attention", false);
   check_variant(options_for(dir), kGemma, "causal", 1e-4);
   fs::remove_all(dir);
+}
+
+TEST_CASE("sentence transformers: 2D Matryoshka layers and dimensions of a decoder") {
+  for (const auto& fixture : {kGemma, kQwen}) {
+    CAPTURE(fixture);
+    const auto v = variant(fixture, "layers2_dims32");
+    auto o = options_for(tt::fixture(fixture));
+    o.layers = v.at("layers").to_number<std::size_t>();
+    o.dimensions = v.at("dimensions").to_number<std::size_t>();
+    check_variant(o, fixture, "layers2_dims32", 1e-4);
+    const auto out = inspect_checkpoint(
+        tt::fixture(fixture), {.adapter = {}, .layers = 2, .dimensions = 32, .prompt = {}});
+    CHECK(std::string(out.at("compute").as_string()).find("no final RMSNorm") != std::string::npos);
+    CHECK(out.at("dimensions") == json::object{{"kept", 32}, {"of", 48}});
+  }
 }
 
 TEST_CASE("sentence transformers: a decoder batch equals its texts one by one") {

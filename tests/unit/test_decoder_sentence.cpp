@@ -217,6 +217,11 @@ TEST_CASE("sentence transformers: a decoder's prompt is chosen by name") {
                                      .as_object());
     CHECK(c.classifier.learned.prompt == "query");
     CHECK(c.classifier.learned.to_json("embedding_knn").at("prompt").as_string() == "query");
+    const auto r = config::config_from_json(
+        json::parse(R"({"routing": {"embedding_model": {"encoder": "e", "prompt": "query"}}})")
+            .as_object());
+    REQUIRE(r.router.embedding_model.has_value());
+    CHECK(r.router.embedding_model->prompt == "query");
   }
   SUBCASE("an encoder that is not a sentence-transformers directory") {
     auto o = options_for(tt::fixture("bert-f32") + "/model.safetensors", "query");

@@ -21,8 +21,8 @@
                    Qwen2-style byte-level BPE (NFC, the Qwen2 split regex, <|endoftext|> appended by
                    TemplateProcessing); its "query" instruction prompt.
 
-Small shapes: hidden 48, 4 heads over 2 key/value heads of head_dim 16 (heads × head_dim = 64,
-not hidden), intermediate 64, 3 layers, sliding windows of 8 (Gemma) and 6 (Qwen3) tokens, shorter
+Small shapes: hidden 32, 4 heads over 2 key/value heads of head_dim 16 (heads × head_dim = 64,
+not hidden), intermediate 48, 3 layers, sliding windows of 8 (Gemma) and 6 (Qwen3) tokens, shorter
 than the long texts. Weights are seeded random values rounded to bfloat16 and stored as BF16 (as
 both models are published), the reference computing in float32 from the same values.
 
@@ -44,8 +44,8 @@ byte-level mapping, merges by rank; Gemma's "▁" replacement with byte fallback
 
 The reference (decoder-sentence-reference.json) holds per fixture the texts, and per variant the
 token ids and embeddings: "plain" (no prompt), "query" (the "query" prompt prepended to the text
-before tokenization, as SentenceTransformer.encode(prompt_name="query") does), "layers2_dims32"
-(2D Matryoshka: hidden_states[2], no final norm, pooled, through the Dense modules, its first 32
+before tokenization, as SentenceTransformer.encode(prompt_name="query") does), "layers2_dims16"
+(2D Matryoshka: hidden_states[2], no final norm, pooled, through the Dense modules, its first 16
 values L2-normalized), and for Gemma "causal" (use_bidirectional_attention false).
 
 usage: /usr/bin/python3 tests/transformers/make_decoder_fixtures.py [--out DIR]
@@ -60,11 +60,11 @@ import torch
 
 import make_fixtures as base
 
-HIDDEN = 48
+HIDDEN = 32
 HEADS = 4
 KV_HEADS = 2
 HEAD_DIM = 16
-INTERMEDIATE = 64
+INTERMEDIATE = 48
 LAYERS = 3
 MAX_SEQ_LENGTH = 64
 EPS = 1e-6
@@ -557,7 +557,7 @@ def gemma_fixture(root):
     causal = Decoder(weights, dict(cfg, use_bidirectional_attention=False), True)
     cut = Decoder(weights, cfg, True, layers=2)
     return variants([("plain", model, ""), ("query", model, GEMMA_PROMPTS["query"]), ("causal", causal, ""),
-                     ("layers2_dims32", cut, "", 32)],
+                     ("layers2_dims16", cut, "", 16)],
                     tok, 0, False, mean_pool, dense)
 
 
@@ -569,7 +569,7 @@ def qwen_fixture(root):
     write_common(root / QWEN, tok, cfg, weights, QWEN_PROMPTS, "lasttoken", [("2_Normalize", "Normalize")])
     model = Decoder(weights, dict(cfg, layer_types=qwen_layer_types(cfg)), False)
     cut = Decoder(weights, dict(cfg, layer_types=qwen_layer_types(cfg)), False, layers=2)
-    return variants([("plain", model, ""), ("query", model, QWEN_PROMPTS["query"]), ("layers2_dims32", cut, "", 32)],
+    return variants([("plain", model, ""), ("query", model, QWEN_PROMPTS["query"]), ("layers2_dims16", cut, "", 16)],
                     tok, tok.vocab["<|endoftext|>"], True, last_token_pool, [])
 
 

@@ -110,15 +110,15 @@ TEST_CASE("sentence transformers: Gemma 3 and Qwen3 decoders match the PyTorch r
 TEST_CASE("sentence transformers: 2D Matryoshka layers and dimensions of a decoder") {
   for (const auto& fixture : {kGemma, kQwen}) {
     CAPTURE(fixture);
-    const auto v = variant(fixture, "layers2_dims32");
+    const auto v = variant(fixture, "layers2_dims16");
     auto o = options_for(tt::fixture(fixture));
     o.layers = v.at("layers").to_number<std::size_t>();
     o.dimensions = v.at("dimensions").to_number<std::size_t>();
-    check_variant(o, fixture, "layers2_dims32", 1e-4);
+    check_variant(o, fixture, "layers2_dims16", 1e-4);
     const auto out = inspect_checkpoint(
-        tt::fixture(fixture), {.adapter = {}, .layers = 2, .dimensions = 32, .prompt = {}});
+        tt::fixture(fixture), {.adapter = {}, .layers = 2, .dimensions = 16, .prompt = {}});
     CHECK(std::string(out.at("compute").as_string()).find("no final RMSNorm") != std::string::npos);
-    CHECK(out.at("dimensions") == json::object{{"kept", 32}, {"of", 48}});
+    CHECK(out.at("dimensions") == json::object{{"kept", 16}, {"of", 32}});
   }
 }
 
@@ -245,12 +245,12 @@ TEST_CASE("sentence transformers: model inspect describes a Gemma 3 and a Qwen3 
   CHECK(gemma.at("sliding_layers").to_number<int>() == 2);
   CHECK(gemma.at("pooling").as_string() == "mean");
   CHECK(gemma.at("dense").as_array().size() == 2);
-  CHECK(gemma.at("dense").as_array()[0].as_string() == "48 → 96, no bias, Identity");
+  CHECK(gemma.at("dense").as_array()[0].as_string() == "32 → 64, no bias, Identity");
   CHECK(gemma.at("prompt").as_string() == "task: search result | query: ");
   CHECK(gemma.at("prompts").as_object().size() == 3);
   CHECK(gemma.at("default_prompt_name").is_null());
   CHECK(gemma.at("tokenizer").at("model").as_string() == "BPE");
-  CHECK(std::string(gemma.at("compute").as_string()).find("a Dense 96 → 48, Tanh") !=
+  CHECK(std::string(gemma.at("compute").as_string()).find("a Dense 64 → 32, Tanh") !=
         std::string::npos);
   const auto qwen = inspect_checkpoint(tt::fixture(kQwen));
   CHECK(qwen.at("architecture").as_string() == "Qwen3Model");
@@ -275,8 +275,8 @@ TEST_CASE("sentence transformers: a damaged decoder checkpoint is refused by nam
     }
     SUBCASE("a tensor of the wrong shape") {
       auto& t = file.tensors.at("layers.0.self_attn.k_proj.weight");
-      t.shape = {64, 48};  // as many key heads as query heads: not this config's 2
-      t.values.resize(64 * 48, 0.0f);
+      t.shape = {64, 32};  // as many key heads as query heads: not this config's 2
+      t.values.resize(64 * 32, 0.0f);
       tt::write_file(weights, checkpoint::safetensors_bytes(file));
       CHECK(load_error(dir).find("layers.0.self_attn.k_proj.weight") != std::string::npos);
     }
@@ -329,8 +329,8 @@ TEST_CASE("sentence transformers: a damaged decoder checkpoint is refused by nam
           std::string::npos);
   }
   SUBCASE("a Dense whose in_features is not the width before it") {
-    tt::set_json(dir + "/3_Dense/config.json", "in_features", 48);
-    CHECK(load_error(dir).find("in_features 48 is not the width before it, 96") !=
+    tt::set_json(dir + "/3_Dense/config.json", "in_features", 32);
+    CHECK(load_error(dir).find("in_features 32 is not the width before it, 64") !=
           std::string::npos);
   }
   SUBCASE("a Dense without its bias") {

@@ -67,25 +67,20 @@ SentenceTransformerModel::Loaded SentenceTransformerModel::load(
   auto st = read_sentence_transformer_config(dir);
   const auto c = checkpoint::read_checkpoint_config(st.transformer_dir);
   const auto file = (std::filesystem::path(st.transformer_dir) / "config.json").string();
-  const bool modern = checkpoint::config_string(c, file, "model_type", "") == "modernbert";
+  const auto type = checkpoint::config_string(c, file, "model_type", "");
   BaseConfig base;
   std::size_t hidden = 0, layers = 0;
-  if (is_decoder_model_type(checkpoint::config_string(c, file, "model_type", ""))) {
-    auto m = read_decoder_config(st.transformer_dir);
+  const auto keep = [&](auto m) {
     hidden = m.hidden;
     layers = m.layers;
     base = std::move(m);
-  } else if (modern) {
-    auto m = read_modernbert_config(st.transformer_dir, BertHead::none);
-    hidden = m.hidden;
-    layers = m.layers;
-    base = std::move(m);
-  } else {
-    auto b = read_bert_config(st.transformer_dir, BertHead::none);
-    hidden = b.hidden;
-    layers = b.layers;
-    base = std::move(b);
-  }
+  };
+  if (is_decoder_model_type(type))
+    keep(read_decoder_config(st.transformer_dir));
+  else if (type == "modernbert")
+    keep(read_modernbert_config(st.transformer_dir, BertHead::none));
+  else
+    keep(read_bert_config(st.transformer_dir, BertHead::none));
   if (st.pooling.word_embedding_dimension != hidden)
     checkpoint::config_error(
         st.pooling_file,

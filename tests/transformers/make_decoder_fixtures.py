@@ -304,8 +304,9 @@ class Decoder:
     `layers` < LAYERS, output_hidden_states' hidden_states[layers] (no final norm: transformers
     applies it after the last layer only)."""
 
-    def __init__(self, w, cfg, gemma, layers=LAYERS):
-        self.w, self.cfg, self.gemma, self.layers = w, cfg, gemma, layers
+    def __init__(self, w, cfg, gemma, layers=None):
+        self.w, self.cfg, self.gemma = w, cfg, gemma
+        self.layers = LAYERS if layers is None else layers
 
     def mask(self, T, pad, sliding):
         """masking_utils' mask for one text: True where query q may attend to key kv."""

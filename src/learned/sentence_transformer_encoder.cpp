@@ -77,11 +77,15 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
                           std::to_string(model_.vocab()));
     prepare_ = text_preparation(model_.config().do_lower_case);
     prompt_ = model_.config().prompt(options.prompt);
-    // Pooling without the prompt's tokens (INSTRUCTOR's include_prompt false) is not computed.
-    if (!prompt_.empty() && !model_.config().include_prompt)
-      throw ClassifyError("'" + model_.config().pooling_file +
-                          "': include_prompt false (pooling without the prompt's tokens) is not "
-                          "supported; choose a model whose Pooling includes the prompt");
+    if (!prompt_.empty() && !model_.config().include_prompt) {
+      // SentenceTransformer._get_prompt_length: the prompt tokenized alone (prepared as a text
+      // is), less a special token the post-processor appends (an EOS), so the BOS counts.
+      tokenizers::hf::NormalizedText alone(prompt_, 0);
+      prepare_->normalize(alone);
+      const auto p = tokenizer_->encode(alone.text());
+      prompt_tokens_ = p.ids.size();
+      if (!p.special_tokens_mask.empty() && p.special_tokens_mask.back() != 0) --prompt_tokens_;
+    }
     model_id_ = directory_id(model_, prompt_);
   }
 
@@ -112,7 +116,7 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
           std::vector<architectures::BertInput> inputs;
           inputs.reserve(rows.size());
           for (const auto* r : rows) inputs.push_back({*r, {}});
-          return model_.embeddings(inputs, options_.threads, true);
+          return model_.embeddings(inputs, options_.threads, true, prompt_tokens_);
         },
         progress);
   }
@@ -123,6 +127,7 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::unique_ptr<tokenizers::hf::Normalizer> prepare_;
   std::string prompt_;
+  std::size_t prompt_tokens_ = 0;  ///< Left out of the pooling (include_prompt false).
   std::string model_id_;
 };
 

@@ -46,7 +46,9 @@ The reference (decoder-sentence-reference.json) holds per fixture the texts, and
 token ids and embeddings: "plain" (no prompt), "query" (the "query" prompt prepended to the text
 before tokenization, as SentenceTransformer.encode(prompt_name="query") does), "layers2_dims16"
 (2D Matryoshka: hidden_states[2], no final norm, pooled, through the Dense modules, its first 16
-values L2-normalized), and for Gemma "causal" (use_bidirectional_attention false).
+values L2-normalized), and for Gemma "causal" (use_bidirectional_attention false) and
+"query_without_prompt" (the "query" prompt with Pooling's include_prompt false: its tokens left
+out of the mean).
 
 usage: /usr/bin/python3 tests/transformers/make_decoder_fixtures.py [--out DIR]
 The output is byte-for-byte the same on every run (seeded).
@@ -557,7 +559,18 @@ def gemma_fixture(root):
     model = Decoder(weights, cfg, True)
     causal = Decoder(weights, dict(cfg, use_bidirectional_attention=False), True)
     cut = Decoder(weights, cfg, True, layers=2)
-    return variants([("plain", model, ""), ("query", model, GEMMA_PROMPTS["query"]), ("causal", causal, ""),
+    # Pooling's include_prompt false: attention_mask[:, :prompt_length] = 0 before pooling, the
+    # length from SentenceTransformer._get_prompt_length (the stripped prompt tokenized alone, less
+    # the <eos> its post-processor appends; Gemma's tokenizer pads on the right).
+    prompt_length = len(tok.encode(GEMMA_PROMPTS["query"].strip())) - 1
+
+    def without_prompt(tokens, mask):
+        mask = mask.clone()
+        mask[:, :prompt_length] = 0
+        return mean_pool(tokens, mask)
+
+    out = variants([("query_without_prompt", model, GEMMA_PROMPTS["query"])], tok, 0, False, without_prompt, dense)
+    return out | variants([("plain", model, ""), ("query", model, GEMMA_PROMPTS["query"]), ("causal", causal, ""),
                      ("layers2_dims16", cut, "", 16)],
                     tok, 0, False, mean_pool, dense)
 

@@ -178,7 +178,8 @@ std::size_t SentenceTransformerModel::max_tokens() const {
 }
 
 std::vector<float> SentenceTransformerModel::embeddings(std::span<const BertInput> inputs,
-                                                        std::size_t threads, bool normalize) const {
+                                                        std::size_t threads, bool normalize,
+                                                        std::size_t prompt_tokens) const {
   // Texts of no tokens (a tokenizer without special tokens, an empty text) are left out of the
   // forward pass: Pooling's clamped mean of nothing is zero.
   std::vector<BertInput> present;
@@ -193,7 +194,7 @@ std::vector<float> SentenceTransformerModel::embeddings(std::span<const BertInpu
   if (present.empty()) return out;
   const auto states =
       std::visit([&](const auto& e) { return e.hidden_states(present, threads); }, encoder_);
-  auto pooled = pool_sentences(states, config_.pooling);
+  auto pooled = pool_sentences(states, config_.pooling, config_.include_prompt ? 0 : prompt_tokens);
   std::size_t width = config_.pooling.dimension();
   if (!dense_.empty()) {
     // Each text's vector at the start of its own row block, as it would be alone (bert_model.cpp).

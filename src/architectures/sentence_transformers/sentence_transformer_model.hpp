@@ -70,8 +70,10 @@ class SentenceTransformerModel {
   /// (pass config().normalize for the model's own output; a cut embedding is renormalized
   /// only when `normalize`). A text of no tokens gets zeros. A
   /// batch gives every text exactly its single-text result. `threads`: OpenMP threads.
+  /// `prompt_tokens`: with Pooling's include_prompt false, the tokens of the prompt every text
+  /// starts with, left out of the pooling (sentence_pooling.hpp); 0 otherwise.
   std::vector<float> embeddings(std::span<const BertInput> inputs, std::size_t threads,
-                                bool normalize) const;
+                                bool normalize, std::size_t prompt_tokens = 0) const;
 
   /// Sizes, modules and what is computed, for `mcpclass model inspect`.
   boost::json::object describe() const;

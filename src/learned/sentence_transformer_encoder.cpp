@@ -71,7 +71,10 @@ class SentenceTransformerEncoder final : public TokenSentenceEncoder {
     tokenizers::TokenizerOptions t;
     t.max_length = max_tokens_;
     tokenizer_ = tokenizers::open_text_tokenizer(file, t);
-    if (tokenizer_->vocab_size() > model_.vocab())
+    // A decoder's tokenizer may hold added tokens past its embeddings (Gemma 3's text models keep
+    // the multimodal tokenizer's <image_soft_token>): the ids a text gives are checked as it is
+    // encoded instead, as indexing the embeddings would fail in transformers too.
+    if (tokenizer_->vocab_size() > model_.vocab() && !model_.decoder())
       throw ClassifyError("'" + file + "' has " + std::to_string(tokenizer_->vocab_size()) +
                           " tokens but '" + model_.config_file() + "' vocab_size is " +
                           std::to_string(model_.vocab()));

@@ -233,6 +233,29 @@ TEST_CASE("sentence transformers: a decoder's prompt is chosen by name") {
   fs::remove_all(dir);
 }
 
+TEST_CASE(
+    "sentence transformers: a decoder's tokenizer may hold added tokens past its embeddings") {
+  const auto dir = tt::copy_of(kGemma, "decoder-added-token");
+  auto doc = json::parse(tt::read_file(dir + "/tokenizer.json")).as_object();
+  const auto vocab = json::parse(tt::read_file(dir + "/config.json")).at("vocab_size").as_int64();
+  doc["added_tokens"].as_array().push_back(json::object{{"id", vocab},
+                                                        {"content", "<image_soft_token>"},
+                                                        {"single_word", false},
+                                                        {"lstrip", false},
+                                                        {"rstrip", false},
+                                                        {"normalized", false},
+                                                        {"special", true}});
+  tt::write_file(dir + "/tokenizer.json", json::serialize(doc));
+  const auto encoder = load_sentence_encoder(options_for(dir));
+  CHECK(encoder->encode(texts()) ==
+        load_sentence_encoder(options_for(tt::fixture(kGemma)))->encode(texts()));
+  const std::string image = "look: <image_soft_token>";
+  const auto outside = "token id " + std::to_string(vocab) + " is outside";
+  CHECK_THROWS_WITH_AS(encoder->encode(std::span(&image, 1)), doctest::Contains(outside.c_str()),
+                       ClassifyError);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("sentence transformers: model inspect describes a Gemma 3 and a Qwen3 directory") {
   const auto gemma = inspect_checkpoint(
       tt::fixture(kGemma), {.adapter = {}, .layers = 0, .dimensions = 0, .prompt = "query"});

@@ -55,6 +55,8 @@ class SentenceTransformerModel {
   const std::string& config_file() const;
   /// Token ids the model embeds: every id is below it.
   std::size_t vocab() const;
+  /// The Transformer is a decoder-only model (Gemma 3, Qwen3).
+  bool decoder() const { return std::holds_alternative<DecoderConfig>(base_); }
   /// Encoder layers computed and the model's own count.
   std::size_t layers() const { return depth_.layers; }
   std::size_t model_layers() const { return model_layers_; }

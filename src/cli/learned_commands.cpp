@@ -88,6 +88,9 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       ->add_option("--dimensions", o.inspect_options.dimensions,
                    "Sentence encoders (2D Matryoshka): keep the first D values, renormalized")
       ->check(CLI::Range(1, 65'536));
+  o.inspect->add_option("--prompt", o.inspect_options.prompt,
+                        "Sentence encoders: the prompt (config_sentence_transformers.json) an "
+                        "encoder of prompt: NAME prepends");
   o.pull = model->add_subcommand(
       "pull",
       "Download a checkpoint from the Hugging Face Hub into its cache (~/.cache/huggingface/hub, "

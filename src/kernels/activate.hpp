@@ -5,7 +5,8 @@
 // depends on that value alone.
 //
 // GELU is 0.5 · x · (1 + erf(x / √2)) with erf by Abramowitz & Stegun 7.1.26 (|error| ≤ 1.5e-7)
-// and exp by exp_lane.hpp; the tanh GELU takes tanh(u) as (1 − e) / (1 + e), e = exp(−2|u|).
+// and exp by exp_lane.hpp; the tanh GELU takes tanh(u) as (1 − e) / (1 + e), e = exp(−2|u|);
+// SiLU (Qwen3's MLP) is x · sigmoid(x) with e = exp(−|x|), so exp never overflows.
 // Measured on the 2-core AVX2 EPYC against erf and tanh in double, every 1/8192 over [−10, 10]:
 // |error| ≤ 1.8e-7 · max(1, |x|) (GELU) and 1.3e-7 · max(1, |x|) (tanh GELU); one BERT-base FFN
 // activation of 128 tokens (128 × 3072 values, 1 thread) in 0.40 ms, where oneDNN's eltwise kernel,
@@ -23,7 +24,7 @@
 
 namespace mcpclass::kernels {
 
-enum class HiddenActivation { gelu, gelu_tanh, relu };
+enum class HiddenActivation { gelu, gelu_tanh, relu, silu };
 
 /// Columns [first, last) of `rows` rows of x (`ld` apart) ← a(x), on the calling thread alone.
 /// Thread-safety: pure.
@@ -63,6 +64,11 @@ inline float gelu_tanh_lane(float x) {
   const float tanh = std::copysign((1.0f - e) / (1.0f + e), u);
   return (0.5f * x) * (1.0f + tanh);
 }
+inline float silu_lane(float x) {
+  const float e = exp_lane(-std::fabs(x));
+  const float sigmoid = (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+  return x * sigmoid;
+}
 inline float relu_lane(float x) {
   return 0.0f > x ? 0.0f : x;  // a NaN stays NaN, as vmaxps(0, x) keeps its second operand
 }
@@ -72,6 +78,8 @@ inline float activation_lane(HiddenActivation a, float x) {
       return gelu_lane(x);
     case HiddenActivation::gelu_tanh:
       return gelu_tanh_lane(x);
+    case HiddenActivation::silu:
+      return silu_lane(x);
     case HiddenActivation::relu:
       break;
   }
@@ -87,6 +95,8 @@ void with_activation(HiddenActivation a, F&& f) {
       return f(std::integral_constant<HiddenActivation, HiddenActivation::gelu>{});
     case HiddenActivation::gelu_tanh:
       return f(std::integral_constant<HiddenActivation, HiddenActivation::gelu_tanh>{});
+    case HiddenActivation::silu:
+      return f(std::integral_constant<HiddenActivation, HiddenActivation::silu>{});
     case HiddenActivation::relu:
       break;
   }

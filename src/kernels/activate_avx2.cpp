@@ -43,11 +43,20 @@ MCPCLASS_ISA("avx2,fma") inline __m256 gelu_tanh8(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(one, tanh));
 }
 
+MCPCLASS_ISA("avx2,fma") inline __m256 silu8(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp8(_mm256_or_ps(x, _mm256_set1_ps(-0.0f)));  // exp(−|x|)
+  const __m256 numerator =
+      _mm256_blendv_ps(one, e, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+  return _mm256_mul_ps(x, _mm256_div_ps(numerator, _mm256_add_ps(one, e)));
+}
+
 template <HiddenActivation kA>
 MCPCLASS_ISA("avx2,fma")
 inline __m256 apply8(__m256 x) {
   if constexpr (kA == HiddenActivation::gelu) return gelu8(x);
   if constexpr (kA == HiddenActivation::gelu_tanh) return gelu_tanh8(x);
+  if constexpr (kA == HiddenActivation::silu) return silu8(x);
   return _mm256_max_ps(_mm256_setzero_ps(), x);  // (0 > x) ? 0 : x, as relu_lane
 }
 

@@ -28,9 +28,12 @@ RopeFrequencies rope_frequencies(const RopeSettings& s, std::size_t head_dim) {
   const std::size_t half = head_dim / 2;
   RopeFrequencies f;
   f.inverse.resize(half);
-  if (s.type == RopeSettings::Type::plain) {
-    for (std::size_t i = 0; i < half; ++i)
+  if (s.type != RopeSettings::Type::yarn) {
+    const auto factor = static_cast<float>(s.type == RopeSettings::Type::linear ? s.factor : 1.0);
+    for (std::size_t i = 0; i < half; ++i) {
       f.inverse[i] = 1.0f / position_frequency(s.theta, i, head_dim);
+      if (s.type == RopeSettings::Type::linear) f.inverse[i] /= factor;
+    }
     return f;
   }
   // YaRN: frequencies that turn fewer than beta_slow times over the original context are

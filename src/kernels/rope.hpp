@@ -1,7 +1,7 @@
 // Internal: rotary position embeddings (RoPE) as transformers computes them: the inverse
-// frequencies of the default and YaRN rope types (modeling_rope_utils.py) and their application
-// to a head's query and key with rotate_half (the GPT-NeoX layout: dimension i pairs with
-// i + head_dim/2). Thread-safety: pure functions.
+// frequencies of the default, linear and YaRN rope types (modeling_rope_utils.py) and their
+// application to a head's query and key with rotate_half (the GPT-NeoX layout: dimension i pairs
+// with i + head_dim/2). Thread-safety: pure functions.
 #pragma once
 
 #include <cstddef>
@@ -11,9 +11,10 @@ namespace mcpclass::kernels {
 
 /// One RoPE's parameters: a `rope_parameters` entry, or rope_theta plus `rope_scaling`.
 struct RopeSettings {
-  enum class Type { plain, yarn };
+  enum class Type { plain, linear, yarn };
   Type type = Type::plain;
   double theta = 10000.0;
+  // linear: the default frequencies divided by factor (_compute_linear_scaling_rope_parameters).
   // YaRN (_compute_yarn_parameters): attention_factor < 0 means the default
   // 0.1 · ln(factor) + 1 (or mscale / mscale_all_dim when both are given).
   double factor = 1.0;

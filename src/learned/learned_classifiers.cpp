@@ -43,6 +43,7 @@ EncoderOptions encoder_options(const LearnedSettings& s) {
   o.kernels = s.kernels;
   o.layers = s.layers;
   o.dimensions = s.dimensions;
+  o.prompt = s.prompt;
   return o;
 }
 

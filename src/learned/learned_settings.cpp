@@ -123,6 +123,7 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
   if (kind == "embedding_knn" || kind == "trained_head") {
     positive("layers", s.layers, 1000);
     positive("dimensions", s.dimensions, 65'536);
+    non_empty("prompt", s.prompt);
   }
   if (kind == "embedding_knn") {
     non_empty("examples", s.examples);
@@ -174,6 +175,7 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
   if (!kernels.empty()) o["kernels"] = kernels;
   if (layers != 0) o["layers"] = layers;
   if (dimensions != 0) o["dimensions"] = dimensions;
+  if (!prompt.empty()) o["prompt"] = prompt;
   if (kind == "embedding_knn") {
     o["examples"] = examples;
     if (!index.empty()) o["index"] = index;

@@ -27,6 +27,10 @@ std::shared_ptr<const SentenceEncoder> load_sentence_encoder(const EncoderOption
     throw classify::ClassifyError("'" + options.encoder_path +
                                   "' is not a sentence-transformers directory: layers and "
                                   "dimensions (2D Matryoshka) apply to those only");
+  if (!options.prompt.empty())
+    throw classify::ClassifyError("'" + options.encoder_path +
+                                  "' is not a sentence-transformers directory: prompt names one "
+                                  "of its config_sentence_transformers.json prompts");
   if (detail::is_native_encoder_file(options.encoder_path))
     return detail::load_native_use_lite(options);
   return detail::load_text_model(options, true, "sentence encoder");

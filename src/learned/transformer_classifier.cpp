@@ -242,6 +242,8 @@ json::object inspect_sentence_transformer(const std::string& dir, const InspectO
   json::object out{{"architecture", model.architecture()},
                    {"sentence_transformers", model.config().modules_file}};
   for (auto& [key, value] : model.describe()) out[key] = value;
+  // The text an encoder of `prompt:` would prepend (checked: an unknown name is refused).
+  out["prompt"] = model.config().prompt(options.prompt);
   out["tokenizer"] = describe_tokenizer(model.config().transformer_dir);
   return out;
 }
@@ -268,9 +270,9 @@ json::object inspect_checkpoint(const std::string& dir, const InspectOptions& op
                           "to a kind transformer checkpoint");
     return detail::inspect_sentence_transformer(dir, options, progress);
   }
-  if (options.layers != 0 || options.dimensions != 0)
+  if (options.layers != 0 || options.dimensions != 0 || !options.prompt.empty())
     throw ClassifyError("'" + dir + "' is not a sentence-transformers directory (modules.json): " +
-                        "--layers and --dimensions apply to sentence encoders");
+                        "--layers, --dimensions and --prompt apply to sentence encoders");
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture =
       checkpoint::config_architecture(checkpoint::read_checkpoint_config(dir), file);

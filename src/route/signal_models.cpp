@@ -24,6 +24,7 @@ std::shared_ptr<const learned::SentenceEncoder> embedding_encoder(const config::
     options.max_tokens = router.embedding_model->max_tokens;
     options.layers = router.embedding_model->layers;
     options.dimensions = router.embedding_model->dimensions;
+    options.prompt = router.embedding_model->prompt;
   } else if (config.classifier.kind == "embedding_knn" ||
              config.classifier.kind == "trained_head") {
     const auto& l = config.classifier.learned;
@@ -32,6 +33,7 @@ std::shared_ptr<const learned::SentenceEncoder> embedding_encoder(const config::
     options.max_tokens = l.max_tokens;
     options.layers = l.layers;
     options.dimensions = l.dimensions;
+    options.prompt = l.prompt;
     path = "classifier.encoder";
   } else {
     throw classify::ConfigError("routing.signals.embeddings",

@@ -425,6 +425,7 @@ RouterSettings RouterSettings::take_from(json::object& routing, const std::strin
     m.max_tokens = er.count("max_tokens", 1, 8192).value_or(m.max_tokens);
     m.layers = er.count("layers", 1, 1000).value_or(0);
     m.dimensions = er.count("dimensions", 1, 65'536).value_or(0);
+    m.prompt = er.string("prompt").value_or("");
     er.finish();
     s.embedding_model = std::move(m);
   }
@@ -452,6 +453,7 @@ void RouterSettings::to_json(json::object& routing) const {
                    {"max_tokens", embedding_model->max_tokens}};
     if (embedding_model->layers != 0) m["layers"] = embedding_model->layers;
     if (embedding_model->dimensions != 0) m["dimensions"] = embedding_model->dimensions;
+    if (!embedding_model->prompt.empty()) m["prompt"] = embedding_model->prompt;
     routing["embedding_model"] = std::move(m);
   }
   if (decisions.empty() && signals.keywords.empty() && signals.embeddings.empty() &&

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The committed fixtures are what make_fixtures.py, make_modernbert_fixtures.py,
 # make_lora_fixtures.py, make_token_fixtures.py, make_sentence_fixtures.py and
-# make_deberta_fixtures.py and make_pair_fixtures.py write: regenerate them in a temporary
+# make_deberta_fixtures.py, make_pair_fixtures.py and make_decoder_fixtures.py write: regenerate them in a temporary
 # directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
 # within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
 # AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
@@ -18,13 +18,15 @@ trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_sentence_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_deberta_fixtures.py" --out "$out"
 /usr/bin/python3 "$here/make_pair_fixtures.py" --out "$out"
+/usr/bin/python3 "$here/make_decoder_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
 # Every reference: the same texts, ids (and for token classification the same windows and
 # spans: labels, offsets, words), logits, scores and sentence embeddings within 1e-5.
 /usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json \
     lora_reference.json token_reference.json roberta-token-reference.json \
     modernbert-token-reference.json mmbert-token-reference.json sentence_reference.json \
-    mmbert-sentence-reference.json deberta-reference.json pair-reference.json <<'PY'
+    mmbert-sentence-reference.json deberta-reference.json pair-reference.json \
+    decoder-sentence-reference.json <<'PY'
 import json, sys
 worst = 0.0
 
@@ -76,9 +78,22 @@ def sentence(committed, made, file):
                 close(row, other)
 
 
+def decoder(committed, made, file):
+    assert committed["texts"] == made["texts"], file
+    for fixture in ("gemma3-sentence", "qwen3-sentence"):
+        assert committed[fixture].keys() == made[fixture].keys(), (file, fixture)
+        for name, variant in committed[fixture].items():
+            other = made[fixture][name]
+            assert variant["ids"] == other["ids"] and variant["prompt"] == other["prompt"], (file, name)
+            for row, other_row in zip(variant["embeddings"], other["embeddings"], strict=True):
+                close(row, other_row)
+
+
 for file in sys.argv[3:]:
     committed, made = (json.load(open(f"{d}/{file}", encoding="utf-8")) for d in sys.argv[1:3])
-    if "variants" in committed:
+    if "gemma3-sentence" in committed:
+        decoder(committed, made, file)
+    elif "variants" in committed:
         sentence(committed, made, file)
     else:
         (token if isinstance(committed["texts"][0], dict) else sequence)(committed, made, file)

@@ -1,6 +1,6 @@
-// The activations of the native encoders (kernels/activate.hpp): GELU and the tanh GELU against
-// their definitions in double, every kernel set the machine runs giving the portable bits, the
-// product's epilogue and the gated (GeGLU) form equal to the plain activation, NaN kept.
+// The activations of the native encoders (kernels/activate.hpp): GELU, the tanh GELU and SiLU
+// against their definitions in double, every kernel set the machine runs giving the portable bits,
+// the product's epilogue and the gated (GeGLU) form equal to the plain activation, NaN kept.
 #ifdef MCPCLASS_WITH_LEARNED
 
 #include "kernel_test_values.hpp"
@@ -68,12 +68,31 @@ TEST_CASE("activations: the GELUs within 3e-7 of their definitions, on every ker
   }
 }
 
+TEST_CASE("activations: SiLU within 3e-7 of its definition, on every kernel set") {
+  const auto xs = grid();
+  std::vector<float> portable = xs;
+  activate(KernelSet::portable, HiddenActivation::silu, portable.data(), portable.size());
+  for (const auto set : runnable_kernel_sets(detect_cpu_features())) {
+    CAPTURE(std::string(name(set)));
+    auto silu = xs;
+    activate(set, HiddenActivation::silu, silu.data(), silu.size());
+    double worst = 0.0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double x = xs[i];
+      worst = std::max(worst,
+                       std::fabs(silu[i] - x / (1.0 + std::exp(-x))) / std::max(1.0, std::fabs(x)));
+    }
+    CHECK(worst <= 3e-7);
+    CHECK(same_bits(silu, portable));
+  }
+}
+
 TEST_CASE("activations: a NaN stays NaN and +infinity stays +infinity") {
   const float nan = std::numeric_limits<float>::quiet_NaN(),
               inf = std::numeric_limits<float>::infinity();
   for (const auto set : runnable_kernel_sets(detect_cpu_features())) {
-    for (const auto a :
-         {HiddenActivation::gelu, HiddenActivation::gelu_tanh, HiddenActivation::relu}) {
+    for (const auto a : {HiddenActivation::gelu, HiddenActivation::gelu_tanh,
+                         HiddenActivation::relu, HiddenActivation::silu}) {
       CAPTURE(std::string(name(set)));
       CAPTURE(static_cast<int>(a));
       // Eight lanes and a tail: both paths see each value.

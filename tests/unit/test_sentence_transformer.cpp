@@ -50,13 +50,6 @@ std::vector<std::string> reference_texts() {
   return out;
 }
 
-std::vector<float> flat(const json::array& rows) {
-  std::vector<float> out;
-  for (const auto& row : rows)
-    for (const auto& v : row.as_array()) out.push_back(static_cast<float>(v.to_number<double>()));
-  return out;
-}
-
 // A copy of the fixture whose Pooling config and modules.json are those of reference variant
 // `name` (the committed fixture is mean_normalize).
 std::string variant_dir(const std::string& name) {
@@ -93,12 +86,6 @@ std::string load_error(const std::string& dir) {
   return "(loaded)";
 }
 
-void set_json(const std::string& file, const std::string& key, const json::value& value) {
-  auto c = json::parse(transformer_test::read_file(file)).as_object();
-  c[key] = value;
-  transformer_test::write_file(file, json::serialize(c));
-}
-
 }  // namespace
 
 TEST_CASE("sentence transformers: token ids and embeddings of every pooling match the reference") {
@@ -116,7 +103,7 @@ TEST_CASE("sentence transformers: token ids and embeddings of every pooling matc
     const auto& v = value.as_object();
     CHECK(model.config().normalize == v.at("normalize").as_bool());
     CHECK(model.max_tokens() == 48);
-    const auto want = flat(v.at("embeddings").as_array());
+    const auto want = transformer_test::flat_rows(v.at("embeddings").as_array());
     CHECK(model.dimension() * ids.size() == want.size());
     const auto got = model.embeddings(inputs_of(ids), 1, model.config().normalize);
     const double gap = transformer_test::max_abs_difference(got, want);
@@ -128,7 +115,8 @@ TEST_CASE("sentence transformers: token ids and embeddings of every pooling matc
   const auto texts = reference_texts();
   const double gap = transformer_test::max_abs_difference(
       encoder->encode(texts),
-      flat(ref.at("variants").at("mean_normalize").at("embeddings").as_array()));
+      transformer_test::flat_rows(
+          ref.at("variants").at("mean_normalize").at("embeddings").as_array()));
   MESSAGE("encoder: max |embedding − reference| = " << gap);
   CHECK(gap <= 1e-4);
   CHECK(encoder->dimension() == 64);
@@ -143,7 +131,8 @@ TEST_CASE("sentence transformers: a ModernBERT (mmBERT) base model matches the r
   CHECK(ids == transformer_test::reference_ids(ref));
   const auto got = encoder->encode(texts);
   const double gap = transformer_test::max_abs_difference(
-      got, flat(ref.at("variants").at("mean_normalize").at("embeddings").as_array()));
+      got, transformer_test::flat_rows(
+               ref.at("variants").at("mean_normalize").at("embeddings").as_array()));
   MESSAGE("ModernBERT encoder: max |embedding − reference| = " << gap);
   CHECK(gap <= 1e-4);
   CHECK(encoder->dimension() == 64);
@@ -177,8 +166,8 @@ TEST_CASE("sentence transformers: 2D Matryoshka layers and dimensions match the 
       const auto encoder = load_sentence_encoder(o);
       CHECK(encoder->dimension() == (o.dimensions == 0 ? 64 : o.dimensions));
       const auto got = encoder->encode(texts);
-      const double gap =
-          transformer_test::max_abs_difference(got, flat(v.at("embeddings").as_array()));
+      const double gap = transformer_test::max_abs_difference(
+          got, transformer_test::flat_rows(v.at("embeddings").as_array()));
       MESSAGE(fixture << " " << name << ": max |embedding − reference| = " << gap);
       CHECK(gap <= 1e-4);
       const auto first = encoder->encode(std::span(texts.data(), 1));
@@ -234,16 +223,17 @@ TEST_CASE("sentence transformers: Matryoshka settings are checked and shown") {
   }
   SUBCASE("model inspect says what was chosen") {
     const auto out = inspect_checkpoint(transformer_test::fixture(kModern),
-                                        {.adapter = {}, .layers = 2, .dimensions = 32});
+                                        {.adapter = {}, .layers = 2, .dimensions = 32, .prompt = {}});
     CHECK(out.at("layers") == json::object{{"computed", 2}, {"of", 3}});
     CHECK(out.at("dimensions") == json::object{{"kept", 32}, {"of", 64}});
     CHECK(out.at("dimension").to_number<int>() == 32);
     CHECK(std::string(out.at("compute").as_string()).find("no final LayerNorm") !=
           std::string::npos);
-    CHECK_THROWS_WITH_AS(inspect_checkpoint(transformer_test::fixture("bert-f32"),
-                                            {.adapter = {}, .layers = 1, .dimensions = 0}),
-                         doctest::Contains("--layers and --dimensions apply to sentence encoders"),
-                         ClassifyError);
+    CHECK_THROWS_WITH_AS(
+        inspect_checkpoint(transformer_test::fixture("bert-f32"),
+                           {.adapter = {}, .layers = 1, .dimensions = 0, .prompt = {}}),
+        doctest::Contains("--layers, --dimensions and --prompt apply to sentence encoders"),
+        ClassifyError);
   }
 }
 
@@ -276,7 +266,7 @@ TEST_CASE(
     transformer_test::set_config(
         dir, "representation_contract",
         json::object{{"version", 1}, {"intermediate_normalization", "final_norm"}});
-    const auto out = inspect_checkpoint(dir, {.adapter = {}, .layers = 2, .dimensions = 0});
+    const auto out = inspect_checkpoint(dir, {.adapter = {}, .layers = 2, .dimensions = 0, .prompt = {}});
     CHECK(std::string(out.at("compute").as_string()).find("final LayerNorm, then") !=
           std::string::npos);
     auto o = options_for(dir);
@@ -411,21 +401,21 @@ TEST_CASE("sentence transformers: a bad directory is a load error naming the fil
   const auto modules = dir + "/modules.json";
   const auto original_modules = transformer_test::read_file(modules);
   SUBCASE("an unknown pooling key") {
-    set_json(pooling, "pooling_mode_attention_tokens", true);
+    transformer_test::set_json(pooling, "pooling_mode_attention_tokens", true);
     CHECK(
         load_error(dir).find(pooling + "': unknown pooling key 'pooling_mode_attention_tokens'") !=
         std::string::npos);
   }
   SUBCASE("an unknown pooling_mode") {
-    set_json(pooling, "pooling_mode", "median");
+    transformer_test::set_json(pooling, "pooling_mode", "median");
     CHECK(load_error(dir).find("pooling_mode 'median' is not a pooling mode") != std::string::npos);
   }
   SUBCASE("no pooling mode") {
-    set_json(pooling, "pooling_mode_mean_tokens", false);
+    transformer_test::set_json(pooling, "pooling_mode_mean_tokens", false);
     CHECK(load_error(dir).find("no pooling_mode_* is true") != std::string::npos);
   }
   SUBCASE("a word_embedding_dimension other than hidden_size") {
-    set_json(pooling, "word_embedding_dimension", 384);
+    transformer_test::set_json(pooling, "word_embedding_dimension", 384);
     CHECK(load_error(dir).find(pooling + "': word_embedding_dimension 384 is not the "
                                          "Transformer's hidden_size 64") != std::string::npos);
   }
@@ -439,9 +429,9 @@ TEST_CASE("sentence transformers: a bad directory is a load error naming the fil
   }
   SUBCASE("a module this library does not compute") {
     auto m = json::parse(original_modules).as_array();
-    m[2].as_object()["type"] = "sentence_transformers.models.Dense";
+    m[2].as_object()["type"] = "sentence_transformers.models.LayerNorm";
     transformer_test::write_file(modules, json::serialize(m));
-    CHECK(load_error(dir).find("modules[2] is 'sentence_transformers.models.Dense'") !=
+    CHECK(load_error(dir).find("modules[2] is 'sentence_transformers.models.LayerNorm'") !=
           std::string::npos);
   }
   SUBCASE("a module path outside the directory") {

@@ -118,12 +118,26 @@ std::string load_error(const std::string& dir, const std::string& adapter = {}) 
   return "(loaded)";
 }
 
+/// Rewrites `file` (a JSON object) with `key` set to `value`.
+inline void set_json(const std::string& file, const std::string& key,
+                     const boost::json::value& value) {
+  auto c = boost::json::parse(read_file(file)).as_object();
+  c[key] = value;
+  write_file(file, boost::json::serialize(c));
+}
+
 /// Rewrites dir/config.json with `key` set to `value`.
 inline void set_config(const std::string& dir, const std::string& key,
                        const boost::json::value& value) {
-  auto c = boost::json::parse(read_file(dir + "/config.json")).as_object();
-  c[key] = value;
-  write_file(dir + "/config.json", boost::json::serialize(c));
+  set_json(dir + "/config.json", key, value);
+}
+
+/// A reference's rows of numbers (embeddings), row after row.
+inline std::vector<float> flat_rows(const boost::json::array& rows) {
+  std::vector<float> out;
+  for (const auto& row : rows)
+    for (const auto& v : row.as_array()) out.push_back(static_cast<float>(v.to_number<double>()));
+  return out;
 }
 
 struct Run {

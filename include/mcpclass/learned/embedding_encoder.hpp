@@ -58,6 +58,10 @@ struct EncoderOptions {
   /// `dimensions` embedding values kept, renormalized (0 = all).
   std::size_t layers = 0;
   std::size_t dimensions = 0;
+  /// Sentence-transformers directories only: the name of the prompt (config_sentence_transformers
+  /// .json's `prompts`) prepended to every text before tokenization; empty = the model's
+  /// default_prompt_name (none when it is null). An unknown name is refused at load.
+  std::string prompt{};
 };
 
 /// Called after each batch with (texts done, total), e.g. for a progress bar.

@@ -43,6 +43,8 @@ struct InspectOptions {
   /// `dimensions` settings (0 = all).
   std::size_t layers = 0;
   std::size_t dimensions = 0;
+  /// A sentence-transformers directory's prompt, as an encoder's `prompt` setting.
+  std::string prompt;
 };
 
 /// What `kind: transformer` would run for the checkpoint directory `dir` (`mcpclass model

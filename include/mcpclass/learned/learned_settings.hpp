@@ -66,6 +66,9 @@ struct LearnedSettings {
   /// layers computed and embedding values kept (0 = all; EncoderOptions).
   std::size_t layers = 0;
   std::size_t dimensions = 0;
+  /// embedding_knn, trained_head with a sentence-transformers encoder: the prompt's name
+  /// (EncoderOptions::prompt; empty = the model's default_prompt_name).
+  std::string prompt;
   /// trained_head, transformer: `batching {max_batch, max_wait_us, max_running}` gathers
   /// concurrent calls into one forward pass (batching_classifier.hpp); max_batch 1 = off;
   /// max_running 0 = cores ÷ threads. trained_head: off unless set; transformer: on by default

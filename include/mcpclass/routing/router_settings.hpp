@@ -143,6 +143,8 @@ struct EmbeddingModelSettings {
   /// 2D Matryoshka (EncoderOptions): layers computed, embedding values kept; 0 = all.
   std::size_t layers = 0;
   std::size_t dimensions = 0;
+  /// The prompt's name (EncoderOptions::prompt); empty = the model's default_prompt_name.
+  std::string prompt;
 };
 
 struct RouterSettings {

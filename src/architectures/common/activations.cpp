@@ -10,9 +10,10 @@ HiddenActivation config_activation(const boost::json::object& c, const std::stri
   if (name == "gelu") return HiddenActivation::gelu;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh") return HiddenActivation::gelu_tanh;
   if (name == "relu") return HiddenActivation::relu;
-  checkpoint::config_error(file,
-                           std::string(key) + " '" + name +
-                               "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+  if (name == "silu" || name == "swish") return HiddenActivation::silu;
+  checkpoint::config_error(
+      file, std::string(key) + " '" + name +
+                "' is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish)");
 }
 
 const char* activation_description(HiddenActivation a) {
@@ -21,6 +22,8 @@ const char* activation_description(HiddenActivation a) {
       return "exact GELU";
     case HiddenActivation::gelu_tanh:
       return "tanh GELU";
+    case HiddenActivation::silu:
+      return "SiLU";
     case HiddenActivation::relu:
       break;
   }

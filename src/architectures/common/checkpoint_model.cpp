@@ -29,6 +29,9 @@ json::object describe_rope(const kernels::RopeSettings& r) {
     o["type"] = "yarn";
     o["factor"] = r.factor;
     o["original_max_position_embeddings"] = r.original_max_positions;
+  } else if (r.type == kernels::RopeSettings::Type::linear) {
+    o["type"] = "linear";
+    o["factor"] = r.factor;
   } else {
     o["type"] = "default";
   }
@@ -68,6 +71,36 @@ json::object describe_modernbert(const ModernBertConfig& c, std::size_t paramete
                    (c.final_norm ? "final LayerNorm, "
                                  : "no final LayerNorm (stopped early: transformers' "
                                    "hidden_states[" +
+                                       std::to_string(c.layers) + "]), ") +
+                   head;
+  return out;
+}
+
+json::object describe_decoder(const DecoderConfig& c, std::size_t parameters,
+                              const std::string& head) {
+  std::size_t sliding = 0;
+  for (const bool s : c.sliding_layer) sliding += s && c.sliding_window != 0 ? 1 : 0;
+  auto out = sizes(c, parameters, c.gemma() ? "gemma3" : "qwen3");
+  out["num_key_value_heads"] = c.kv_heads;
+  out["head_dim"] = c.head_dim;
+  out["attention"] = c.bidirectional ? "bidirectional" : "causal";
+  out["sliding_layers"] = sliding;
+  out["sliding_window"] = c.sliding_window;
+  out["full_rope"] = describe_rope(c.full_rope);
+  out["sliding_rope"] = describe_rope(c.sliding_rope);
+  const std::string window = sliding == 0 ? "full attention on every layer"
+                                          : std::to_string(sliding) +
+                                                " of them within a sliding window of " +
+                                                std::to_string(c.sliding_window) + " tokens";
+  out["compute"] = std::string(kComputeLead) + "embeddings" + (c.gemma() ? " × √hidden_size" : "") +
+                   ", " + std::to_string(c.layers) + " pre-norm decoder layers (" +
+                   (c.bidirectional ? "bidirectional" : "causal") + " grouped-query attention, " +
+                   std::to_string(c.heads) + " heads over " + std::to_string(c.kv_heads) +
+                   " key/value heads of " + std::to_string(c.head_dim) + ", q/k RMSNorm, RoPE; " +
+                   window + "; gated MLP with " + activation_description(c.activation) +
+                   (c.gemma() ? "; RMSNorm by 1 + weight, 4 per layer" : "") + "), " +
+                   (c.final_norm ? "final RMSNorm, "
+                                 : "no final RMSNorm (stopped early: transformers' hidden_states[" +
                                        std::to_string(c.layers) + "]), ") +
                    head;
   return out;

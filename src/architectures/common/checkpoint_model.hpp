@@ -4,6 +4,7 @@
 #pragma once
 
 #include "architectures/bert/bert_config.hpp"
+#include "architectures/common/decoder_config.hpp"
 #include "architectures/deberta/deberta_config.hpp"
 #include "architectures/modernbert/modernbert_config.hpp"
 
@@ -55,6 +56,9 @@ boost::json::object describe_bert(const BertConfig& c, std::size_t parameters,
 /// A ModernBERT checkpoint whose head computes `head` from the encoder's hidden states.
 boost::json::object describe_modernbert(const ModernBertConfig& c, std::size_t parameters,
                                         const std::string& head);
+/// A Gemma 3 or Qwen3 decoder whose output computes `head` from its hidden states.
+boost::json::object describe_decoder(const DecoderConfig& c, std::size_t parameters,
+                                     const std::string& head);
 /// A DeBERTa-v2/v3 checkpoint whose head computes `head` from the encoder's hidden states.
 boost::json::object describe_deberta(const DebertaConfig& c, std::size_t parameters,
                                      const std::string& head);

@@ -1,5 +1,6 @@
 #include "architectures/modernbert/modernbert_config.hpp"
 
+#include "architectures/common/rope_config.hpp"
 #include "checkpoint/checkpoint_config.hpp"
 
 #include <boost/json.hpp>
@@ -12,61 +13,9 @@ namespace json = boost::json;
 
 namespace {
 
-// One RoPE from `p` (a rope_parameters entry or the legacy rope_scaling, `where` names it in
-// messages) over `base`, whose theta is already set.
-kernels::RopeSettings read_rope(const json::object& p, const std::string& file,
-                                const std::string& where, kernels::RopeSettings base,
-                                std::size_t max_positions) {
-  const std::string prefix = where + ".";
-  auto key = [&](const char* k) { return prefix + k; };
-  if (p.contains("rope_theta"))
-    base.theta = checkpoint::config_number(p, file, "rope_theta", 1.0, 1e12, base.theta);
-  std::string type = "default";
-  if (p.contains("rope_type"))
-    type = checkpoint::config_string(p, file, "rope_type", "default");
-  else if (p.contains("type"))  // the older name of the key
-    type = checkpoint::config_string(p, file, "type", "default");
-  if (type == "default") {
-    base.type = kernels::RopeSettings::Type::plain;
-    return base;
-  }
-  if (type != "yarn")
-    checkpoint::config_error(file,
-                             key("rope_type") + " '" + type + "' is not supported (default, yarn)");
-  base.type = kernels::RopeSettings::Type::yarn;
-  constexpr double kHuge = 1e9;
-  base.original_max_positions = checkpoint::config_number(
-      p, file, "original_max_position_embeddings", 0.0, kHuge, static_cast<double>(max_positions));
-  const double implied = static_cast<double>(max_positions) / base.original_max_positions;
-  base.factor = checkpoint::config_number(p, file, "factor", 0.0, kHuge, implied);
-  base.attention_factor = checkpoint::config_number(p, file, "attention_factor", 0.0, kHuge, -1.0);
-  base.mscale = checkpoint::config_number(p, file, "mscale", 0.0, kHuge, 0.0);
-  base.mscale_all_dim = checkpoint::config_number(p, file, "mscale_all_dim", 0.0, kHuge, 0.0);
-  base.beta_fast = checkpoint::config_number(p, file, "beta_fast", 0.0, kHuge, 32.0);
-  base.beta_slow = checkpoint::config_number(p, file, "beta_slow", 0.0, kHuge, 1.0);
-  base.truncate = checkpoint::config_flag(p, file, "truncate", true);
-  return base;
-}
-
-const json::object* object_at(const json::object& c, const std::string& file, const char* key) {
-  const auto* v = c.if_contains(key);
-  if (v == nullptr || v->is_null()) return nullptr;
-  if (!v->is_object()) checkpoint::config_error(file, std::string(key) + " must be an object");
-  return &v->as_object();
-}
-
 void read_layer_types(const json::object& c, ModernBertConfig& m) {
-  if (const auto* types = c.if_contains("layer_types"); types != nullptr && !types->is_null()) {
-    if (!types->is_array() || types->as_array().size() != m.layers)
-      checkpoint::config_error(m.file, "layer_types must list " + std::to_string(m.layers) +
-                                           " layers (num_hidden_layers)");
-    for (const auto& t : types->as_array()) {
-      const auto* name = t.if_string();
-      if (name == nullptr || (*name != "full_attention" && *name != "sliding_attention"))
-        checkpoint::config_error(m.file,
-                                 "layer_types may hold only full_attention and sliding_attention");
-      m.global_layer.push_back(*name == "full_attention");
-    }
+  if (const auto sliding = read_sliding_layers(c, m.file, m.layers)) {
+    for (const bool s : *sliding) m.global_layer.push_back(!s);
     return;
   }
   const auto every = checkpoint::config_size(c, m.file, "global_attn_every_n_layers", 1'000, 3);
@@ -77,32 +26,20 @@ void read_ropes(const json::object& c, ModernBertConfig& m) {
   kernels::RopeSettings global, local;
   global.theta = checkpoint::config_number(c, m.file, "global_rope_theta", 1.0, 1e12, 160'000.0);
   local.theta = checkpoint::config_number(c, m.file, "local_rope_theta", 1.0, 1e12, 10'000.0);
-  if (const auto* params = object_at(c, m.file, "rope_parameters")) {
-    const auto* full = object_at(*params, m.file, "full_attention");
-    const auto* sliding = object_at(*params, m.file, "sliding_attention");
-    m.global_rope = full != nullptr ? read_rope(*full, m.file, "rope_parameters.full_attention",
-                                                global, m.max_positions)
-                                    : global;
-    m.local_rope = sliding != nullptr
-                       ? read_rope(*sliding, m.file, "rope_parameters.sliding_attention", local,
-                                   m.max_positions)
-                       : local;
-    return;
-  }
-  // transformers applies rope_scaling to the RoPE of both layer types, each keeping its theta.
-  if (const auto* scaling = object_at(c, m.file, "rope_scaling")) {
-    m.global_rope = read_rope(*scaling, m.file, "rope_scaling", global, m.max_positions);
-    m.local_rope = read_rope(*scaling, m.file, "rope_scaling", local, m.max_positions);
-    return;
-  }
   m.global_rope = global;
   m.local_rope = local;
+  if (read_layer_type_ropes(c, m.file, m.max_positions, m.global_rope, m.local_rope)) return;
+  // transformers applies rope_scaling to the RoPE of both layer types, each keeping its theta.
+  if (const auto* scaling = config_object(c, m.file, "rope_scaling")) {
+    m.global_rope = read_rope(*scaling, m.file, "rope_scaling", global, m.max_positions);
+    m.local_rope = read_rope(*scaling, m.file, "rope_scaling", local, m.max_positions);
+  }
 }
 
 // sentence-transformers' representation_contract (the vLLM Semantic Router's 2D Matryoshka
 // exports): whether an early exit is final_norm'ed. Absent = transformers' raw hidden states.
 bool read_intermediate_normalization(const json::object& c, const std::string& file) {
-  const auto* contract = object_at(c, file, "representation_contract");
+  const auto* contract = config_object(c, file, "representation_contract");
   if (contract == nullptr) return false;
   const auto v = checkpoint::config_string(*contract, file, "intermediate_normalization", "none");
   if (v != "none" && v != "final_norm")

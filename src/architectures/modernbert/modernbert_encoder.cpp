@@ -24,13 +24,9 @@ ModernBertCheckpoint read_modernbert_checkpoint(const std::string& dir, BertHead
 
 void require_every_tensor_taken(const checkpoint::CheckpointTensors& file,
                                 const ModernBertConfig& c) {
-  // take() moves a tensor's values out, leaving the (libstdc++: always) empty vector.
-  for (const auto& [name, tensor] : file.tensors.tensors)
-    if (!tensor.values.empty())
-      throw classify::ClassifyError("'" + file.file_of.at(name) + "' tensor '" + name +
-                                    "' is not part of a " + c.architecture + " with '" + c.file +
-                                    "' (check norm_bias, attention_bias, mlp_bias, " +
-                                    "classifier_bias and num_hidden_layers)");
+  require_every_tensor_taken(file, c.architecture, c.file,
+                             "norm_bias, attention_bias, mlp_bias, classifier_bias and "
+                             "num_hidden_layers");
 }
 
 ModernBertEncoder::ModernBertEncoder(const ModernBertConfig& config,

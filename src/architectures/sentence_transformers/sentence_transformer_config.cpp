@@ -1,6 +1,7 @@
 #include "architectures/sentence_transformers/sentence_transformer_config.hpp"
 
 #include "checkpoint/checkpoint_config.hpp"
+#include "mcpclass/classify/errors.hpp"
 
 #include <boost/json.hpp>
 
@@ -17,6 +18,7 @@ namespace {
 constexpr const char* kTransformer = "sentence_transformers.models.Transformer";
 constexpr const char* kPooling = "sentence_transformers.models.Pooling";
 constexpr const char* kNormalize = "sentence_transformers.models.Normalize";
+constexpr const char* kDense = "sentence_transformers.models.Dense";
 
 // Transformer.load tries these names in this order (older releases wrote per-family names).
 constexpr std::array<const char*, 7> kSbertConfigs = {
@@ -60,8 +62,9 @@ std::vector<Module> read_modules(const std::string& dir, const std::string& file
   return out;
 }
 
-SentencePooling read_pooling(const std::string& file) {
+SentencePooling read_pooling(const std::string& file, bool& include_prompt) {
   const auto c = checkpoint::read_json_object_file(file, "the Pooling module's directory has one");
+  include_prompt = checkpoint::config_flag(c, file, "include_prompt", true);
   SentencePooling p;
   p.word_embedding_dimension = checkpoint::config_size(c, file, "word_embedding_dimension", 65'536);
   // Pooling.__init__'s defaults: mean on, the others off.
@@ -107,6 +110,56 @@ SentencePooling read_pooling(const std::string& file) {
   return p;
 }
 
+SentenceDense read_dense(const std::string& dir, std::size_t width) {
+  SentenceDense d;
+  d.dir = dir;
+  d.file = (fs::path(dir) / "config.json").string();
+  const auto c = checkpoint::read_json_object_file(d.file, "the Dense module's directory has one");
+  d.in = checkpoint::config_size(c, d.file, "in_features", 1'000'000);
+  d.out = checkpoint::config_size(c, d.file, "out_features", 1'000'000);
+  d.bias = checkpoint::config_flag(c, d.file, "bias", true);
+  const auto activation = checkpoint::config_string(c, d.file, "activation_function",
+                                                    "torch.nn.modules.activation.Tanh");
+  if (activation == "torch.nn.modules.linear.Identity")
+    d.activation = SentenceDense::Activation::identity;
+  else if (activation == "torch.nn.modules.activation.Tanh")
+    d.activation = SentenceDense::Activation::tanh;
+  else
+    checkpoint::config_error(d.file, "activation_function '" + activation +
+                                         "' is not supported (torch.nn.modules.linear.Identity, "
+                                         "torch.nn.modules.activation.Tanh)");
+  if (d.in != width)
+    checkpoint::config_error(d.file, "in_features " + std::to_string(d.in) +
+                                         " is not the width before it, " + std::to_string(width));
+  return d;
+}
+
+// SentenceTransformer._load_sbert_model: config_sentence_transformers.json's prompts update the
+// defaults {"query": "", "document": ""}; the file is optional.
+void read_prompts(SentenceTransformerConfig& st) {
+  st.prompts_file = (fs::path(st.dir) / "config_sentence_transformers.json").string();
+  if (!fs::exists(st.prompts_file)) return;
+  const auto c = checkpoint::read_json_object_file(st.prompts_file, "");
+  if (const auto* p = c.if_contains("prompts"); p != nullptr && !p->is_null()) {
+    if (!p->is_object())
+      checkpoint::config_error(st.prompts_file, "prompts must be an object of name: text");
+    for (const auto& [name, text] : p->as_object()) {
+      if (!text.is_string())
+        checkpoint::config_error(st.prompts_file,
+                                 "prompts." + std::string(name) + " must be a string");
+      st.prompts[std::string(name)] = std::string(text.as_string());
+    }
+  }
+  if (const auto* d = c.if_contains("default_prompt_name"); d != nullptr && !d->is_null()) {
+    if (!d->is_string())
+      checkpoint::config_error(st.prompts_file, "default_prompt_name must be a string or null");
+    st.default_prompt_name = std::string(d->as_string());
+    if (st.prompts.count(*st.default_prompt_name) == 0)
+      checkpoint::config_error(st.prompts_file, "default_prompt_name '" + *st.default_prompt_name +
+                                                    "' is not one of the prompts");
+  }
+}
+
 void read_sbert_config(SentenceTransformerConfig& st) {
   for (const char* name : kSbertConfigs) {
     const auto file = (fs::path(st.transformer_dir) / name).string();
@@ -142,6 +195,20 @@ std::string SentencePooling::describe() const {
   return out;
 }
 
+std::string SentenceDense::describe() const {
+  return std::to_string(in) + " → " + std::to_string(out) + (bias ? "" : ", no bias") + ", " +
+         (activation == Activation::identity ? "Identity" : "Tanh");
+}
+
+std::string SentenceTransformerConfig::prompt(const std::string& name) const {
+  if (name.empty()) return default_prompt_name ? prompts.at(*default_prompt_name) : "";
+  if (const auto it = prompts.find(name); it != prompts.end()) return it->second;
+  std::string known;
+  for (const auto& [n, text] : prompts) known += (known.empty() ? "" : ", ") + n;
+  throw classify::ClassifyError("prompt '" + name + "' is not one of the prompts of '" + dir +
+                                "' (" + known + ")");
+}
+
 bool is_sentence_transformer_dir(const std::string& path) {
   std::error_code ec;
   return fs::is_directory(path, ec) && fs::exists(fs::path(path) / "modules.json", ec);
@@ -160,17 +227,21 @@ SentenceTransformerConfig read_sentence_transformer_config(const std::string& di
     checkpoint::config_error(file,
                              std::string("modules[1] must be ") + kPooling +
                                  " (the module that makes one vector of the token embeddings)");
-  if (modules.size() > 2 && modules[2].type != kNormalize)
-    checkpoint::config_error(file, "modules[2] is '" + modules[2].type +
-                                       "', which this library does not " +
-                                       "compute (it computes Transformer, Pooling and Normalize)");
-  if (modules.size() > 3)
-    checkpoint::config_error(
-        file, "modules[3] is '" + modules[3].type + "'; nothing may follow " + kNormalize);
   st.transformer_dir = modules[0].dir;
   st.pooling_file = (fs::path(modules[1].dir) / "config.json").string();
-  st.pooling = read_pooling(st.pooling_file);
-  st.normalize = modules.size() == 3;
+  st.pooling = read_pooling(st.pooling_file, st.include_prompt);
+  std::size_t i = 2;
+  for (; i < modules.size() && modules[i].type == kDense; ++i)
+    st.dense.push_back(read_dense(modules[i].dir, st.dimension()));
+  if (i < modules.size() && modules[i].type != kNormalize)
+    checkpoint::config_error(file, "modules[" + std::to_string(i) + "] is '" + modules[i].type +
+                                       "', which this library does not compute (it computes "
+                                       "Transformer, Pooling, Dense and Normalize)");
+  if (i + 1 < modules.size())
+    checkpoint::config_error(file, "modules[" + std::to_string(i + 1) + "] is '" +
+                                       modules[i + 1].type + "'; nothing may follow " + kNormalize);
+  st.normalize = i < modules.size();
+  read_prompts(st);
   read_sbert_config(st);
   return st;
 }

@@ -1,10 +1,12 @@
 // Internal: a sentence-transformers model directory computed natively: the Transformer module's
-// base model — BERT family (bert_encoder.hpp) or ModernBERT / mmBERT (modernbert_encoder.hpp),
-// the same code the classifiers run — then Pooling and, when modules.json lists it, Normalize
+// base model — BERT family (bert_encoder.hpp), ModernBERT / mmBERT (modernbert_encoder.hpp),
+// the same code the classifiers run, or a Gemma 3 / Qwen3 decoder (common/decoder_encoder.hpp)
+// — then Pooling, the Dense modules (in float32) and, when modules.json lists it, Normalize
 // (sentence_pooling.hpp); optionally cut short in both directions (2D Matryoshka).
 #pragma once
 
 #include "architectures/bert/bert_encoder.hpp"
+#include "architectures/common/decoder_encoder.hpp"
 #include "architectures/modernbert/modernbert_encoder.hpp"
 #include "architectures/sentence_transformers/sentence_transformer_config.hpp"
 
@@ -34,7 +36,8 @@ struct SentenceDepth {
 class SentenceTransformerModel {
  public:
   /// Reads `dir` (sentence_transformer_config.hpp) and the Transformer module's config.json
-  /// (BertModel, RobertaModel, XLMRobertaModel, or any of model_type modernbert) and weights.
+  /// (BertModel, RobertaModel, XLMRobertaModel, or any of model_type modernbert, gemma3_text or
+  /// qwen3) and weights, and each Dense module's weights.
   /// Throws ClassifyError naming the file and key or tensor for a bad directory, another
   /// architecture, a Pooling word_embedding_dimension other than hidden_size, a missing,
   /// misshapen or non-finite tensor, or a `depth` past the model's layers or dimension.
@@ -52,6 +55,8 @@ class SentenceTransformerModel {
   const std::string& config_file() const;
   /// Token ids the model embeds: every id is below it.
   std::size_t vocab() const;
+  /// The Transformer is a decoder-only model (Gemma 3, Qwen3).
+  bool decoder() const { return std::holds_alternative<DecoderConfig>(base_); }
   /// Encoder layers computed and the model's own count.
   std::size_t layers() const { return depth_.layers; }
   std::size_t model_layers() const { return model_layers_; }
@@ -67,15 +72,17 @@ class SentenceTransformerModel {
   /// (pass config().normalize for the model's own output; a cut embedding is renormalized
   /// only when `normalize`). A text of no tokens gets zeros. A
   /// batch gives every text exactly its single-text result. `threads`: OpenMP threads.
+  /// `prompt_tokens`: with Pooling's include_prompt false, the tokens of the prompt every text
+  /// starts with, left out of the pooling (sentence_pooling.hpp); 0 otherwise.
   std::vector<float> embeddings(std::span<const BertInput> inputs, std::size_t threads,
-                                bool normalize) const;
+                                bool normalize, std::size_t prompt_tokens = 0) const;
 
   /// Sizes, modules and what is computed, for `mcpclass model inspect`.
   boost::json::object describe() const;
 
  private:
-  using Encoder = std::variant<BertEncoder, ModernBertEncoder>;
-  using BaseConfig = std::variant<BertConfig, ModernBertConfig>;
+  using Encoder = std::variant<BertEncoder, ModernBertEncoder, DecoderEncoder>;
+  using BaseConfig = std::variant<BertConfig, ModernBertConfig, DecoderConfig>;
   struct Loaded {
     SentenceTransformerConfig config;
     BaseConfig base;
@@ -94,6 +101,7 @@ class SentenceTransformerModel {
   std::size_t model_layers_ = 0;
   SentenceDepth depth_;  ///< Both set: the layers and dimensions computed.
   Encoder encoder_;
+  std::vector<kernels::Dense> dense_;  ///< config_.dense's weights, float32
 };
 
 }  // namespace mcpclass::architectures

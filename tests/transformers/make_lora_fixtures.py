@@ -14,6 +14,12 @@ checkpoint bert-f32 of make_fixtures.py (its weights are rebuilt here from the s
                     regular expression (re.fullmatch, as PEFT matches a string), bias "all" (the
                     biases of the adapted modules saved with it), float32
 
+  bert-lora-jailbreak, bert-lora-topic
+                    two more adapters of the same base, as one base shared by several tasks
+                    takes them (issue 48): r 4, alpha 16, target_modules query, key, value,
+                    intermediate.dense and output.dense; r 8, alpha 8, use_rslora, query and
+                    value; each its own classifier, float32
+
 The tensor names are those of get_peft_model_state_dict (peft/utils/save_and_load.py): the
 PeftModel prefix `base_model.model.`, the adapter name removed (`...query.lora_A.weight`), and a
 module of modules_to_save saved under its own name (`base_model.model.classifier.weight`).
@@ -131,6 +137,9 @@ def main():
     for name, seed, r, alpha, rslora, targets, bias in [
         ("bert-lora", 44, 4, 8, False, ["query", "value", "dense"], "none"),
         ("bert-lora-rslora", 42, 8, 4, True, r".*\.(query|value|intermediate\.dense)", "all"),
+        ("bert-lora-jailbreak", 45, 4, 16, False,
+         ["query", "key", "value", "intermediate.dense", "output.dense"], "none"),
+        ("bert-lora-topic", 46, 8, 8, True, ["query", "value"], "none"),
     ]:
         model, saved, vocab = build(seed, r, alpha, rslora, targets, bias)
         encoded = [base.encode(t, vocab, base.SPECIALS_BERT, base.MAX_POSITIONS) for t in base.TEXTS]

@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 namespace mcpclass::architectures {
@@ -111,22 +112,49 @@ void BertEncoder::attention(const std::vector<float>& qkv, std::span<const BertI
   }
 }
 
-HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs,
-                                        std::size_t threads) const {
+HiddenStates BertEncoder::hidden_states(std::span<const BertInput> inputs, std::size_t threads,
+                                        const EncoderDeltas* deltas) const {
   // oneDNN runs on OpenMP: this thread's team size is its own setting, so it is set per call.
   omp_set_num_threads(static_cast<int>(std::max<std::size_t>(threads, 1)));
   HiddenStates out;
   const std::size_t rows = lay_out_rows(out, inputs, config_.hidden);
   auto x = embed(inputs, rows);
   PostNormScratch scratch(rows, config_.hidden, config_.intermediate);
-  for (const auto& layer : layers_)
-    run_post_norm_layer(layer, compute_.kernels, config_.layer_norm_eps, config_.activation, rows,
-                        scratch, x,
-                        [&](const std::vector<float>& qkv, std::vector<float>& context) {
-                          attention(qkv, inputs, context);
-                        });
+  for (std::size_t l = 0; l < layers_.size(); ++l)
+    run_post_norm_layer(
+        layers_[l], compute_.kernels, config_.layer_norm_eps, config_.activation, rows, scratch, x,
+        [&](const std::vector<float>& qkv, std::vector<float>& context) {
+          attention(qkv, inputs, context);
+        },
+        deltas != nullptr && l < deltas->size() ? &(*deltas)[l] : nullptr);
   out.values = std::move(x);
   return out;
+}
+
+}  // namespace mcpclass::architectures
+
+namespace mcpclass::architectures {
+
+std::optional<ModuleSlot> BertEncoder::locate(const std::string& module) const {
+  const auto& c = config_;
+  const std::string p = (c.prefix.empty() ? std::string() : c.prefix + ".") + "encoder.layer.";
+  if (!module.starts_with(p)) return std::nullopt;
+  const auto dot = module.find('.', p.size());
+  if (dot == std::string::npos) return std::nullopt;
+  std::size_t layer = 0;
+  const auto digits = std::string_view(module).substr(p.size(), dot - p.size());
+  const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), layer);
+  if (err != std::errc() || end != digits.data() + digits.size() || layer >= layers_.size())
+    return std::nullopt;
+  const auto rest = std::string_view(module).substr(dot + 1);
+  const std::size_t h = c.hidden;
+  if (rest == "attention.self.query") return ModuleSlot{layer, kAttentionIn, 0, h, h};
+  if (rest == "attention.self.key") return ModuleSlot{layer, kAttentionIn, h, h, h};
+  if (rest == "attention.self.value") return ModuleSlot{layer, kAttentionIn, 2 * h, h, h};
+  if (rest == "attention.output.dense") return ModuleSlot{layer, kAttentionOut, 0, h, h};
+  if (rest == "intermediate.dense") return ModuleSlot{layer, kFeedForwardIn, 0, h, c.intermediate};
+  if (rest == "output.dense") return ModuleSlot{layer, kFeedForwardOut, 0, c.intermediate, h};
+  return std::nullopt;
 }
 
 }  // namespace mcpclass::architectures

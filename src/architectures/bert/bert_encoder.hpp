@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,7 +55,16 @@ class BertEncoder {
   /// batch gives every text exactly (bit for bit) its single-text result. Texts must be
   /// non-empty and at most config.max_tokens() long; throws ClassifyError for an id or token
   /// type the model lacks. `threads`: OpenMP threads of this call's products.
-  HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads) const;
+  /// `deltas`: a task's LoRA updates of the layers, added to their products (null: none).
+  HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads,
+                             const EncoderDeltas* deltas = nullptr) const;
+
+  /// The layer, product and outputs of `module` (its name in the checkpoint, e.g.
+  /// bert.encoder.layer.3.attention.self.value), or nullopt for a module outside the layers'
+  /// linear products (embeddings, norms, the head).
+  std::optional<ModuleSlot> locate(const std::string& module) const;
+  /// Encoder layers.
+  std::size_t layers() const { return layers_.size(); }
 
  private:
   using Layer = PostNormLayer;

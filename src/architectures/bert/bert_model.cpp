@@ -16,11 +16,18 @@ BertSequenceModel::BertSequenceModel(const std::string& dir, const std::string& 
                         compute) {}
 
 BertSequenceModel::BertSequenceModel(BertCheckpoint checkpoint, const kernels::Compute& compute)
-    : config_(std::move(checkpoint.config)), encoder_(config_, checkpoint.tensors, compute) {
+    : BertSequenceModel(
+          checkpoint.config,
+          std::make_shared<const BertEncoder>(checkpoint.config, checkpoint.tensors, compute), {},
+          checkpoint.tensors, compute) {}
+
+BertSequenceModel::BertSequenceModel(BertConfig config, std::shared_ptr<const BertEncoder> encoder,
+                                     EncoderDeltas deltas, checkpoint::CheckpointTensors& file,
+                                     const kernels::Compute& compute)
+    : config_(std::move(config)), encoder_(std::move(encoder)), deltas_(std::move(deltas)) {
   // The pooler and the classifier stay in float32 (1.4% of BERT-base's products).
   const auto head = compute.in_float();
   const auto& c = config_;
-  auto& file = checkpoint.tensors;
   const auto labels = c.labels.size();
   if (c.family == BertFamily::bert) {
     pooler_ = take_dense(file, head, c.prefix + ".pooler.dense", c.hidden, c.hidden);
@@ -32,12 +39,15 @@ BertSequenceModel::BertSequenceModel(BertCheckpoint checkpoint, const kernels::C
 }
 
 std::size_t BertSequenceModel::parameters() const {
-  return encoder_.parameters() + pooler_.parameters() + head_.parameters();
+  std::size_t n = encoder_->parameters() + pooler_.parameters() + head_.parameters();
+  for (const auto& layer : deltas_) n += layer.parameters();
+  return n;
 }
 
 std::vector<float> BertSequenceModel::logits(std::span<const BertInput> inputs,
                                              std::size_t threads) const {
-  const auto hidden = encoder_.hidden_states(inputs, threads);
+  const auto hidden =
+      encoder_->hidden_states(inputs, threads, deltas_.empty() ? nullptr : &deltas_);
   const std::size_t w = hidden.width;
   // The first token of each text ([CLS] / <s>) through the pooler, tanh, then the head; each
   // at the start of its own block, as it would be alone.

@@ -8,6 +8,7 @@
 #include "architectures/bert/bert_encoder.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,7 +28,17 @@ class BertSequenceModel {
                              const checkpoint::CheckpointProgress& progress = {},
                              const kernels::Compute& compute = kernels::default_compute());
 
+  /// A task of several over one base: `encoder` shared with the others (its weights held
+  /// once), `deltas` the task's LoRA updates of its layers, the pooler and classifier taken out
+  /// of `head` (the base's head tensors with those the task's adapter saves whole). Throws as
+  /// the other constructor for a head that does not fit.
+  BertSequenceModel(BertConfig config, std::shared_ptr<const BertEncoder> encoder,
+                    EncoderDeltas deltas, checkpoint::CheckpointTensors& head,
+                    const kernels::Compute& compute);
+
   const BertConfig& config() const { return config_; }
+  /// The encoder, to share with other tasks.
+  const std::shared_ptr<const BertEncoder>& encoder() const { return encoder_; }
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;
@@ -44,7 +55,8 @@ class BertSequenceModel {
   BertSequenceModel(BertCheckpoint checkpoint, const kernels::Compute& compute);
 
   BertConfig config_;
-  BertEncoder encoder_;
+  std::shared_ptr<const BertEncoder> encoder_;
+  EncoderDeltas deltas_;   ///< A task's updates; empty: the encoder as it is.
   kernels::Dense pooler_;  ///< BERT's pooler.dense, RoBERTa's classifier.dense: then tanh.
   kernels::Dense head_;    ///< classifier (BERT) or classifier.out_proj (RoBERTa).
 };

@@ -4,6 +4,7 @@
 // share (only their attention differs).
 #pragma once
 
+#include "architectures/common/encoder_deltas.hpp"
 #include "architectures/common/hidden_states.hpp"
 #include "kernels/dense_rows.hpp"
 
@@ -62,17 +63,25 @@ struct PostNormScratch {
 
 /// x (rows × hidden) ← `layer` over x, `attend(qkv, context)` computing the attention of every
 /// text from the stacked queries, keys and values into the context rows.
+/// `deltas`: a task's LoRA updates of this layer (null: none).
 template <class Attend>
 void run_post_norm_layer(const PostNormLayer& layer, kernels::KernelSet set, float eps,
                          kernels::HiddenActivation activation, std::size_t rows, PostNormScratch& s,
-                         std::vector<float>& x, Attend&& attend) {
-  kernels::linear(layer.qkv, x.data(), rows, s.qkv.data());
+                         std::vector<float>& x, Attend&& attend,
+                         const LayerDeltas* deltas = nullptr) {
+  auto of = [&](LinearSlot slot) {
+    return deltas == nullptr ? std::span<const kernels::LowRank>() : deltas->linear[slot];
+  };
+  kernels::linear_adapted(layer.qkv, of(kAttentionIn), x.data(), rows, s.qkv.data());
   attend(s.qkv, s.context);
-  kernels::linear(layer.attention_out, s.context.data(), rows, s.projected.data());
+  kernels::linear_adapted(layer.attention_out, of(kAttentionOut), s.context.data(), rows,
+                          s.projected.data());
   kernels::residual_norm(set, layer.attention_norm, eps, x.data(), s.projected.data(), rows,
                          x.data());
-  kernels::linear(layer.intermediate, x.data(), rows, s.wide.data(), activation);
-  kernels::linear(layer.output, s.wide.data(), rows, s.projected.data());
+  kernels::linear_adapted(layer.intermediate, of(kFeedForwardIn), x.data(), rows, s.wide.data(),
+                          activation);
+  kernels::linear_adapted(layer.output, of(kFeedForwardOut), s.wide.data(), rows,
+                          s.projected.data());
   kernels::residual_norm(set, layer.output_norm, eps, x.data(), s.projected.data(), rows, x.data());
 }
 

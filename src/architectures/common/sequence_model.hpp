@@ -35,4 +35,25 @@ std::unique_ptr<SequenceModel> open_sequence_model(
     const checkpoint::CheckpointProgress& progress = {},
     const kernels::Compute& compute = kernels::default_compute());
 
+/// A task of open_task_models(): its name and its PEFT LoRA adapter directory.
+struct TaskAdapter {
+  std::string name;
+  std::string adapter_dir;
+};
+
+/// Loads `dir` once and one model a task over it, in `tasks`' order: the base's encoder (its
+/// embeddings, norms and packed products) held once and shared, each task's LoRA updates kept
+/// apart and added to the products they adapt (kernels/low_rank.hpp: W x + s·B(A x)), each
+/// task's head its own (the base's, with the tensors its adapter saves whole, e.g. a new
+/// `classifier`; its labels from the adapter directory's config.json when it has one). BERT,
+/// RoBERTa, XLM-RoBERTa and ModernBERT / mmBERT. Throws ClassifyError naming the adapter file as
+/// merging does, and for what tasks sharing one encoder cannot keep apart: an update of an
+/// embedding or of a module outside the layers' linear products, or a tensor of the encoder
+/// saved whole (a LayerNorm in modules_to_save, trained biases): merge such an adapter into its
+/// own copy (open_sequence_model). Throws for another architecture (DeBERTa) too.
+std::vector<std::unique_ptr<SequenceModel>> open_task_models(
+    const std::string& dir, const std::vector<TaskAdapter>& tasks,
+    const checkpoint::CheckpointProgress& progress = {},
+    const kernels::Compute& compute = kernels::default_compute());
+
 }  // namespace mcpclass::architectures

@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -90,7 +91,8 @@ void ModernBertEncoder::attention(const Layer& layer, std::vector<float>& qkv,
 }
 
 HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
-                                              std::size_t threads) const {
+                                              std::size_t threads,
+                                              const EncoderDeltas* deltas) const {
   // oneDNN runs on OpenMP: this thread's team size is its own setting, so it is set per call.
   omp_set_num_threads(static_cast<int>(std::max<std::size_t>(threads, 1)));
   const auto& c = config_;
@@ -111,27 +113,56 @@ HiddenStates ModernBertEncoder::hidden_states(std::span<const BertInput> inputs,
   std::vector<float> normed(rows * w), qkv(rows * 3 * w), context(rows * w, 0.0f);
   std::vector<float> projected(rows * w), wide(rows * 2 * c.intermediate);
   std::vector<float> gated(rows * c.intermediate);
-  for (const auto& layer : layers_) {
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const auto& layer = layers_[l];
     const float* attention_input = x.data();
     if (!layer.attention_norm.weight.empty()) {
       kernels::residual_norm(compute_.kernels, layer.attention_norm, c.norm_eps, x.data(), nullptr,
                              rows, normed.data());
       attention_input = normed.data();
     }
-    kernels::linear(layer.qkv, attention_input, rows, qkv.data());
+    kernels::linear_adapted(layer.qkv, deltas_of(deltas, l, kAttentionIn), attention_input, rows,
+                            qkv.data());
     attention(layer, qkv, inputs, out.first_row, context);
-    kernels::linear(layer.attention_out, context.data(), rows, projected.data());
+    kernels::linear_adapted(layer.attention_out, deltas_of(deltas, l, kAttentionOut),
+                            context.data(), rows, projected.data());
     kernels::residual_norm(compute_.kernels, layer.mlp_norm, c.norm_eps, x.data(), projected.data(),
                            rows, normed.data());
-    kernels::linear(layer.mlp_in, normed.data(), rows, wide.data());
+    kernels::linear_adapted(layer.mlp_in, deltas_of(deltas, l, kFeedForwardIn), normed.data(), rows,
+                            wide.data());
     // GeGLU: Wi's output is [input | gate] (torch's chunk(2, dim=-1)), in one pass.
     kernels::gated_activate(compute_.kernels, c.activation, wide.data(), rows, c.intermediate,
                             gated.data());
-    kernels::linear(layer.mlp_out, gated.data(), rows, projected.data());
+    kernels::linear_adapted(layer.mlp_out, deltas_of(deltas, l, kFeedForwardOut), gated.data(),
+                            rows, projected.data());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += projected[i];
   }
   if (c.final_norm) kernels::layer_norm(compute_.kernels, final_norm_, c.norm_eps, x.data(), rows);
   return out;
+}
+
+}  // namespace mcpclass::architectures
+
+namespace mcpclass::architectures {
+
+std::optional<ModuleSlot> ModernBertEncoder::locate(const std::string& module) const {
+  const auto& c = config_;
+  const std::string p = (c.prefix.empty() ? std::string() : c.prefix + ".") + "layers.";
+  if (!module.starts_with(p)) return std::nullopt;
+  std::string_view rest = std::string_view(module).substr(p.size());
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  std::size_t layer = 0;
+  const auto [end, err] = std::from_chars(rest.data(), rest.data() + dot, layer);
+  if (err != std::errc() || end != rest.data() + dot || layer >= layers_.size())
+    return std::nullopt;
+  rest.remove_prefix(dot + 1);
+  const std::size_t h = c.hidden;
+  if (rest == "attn.Wqkv") return ModuleSlot{layer, kAttentionIn, 0, h, 3 * h};
+  if (rest == "attn.Wo") return ModuleSlot{layer, kAttentionOut, 0, h, h};
+  if (rest == "mlp.Wi") return ModuleSlot{layer, kFeedForwardIn, 0, h, 2 * c.intermediate};
+  if (rest == "mlp.Wo") return ModuleSlot{layer, kFeedForwardOut, 0, c.intermediate, h};
+  return std::nullopt;
 }
 
 }  // namespace mcpclass::architectures

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "architectures/bert/bert_encoder.hpp"
+#include "architectures/common/encoder_deltas.hpp"
 #include "architectures/common/hidden_states.hpp"
 #include "architectures/modernbert/modernbert_config.hpp"
 #include "checkpoint/checkpoint_files.hpp"
@@ -19,6 +20,7 @@
 #include "kernels/rope.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,7 +61,15 @@ class ModernBertEncoder {
   /// gives every text exactly (bit for bit) its single-text result. Texts must be non-empty and at
   /// most config.max_tokens() long; throws ClassifyError for an id the model lacks. Token types are
   /// ignored (ModernBERT has none). `threads`: OpenMP threads of the products.
-  HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads) const;
+  /// `deltas`: a task's LoRA updates of the layers, added to their products (null: none).
+  HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads,
+                             const EncoderDeltas* deltas = nullptr) const;
+
+  /// The layer, product and outputs of `module` (e.g. model.layers.3.attn.Wqkv), or nullopt for a
+  /// module outside the layers' linear products.
+  std::optional<ModuleSlot> locate(const std::string& module) const;
+  /// Encoder layers.
+  std::size_t layers() const { return layers_.size(); }
 
  private:
   struct Layer {

@@ -12,23 +12,35 @@ ModernBertModel::ModernBertModel(const std::string& dir, const std::string& adap
     : ModernBertModel(read_modernbert_checkpoint(dir, BertHead::sequence, adapter_dir, progress),
                       compute) {}
 
-// The prediction head and the classifier stay in float32 (under 1% of the products).
 ModernBertModel::ModernBertModel(ModernBertCheckpoint checkpoint, const kernels::Compute& compute)
-    : config_(std::move(checkpoint.config)),
-      encoder_(config_, checkpoint.tensors, compute),
-      head_(take_prediction_head(checkpoint.tensors, compute.in_float(), config_)),
-      classifier_(take_dense(checkpoint.tensors, compute.in_float(), "classifier", config_.hidden,
+    : ModernBertModel(
+          checkpoint.config,
+          std::make_shared<const ModernBertEncoder>(checkpoint.config, checkpoint.tensors, compute),
+          {}, checkpoint.tensors, compute) {}
+
+// The prediction head and the classifier stay in float32 (under 1% of the products).
+ModernBertModel::ModernBertModel(ModernBertConfig config,
+                                 std::shared_ptr<const ModernBertEncoder> encoder,
+                                 EncoderDeltas deltas, checkpoint::CheckpointTensors& head,
+                                 const kernels::Compute& compute)
+    : config_(std::move(config)),
+      encoder_(std::move(encoder)),
+      deltas_(std::move(deltas)),
+      head_(take_prediction_head(head, compute.in_float(), config_)),
+      classifier_(take_dense(head, compute.in_float(), "classifier", config_.hidden,
                              config_.labels.size())) {
-  require_every_tensor_taken(checkpoint.tensors, config_);
+  require_every_tensor_taken(head, config_);
 }
 
 std::size_t ModernBertModel::parameters() const {
-  return encoder_.parameters() + head_.parameters() + classifier_.parameters();
+  std::size_t n = encoder_->parameters() + head_.parameters() + classifier_.parameters();
+  for (const auto& layer : deltas_) n += layer.parameters();
+  return n;
 }
 
 std::vector<float> ModernBertModel::logits(std::span<const BertInput> inputs,
                                            std::size_t threads) const {
-  const auto states = encoder_.hidden_states(inputs, threads);
+  const auto states = hidden_states(inputs, threads);
   const std::size_t w = config_.hidden;
   // Each text's pooled row at the start of its own block, as it would be alone.
   const std::size_t blocks = inputs.size() * kernels::kRowBlock;

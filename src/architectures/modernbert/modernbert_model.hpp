@@ -9,6 +9,7 @@
 #include "kernels/dense_rows.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,14 +27,24 @@ class ModernBertModel {
                            const checkpoint::CheckpointProgress& progress = {},
                            const kernels::Compute& compute = kernels::default_compute());
 
+  /// A task of several over one base: `encoder` shared with the others (its weights held
+  /// once), `deltas` the task's LoRA updates of its layers, the head taken out of `head` (the
+  /// base's head tensors with those the task's adapter saves whole). Throws as the other
+  /// constructor for a head that does not fit.
+  ModernBertModel(ModernBertConfig config, std::shared_ptr<const ModernBertEncoder> encoder,
+                  EncoderDeltas deltas, checkpoint::CheckpointTensors& head,
+                  const kernels::Compute& compute);
+
   const ModernBertConfig& config() const { return config_; }
+  /// The encoder, to share with other tasks.
+  const std::shared_ptr<const ModernBertEncoder>& encoder() const { return encoder_; }
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;
 
   /// The encoder's output for each text's tokens (ModernBertEncoder::hidden_states).
   HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads) const {
-    return encoder_.hidden_states(inputs, threads);
+    return encoder_->hidden_states(inputs, threads, deltas_.empty() ? nullptr : &deltas_);
   }
 
   /// Row-major `inputs.size() × labels` logits of the sequence head, as hidden_states().
@@ -43,7 +54,8 @@ class ModernBertModel {
   ModernBertModel(ModernBertCheckpoint checkpoint, const kernels::Compute& compute);
 
   ModernBertConfig config_;
-  ModernBertEncoder encoder_;
+  std::shared_ptr<const ModernBertEncoder> encoder_;
+  EncoderDeltas deltas_;  ///< A task's updates; empty: the encoder as it is.
   PredictionHead head_;
   kernels::Dense classifier_;
 };

@@ -179,7 +179,7 @@ Config config_from_json(const json::value& document) {
   // A checkpoint names its own labels: without a categories list, they are the categories.
   if (categories == nullptr && classifier_settings.kind == "transformer") {
     try {
-      defaults->categories = learned::checkpoint_categories(classifier_settings.learned.model);
+      defaults->categories = learned::checkpoint_categories(classifier_settings.learned);
     } catch (const classify::ConfigError&) {
       throw;
     } catch (const classify::ClassifyError& e) {

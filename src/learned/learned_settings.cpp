@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -154,6 +155,33 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
     non_empty("model", s.model);
     non_empty("adapter", s.adapter);
     if (s.model.empty()) util::strict::fail(r.path_of("model"), "is required for transformer");
+    if (const auto* adapters = r.get("adapters")) {
+      const auto where = r.path_of("adapters");
+      if (!adapters->is_object() || adapters->get_object().empty())
+        util::strict::fail(where, "must be a non-empty map of task names to adapter directories");
+      if (!s.adapter.empty())
+        util::strict::fail(where, "excludes adapter (one adapter merged into the model)");
+      for (const auto& kv : adapters->get_object()) {
+        const std::string name(kv.key());
+        // The name is also a tool's: classify_<name>.
+        const bool valid = !name.empty() && name.size() <= 48 &&
+                           name.find_first_not_of(
+                               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_-") == std::string::npos;
+        if (!valid)
+          util::strict::fail(where + "." + name,
+                             "a task name is 1 to 48 letters, digits, '_' or '-' (its tool is "
+                             "classify_<name>)");
+        if (!kv.value().is_string() || kv.value().get_string().empty())
+          util::strict::fail(where + "." + name, "must be an adapter directory");
+        s.adapters.emplace_back(name, std::string(kv.value().get_string()));
+      }
+      non_empty("task", s.task);
+      if (s.task.empty()) s.task = s.adapters.front().first;
+      if (std::none_of(s.adapters.begin(), s.adapters.end(),
+                       [&](const auto& a) { return a.first == s.task; }))
+        util::strict::fail(r.path_of("task"), "'" + s.task + "' is not one of adapters' tasks");
+    }
     // Concurrent calls share forward passes by default (batching_classifier.hpp): a lone call
     // never waits, and max_running 0 (cores ÷ threads, at load) keeps the cores busy without
     // one thread team per request.
@@ -191,9 +219,23 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
   } else if (kind == "transformer") {
     o["model"] = model;
     if (!adapter.empty()) o["adapter"] = adapter;
+    if (!adapters.empty()) {
+      json::object a;
+      for (const auto& [name, dir] : adapters) a[name] = dir;
+      o["adapters"] = std::move(a);
+      o["task"] = task;
+    }
     o["batching"] = batching_json(batching);
   }
   return o;
+}
+
+CategorySet checkpoint_categories(const LearnedSettings& settings) {
+  for (const auto& [name, dir] : settings.adapters)
+    if (name == settings.task &&
+        std::filesystem::exists(std::filesystem::path(resolve_model_path(dir)) / "config.json"))
+      return checkpoint_categories(dir);
+  return checkpoint_categories(settings.model);
 }
 
 CategorySet checkpoint_categories(std::string_view model_dir) {

@@ -40,16 +40,24 @@ class TransformerClassifier final : public Classifier {
  public:
   TransformerClassifier(CategorySet categories, const LearnedSettings& s, RoutingPolicy policy,
                         const LearnedProgress& load_progress)
+      : TransformerClassifier(std::move(categories), s, std::move(policy),
+                              choose_compute(s.precision, s.kernels, "model '" + s.model + "'"),
+                              load_progress) {}
+
+  // One task of a base shared by several adapters (`adapters`): `model` is the task's.
+  TransformerClassifier(CategorySet categories, const LearnedSettings& s, RoutingPolicy policy,
+                        const kernels::Compute& compute,
+                        std::shared_ptr<const architectures::SequenceModel> model, std::string task)
       : categories_(std::move(categories)),
         settings_(s),
         policy_(std::move(policy)),
         dir_(resolve_model_path(s.model)),
-        compute_(choose_compute(s.precision, s.kernels, "model '" + s.model + "'")),
-        model_(architectures::open_sequence_model(
-            dir_, s.adapter.empty() ? std::string() : resolve_model_path(s.adapter), load_progress,
-            compute_)) {
+        compute_(compute),
+        model_(std::move(model)),
+        task_(std::move(task)) {
     const auto& m = *model_;
-    map_ = output_to_category(categories_, m.labels(), "model '" + s.model + "'");
+    map_ = output_to_category(categories_, m.labels(),
+                              "model '" + s.model + "'" + (task_.empty() ? "" : " task " + task_));
     const auto tokenizer = (std::filesystem::path(dir_) / "tokenizer.json").string();
     tokenizers::TokenizerOptions options;
     options.max_length = std::min(s.max_tokens, m.max_tokens());
@@ -61,6 +69,14 @@ class TransformerClassifier final : public Classifier {
     if (m.labels().size() == 1)
       activation_ =
           checkpoint::score_activation(checkpoint::read_checkpoint_config(dir_), m.config_file());
+  }
+
+  /// The classifiers of the other tasks, which share this one's base.
+  void set_tasks(std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> tasks) {
+    tasks_ = std::move(tasks);
+  }
+  std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> tasks() const override {
+    return tasks_;
   }
 
   const CategorySet& categories() const override { return categories_; }
@@ -116,6 +132,15 @@ class TransformerClassifier final : public Classifier {
   }
 
  private:
+  TransformerClassifier(CategorySet categories, const LearnedSettings& s, RoutingPolicy policy,
+                        const kernels::Compute& compute, const LearnedProgress& load_progress)
+      : TransformerClassifier(std::move(categories), s, std::move(policy), compute,
+                              architectures::open_sequence_model(
+                                  resolve_model_path(s.model),
+                                  s.adapter.empty() ? std::string() : resolve_model_path(s.adapter),
+                                  load_progress, compute),
+                              std::string()) {}
+
   void refuse_if_reranker() const {
     if (activation_)
       throw ClassifyError("model '" + settings_.model +
@@ -174,6 +199,12 @@ class TransformerClassifier final : public Classifier {
                    {"architecture", model_->architecture()},
                    {"index_size", 0}};
     if (!settings_.adapter.empty()) o["adapter"] = settings_.adapter;
+    if (!task_.empty()) {
+      o["task"] = task_;
+      json::array others;
+      for (const auto& [name, c] : tasks_) others.emplace_back(name);
+      if (!others.empty()) o["other_tasks"] = std::move(others);
+    }
     if (activation_) o["reranker"] = json::object{{"activation", to_string(*activation_)}};
     for (auto& [key, value] : describe_compute(compute_)) o[key] = value;
     return o;
@@ -189,6 +220,12 @@ class TransformerClassifier final : public Classifier {
       if (entry.path().extension() == ".safetensors") weights.push_back(entry.path().string());
     std::sort(weights.begin(), weights.end());
     files.insert(files.end(), weights.begin(), weights.end());
+    for (const auto& [name, dir] : settings_.adapters)
+      if (name == task_) {
+        const fs::path adapter(resolve_model_path(dir));
+        files.push_back((adapter / "adapter_config.json").string());
+        files.push_back((adapter / "adapter_model.safetensors").string());
+      }
     if (!settings_.adapter.empty()) {
       const fs::path adapter(resolve_model_path(settings_.adapter));
       files.push_back((adapter / "adapter_config.json").string());
@@ -206,7 +243,9 @@ class TransformerClassifier final : public Classifier {
   RoutingPolicy policy_;
   std::string dir_;
   kernels::Compute compute_;
-  std::unique_ptr<architectures::SequenceModel> model_;
+  std::shared_ptr<const architectures::SequenceModel> model_;
+  std::string task_;  // with `adapters`: the task this classifier serves
+  std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> tasks_;
   std::unique_ptr<tokenizers::TextTokenizer> tokenizer_;
   std::vector<std::size_t> map_;
   std::optional<checkpoint::ScoreActivation> activation_;  // set: a reranker (1 label)
@@ -254,7 +293,34 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
                                                         const LearnedSettings& settings,
                                                         const RoutingPolicy& policy,
                                                         const LearnedProgress& load_progress) {
-  return std::make_unique<TransformerClassifier>(categories, settings, policy, load_progress);
+  if (settings.adapters.empty())
+    return std::make_unique<TransformerClassifier>(categories, settings, policy, load_progress);
+  // One base, several adapters: every task's model shares the base's encoder.
+  const auto compute =
+      choose_compute(settings.precision, settings.kernels, "model '" + settings.model + "'");
+  std::vector<architectures::TaskAdapter> tasks;
+  for (const auto& [name, dir] : settings.adapters)
+    tasks.push_back({name, resolve_model_path(dir)});
+  auto models = architectures::open_task_models(resolve_model_path(settings.model), tasks,
+                                                load_progress, compute);
+  std::unique_ptr<TransformerClassifier> served;
+  std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> others;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto& name = tasks[i].name;
+    std::shared_ptr<const architectures::SequenceModel> model = std::move(models[i]);
+    if (name == settings.task) {
+      served = std::make_unique<TransformerClassifier>(categories, settings, policy, compute, model,
+                                                       name);
+      continue;
+    }
+    std::vector<classify::Category> labels;
+    for (const auto& l : model->labels()) labels.push_back({l, l, {}, {}, {}});
+    others.emplace_back(
+        name, std::make_shared<TransformerClassifier>(CategorySet(std::move(labels)), settings,
+                                                      policy, compute, model, name));
+  }
+  served->set_tasks(std::move(others));
+  return served;
 }
 
 }  // namespace mcpclass::learned::detail

@@ -118,6 +118,24 @@ void ClassificationService::publish(const ServedClassifier& served) {
                        admission_);
   else
     server_->remove_tool("rerank");  // a reload from a reranker to a classifier
+  // The other tasks of a base shared by several adapters: a tool each. Their answers are not
+  // the categories' (the counters and on_classified count classify_text's).
+  std::vector<std::string> task_tools;
+  for (const auto& [task, c] : classifier->tasks()) {
+    register_task_classification(
+        *server_, task, c,
+        {.max_text_length = settings_.max_text_length,
+         .on_classified = {},
+         .metrics = tool_metrics_,
+         .admission = admission_,
+         .provenance = classify::provenance_of(*c, served.provenance.generation),
+         .spans = spans_});
+    task_tools.push_back("classify_" + task);
+  }
+  for (const auto& old : task_tools_)
+    if (std::find(task_tools.begin(), task_tools.end(), old) == task_tools.end())
+      server_->remove_tool(old);
+  task_tools_ = std::move(task_tools);
   std::vector<std::string> names;
   for (const auto& c : classifier->categories()) names.push_back(c.name);
   for (const auto& old : prompt_names_) {

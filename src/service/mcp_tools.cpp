@@ -101,8 +101,11 @@ json::object categories_document(const CategorySet& categories) {
                       {"category_descriptions", std::move(descriptions)}};
 }
 
-void register_classification(server::Server& server, std::shared_ptr<const Classifier> classifier,
-                             ToolOptions options) {
+namespace {
+
+// classify_text, or a task's classify_<task>: `name` and its description's first sentence.
+server::Tool classify_tool(const std::string& name, const std::string& lead,
+                           std::shared_ptr<const Classifier> classifier, ToolOptions options) {
   // Rule matching takes microseconds: answering on the transport thread beats a thread hop.
   // Model inference does not, so everything else runs on the executor.
   const std::string kind = classifier->kind();
@@ -110,23 +113,23 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
   if (!options.provenance) options.provenance = classify::provenance_of(*classifier, 0);
 
   server::Tool classify;
-  classify.name = "classify_text";
-  classify.title = "Classify text";
+  classify.name = name;
+  classify.title = name == "classify_text" ? "Classify text" : "Classify text: " + name.substr(9);
   // The category names make the definition change when a reload changes the categories, so
   // clients are told (tools/list_changed) and a model reading the tool list sees the choices.
   std::string names;
   for (const auto& c : classifier->categories()) names += (names.empty() ? "" : ", ") + c.name;
   classify.description = fmt::format(
-      "Classify text into one of the categories of list_categories ({}) and recommend a model and "
-      "whether to use reasoning. Returns {{class, confidence, model, use_reasoning}} and, with "
-      "with_probabilities, the full distribution and its entropy.",
-      names);
+      "{} ({}) and recommend a model and whether to use reasoning. Returns {{class, confidence, "
+      "model, use_reasoning}} and, with with_probabilities, the full distribution and its "
+      "entropy.",
+      lead, names);
   classify.input_schema = classify_input_schema(classifier->takes_pairs());
   classify.output_schema = classify_output_schema();
   classify.annotations = json::object{{"readOnlyHint", true}, {"idempotentHint", true}};
   classify.run_inline = fast;
-  classify.handler = [classifier, options, kind](const json::object& args,
-                                                 server::RequestContext& context) {
+  classify.handler = [classifier, options, kind, name](const json::object& args,
+                                                       server::RequestContext& context) {
     const std::string_view text = args.at("text").get_string();
     if (auto problem = text_problem(text, options.max_text_length)) {
       return server::ToolResult::error(*problem);
@@ -147,8 +150,8 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
     if (const auto* w = args.if_contains("with_probabilities")) with_probabilities = w->as_bool();
     // OpenTelemetry's MCP conventions name the span "{method} {tool}".
     const detail::RequestSpans trace(
-        options.spans, context.trace_parent(), "tools/call classify_text",
-        {{"mcp.method.name", "tools/call"}, {"gen_ai.tool.name", "classify_text"}});
+        options.spans, context.trace_parent(), "tools/call " + name,
+        {{"mcp.method.name", "tools/call"}, {"gen_ai.tool.name", name}});
     const auto start = util::SpanRecord::now_unix_nano();
     const Classification c = [&] {
       try {
@@ -173,8 +176,17 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
   // Inline calls never wait (and must not: they run on a transport thread): nothing to bound.
   if (options.admission && !fast)
     classify.admit = classify_admission(options.admission, classifier);
-  server.add_tool(std::move(classify));
+  return classify;
+}
 
+}  // namespace
+
+void register_classification(server::Server& server, std::shared_ptr<const Classifier> classifier,
+                             ToolOptions options) {
+  const std::string kind = classifier->kind();
+  server.add_tool(classify_tool("classify_text",
+                                "Classify text into one of the categories of list_categories",
+                                classifier, options));
   server::Tool list;
   list.name = "list_categories";
   list.title = "List categories";
@@ -222,6 +234,16 @@ void register_classification(server::Server& server, std::shared_ptr<const Class
                      {"text", json::serialize(categories_document(classifier->categories()))}}};
   };
   server.add_resource(std::move(resource));
+}
+
+void register_task_classification(server::Server& server, const std::string& task,
+                                  std::shared_ptr<const Classifier> classifier,
+                                  ToolOptions options) {
+  server.add_tool(classify_tool(
+      "classify_" + task,
+      "Classify text for the task " + task +
+          " (a LoRA adapter over the model classify_text runs) into one of its labels",
+      std::move(classifier), std::move(options)));
 }
 
 }  // namespace mcpclass::service

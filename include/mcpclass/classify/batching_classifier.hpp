@@ -60,6 +60,9 @@ class BatchingClassifier final : public Classifier {
                                   const ClassifyOptions& options) const override {
     return inner_->rerank(query, passages, options);
   }
+  std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> tasks() const override {
+    return inner_->tasks();
+  }
   std::string kind() const override { return inner_->kind(); }
   bool cacheable() const override { return inner_->cacheable(); }
   std::string model_id() const override { return inner_->model_id(); }

@@ -8,9 +8,11 @@
 
 #include <boost/json.hpp>
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mcpclass::classify {
@@ -85,6 +87,12 @@ class Classifier {
   virtual std::vector<RerankScore> rerank(std::string_view query,
                                           std::span<const std::string_view> passages,
                                           const ClassifyOptions& options) const;
+  /// The other tasks of a base shared by several adapters (kind transformer with `adapters`):
+  /// each a classifier of its own over the same loaded base, by task name, in the configured
+  /// order, this classifier's own task excluded. Empty for every other classifier.
+  virtual std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> tasks() const {
+    return {};
+  }
   /// Short identifier of the implementation, e.g. "rules".
   virtual std::string kind() const = 0;
   /// Whether a result may be reused for the same text and options (server.cache). False when

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mcpclass::learned {
@@ -50,6 +51,13 @@ struct LearnedSettings {
   /// adapter_model.safetensors) merged into `model`'s weights at load; empty = none. It may be
   /// `model` itself when the adapter is published beside its base.
   std::string adapter;
+  /// transformer: several PEFT LoRA adapters over `model`, by task name (in the order written):
+  /// the base held once, each adapter kept apart (architectures' open_task_models); the
+  /// classifier serves `task`, and each other task is a classifier of its own (Classifier::
+  /// tasks(), the MCP tool classify_<name>). Excludes `adapter`.
+  std::vector<std::pair<std::string, std::string>> adapters;
+  /// transformer with `adapters`: the task the classifier serves (default: the first).
+  std::string task;
   /// torchscript: label per logit, one per line; empty = the categories in class order.
   std::string labels;
   /// Tokens per text after tokenisation (longer texts are truncated).
@@ -90,6 +98,9 @@ bool is_learned_kind(std::string_view kind);
 /// `model_dir`'s config.json id2label, in class-id order (the label is also the description).
 /// Throws ClassifyError naming the file for a missing or malformed config.
 classify::CategorySet checkpoint_categories(std::string_view model_dir);
+/// The same for kind transformer's settings: with `adapters`, the labels of the served task's
+/// adapter directory's config.json when it has one, else the base's.
+classify::CategorySet checkpoint_categories(const LearnedSettings& settings);
 
 /// `$MCPCLASS_CACHE_DIR`, else `$XDG_CACHE_HOME/mcpclass`, else `$HOME/.cache/mcpclass`.
 std::string learned_cache_dir();

@@ -155,6 +155,7 @@ class ClassificationService {
   std::string token_tool_;                 // the token classifier's tool name, when registered
   std::mutex reload_mutex_;                // one reload at a time
   std::vector<std::string> prompt_names_;  // the prompts this service registered
+  std::vector<std::string> task_tools_;    // classify_<task> of the classifier's other tasks
   std::atomic<std::uint64_t> generation_{1};
   std::atomic<std::uint64_t> reload_failures_{0};
 };

@@ -51,6 +51,13 @@ void register_classification(server::Server& server,
                              std::shared_ptr<const classify::Classifier> classifier,
                              ToolOptions options = {});
 
+/// Registers tool classify_<task>, classify_text's input and output over the classifier of one
+/// of Classifier::tasks() (its labels in class order are its categories). The server keeps the
+/// classifier alive.
+void register_task_classification(server::Server& server, const std::string& task,
+                                  std::shared_ptr<const classify::Classifier> classifier,
+                                  ToolOptions options = {});
+
 /// The `list_categories` object: `{categories, category_system_prompts, category_descriptions}`.
 boost::json::object categories_document(const classify::CategorySet& categories);
 

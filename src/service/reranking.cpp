@@ -135,13 +135,8 @@ void register_reranking(server::Server& server,
   tool.annotations = json::object{{"readOnlyHint", true}, {"idempotentHint", true}};
   const std::string kind = classifier->kind();
   tool.handler = [classifier, limits](const json::object& args, server::RequestContext&) {
-    RerankArguments call;
     try {
-      call = read_rerank_arguments(args);
-    } catch (const RerankRequestError& e) {
-      return server::ToolResult::error(e.what());
-    }
-    try {
+      const auto call = read_rerank_arguments(args);
       return detail::structured(rerank_results(rerank(*classifier, call.request, limits),
                                                call.request, call.return_documents));
     } catch (const RerankRequestError& e) {

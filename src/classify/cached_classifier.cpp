@@ -66,7 +66,7 @@ struct CachedClassifier::Shard {
 };
 
 CachedClassifier::CachedClassifier(std::shared_ptr<const Classifier> inner, CacheOptions options)
-    : inner_(std::move(inner)),
+    : ForwardingClassifier(std::move(inner), "CachedClassifier"),
       options_(options),
       shards_(std::make_unique<Shard[]>(kShards)),
       per_shard_(std::max<std::size_t>(1, (options.entries + kShards - 1) / kShards)),
@@ -116,7 +116,7 @@ Classification CachedClassifier::classify(std::string_view text,
   }
   ++misses_;
   // Outside the lock: inference may be slow. Two callers may both miss; the second store wins.
-  Classification result = inner_->classify(normalized, options);
+  Classification result = inner().classify(normalized, options);
   const std::size_t bytes = Shard::entry_bytes(key, result);
   if (bytes > bytes_per_shard_) return result;  // would evict the whole shard and still not fit
   std::lock_guard lock(shard.mutex);
@@ -150,7 +150,7 @@ std::size_t CachedClassifier::bytes() const {
 }
 
 json::object CachedClassifier::info() const {
-  json::object out = inner_->info();
+  json::object out = inner().info();
   out["cache"] = json::object{{"entries", options_.entries},
                               {"max_bytes", options_.max_bytes},
                               {"size", size()},

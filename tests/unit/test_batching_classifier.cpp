@@ -55,12 +55,28 @@ class Recording final : public classify::Classifier {
     if (fail) throw classify::ClassifyError("model failed");
     return Classifier::classify_batch(texts, options);
   }
+  // A pair is classified as its two texts joined by a space, its calls' sizes recorded.
+  bool takes_pairs() const override { return true; }
+  std::vector<classify::Classification> classify_pairs(
+      std::span<const classify::TextPair> pairs,
+      const classify::ClassifyOptions& options) const override {
+    {
+      std::lock_guard lock(mutex);
+      pair_sizes.push_back(pairs.size());
+    }
+    std::vector<classify::Classification> out;
+    for (const auto& p : pairs) out.push_back(classify(joined(p), options));
+    return out;
+  }
+  static std::string joined(const classify::TextPair& p) {
+    return std::string(p.text) + " " + std::string(p.text_pair);
+  }
   std::string kind() const override { return "recording"; }
   boost::json::object info() const override { return inner_->info(); }
 
   mutable std::mutex mutex;
   mutable std::condition_variable changed;
-  mutable std::vector<std::size_t> sizes;
+  mutable std::vector<std::size_t> sizes, pair_sizes;
   mutable std::size_t running = 0, peak = 0, hold_until = 0;
   bool fail = false;
 
@@ -90,6 +106,30 @@ TEST_CASE("batching: concurrent calls share one batch and each gets its own text
     CHECK(results[i].probabilities == inner->classify(kTexts[i]).probabilities);
   }
   CHECK(batching.info().at("batching").at("texts") == 4);
+}
+
+TEST_CASE("batching: concurrent lone pairs share one classify_pairs, texts their own batch") {
+  auto inner = std::make_shared<Recording>();
+  classify::BatchingClassifier batching(inner, {.max_batch = 4, .max_wait = 10s});
+  const std::vector<classify::TextPair> pairs = {{kTexts[0], kTexts[1]}, {kTexts[2], kTexts[3]}};
+  std::vector<classify::Classification> results(4);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] { results[i] = batching.classify(kTexts[i]); });
+    threads.emplace_back(
+        [&, i] { results[2 + i] = batching.classify_pairs(std::span(&pairs[i], 1), {}).at(0); });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(inner->sizes == std::vector<std::size_t>{2});
+  CHECK(inner->pair_sizes == std::vector<std::size_t>{2});
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(results[i].probabilities == inner->classify(kTexts[i]).probabilities);
+    CHECK(results[2 + i].probabilities ==
+          inner->classify(Recording::joined(pairs[i])).probabilities);
+  }
+  // Several pairs in one call are a batch already: they go to the inner classifier as they come.
+  CHECK(batching.classify_pairs(pairs, {}).size() == 2);
+  CHECK(inner->pair_sizes == std::vector<std::size_t>{2, 2});
 }
 
 TEST_CASE("batching: a lone call goes alone once the wait is over") {

@@ -14,7 +14,7 @@
 // Thread-safety: every const member may be called concurrently from any thread.
 #pragma once
 
-#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/forwarding_classifier.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -35,47 +35,30 @@ struct BatchingOptions {
   std::size_t max_running = 1;
 };
 
-class BatchingClassifier final : public Classifier {
+class BatchingClassifier final : public ForwardingClassifier {
  public:
   /// `inner` must not be null; options.max_batch >= 2.
   BatchingClassifier(std::shared_ptr<const Classifier> inner, BatchingOptions options);
 
-  const CategorySet& categories() const override { return inner_->categories(); }
+  /// Joins the next batch. classify_batch() and rerankings go to the inner classifier as they
+  /// come (one forward pass per call).
   Classification classify(std::string_view text, const ClassifyOptions& options) const override;
   using Classifier::classify;
-  std::vector<Classification> classify_batch(std::span<const std::string_view> texts,
-                                             const ClassifyOptions& options) const override {
-    return inner_->classify_batch(texts, options);
-  }
-  /// Pairs go to the inner classifier as they come (one forward pass per call's pairs).
-  bool takes_pairs() const override { return inner_->takes_pairs(); }
+  /// A lone sentence pair joins the next batch too (its pairs go in one classify_pairs of the
+  /// inner classifier, its texts in one classify_batch); several pairs go as they come.
   std::vector<Classification> classify_pairs(std::span<const TextPair> pairs,
-                                             const ClassifyOptions& options) const override {
-    return inner_->classify_pairs(pairs, options);
-  }
-  /// Rerankings go to the inner classifier as they come, never cached.
-  bool reranks() const override { return inner_->reranks(); }
-  std::vector<RerankScore> rerank(std::string_view query,
-                                  std::span<const std::string_view> passages,
-                                  const ClassifyOptions& options) const override {
-    return inner_->rerank(query, passages, options);
-  }
-  std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> tasks() const override {
-    return inner_->tasks();
-  }
-  std::string kind() const override { return inner_->kind(); }
-  bool cacheable() const override { return inner_->cacheable(); }
-  std::string model_id() const override { return inner_->model_id(); }
-  std::string tokenizer_id() const override { return inner_->tokenizer_id(); }
+                                             const ClassifyOptions& options) const override;
   /// The inner classifier's, plus "batching" {max_batch, max_wait_us, max_running, batches,
   /// texts}.
   json::object info() const override;
 
  private:
   struct Waiter;
+  Classification join(Waiter& me) const;
   void lead(std::unique_lock<std::mutex>& lock) const;
+  // One forward pass over `group` (all texts or all pairs); each waiter gets its result or error.
+  void run(const std::vector<Waiter*>& group) const;
 
-  std::shared_ptr<const Classifier> inner_;
   BatchingOptions options_;
   mutable std::mutex mutex_;
   mutable std::condition_variable wake_;

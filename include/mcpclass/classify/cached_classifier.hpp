@@ -3,7 +3,7 @@
 // is split into shards, each behind its own mutex, so concurrent hits rarely wait on each other.
 #pragma once
 
-#include "mcpclass/classify/classifier.hpp"
+#include "mcpclass/classify/forwarding_classifier.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -33,38 +33,24 @@ std::string normalize_for_cache(std::string_view text);
 /// larger than a shard's share is not kept). A new
 /// classifier (a reload) comes with a new cache, so a generation never sees another's results.
 /// Use it only for deterministic classifiers: a remote's answer depends on its peer.
-class CachedClassifier final : public Classifier {
+class CachedClassifier final : public ForwardingClassifier {
  public:
   CachedClassifier(std::shared_ptr<const Classifier> inner, CacheOptions options);
   ~CachedClassifier() override;
 
-  const CategorySet& categories() const override { return inner_->categories(); }
   /// The cached result for the normalized text, or the inner classifier's (then kept).
   Classification classify(std::string_view text, const ClassifyOptions& options) const override;
   using Classifier::classify;
+  /// Each text through classify(), so a batch is answered from the cache where it can be.
+  std::vector<Classification> classify_batch(std::span<const std::string_view> texts,
+                                             const ClassifyOptions& options) const override {
+    return Classifier::classify_batch(texts, options);
+  }
   /// Whether classify() would answer from the cache now (a fresh result is kept), without
   /// counting a hit or a miss: what lets a cached answer skip admission control.
   bool holds(std::string_view text, const ClassifyOptions& options) const;
-  /// Pairs are not cached: they go to the inner classifier.
-  bool takes_pairs() const override { return inner_->takes_pairs(); }
-  std::vector<Classification> classify_pairs(std::span<const TextPair> pairs,
-                                             const ClassifyOptions& options) const override {
-    return inner_->classify_pairs(pairs, options);
-  }
-  /// Rerankings go to the inner classifier as they come, never cached.
-  bool reranks() const override { return inner_->reranks(); }
-  std::vector<RerankScore> rerank(std::string_view query,
-                                  std::span<const std::string_view> passages,
-                                  const ClassifyOptions& options) const override {
-    return inner_->rerank(query, passages, options);
-  }
-  std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> tasks() const override {
-    return inner_->tasks();
-  }
-  std::string kind() const override { return inner_->kind(); }
+  // Sentence pairs and rerankings are not cached: ForwardingClassifier passes them on.
   bool cacheable() const override { return false; }  // already cached
-  std::string model_id() const override { return inner_->model_id(); }
-  std::string tokenizer_id() const override { return inner_->tokenizer_id(); }
   /// The inner info() plus "cache": {entries, max_bytes, size, bytes, hits, misses, evictions}.
   json::object info() const override;
 
@@ -78,7 +64,6 @@ class CachedClassifier final : public Classifier {
 
  private:
   struct Shard;
-  std::shared_ptr<const Classifier> inner_;
   CacheOptions options_;
   std::unique_ptr<Shard[]> shards_;
   std::size_t per_shard_;

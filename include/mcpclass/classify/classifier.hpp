@@ -108,4 +108,14 @@ class Classifier {
   virtual std::string tokenizer_id() const { return {}; }
 };
 
+/// The tasks `classifier` answers for a base shared by several adapters: its own task first (its
+/// info()'s "task", what classify() answers), then tasks()' in order. Empty for a classifier of
+/// no named task.
+std::vector<std::string> task_names(const Classifier& classifier);
+
+/// The classifier answering `task`: `classifier` itself for its own task, the one of its tasks()
+/// of that name, else null.
+std::shared_ptr<const Classifier> find_task(const std::shared_ptr<const Classifier>& classifier,
+                                            std::string_view task);
+
 }  // namespace mcpclass::classify

@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -273,6 +274,19 @@ class Puller {
       fs::remove(partial);
       have = 0;
     }
+    // Hashed as it streams in: only a resumed file's bytes already on disk are read back, once.
+    const bool git_blob = meta.etag.size() == 40;
+    Digest digest(git_blob, meta.size);
+    if (have > 0) {
+      std::ifstream in(partial, std::ios::binary);
+      std::vector<char> buf(1 << 16);
+      std::uint64_t left = have;
+      while (left > 0 && in.read(buf.data(), static_cast<std::streamsize>(
+                                                 std::min<std::uint64_t>(left, buf.size())))) {
+        digest.update({buf.data(), static_cast<std::size_t>(in.gcount())});
+        left -= static_cast<std::uint64_t>(in.gcount());
+      }
+    }
     const auto resolve =
         net::parse_http_url(url("/" + repo_.id + "/resolve/" + commit + "/" + file));
     net::HttpUrl to = meta.location.empty() ? resolve : net::resolve_url(resolve, meta.location);
@@ -301,6 +315,7 @@ class Puller {
                                  writing = true;
                                } else if (h.status == 200) {
                                  have = 0;  // the whole file: start over
+                                 digest = Digest(git_blob, meta.size);
                                  out.open(partial, std::ios::binary | std::ios::trunc);
                                  writing = true;
                                }
@@ -315,6 +330,7 @@ class Puller {
                                  return;
                                }
                                out.write(data.data(), static_cast<std::streamsize>(data.size()));
+                               digest.update(data);
                                written += data.size();
                              },
                          .on_end = [done](const net::HttpError& e) { done->set_value(e); }});
@@ -340,20 +356,10 @@ class Puller {
           fmt::format("{}: {} bytes, the hub announced {} (run the pull again to "
                       "resume)",
                       file, size, meta.size));
-    Digest digest(meta.etag.size() == 40, meta.size);
-    {
-      std::ifstream in(partial, std::ios::binary);
-      std::vector<char> buf(1 << 16);
-      while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        digest.update({buf.data(), static_cast<std::size_t>(in.gcount())});
-      }
-    }
     if (const auto hash = digest.hex(); hash != meta.etag) {
       fs::remove(partial);
       throw PullError(fmt::format("{}: its {} is {}, not the {} the hub published: not kept", file,
-                                  meta.etag.size() == 40 ? "git blob id" : "sha256", hash,
-                                  meta.etag));
+                                  git_blob ? "git blob id" : "sha256", hash, meta.etag));
     }
     fs::rename(partial, blob);
   }

@@ -2,8 +2,8 @@
 // encoder held once, each task's updates kept apart (kernels/low_rank.hpp), each task's head
 // its own. Each task's logits against the PyTorch reference run unmerged
 // (make_lora_fixtures.py) and against the same adapter merged into a model of its own; a
-// ModernBERT base with an adapter written here against its merged model; what tasks sharing one
-// encoder cannot keep apart is refused by name.
+// ModernBERT and DeBERTa bases with adapters written here against their merged models; what
+// tasks sharing one encoder cannot keep apart is refused by name.
 #include "mcpclass/learned/learned_classifier.hpp"
 
 #ifdef MCPCLASS_WITH_LEARNED
@@ -80,43 +80,105 @@ TEST_CASE("transformers.tasks: a task's labels from its adapter directory's conf
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("transformers.tasks: a ModernBERT base shares its encoder with an adapter's task") {
-  const auto base = tt::fixture("modernbert-f32");
-  const auto dir = tt::copy_of("bert-lora", "task-modernbert");
+namespace {
+
+// One adapted module of a LoRA adapter written here: its name under base_model.model., in, out.
+struct Adapted {
+  std::string module;
+  std::int64_t in, out;
+};
+
+// A PEFT LoRA adapter (bert-lora's config with `targets`) of random rank-4 updates of `modules`
+// and a classifier of 3 labels over `hidden` saved whole, in a copy of bert-lora named `name`.
+std::string random_adapter(const std::string& name, const json::array& targets,
+                           const std::vector<Adapted>& modules, std::int64_t hidden,
+                           unsigned seed) {
+  const auto dir = tt::copy_of("bert-lora", name);
   auto config = json::parse(tt::read_file(dir + "/adapter_config.json")).as_object();
-  config["target_modules"] = json::array{"Wqkv", "Wo", "Wi"};
+  config["target_modules"] = targets;
   config["modules_to_save"] = json::array{"classifier"};
   tt::write_file(dir + "/adapter_config.json", json::serialize(config));
   checkpoint::SafeTensors file;
-  std::mt19937 rng(48);
+  std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 0.2f);
-  auto random = [&](std::int64_t rows, std::int64_t cols) {
-    checkpoint::SafeTensor t{{rows, cols}, std::vector<float>(rows * cols)};
+  auto random = [&](std::vector<std::int64_t> shape) {
+    checkpoint::SafeTensor t{shape, std::vector<float>(static_cast<std::size_t>(
+                                        shape.size() == 1 ? shape[0] : shape[0] * shape[1]))};
     for (auto& v : t.values) v = normal(rng);
     return t;
   };
-  const std::int64_t h = 64, intermediate = 96, r = 4;
-  for (int layer = 0; layer < 4; ++layer) {
-    const std::string m = "base_model.model.model.layers." + std::to_string(layer) + ".";
-    for (const auto& [module, in, out] :
-         {std::tuple{"attn.Wqkv", h, 3 * h}, std::tuple{"attn.Wo", h, h},
-          std::tuple{"mlp.Wi", h, 2 * intermediate}, std::tuple{"mlp.Wo", intermediate, h}}) {
-      file.tensors[m + module + ".lora_A.weight"] = random(r, in);
-      file.tensors[m + module + ".lora_B.weight"] = random(out, r);
-    }
+  const std::int64_t r = 4;
+  for (const auto& m : modules) {
+    file.tensors["base_model.model." + m.module + ".lora_A.weight"] = random({r, m.in});
+    file.tensors["base_model.model." + m.module + ".lora_B.weight"] = random({m.out, r});
   }
-  file.tensors["base_model.model.classifier.weight"] = random(3, h);
-  file.tensors["base_model.model.classifier.bias"] = random(1, 3);
-  file.tensors["base_model.model.classifier.bias"].shape = {3};
+  file.tensors["base_model.model.classifier.weight"] = random({3, hidden});
+  file.tensors["base_model.model.classifier.bias"] = random({3});
   learned::detail::write_safetensors(dir + "/adapter_model.safetensors", file);
-  const auto models = open_task_models(base, {{"task", dir}});
+  return dir;
+}
+
+// The task of `adapter` over `base` against the same adapter merged into a model of its own.
+void check_task_as_merged(const std::string& base, const std::string& adapter,
+                          const std::string& what) {
+  const auto models = open_task_models(base, {{"task", adapter}});
   const auto got = logits_of(*models[0], base);
-  const auto merged = logits_of(*open_sequence_model(base, dir), base);
+  const auto merged = logits_of(*open_sequence_model(base, adapter), base);
   const double apart = tt::max_abs_difference(got, merged);
-  MESSAGE("ModernBERT task: max |logit − merged alone| = " << apart);
+  MESSAGE(what << " task: max |logit − merged alone| = " << apart);
   CHECK(apart <= 1e-4);
   CHECK(tt::max_abs_difference(got, logits_of(*open_sequence_model(base), base)) > 0.1);
+}
+
+}  // namespace
+
+TEST_CASE("transformers.tasks: a ModernBERT base shares its encoder with an adapter's task") {
+  const std::int64_t h = 64, intermediate = 96;
+  std::vector<Adapted> modules;
+  for (int layer = 0; layer < 4; ++layer) {
+    const std::string m = "model.layers." + std::to_string(layer) + ".";
+    modules.push_back({m + "attn.Wqkv", h, 3 * h});
+    modules.push_back({m + "attn.Wo", h, h});
+    modules.push_back({m + "mlp.Wi", h, 2 * intermediate});
+    modules.push_back({m + "mlp.Wo", intermediate, h});
+  }
+  const auto dir =
+      random_adapter("task-modernbert", json::array{"Wqkv", "Wo", "Wi"}, modules, h, 48);
+  check_task_as_merged(tt::fixture("modernbert-f32"), dir, "ModernBERT");
   std::filesystem::remove_all(dir);
+}
+
+// DeBERTa-v3 (share_att_key: the relative positions go through the adapted query and key
+// projections, which a task projects its own way) and DeBERTa-v2 (pos_key_proj and
+// pos_query_proj of their own, which an adapter leaves alone); the pooler adapted too.
+TEST_CASE("transformers.tasks: DeBERTa-v2 and -v3 bases share their encoder with a task") {
+  const std::int64_t h = 64, intermediate = 128;
+  for (const std::string fixture : {"deberta-v3-f32", "deberta-v2-f32"}) {
+    CAPTURE(fixture);
+    std::vector<Adapted> modules{{"pooler.dense", h, h}};
+    for (int layer = 0; layer < 2; ++layer) {
+      const std::string m = "deberta.encoder.layer." + std::to_string(layer) + ".";
+      for (const auto* proj : {"query_proj", "key_proj", "value_proj"})
+        modules.push_back({m + "attention.self." + proj, h, h});
+      modules.push_back({m + "attention.output.dense", h, h});
+      modules.push_back({m + "intermediate.dense", h, intermediate});
+      modules.push_back({m + "output.dense", intermediate, h});
+    }
+    const auto dir = random_adapter("task-" + fixture,
+                                    json::array{"query_proj", "key_proj", "value_proj", "dense"},
+                                    modules, h, 49);
+    check_task_as_merged(tt::fixture(fixture), dir, fixture);
+    // A task adapting only the values keeps the base's projections of the positions.
+    const auto values =
+        random_adapter("task-values-" + fixture, json::array{"value_proj"},
+                       {{"deberta.encoder.layer.0.attention.self.value_proj", h, h}}, h, 50);
+    const auto models = open_task_models(tt::fixture(fixture), {{"task", dir}, {"v", values}});
+    CHECK(models[1]->describe().at("lora_parameters").to_number<std::size_t>() ==
+          static_cast<std::size_t>(4 * h + h * 4));
+    check_task_as_merged(tt::fixture(fixture), values, fixture + " values");
+    std::filesystem::remove_all(dir);
+    std::filesystem::remove_all(values);
+  }
 }
 
 TEST_CASE("transformers.tasks: what tasks sharing one encoder cannot keep apart is refused") {
@@ -125,7 +187,7 @@ TEST_CASE("transformers.tasks: what tasks sharing one encoder cannot keep apart 
   CHECK(task_error(base, {{"a", tt::fixture("bert-lora")}, {"b", tt::fixture("bert-lora-rslora")}})
             .find("saves 'bert.encoder.layer.0.attention.self.query.bias' whole, a tensor of the "
                   "encoder the tasks share") != std::string::npos);
-  CHECK(task_error(tt::fixture("deberta-v3-f32"), {{"a", tt::fixture("bert-lora")}})
+  CHECK(task_error(tt::fixture("mmbert-token-f32"), {{"a", tt::fixture("bert-lora")}})
             .find("cannot share one base among several adapters yet") != std::string::npos);
   // An adapter of another base: its modules are not this base's.
   CHECK(task_error(tt::fixture("modernbert-f32"), {{"a", tt::fixture("bert-lora")}})

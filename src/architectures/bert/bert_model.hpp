@@ -39,6 +39,8 @@ class BertSequenceModel {
   const BertConfig& config() const { return config_; }
   /// The encoder, to share with other tasks.
   const std::shared_ptr<const BertEncoder>& encoder() const { return encoder_; }
+  /// A task's LoRA updates of the encoder's layers (empty: the encoder as it is).
+  const EncoderDeltas& deltas() const { return deltas_; }
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;

@@ -24,9 +24,13 @@ enum LinearSlot : std::size_t {
 /// One layer's updates, by slot.
 struct LayerDeltas {
   std::array<std::vector<kernels::LowRank>, 4> linear;
+  /// DeBERTa with share_att_key: the relative embeddings through the task's adapted query and
+  /// key projections (deberta_encoder.hpp), which the base projects once at load; empty when
+  /// the task leaves both as the base has them.
+  std::vector<float> pos_key, pos_query;
 
   std::size_t parameters() const {
-    std::size_t n = 0;
+    std::size_t n = pos_key.size() + pos_query.size();
     for (const auto& slot : linear)
       for (const auto& d : slot) n += d.parameters();
     return n;

@@ -44,6 +44,21 @@ json::object describe_model(const DebertaModel& model) {
                               std::to_string(c.labels.size()) + " logits and softmax");
 }
 
+// A task's model over a shared encoder says what it holds of its own: the encoder's parameters
+// are held once for every task, its LoRA updates apart (what `model inspect --task` adds up).
+template <class Model>
+json::object with_task_sizes(json::object out, const Model& model) {
+  if constexpr (requires { model.deltas(); }) {
+    if (!model.deltas().empty()) {
+      std::size_t lora = 0;
+      for (const auto& layer : model.deltas()) lora += layer.parameters();
+      out["shared_parameters"] = model.encoder()->parameters();
+      out["lora_parameters"] = lora;
+    }
+  }
+  return out;
+}
+
 // Any native sequence model behind SequenceModel.
 template <class Model>
 class Adapted final : public NativeCheckpointModel<Model, SequenceModel> {
@@ -53,7 +68,9 @@ class Adapted final : public NativeCheckpointModel<Model, SequenceModel> {
   std::vector<float> logits(std::span<const BertInput> inputs, std::size_t threads) const override {
     return this->model_.logits(inputs, threads);
   }
-  json::object describe() const override { return describe_model(this->model_); }
+  json::object describe() const override {
+    return with_task_sizes(describe_model(this->model_), this->model_);
+  }
 };
 
 // Each task's updates, placed in the encoder's layers, and its head tensors: the base's that
@@ -84,6 +101,7 @@ EncoderDeltas task_deltas(const Encoder& encoder, checkpoint::LoraAdapter& adapt
                                adapter.scaling, compute.kernels));
   }
   checkpoint::merge_lora_adapter(std::move(head_updates), head);
+  if constexpr (requires { encoder.project_positions(deltas); }) encoder.project_positions(deltas);
   return deltas;
 }
 
@@ -143,10 +161,14 @@ std::vector<std::unique_ptr<SequenceModel>> open_task_models(
       architecture == "XLMRobertaForSequenceClassification")
     return open_tasks<BertSequenceModel, BertEncoder>(
         read_bert_checkpoint(dir, BertHead::sequence, {}, progress), tasks, compute);
+  if (architecture == "DebertaV2ForSequenceClassification")
+    return open_tasks<DebertaModel, DebertaEncoder>(
+        read_deberta_checkpoint(dir, BertHead::sequence, {}, progress), tasks, compute);
   checkpoint::config_error(file, "architecture '" + architecture +
                                      "' cannot share one base among several adapters yet "
                                      "(BertForSequenceClassification, the RoBERTa variants, "
-                                     "ModernBertForSequenceClassification)");
+                                     "ModernBertForSequenceClassification, "
+                                     "DebertaV2ForSequenceClassification)");
 }
 
 std::size_t sequence_rows(std::size_t tokens) {

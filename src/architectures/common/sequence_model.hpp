@@ -46,11 +46,12 @@ struct TaskAdapter {
 /// apart and added to the products they adapt (kernels/low_rank.hpp: W x + s·B(A x)), each
 /// task's head its own (the base's, with the tensors its adapter saves whole, e.g. a new
 /// `classifier`; its labels from the adapter directory's config.json when it has one). BERT,
-/// RoBERTa, XLM-RoBERTa and ModernBERT / mmBERT. Throws ClassifyError naming the adapter file as
-/// merging does, and for what tasks sharing one encoder cannot keep apart: an update of an
-/// embedding or of a module outside the layers' linear products, or a tensor of the encoder
-/// saved whole (a LayerNorm in modules_to_save, trained biases): merge such an adapter into its
-/// own copy (open_sequence_model). Throws for another architecture (DeBERTa) too.
+/// RoBERTa, XLM-RoBERTa, ModernBERT / mmBERT and DeBERTa-v2/v3 (a task adapting the query or key
+/// projection of a share_att_key model projects the relative positions its own way, once). Throws
+/// ClassifyError naming the adapter file as merging does, and for what tasks sharing one encoder
+/// cannot keep apart: an update of an embedding or of a module outside the layers' linear products,
+/// or a tensor of the encoder saved whole (a LayerNorm in modules_to_save, trained biases): merge
+/// such an adapter into its own copy (open_sequence_model). Throws for another architecture too.
 std::vector<std::unique_ptr<SequenceModel>> open_task_models(
     const std::string& dir, const std::vector<TaskAdapter>& tasks,
     const checkpoint::CheckpointProgress& progress = {},

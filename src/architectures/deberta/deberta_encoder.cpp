@@ -8,7 +8,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <string_view>
 
 namespace mcpclass::architectures {
 
@@ -16,12 +18,14 @@ namespace {
 
 constexpr const char* kPrefix = "deberta.";
 
-// rows × in values through `d` (float32 or the model's precision), rows padded to a block.
-std::vector<float> project(const kernels::Dense& d, const std::vector<float>& x, std::size_t rows) {
+// rows × in values through `d` (float32 or the model's precision) and a task's updates of it,
+// rows padded to a block.
+std::vector<float> project(const kernels::Dense& d, const std::vector<float>& x, std::size_t rows,
+                           std::span<const kernels::LowRank> deltas = {}) {
   const std::size_t padded = kernels::padded_rows(rows);
   std::vector<float> in(padded * d.in, 0.0f), out(padded * d.out);
   std::copy(x.begin(), x.end(), in.begin());
-  kernels::linear(d, in.data(), padded, out.data());
+  kernels::linear_adapted(d, deltas, in.data(), padded, out.data());
   out.resize(rows * d.out);
   return out;
 }
@@ -72,6 +76,8 @@ DebertaEncoder::DebertaEncoder(const DebertaConfig& config, checkpoint::Checkpoi
       kernels::layer_norm(compute.kernels, n, c.layer_norm_eps, relative.data(), positions);
     }
   }
+  // Kept for the tasks over this encoder that adapt the query or key projection.
+  if (c.relative_attention && c.share_att_key && (c.c2p || c.p2c)) relative_ = relative;
   for (std::size_t i = 0; i < c.layers; ++i) {
     const std::string l = p + "encoder.layer." + std::to_string(i) + ".";
     const std::string self = l + "attention.self.";
@@ -113,7 +119,7 @@ DebertaEncoder::DebertaEncoder(const DebertaConfig& config, checkpoint::Checkpoi
 
 std::size_t DebertaEncoder::parameters() const {
   std::size_t n = word_.size() + position_.size() + token_type_.size() + embed_proj_.parameters() +
-                  embedding_norm_.parameters();
+                  embedding_norm_.parameters() + relative_.size();
   for (const auto& l : layers_) n += l.dense.parameters() + l.pos_key.size() + l.pos_query.size();
   return n;
 }
@@ -153,9 +159,14 @@ std::vector<float> DebertaEncoder::embed(std::span<const BertInput> inputs,
   return x;
 }
 
-void DebertaEncoder::attention(const Layer& layer, const std::vector<float>& qkv,
-                               std::span<const BertInput> inputs,
+void DebertaEncoder::attention(const Layer& layer, const LayerDeltas* deltas,
+                               const std::vector<float>& qkv, std::span<const BertInput> inputs,
                                std::vector<float>& context) const {
+  // A task that adapts the shared query or key projection projects the positions its own way.
+  const auto& pos_key =
+      deltas != nullptr && !deltas->pos_key.empty() ? deltas->pos_key : layer.pos_key;
+  const auto& pos_query =
+      deltas != nullptr && !deltas->pos_query.empty() ? deltas->pos_query : layer.pos_query;
   using dim = dnnl::memory::dim;
   const auto& c = config_;
   const std::size_t w = c.hidden, dh = c.head_dim();
@@ -176,8 +187,8 @@ void DebertaEncoder::attention(const Layer& layer, const std::vector<float>& qkv
         row_of[o] =
             static_cast<std::size_t>(std::clamp<std::int64_t>(bucket + span, 0, 2 * span - 1));
       }
-      positions = {layer.pos_key.empty() ? nullptr : layer.pos_key.data(),
-                   layer.pos_query.empty() ? nullptr : layer.pos_query.data(), static_cast<dim>(w),
+      positions = {pos_key.empty() ? nullptr : pos_key.data(),
+                   pos_query.empty() ? nullptr : pos_query.data(), static_cast<dim>(w),
                    row_of.data()};
     }
     kernels::disentangled_attention_heads(compute_.kernels, qkv.data() + offset * 3 * w,
@@ -187,22 +198,63 @@ void DebertaEncoder::attention(const Layer& layer, const std::vector<float>& qkv
   }
 }
 
-HiddenStates DebertaEncoder::hidden_states(std::span<const BertInput> inputs,
-                                           std::size_t threads) const {
+HiddenStates DebertaEncoder::hidden_states(std::span<const BertInput> inputs, std::size_t threads,
+                                           const EncoderDeltas* deltas) const {
   omp_set_num_threads(static_cast<int>(std::max<std::size_t>(threads, 1)));
   const auto& c = config_;
   HiddenStates out;
   const std::size_t rows = lay_out_rows(out, inputs, c.hidden);
   auto x = embed(inputs, rows);
   PostNormScratch scratch(rows, c.hidden, c.intermediate);
-  for (const auto& layer : layers_)
-    run_post_norm_layer(layer.dense, compute_.kernels, c.layer_norm_eps, c.activation, rows,
-                        scratch, x,
-                        [&](const std::vector<float>& qkv, std::vector<float>& context) {
-                          attention(layer, qkv, inputs, context);
-                        });
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const LayerDeltas* own = deltas != nullptr && l < deltas->size() ? &(*deltas)[l] : nullptr;
+    run_post_norm_layer(
+        layers_[l].dense, compute_.kernels, c.layer_norm_eps, c.activation, rows, scratch, x,
+        [&](const std::vector<float>& qkv, std::vector<float>& context) {
+          attention(layers_[l], own, qkv, inputs, context);
+        },
+        own);
+  }
   out.values = std::move(x);
   return out;
+}
+
+std::optional<ModuleSlot> DebertaEncoder::locate(const std::string& module) const {
+  const auto& c = config_;
+  const std::string p = std::string(kPrefix) + "encoder.layer.";
+  if (!module.starts_with(p)) return std::nullopt;
+  const auto dot = module.find('.', p.size());
+  if (dot == std::string::npos) return std::nullopt;
+  std::size_t layer = 0;
+  const auto digits = std::string_view(module).substr(p.size(), dot - p.size());
+  const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), layer);
+  if (err != std::errc() || end != digits.data() + digits.size() || layer >= layers_.size())
+    return std::nullopt;
+  const auto rest = std::string_view(module).substr(dot + 1);
+  const std::size_t h = c.hidden;
+  if (rest == "attention.self.query_proj") return ModuleSlot{layer, kAttentionIn, 0, h, h};
+  if (rest == "attention.self.key_proj") return ModuleSlot{layer, kAttentionIn, h, h, h};
+  if (rest == "attention.self.value_proj") return ModuleSlot{layer, kAttentionIn, 2 * h, h, h};
+  if (rest == "attention.output.dense") return ModuleSlot{layer, kAttentionOut, 0, h, h};
+  if (rest == "intermediate.dense") return ModuleSlot{layer, kFeedForwardIn, 0, h, c.intermediate};
+  if (rest == "output.dense") return ModuleSlot{layer, kFeedForwardOut, 0, c.intermediate, h};
+  return std::nullopt;
+}
+
+void DebertaEncoder::project_positions(EncoderDeltas& deltas) const {
+  const auto& c = config_;
+  if (relative_.empty()) return;  // no relative positions, or their own projections
+  const std::size_t positions = 2 * c.span(), h = c.hidden;
+  for (std::size_t l = 0; l < layers_.size() && l < deltas.size(); ++l) {
+    const auto& updates = deltas[l].linear[kAttentionIn];
+    // Values (offset 2·hidden on) do not see the positions.
+    if (std::none_of(updates.begin(), updates.end(),
+                     [&](const kernels::LowRank& d) { return d.offset < 2 * h; }))
+      continue;
+    const auto projected = project(layers_[l].dense.qkv, relative_, positions, updates);
+    if (c.p2c) deltas[l].pos_query = columns(projected, positions, 3 * h, 0, h);
+    if (c.c2p) deltas[l].pos_key = columns(projected, positions, 3 * h, h, h);
+  }
 }
 
 }  // namespace mcpclass::architectures

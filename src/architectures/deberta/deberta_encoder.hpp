@@ -10,6 +10,7 @@
 #pragma once
 
 #include "architectures/bert/bert_encoder.hpp"
+#include "architectures/common/encoder_deltas.hpp"
 #include "architectures/common/encoder_rows.hpp"
 #include "architectures/common/hidden_states.hpp"
 #include "architectures/deberta/deberta_config.hpp"
@@ -17,6 +18,7 @@
 #include "kernels/dense_rows.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,7 +51,20 @@ class DebertaEncoder {
   /// product has one shape whatever the batch, so a batch gives every text exactly (bit for
   /// bit) its single-text result. Texts must be non-empty and at most config.max_tokens() long;
   /// throws ClassifyError for an id or token type the model lacks. `threads`: OpenMP threads.
-  HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads) const;
+  /// `deltas`: a task's LoRA updates of the layers (null: none; see locate()).
+  HiddenStates hidden_states(std::span<const BertInput> inputs, std::size_t threads,
+                             const EncoderDeltas* deltas = nullptr) const;
+
+  /// Where a LoRA update of `module` goes (deberta.encoder.layer.N.attention.self.query_proj,
+  /// key_proj, value_proj, attention.output.dense, intermediate.dense, output.dense), or nullopt
+  /// for a module outside the layers' linear products (embeddings, pos_query_proj and
+  /// pos_key_proj, norms, the head).
+  std::optional<ModuleSlot> locate(const std::string& module) const;
+  /// Encoder layers.
+  std::size_t layers() const { return layers_.size(); }
+  /// With share_att_key the relative embeddings go through each layer's query and key
+  /// projections: a task adapting them gets its own projections of them in `deltas`.
+  void project_positions(EncoderDeltas& deltas) const;
 
  private:
   struct Layer {
@@ -60,7 +75,7 @@ class DebertaEncoder {
   };
 
   std::vector<float> embed(std::span<const BertInput> inputs, std::size_t rows) const;
-  void attention(const Layer& layer, const std::vector<float>& qkv,
+  void attention(const Layer& layer, const LayerDeltas* deltas, const std::vector<float>& qkv,
                  std::span<const BertInput> inputs, std::vector<float>& context) const;
 
   kernels::Compute compute_;
@@ -68,6 +83,9 @@ class DebertaEncoder {
   std::vector<float> word_, position_, token_type_;
   kernels::Dense embed_proj_;  ///< Empty when embedding_size is hidden_size.
   kernels::Norm embedding_norm_;
+  /// The (normalized) relative embeddings, kept for the tasks' projections (share_att_key with
+  /// c2p or p2c only): 2·span × hidden.
+  std::vector<float> relative_;
   std::vector<Layer> layers_;
 };
 

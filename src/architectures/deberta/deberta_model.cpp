@@ -12,22 +12,33 @@ DebertaModel::DebertaModel(const std::string& dir, const std::string& adapter_di
     : DebertaModel(read_deberta_checkpoint(dir, BertHead::sequence, adapter_dir, progress),
                    compute) {}
 
-// The pooler and the classifier stay in float32 (one row a text).
 DebertaModel::DebertaModel(DebertaCheckpoint checkpoint, const kernels::Compute& compute)
-    : config_(std::move(checkpoint.config)),
-      encoder_(config_, checkpoint.tensors, compute),
-      pooler_(take_dense(checkpoint.tensors, compute.in_float(), "pooler.dense", config_.hidden,
-                         config_.hidden)),
-      classifier_(take_dense(checkpoint.tensors, compute.in_float(), "classifier", config_.hidden,
+    : DebertaModel(
+          checkpoint.config,
+          std::make_shared<const DebertaEncoder>(checkpoint.config, checkpoint.tensors, compute),
+          {}, checkpoint.tensors, compute) {}
+
+// The pooler and the classifier stay in float32 (one row a text).
+DebertaModel::DebertaModel(DebertaConfig config, std::shared_ptr<const DebertaEncoder> encoder,
+                           EncoderDeltas deltas, checkpoint::CheckpointTensors& head,
+                           const kernels::Compute& compute)
+    : config_(std::move(config)),
+      encoder_(std::move(encoder)),
+      deltas_(std::move(deltas)),
+      pooler_(take_dense(head, compute.in_float(), "pooler.dense", config_.hidden, config_.hidden)),
+      classifier_(take_dense(head, compute.in_float(), "classifier", config_.hidden,
                              config_.labels.size())) {}
 
 std::size_t DebertaModel::parameters() const {
-  return encoder_.parameters() + pooler_.parameters() + classifier_.parameters();
+  std::size_t n = encoder_->parameters() + pooler_.parameters() + classifier_.parameters();
+  for (const auto& layer : deltas_) n += layer.parameters();
+  return n;
 }
 
 std::vector<float> DebertaModel::logits(std::span<const BertInput> inputs,
                                         std::size_t threads) const {
-  const auto states = encoder_.hidden_states(inputs, threads);
+  const auto states =
+      encoder_->hidden_states(inputs, threads, deltas_.empty() ? nullptr : &deltas_);
   const std::size_t w = config_.hidden, labels = classifier_.out;
   // Each text's first token at the start of its own block, as it would be alone.
   const std::size_t blocks = inputs.size() * kernels::kRowBlock;

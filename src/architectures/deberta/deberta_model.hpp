@@ -7,6 +7,7 @@
 #include "architectures/deberta/deberta_encoder.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,7 +24,19 @@ class DebertaModel {
                         const checkpoint::CheckpointProgress& progress = {},
                         const kernels::Compute& compute = kernels::default_compute());
 
+  /// A task of several over one base: `encoder` shared with the others, `deltas` the task's
+  /// LoRA updates of its layers (with its own projections of the relative positions), the
+  /// pooler and classifier taken out of `head`. Throws as the other constructor for a head that
+  /// does not fit.
+  DebertaModel(DebertaConfig config, std::shared_ptr<const DebertaEncoder> encoder,
+               EncoderDeltas deltas, checkpoint::CheckpointTensors& head,
+               const kernels::Compute& compute);
+
   const DebertaConfig& config() const { return config_; }
+  /// The encoder, to share with other tasks.
+  const std::shared_ptr<const DebertaEncoder>& encoder() const { return encoder_; }
+  /// A task's LoRA updates of the encoder's layers (empty: the encoder as it is).
+  const EncoderDeltas& deltas() const { return deltas_; }
   std::size_t parameters() const;
 
   /// Row-major `inputs.size() × labels` logits; a batch gives every text exactly (bit for bit)
@@ -34,7 +47,8 @@ class DebertaModel {
   DebertaModel(DebertaCheckpoint checkpoint, const kernels::Compute& compute);
 
   DebertaConfig config_;
-  DebertaEncoder encoder_;
+  std::shared_ptr<const DebertaEncoder> encoder_;
+  EncoderDeltas deltas_;   ///< A task's updates; empty: the encoder as it is.
   kernels::Dense pooler_;  ///< pooler.dense, then pooler_hidden_act.
   kernels::Dense classifier_;
 };

@@ -38,6 +38,8 @@ class ModernBertModel {
   const ModernBertConfig& config() const { return config_; }
   /// The encoder, to share with other tasks.
   const std::shared_ptr<const ModernBertEncoder>& encoder() const { return encoder_; }
+  /// A task's LoRA updates of the encoder's layers (empty: the encoder as it is).
+  const EncoderDeltas& deltas() const { return deltas_; }
 
   /// Weights held (every tensor's elements).
   std::size_t parameters() const;

@@ -400,6 +400,46 @@ func (c *Classifier) RerankJSON(request []byte) ([]byte, error) {
 	return []byte(C.GoString(out)), nil
 }
 
+// Tasks names the tasks of a base shared by several LoRA adapters (adapters: {task: DIR}): the
+// one c answers first, then the others; empty for any other classifier.
+func (c *Classifier) Tasks() ([]string, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.c == nil {
+		return nil, ErrClosed
+	}
+	var out *C.char
+	var cerr *C.mcpc_error
+	if err := toError(C.mcpc_classifier_tasks_json(c.c, &out, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	defer C.mcpc_string_free(out)
+	var names []string
+	if err := json.Unmarshal([]byte(C.GoString(out)), &names); err != nil {
+		return nil, fmt.Errorf("mcpclass: tasks: %w", err)
+	}
+	return names, nil
+}
+
+// Task is the classifier of one of Tasks() (what the MCP tool classify_<name> answers) over the
+// same loaded base, which it keeps alive; ErrNotFound (errors.Is) for another name. Close it
+// as any Classifier.
+func (c *Classifier) Task(name string) (*Classifier, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.c == nil {
+		return nil, ErrClosed
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var out *C.mcpc_classifier
+	var cerr *C.mcpc_error
+	if err := toError(C.mcpc_classifier_task(c.c, cname, &out, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	return newClassifier(out), nil
+}
+
 // Rerank scores documents for query with the cross-encoder, best first (RerankJSON); topN 0
 // keeps them all.
 func (c *Classifier) Rerank(query string, documents []string, topN int) ([]RankedDocument, error) {

@@ -74,14 +74,8 @@ func TestClassifyPair(t *testing.T) {
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatal(err)
 		}
-		logits := ref.Models["bert"].Logits[i]
-		top := math.Max(logits[0], math.Max(logits[1], logits[2]))
-		var sum float64
-		for _, l := range logits {
-			sum += math.Exp(l - top)
-		}
-		for j, l := range logits {
-			if want := math.Exp(l-top) / sum; math.Abs(got.Probabilities[j]-want) > 1e-4 {
+		for j, want := range softmaxOf(ref.Models["bert"].Logits[i]) {
+			if math.Abs(got.Probabilities[j]-want) > 1e-4 {
 				t.Errorf("pair %d label %d: %v, reference %v", i, j, got.Probabilities[j], want)
 			}
 		}

@@ -420,6 +420,46 @@ int mcpc_classifier_categories_json(const mcpc_classifier* classifier, char** ou
   });
 }
 
+int mcpc_classifier_tasks_json(const mcpc_classifier* classifier, char** out_json,
+                               mcpc_error** err) {
+  return guard(err, [&] {
+    require(out_json, "out_json");
+    *out_json = nullptr;
+    require(classifier, "classifier");
+    json::array names;
+    for (auto& name : classify::task_names(*classifier->classifier)) names.emplace_back(name);
+    *out_json = dup_string(json::serialize(names));
+    return MCPC_OK;
+  });
+}
+
+int mcpc_classifier_task(const mcpc_classifier* classifier, const char* task, mcpc_classifier** out,
+                         mcpc_error** err) {
+  return guard(err, [&] {
+    require(out, "out");
+    *out = nullptr;
+    require(classifier, "classifier");
+    require(task, "task");
+    auto found = classify::find_task(classifier->classifier, task);
+    if (!found) {
+      const auto names = classify::task_names(*classifier->classifier);
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      fail(MCPC_ERR_NOT_FOUND,
+           "no task '" + std::string(task) + "': " +
+               (names.empty() ? "the " + classifier->classifier->kind() +
+                                    " classifier has no tasks (kind transformer with adapters: "
+                                    "{task: DIR} has one per adapter)"
+                              : "the classifier's tasks are " + known));
+    }
+    auto handle = std::make_unique<mcpc_classifier>(*classifier);
+    handle->provenance = classify::provenance_of(*found, 1);
+    handle->classifier = std::move(found);
+    *out = handle.release();
+    return MCPC_OK;
+  });
+}
+
 double mcpc_entropy(const double* probabilities, size_t count) {
   if (count == 0) return 0.0;
   if (probabilities == nullptr) return std::numeric_limits<double>::quiet_NaN();

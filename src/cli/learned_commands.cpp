@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 namespace mcpclass::cli {
@@ -37,6 +38,7 @@ struct LearnedCommands::Options {
   CLI::App* inspect = nullptr;
   std::string inspect_dir;
   learned::InspectOptions inspect_options;
+  std::vector<std::string> inspect_tasks;  // --task NAME=DIR
   CLI::App* pull = nullptr;
   PullOptions pull_options;
   CLI::App* index = nullptr;
@@ -80,6 +82,19 @@ LearnedCommands::LearnedCommands(CLI::App& app) : options_(std::make_unique<Opti
       ->add_option("--adapter", o.inspect_options.adapter,
                    "A PEFT LoRA adapter directory, merged as classifier.adapter would be")
       ->check(CLI::ExistingDirectory);
+  o.inspect
+      ->add_option("--task", o.inspect_tasks,
+                   "NAME=DIR, repeated: several PEFT LoRA adapters over the one base, as "
+                   "classifier.adapters would load them (each task's labels and updates, and the "
+                   "parameters held against one merged copy per task)")
+      ->check([](const std::string& v) {
+        const auto eq = v.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+          return std::string("expected NAME=DIR, got '" + v + "'");
+        if (!std::filesystem::is_directory(v.substr(eq + 1)))
+          return "'" + v.substr(eq + 1) + "' is not a directory";
+        return std::string();
+      });
   o.inspect
       ->add_option("--layers", o.inspect_options.layers,
                    "Sentence encoders (2D Matryoshka): compute the first N layers only")
@@ -238,6 +253,10 @@ int LearnedCommands::run() {
       }
     }
     if (o.inspect->parsed()) {
+      for (const auto& task : o.inspect_tasks) {
+        const auto eq = task.find('=');
+        o.inspect_options.tasks.emplace_back(task.substr(0, eq), task.substr(eq + 1));
+      }
       fmt::print("{}\n", boost::json::serialize(learned::inspect_checkpoint(
                              o.inspect_dir, o.inspect_options,
                              progress_bar("loading", ProgressBar::Units::bytes))));

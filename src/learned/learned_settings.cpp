@@ -96,6 +96,22 @@ bool is_learned_kind(std::string_view kind) {
          kind == "transformer";
 }
 
+std::optional<std::string> task_name_problem(std::string_view name) {
+  // The name is also a tool's (classify_<name>) and a path's (/classify/<name>).
+  const bool valid = !name.empty() && name.size() <= 48 &&
+                     name.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789_-") == std::string_view::npos;
+  if (!valid)
+    return "a task name is 1 to 48 letters, digits, '_' or '-' (its tool is classify_<name>)";
+  // classify_text is the served task's tool; /classify/spans the token classifier's path.
+  if (name == "text" || name == "spans")
+    return "'" + std::string(name) +
+           "' is reserved: a task's tool is classify_<name> and its HTTP path /classify/<name>, "
+           "and classify_text and /classify/spans are taken";
+  return std::nullopt;
+}
+
 LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_view kind,
                                            const std::string& path) {
   const json::value document(obj);  // ObjectReader keeps a reference: no temporaries
@@ -163,15 +179,8 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
         util::strict::fail(where, "excludes adapter (one adapter merged into the model)");
       for (const auto& kv : adapters->get_object()) {
         const std::string name(kv.key());
-        // The name is also a tool's: classify_<name>.
-        const bool valid = !name.empty() && name.size() <= 48 &&
-                           name.find_first_not_of(
-                               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                               "0123456789_-") == std::string::npos;
-        if (!valid)
-          util::strict::fail(where + "." + name,
-                             "a task name is 1 to 48 letters, digits, '_' or '-' (its tool is "
-                             "classify_<name>)");
+        if (auto problem = task_name_problem(name))
+          util::strict::fail(where + "." + name, *problem);
         if (!kv.value().is_string() || kv.value().get_string().empty())
           util::strict::fail(where + "." + name, "must be an adapter directory");
         s.adapters.emplace_back(name, std::string(kv.value().get_string()));

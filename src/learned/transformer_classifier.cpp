@@ -327,13 +327,75 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
 
 namespace mcpclass::learned {
 
+namespace detail {
+
+// `model inspect --task NAME=DIR ...`: one base loaded once for several adapters, as `adapters:`
+// loads it (open_task_models), each task's labels and LoRA updates, and the parameters held
+// against one merged copy of the base per task.
+json::object inspect_tasks(const std::string& dir, const std::string& architecture,
+                           const InspectOptions& options, const LearnedProgress& progress) {
+  if (!options.adapter.empty())
+    throw ClassifyError(
+        "--task and --adapter exclude each other: --adapter merges one adapter "
+        "into its own copy of the base, --task keeps one base for several");
+  if (architecture.ends_with("ForTokenClassification"))
+    throw ClassifyError("'" + dir + "' is a token classifier (" + architecture +
+                        "): several adapters over one base (--task) apply to sequence "
+                        "classifiers");
+  std::vector<architectures::TaskAdapter> tasks;
+  for (const auto& [name, adapter] : options.tasks) {
+    if (auto problem = task_name_problem(name))
+      throw ClassifyError("--task " + name + ": " + *problem);
+    if (std::any_of(tasks.begin(), tasks.end(), [&](const auto& t) { return t.name == name; }))
+      throw ClassifyError("--task " + name + " is given twice");
+    tasks.push_back({name, adapter});
+  }
+  const auto models = architectures::open_task_models(dir, tasks, progress);
+  json::object out{{"architecture", architecture}};
+  for (auto& [key, value] : models.front()->describe()) out[key] = value;
+  std::size_t shared = 0, held = 0, merged = 0;
+  json::array described;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const auto own = models[i]->describe();
+    const auto parameters = static_cast<std::size_t>(own.at("parameters").to_number<double>());
+    const auto lora = static_cast<std::size_t>(own.at("lora_parameters").to_number<double>());
+    shared = static_cast<std::size_t>(own.at("shared_parameters").to_number<double>());
+    held += parameters - shared;  // its head and its updates
+    merged += parameters - lora;  // a copy of the base with the updates merged in
+    json::array labels;
+    for (const auto& l : models[i]->labels()) labels.emplace_back(l);
+    described.emplace_back(json::object{{"task", tasks[i].name},
+                                        {"adapter", tasks[i].adapter_dir},
+                                        {"labels", std::move(labels)},
+                                        {"lora_parameters", lora},
+                                        {"parameters", parameters - shared}});
+  }
+  out.erase("lora_parameters");
+  out["parameters"] = shared + held;
+  out["tasks"] = std::move(described);
+  // What `adapters:` holds against one merged model per task (`adapter:` N times).
+  out["memory"] = json::object{
+      {"shared_parameters", shared},
+      {"parameters_held", shared + held},
+      {"merged_copies_parameters", merged},
+      {"saved", merged > shared + held
+                    ? static_cast<double>(merged - shared - held) / static_cast<double>(merged)
+                    : 0.0}};
+  for (auto& [key, value] : describe_compute(kernels::default_compute())) out[key] = value;
+  out["kernel_sets"] = runnable_kernel_sets();
+  out["tokenizer"] = describe_tokenizer(dir);
+  return out;
+}
+
+}  // namespace detail
+
 json::object inspect_checkpoint(const std::string& dir, const InspectOptions& options,
                                 const LearnedProgress& progress) {
   const auto& adapter_dir = options.adapter;
   if (architectures::is_sentence_transformer_dir(dir)) {
-    if (!adapter_dir.empty())
-      throw ClassifyError("'" + dir + "' is a sentence-transformers encoder; --adapter applies " +
-                          "to a kind transformer checkpoint");
+    if (!adapter_dir.empty() || !options.tasks.empty())
+      throw ClassifyError("'" + dir + "' is a sentence-transformers encoder; --adapter and " +
+                          "--task apply to a kind transformer checkpoint");
     return detail::inspect_sentence_transformer(dir, options, progress);
   }
   if (options.layers != 0 || options.dimensions != 0 || !options.prompt.empty())
@@ -342,6 +404,7 @@ json::object inspect_checkpoint(const std::string& dir, const InspectOptions& op
   const auto file = (std::filesystem::path(dir) / "config.json").string();
   const auto architecture =
       checkpoint::config_architecture(checkpoint::read_checkpoint_config(dir), file);
+  if (!options.tasks.empty()) return detail::inspect_tasks(dir, architecture, options, progress);
   json::object out{{"architecture", architecture}};
   // A token head is named so in every architecture; any other is a sequence head (or refused).
   std::unique_ptr<architectures::CheckpointModel> model;

@@ -39,9 +39,15 @@ std::shared_ptr<const classify::Classifier> with_cache(
 
 std::shared_ptr<const ServedClassifier> serve(
     std::shared_ptr<const classify::Classifier> classifier, std::uint64_t generation) {
-  auto provenance = classify::provenance_of(*classifier, generation);
-  return std::make_shared<const ServedClassifier>(
-      ServedClassifier{std::move(classifier), std::move(provenance)});
+  ServedClassifier served{classifier, classify::provenance_of(*classifier, generation), {}, {}, {}};
+  const boost::json::object info = classifier->info();
+  const auto* model = info.if_contains("model");
+  served.model = model != nullptr && model->is_string() ? std::string(model->get_string())
+                                                        : classifier->kind();
+  if (auto names = classify::task_names(*classifier); !names.empty()) served.task = names.front();
+  for (auto& [name, task] : classifier->tasks())
+    served.tasks.push_back({name, task, classify::provenance_of(*task, generation)});
+  return std::make_shared<const ServedClassifier>(std::move(served));
 }
 
 // The `token_classifier` section's model and tool name, or {nullptr, ""} when there is none.
@@ -121,16 +127,15 @@ void ClassificationService::publish(const ServedClassifier& served) {
   // The other tasks of a base shared by several adapters: a tool each. Their answers are not
   // the categories' (the counters and on_classified count classify_text's).
   std::vector<std::string> task_tools;
-  for (const auto& [task, c] : classifier->tasks()) {
-    register_task_classification(
-        *server_, task, c,
-        {.max_text_length = settings_.max_text_length,
-         .on_classified = {},
-         .metrics = tool_metrics_,
-         .admission = admission_,
-         .provenance = classify::provenance_of(*c, served.provenance.generation),
-         .spans = spans_});
-    task_tools.push_back("classify_" + task);
+  for (const auto& task : served.tasks) {
+    register_task_classification(*server_, task.name, task.classifier,
+                                 {.max_text_length = settings_.max_text_length,
+                                  .on_classified = {},
+                                  .metrics = tool_metrics_,
+                                  .admission = admission_,
+                                  .provenance = task.provenance,
+                                  .spans = spans_});
+    task_tools.push_back("classify_" + task.name);
   }
   for (const auto& old : task_tools_)
     if (std::find(task_tools.begin(), task_tools.end(), old) == task_tools.end())

@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <string>
@@ -30,18 +31,39 @@ void refuse(HttpAppResponse& response, const ClassifyRefusal& refusal,
                    classify_error_body(refusal.type, refusal.message));
 }
 
+// 404 for POST /classify/<name> when no task has that name, listing those there are.
+ClassifyRefusal unknown_task(const ServedClassifier& served, std::string_view name) {
+  if (served.task.empty())
+    return {404, "not_found",
+            "no task '" + std::string(name) + "': this server's classifier (" +
+                served.classifier->kind() +
+                ") has no tasks; POST /classify classifies with it (kind transformer with "
+                "adapters: {task: DIR} serves one path per task)"};
+  std::string names = served.task;
+  for (const auto& t : served.tasks) names += ", " + t.name;
+  return {404, "not_found",
+          "no task '" + std::string(name) + "': this server's tasks are " + names +
+              " (POST /classify/<task>)"};
+}
+
 class HttpClassifyApp final : public transport::server::HttpApp {
  public:
   HttpClassifyApp(const ClassificationService& service, std::shared_ptr<util::SpanSink> spans)
       : service_(service), spans_(std::move(spans)) {}
 
   bool handles(std::string_view path) const override {
-    return path == kClassifyPath || path == kClassifySpansPath || is_rerank_path(path);
+    return path == kClassifyPath || path.starts_with(kClassifyTaskPrefix) || is_rerank_path(path);
   }
   std::string metrics_label() const override { return "classify"; }
   std::string scope_tool(std::string_view path) const override {
     if (is_rerank_path(path)) return "rerank";
-    return path == kClassifySpansPath ? service_.token_tool() : std::string("classify_text");
+    if (path == kClassifySpansPath) return service_.token_tool();
+    // A task's path is scoped as its tool: classify_<task>, classify_text for its own task.
+    if (path.starts_with(kClassifyTaskPrefix)) {
+      const auto task = path.substr(kClassifyTaskPrefix.size());
+      if (task != service_.served()->task) return "classify_" + std::string(task);
+    }
+    return "classify_text";
   }
   std::string too_large_body(std::string_view message) const override {
     return classify_error_body("payload_too_large", message);
@@ -68,6 +90,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     auto cancelled = cancellation(*response);
     std::shared_ptr<const learned::TokenClassifier> tokens;
     std::shared_ptr<const ServedClassifier> served;
+    const ServedClassifier::Task* task = nullptr;  // null: classify_text's classifier
     if (spans) {
       tokens = service_.token_classifier();
       if (!tokens)
@@ -76,10 +99,22 @@ class HttpClassifyApp final : public transport::server::HttpApp {
                                   "serve /classify/spans"});
     } else {
       served = service_.served();
-      if (!call->text_pairs.empty() && !served->classifier->takes_pairs())
+      if (request.path != kClassifyPath) {
+        // POST /classify/<task>: one task of a base shared by several adapters; classify_text's
+        // own is answered (and counted) as /classify answers it.
+        const auto name = std::string_view(request.path).substr(kClassifyTaskPrefix.size());
+        if (name.empty() || name != served->task) {
+          const auto found = std::find_if(served->tasks.begin(), served->tasks.end(),
+                                          [&](const auto& t) { return t.name == name; });
+          if (found == served->tasks.end()) return refuse(*response, unknown_task(*served, name));
+          task = &*found;
+        }
+      }
+      const auto& classifier = task ? task->classifier : served->classifier;
+      if (!call->text_pairs.empty() && !classifier->takes_pairs())
         return refuse(*response,
                       {400, "validation",
-                       "this server's classifier (" + served->classifier->kind() +
+                       "this server's classifier (" + classifier->kind() +
                            ") classifies one text: {text, text_pair} pairs need a sentence-pair "
                            "model (kind transformer over an NLI, fact-check or cross-encoder "
                            "checkpoint)"});
@@ -112,12 +147,12 @@ class HttpClassifyApp final : public transport::server::HttpApp {
     }
     // The service, not the app: a job still queued when the server is gone runs on the service's
     // pool, which outlives the server.
-    auto work = [service = &service_, call, served, response, cancelled, ticket, trace] {
+    auto work = [service = &service_, call, served, task, response, cancelled, ticket, trace] {
       if (cancelled->load() || !started(ticket.get(), *response, *service)) return;
       const auto start = util::SpanRecord::now_unix_nano();
-      const auto& classifier = served->classifier;
+      const auto& classifier = task ? task->classifier : served->classifier;
       answer(*response, [&](classify::Provenance& provenance) {
-        provenance = served->provenance;
+        provenance = task ? task->provenance : served->provenance;
         const classify::ClassifyOptions options{true, &trace->classify, trace->sink.get()};
         std::vector<classify::Classification> results;
         if (call->text_pairs.empty()) {
@@ -131,7 +166,8 @@ class HttpClassifyApp final : public transport::server::HttpApp {
         }
         json::array out;
         for (const auto& c : results) {
-          service->count_classification(c);
+          // The counters count classify_text's categories; another task's labels are its own.
+          if (!task) service->count_classification(c);
           // A batch says cached (fallback) when any of its answers was.
           provenance.cached = provenance.cached || c.cached;
           provenance.fallback = provenance.fallback || c.fallback;
@@ -175,12 +211,7 @@ class HttpClassifyApp final : public transport::server::HttpApp {
             const classify::ClassifyOptions options{false, &trace->classify, trace->sink.get()};
             const auto ranked = rerank(*served->classifier, call->request(), limits, options);
             if (ticket) ticket->succeeded();
-            const auto info = served->classifier->info();
-            const auto* model = info.if_contains("model");
-            return rerank_answer(*call, ranked,
-                                 model != nullptr && model->is_string()
-                                     ? std::string(model->get_string())
-                                     : served->classifier->kind());
+            return rerank_answer(*call, ranked, served->model);
           });
           trace->answered(start, served->classifier->kind());
         });

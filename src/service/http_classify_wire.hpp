@@ -26,6 +26,9 @@ namespace mcpclass::service::detail {
 /// The paths of the contract.
 inline constexpr std::string_view kClassifyPath = "/classify";
 inline constexpr std::string_view kClassifySpansPath = "/classify/spans";
+/// `POST /classify/<task>`: one task of a base shared by several adapters (/classify serves
+/// classify_text's).
+inline constexpr std::string_view kClassifyTaskPrefix = "/classify/";
 /// Texts one request may carry (a longer list is refused with 413, before any is classified).
 inline constexpr std::size_t kMaxClassifyInputs = 128;
 

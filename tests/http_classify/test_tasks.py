@@ -1,8 +1,8 @@
 """Several LoRA adapters over one base served by one `mcpclass serve` (issue 48): `adapters:`
 {intent, jailbreak, topic} over tests/transformers/fixtures/bert-f32, classify_text serving
-`task: intent` and a classify_<task> tool for each other task, each answering with the
-probabilities of make_lora_fixtures.py's PyTorch reference (the adapter applied unmerged); bad
-`adapters` / `task` settings refused naming the key.
+`task: intent` and a classify_<task> tool (and POST /classify/<task>) for each other task, each
+answering with the probabilities of make_lora_fixtures.py's PyTorch reference (the adapter
+applied unmerged); bad `adapters` / `task` settings refused naming the key.
 
 Run by ctest (http_classify.process) with MCPCLASS_BIN set.
 """
@@ -61,6 +61,47 @@ def test_one_base_serves_each_task_as_its_adapter(tmp_path):
         s.kill()
 
 
+def label_scores(port, path, inputs):
+    status, _, body = request(port, "POST", path, {"inputs": inputs})
+    assert status == 200, (path, status, body)
+    return json.loads(body)
+
+
+def test_classify_path_of_each_task_answers_as_its_adapter(tmp_path):
+    """POST /classify/<task> answers with that task's adapter ([{label, score}] as /classify);
+    /classify/<classify_text's task> is /classify; an unknown task is 404 naming the tasks."""
+    s = serve(tmp_path, CONFIG)
+    try:
+        texts = [REF["texts"][i] for i in (2, 5, 9)]
+        for path, fixture in (("/classify/jailbreak", "bert-lora-jailbreak"),
+                              ("/classify/topic", "bert-lora-topic"),
+                              ("/classify/intent", "bert-lora"),
+                              ("/classify", "bert-lora")):
+            answers = label_scores(s.port, path, texts)
+            for i, answer in zip((2, 5, 9), answers):
+                got = {a["label"]: a["score"] for a in answer}
+                want = softmax(REF["models"][fixture]["logits"][i])
+                assert max(abs(got[l] - w) for l, w in zip(REF["labels"], want)) < 1e-4, (path, i)
+        status, _, body = request(s.port, "POST", "/classify/nothing", {"inputs": "hello"})
+        assert status == 404, body
+        assert "no task 'nothing'" in body and "intent, jailbreak, topic" in body, body
+        status, _, body = request(s.port, "POST", "/classify/", {"inputs": "hello"})
+        assert status == 404, body
+    finally:
+        s.kill()
+
+
+def test_classify_task_path_of_a_classifier_without_tasks_is_404(tmp_path):
+    s = serve(tmp_path)  # the embedded rules
+    try:
+        status, _, body = request(s.port, "POST", "/classify/intent", {"inputs": "hello"})
+        assert status == 404 and "has no tasks" in body, body
+        status, _, body = request(s.port, "POST", "/classify", {"inputs": "what is 2+2"})
+        assert status == 200, body
+    finally:
+        s.kill()
+
+
 def test_bad_adapters_settings_are_refused_naming_the_key(tmp_path):
     cases = [
         (CONFIG.replace("  task: intent\n", "  task: nothing\n"),
@@ -68,6 +109,9 @@ def test_bad_adapters_settings_are_refused_naming_the_key(tmp_path):
         (CONFIG.replace("  task: intent\n", f"  adapter: {FIXTURES}/bert-lora\n"),
          "classifier.adapters: excludes adapter"),
         (CONFIG.replace("    topic:", "    'to pic':"), "a task name is 1 to 48 letters"),
+        # classify_text is the served task's tool and /classify/spans the token classifier's.
+        (CONFIG.replace("    topic:", "    text:"), "classifier.adapters.text: 'text' is reserved"),
+        (CONFIG.replace("    topic:", "    spans:"), "'spans' is reserved"),
         (CONFIG.replace(f"    topic: {FIXTURES}/bert-lora-topic\n",
                         f"    topic: {FIXTURES}/bert-lora-rslora\n"),
          "a tensor of the encoder the tasks share"),
@@ -78,3 +122,35 @@ def test_bad_adapters_settings_are_refused_naming_the_key(tmp_path):
         out = subprocess.run([BIN, "classify", "-c", str(path), "hello"], capture_output=True,
                              text=True, timeout=60)
         assert out.returncode != 0 and words in out.stderr, (words, out.stderr)
+
+
+def test_model_inspect_describes_several_adapters_over_one_base():
+    """`model inspect DIR --task NAME=DIR ...`: each task's labels and LoRA updates, and the
+    parameters one shared base holds against one merged copy of the base per task."""
+    base = json.loads(subprocess.run([BIN, "model", "inspect", f"{FIXTURES}/bert-f32"],
+                                     capture_output=True, text=True, timeout=60,
+                                     check=True).stdout)
+    out = subprocess.run([BIN, "model", "inspect", f"{FIXTURES}/bert-f32",
+                          "--task", f"intent={FIXTURES}/bert-lora",
+                          "--task", f"jailbreak={FIXTURES}/bert-lora-jailbreak",
+                          "--task", f"topic={FIXTURES}/bert-lora-topic"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["architecture"] == base["architecture"]
+    assert [t["task"] for t in got["tasks"]] == ["intent", "jailbreak", "topic"]
+    assert all(t["labels"] == REF["labels"] and t["lora_parameters"] > 0 for t in got["tasks"])
+    memory = got["memory"]
+    # Each merged copy holds what the base does; the shared base holds its encoder once.
+    assert memory["merged_copies_parameters"] == 3 * base["parameters"], (memory, base)
+    assert memory["parameters_held"] == memory["shared_parameters"] + sum(
+        t["parameters"] for t in got["tasks"])
+    assert memory["parameters_held"] < memory["merged_copies_parameters"] / 2
+    for bad, words in (([f"to pic={FIXTURES}/bert-lora"], "a task name is 1 to 48"),
+                       (["intent"], "expected NAME=DIR"),
+                       ([f"a={FIXTURES}/bert-lora", f"a={FIXTURES}/bert-lora"], "given twice")):
+        args = [BIN, "model", "inspect", f"{FIXTURES}/bert-f32"]
+        for b in bad:
+            args += ["--task", b]
+        out = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert out.returncode != 0 and words in out.stderr, (bad, out.stderr)

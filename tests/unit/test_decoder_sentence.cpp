@@ -123,7 +123,8 @@ TEST_CASE("sentence transformers: 2D Matryoshka layers and dimensions of a decod
     o.dimensions = v.at("dimensions").to_number<std::size_t>();
     check_variant(o, fixture, "layers2_dims16", 1e-4);
     const auto out = inspect_checkpoint(
-        tt::fixture(fixture), {.adapter = {}, .layers = 2, .dimensions = 16, .prompt = {}});
+        tt::fixture(fixture),
+        {.adapter = {}, .tasks = {}, .layers = 2, .dimensions = 16, .prompt = {}});
     CHECK(std::string(out.at("compute").as_string()).find("no final RMSNorm") != std::string::npos);
     CHECK(out.at("dimensions") == json::object{{"kept", 16}, {"of", 32}});
   }
@@ -258,7 +259,8 @@ TEST_CASE(
 
 TEST_CASE("sentence transformers: model inspect describes a Gemma 3 and a Qwen3 directory") {
   const auto gemma = inspect_checkpoint(
-      tt::fixture(kGemma), {.adapter = {}, .layers = 0, .dimensions = 0, .prompt = "query"});
+      tt::fixture(kGemma),
+      {.adapter = {}, .tasks = {}, .layers = 0, .dimensions = 0, .prompt = "query"});
   CHECK(gemma.at("architecture").as_string() == "Gemma3TextModel");
   CHECK(gemma.at("family").as_string() == "gemma3");
   CHECK(gemma.at("num_attention_heads").to_number<int>() == 4);

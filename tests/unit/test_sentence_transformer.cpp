@@ -222,16 +222,18 @@ TEST_CASE("sentence transformers: Matryoshka settings are checked and shown") {
                          doctest::Contains("classifier.dimensions"), classify::ConfigError);
   }
   SUBCASE("model inspect says what was chosen") {
-    const auto out = inspect_checkpoint(transformer_test::fixture(kModern),
-                                        {.adapter = {}, .layers = 2, .dimensions = 32, .prompt = {}});
+    const auto out = inspect_checkpoint(
+        transformer_test::fixture(kModern),
+        {.adapter = {}, .tasks = {}, .layers = 2, .dimensions = 32, .prompt = {}});
     CHECK(out.at("layers") == json::object{{"computed", 2}, {"of", 3}});
     CHECK(out.at("dimensions") == json::object{{"kept", 32}, {"of", 64}});
     CHECK(out.at("dimension").to_number<int>() == 32);
     CHECK(std::string(out.at("compute").as_string()).find("no final LayerNorm") !=
           std::string::npos);
     CHECK_THROWS_WITH_AS(
-        inspect_checkpoint(transformer_test::fixture("bert-f32"),
-                           {.adapter = {}, .layers = 1, .dimensions = 0, .prompt = {}}),
+        inspect_checkpoint(
+            transformer_test::fixture("bert-f32"),
+            {.adapter = {}, .tasks = {}, .layers = 1, .dimensions = 0, .prompt = {}}),
         doctest::Contains("--layers, --dimensions and --prompt apply to sentence encoders"),
         ClassifyError);
   }
@@ -266,7 +268,8 @@ TEST_CASE(
     transformer_test::set_config(
         dir, "representation_contract",
         json::object{{"version", 1}, {"intermediate_normalization", "final_norm"}});
-    const auto out = inspect_checkpoint(dir, {.adapter = {}, .layers = 2, .dimensions = 0, .prompt = {}});
+    const auto out = inspect_checkpoint(
+        dir, {.adapter = {}, .tasks = {}, .layers = 2, .dimensions = 0, .prompt = {}});
     CHECK(std::string(out.at("compute").as_string()).find("final LayerNorm, then") !=
           std::string::npos);
     auto o = options_for(dir);

@@ -409,6 +409,28 @@ class Classifier(_Handle):
             _check(lib.mcpc_classifier_categories_json(h, byref(out), byref(err)), err)
         return _take_string(out)
 
+    @property
+    def tasks(self) -> List[str]:
+        """The tasks of a base shared by several LoRA adapters (`adapters: {task: DIR}`): the
+        one this classifier answers first, then the others; [] for any other classifier."""
+        out, err = c_void_p(), c_void_p()
+        with _Use(self) as h:
+            _check(lib.mcpc_classifier_tasks_json(h, byref(out), byref(err)), err)
+        return json.loads(_take_string(out))
+
+    def task(self, name: str) -> "Classifier":
+        """The classifier of one of `tasks` (what the MCP tool classify_<name> answers), over
+        the same loaded base; it keeps the base alive. NotFoundError for another name."""
+        data = name.encode("utf-8", "surrogatepass")
+        handle, err = c_void_p(), c_void_p()
+        with _Use(self) as h:
+            _check(lib.mcpc_classifier_task(h, data, byref(handle), byref(err)), err)
+        task = Classifier.__new__(Classifier)
+        _Handle.__init__(task)
+        task._callbacks = self._callbacks
+        task._handle = handle
+        return task
+
 
 class TokenClassifier(_Handle):
     """The `token_classifier` of a configuration document (a Hugging Face

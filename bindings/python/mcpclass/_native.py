@@ -98,6 +98,8 @@ _SIGNATURES = {
                                     _out, _err]),
     "mcpc_classifier_categories": (c_int, [c_void_p, _out, _err]),
     "mcpc_classifier_categories_json": (c_int, [c_void_p, _out, _err]),
+    "mcpc_classifier_tasks_json": (c_int, [c_void_p, _out, _err]),
+    "mcpc_classifier_task": (c_int, [c_void_p, c_char_p, _out, _err]),
     "mcpc_entropy": (c_double, [POINTER(c_double), c_size_t]),
     "mcpc_normalized_entropy": (c_double, [POINTER(c_double), c_size_t]),
     "mcpc_reasoning_decide": (c_int, [POINTER(c_double), POINTER(c_char_p), POINTER(c_int),

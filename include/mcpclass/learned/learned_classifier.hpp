@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mcpclass::learned {
@@ -39,6 +40,9 @@ std::unique_ptr<classify::Classifier> make_learned_classifier(
 struct InspectOptions {
   /// A LoRA adapter directory merged as `adapter:` would (kind transformer checkpoints).
   std::string adapter;
+  /// Several adapters over the one base, as `adapters: {task: DIR}` would load them: task names
+  /// and adapter directories, in order (excludes `adapter`).
+  std::vector<std::pair<std::string, std::string>> tasks;
   /// 2D Matryoshka of a sentence-transformers directory, as an encoder's `layers` and
   /// `dimensions` settings (0 = all).
   std::size_t layers = 0;

@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,10 @@
 namespace mcpclass::learned {
 
 namespace json = boost::json;
+
+/// Why `name` cannot name a task of `adapters:` (its tool is classify_<name>, its HTTP path
+/// /classify/<name>), or nullopt when it can.
+std::optional<std::string> task_name_problem(std::string_view name);
 
 /// Model paths may start with `cache:`, meaning "relative to learned_cache_dir()"; other relative
 /// paths are relative to the working directory.

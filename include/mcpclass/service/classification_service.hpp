@@ -60,6 +60,19 @@ struct ReloadResult {
 struct ServedClassifier {
   std::shared_ptr<const classify::Classifier> classifier;
   classify::Provenance provenance;  ///< provenance_of(*classifier, generation), computed once.
+  /// The classifier's info() "model" (its kind when it names none), read once: what /rerank
+  /// answers name.
+  std::string model;
+  /// classify_text's task when the classifier is one of a base shared by several adapters
+  /// (classify::task_names()' first), else empty.
+  std::string task;
+  /// One of the base's other tasks (Classifier::tasks()), with its provenance computed once.
+  struct Task {
+    std::string name;
+    std::shared_ptr<const classify::Classifier> classifier;
+    classify::Provenance provenance;
+  };
+  std::vector<Task> tasks;
 };
 
 /// A front end's part of a reload: builds what it serves from the new configuration and the

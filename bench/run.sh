@@ -16,6 +16,9 @@
 #   transformer kind transformer (BERT-base, ModernBERT-base sizes) vs ONNX Runtime on the same
 #               model (bench/transformer_peer.py): latency at 32/128 tokens, HTTP c8, FLOP rate,
 #               RSS; opt-in (MCPCLASS_BENCH_ONLY=transformer)
+#   adapters    RSS of one BERT-base sized base with four LoRA adapters (adapters:) against the
+#               base alone, one adapter merged and four merged copies (bench/adapters_memory.py,
+#               adapters-memory.json and .md); opt-in (MCPCLASS_BENCH_ONLY=adapters)
 #   accuracy    kind transformer's precisions (f32, int8, bf16) and ONNX Runtime fp32/int8 on the
 #               held-out rows of a small BERT trained on the router queries
 #               (bench/accuracy/precision_accuracy.py, precision-accuracy.json and .md); needs the
@@ -123,6 +126,16 @@ if [[ ",$ONLY," == *,transformer,* ]]; then
       --bench-binary "$TORCH_BUILD/bench/learned/bench_transformer" \
       --json "$OUT/transformer-onnx.json" --md "$OUT/transformer-onnx-tables.md" \
       --threads "${MCPCLASS_BENCH_TRANSFORMER_THREADS:-2}" --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
+  fi
+fi
+# adapters: one base shared by four LoRA adapters at BERT-base size (bench/adapters_memory.py;
+# issue 48), not in the default set; needs Debian's python3-torch to write the checkpoint.
+if [[ ",$ONLY," == *,adapters,* ]]; then
+  if [ ${#torch_args[@]} -eq 0 ]; then
+    echo "bench: adapters skipped: no build with the learned component at '$TORCH_BUILD'" >&2
+  else
+    /usr/bin/python3 "$ROOT/bench/adapters_memory.py" --cli "$TORCH_BUILD/mcpclass" \
+      --json "$OUT/adapters-memory.json" --md "$OUT/adapters-memory.md" >&2
   fi
 fi
 # accuracy: bf16 and int8 against f32 on a real trained model, beside ONNX Runtime's int8 peer

@@ -43,8 +43,12 @@ if grep -q '^MCPCLASS_WITH_LEARNED:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null 
   /usr/bin/python3 "$root/bench/accuracy/precision_accuracy.py" --cli "$build/mcpclass" --smoke \
     --json "$out/precision-accuracy.json" --md "$out/precision-accuracy.md"
   test -s "$out/precision-accuracy.md"
+  echo "== bench/adapters_memory.py --smoke"
+  /usr/bin/python3 "$root/bench/adapters_memory.py" --cli "$build/mcpclass" --smoke \
+    --precisions f32 --json "$out/adapters-memory.json" --md "$out/adapters-memory.md"
+  grep -q '"within_limit": true' "$out/adapters-memory.json"
 else
-  echo "== bench/accuracy/precision_accuracy.py skipped: no learned component in $build or no python3-torch"
+  echo "== bench/accuracy/precision_accuracy.py and adapters_memory.py skipped: no learned component in $build or no python3-torch"
 fi
 
 # perf needs perf_event_open, which containers often forbid: probe first.

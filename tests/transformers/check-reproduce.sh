@@ -3,9 +3,10 @@
 # make_lora_fixtures.py, make_token_fixtures.py, make_sentence_fixtures.py and
 # make_deberta_fixtures.py, make_pair_fixtures.py and make_decoder_fixtures.py write: regenerate them in a temporary
 # directory and compare. Checkpoints, configs and tokenizers byte for byte; the reference logits
-# within 1e-5, since PyTorch's float32 kernels may round differently on another CPU (AVX2 vs
-# AVX-512) while the weights, drawn from a seeded generator, do not change. Exit 77 (skipped)
-# without Debian's python3-torch.
+# within 1e-5 + 1e-6 |value|, since PyTorch's float32 kernels may round differently on another
+# CPU (AVX2 vs AVX-512; seen: 1.05e-5 on a logit of 4.8 on a KVM guest of an Emerald Rapids
+# without AMX) while the weights, drawn from a seeded generator, do not change. Exit 77
+# (skipped) without Debian's python3-torch.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "python3-torch is not installed"; exit 77; }
@@ -21,20 +22,24 @@ trap 'rm -rf "$out"' EXIT
 /usr/bin/python3 "$here/make_decoder_fixtures.py" --out "$out"
 diff -r -x '*reference.json' "$here/fixtures" "$out"
 # Every reference: the same texts, ids (and for token classification the same windows and
-# spans: labels, offsets, words), logits, scores and sentence embeddings within 1e-5.
+# spans: labels, offsets, words), logits, scores and sentence embeddings within that bound.
 /usr/bin/python3 - "$here/fixtures" "$out" reference.json modernbert-reference.json \
     lora_reference.json token_reference.json roberta-token-reference.json \
     modernbert-token-reference.json mmbert-token-reference.json sentence_reference.json \
     mmbert-sentence-reference.json deberta-reference.json pair-reference.json \
     decoder-sentence-reference.json <<'PY'
 import json, sys
-worst = 0.0
+worst, worst_at, excess = 0.0, 0.0, 0.0
 
 
 def close(a, b):
-    global worst
+    # Within 1e-5, plus 1e-6 of the value (a few float32 units in the last place: a logit of 12
+    # summed in another order differs by more than 1e-5 absolute without being any less exact).
+    global worst, worst_at, excess
     for x, y in zip(a, b, strict=True):
-        worst = max(worst, abs(x - y))
+        if abs(x - y) > worst:
+            worst, worst_at = abs(x - y), x
+        excess = max(excess, abs(x - y) / (1e-5 + 1e-6 * max(abs(x), abs(y))))
 
 
 def sequence(committed, made, file):
@@ -97,7 +102,8 @@ for file in sys.argv[3:]:
         sentence(committed, made, file)
     else:
         (token if isinstance(committed["texts"][0], dict) else sequence)(committed, made, file)
-print(f"reference logits, scores and embeddings: max abs difference {worst:.3g}")
-sys.exit(0 if worst <= 1e-5 else 1)
+print(f"reference logits, scores and embeddings: max abs difference {worst:.3g} (at {worst_at:.4g}),"
+      f" {excess:.2f} of the bound 1e-5 + 1e-6 |value|")
+sys.exit(0 if excess <= 1 else 1)
 PY
 echo "the fixtures reproduce"

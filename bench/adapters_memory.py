@@ -11,18 +11,21 @@ In one run:
      (`adapter:`, what one task costs without sharing); the base with the four (`adapters:`),
      each task classified once through POST /classify/<task> so that its activations exist;
   3. each server's VmRSS after that, against the checkpoint's and the adapters' file sizes, and
-     against four merged copies (four `adapter:` servers, one per task, as a router without
-     sharing would run them: four times the merged server's RSS).
+     against four merged copies (the same four with `merge_adapters: true`: a merged base a task);
+  4. what applying the updates unmerged costs: the p50 of --repeat one-at-a-time POSTs of a
+     32-token text to a shared task's /classify/<task> against a merged one's (and the base's)
+     (HTTP on loopback included; classifier.threads as configured by default).
 Prints the JSON document (--json OUT) and a Markdown table (--md OUT).
 
 usage: /usr/bin/python3 bench/adapters_memory.py --cli BUILD/mcpclass [--precisions f32,int8]
-                                                  [--keep DIR] [--json OUT] [--md OUT]
+                                                  [--repeat 30] [--keep DIR] [--json OUT] [--md OUT]
        --smoke: the fixtures' tiny sizes (checks the harness, not the figures)."""
 import argparse
 import json
 import os
 import pathlib
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -75,8 +78,9 @@ def make_adapter(directory, model, seed, labels):
     return (directory / "adapter_model.safetensors").stat().st_size
 
 
-def served_rss(cli, config_text, tmp, name, paths, text):
-    """VmRSS (KiB) of `mcpclass serve` over `config_text` after one classification per path."""
+def served(cli, config_text, tmp, name, paths, text, repeat):
+    """VmRSS (KiB) of `mcpclass serve` over `config_text` after one classification per path, and
+    the p50 (ms) of `repeat` one-at-a-time POSTs of `text` to the last path."""
     config = tmp / f"{name}.yaml"
     config.write_text(config_text)
     server = procs.Server([cli, "serve", "--http", "127.0.0.1:0", "--config", str(config)],
@@ -87,7 +91,13 @@ def served_rss(cli, config_text, tmp, name, paths, text):
             if status != 200:
                 raise RuntimeError(f"{name} {path}: {status} {body}")
         time.sleep(0.5)
-        return server.rss()
+        rss = server.rss()
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            procs.http_request(server.port, "POST", paths[-1], {"inputs": text})
+            times.append((time.perf_counter() - start) * 1000)
+        return rss, statistics.median(times) if times else 0.0
     finally:
         server.stop()
 
@@ -99,6 +109,8 @@ def main():
     ap.add_argument("--keep")
     ap.add_argument("--json")
     ap.add_argument("--md")
+    ap.add_argument("--repeat", type=int, default=30,
+                    help="one-at-a-time requests timed per server (p50)")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     tmp = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="mcpclass-adapters-"))
@@ -121,25 +133,36 @@ def main():
             head = (f"classifier:\n  kind: transformer\n  model: {base_dir}\n"
                     f"  precision: {precision}\n")
             tasks = head + "  adapters:\n" + "".join(f"    {t}: {d}\n" for t, d in adapters.items())
-            rss = {
-                "base": served_rss(args.cli, head, tmp, f"base-{precision}", ["/classify"], text),
-                "one_merged": served_rss(args.cli, head + f"  adapter: {adapters[TASKS[0]]}\n",
-                                         tmp, f"merged-{precision}", ["/classify"], text),
-                "four_tasks": served_rss(args.cli, tasks, tmp, f"tasks-{precision}",
-                                         [f"/classify/{t}" for t in TASKS], text),
+            # The last task's path is timed: its updates are added to the shared products, where
+            # the merged server's adapter is in the weights.
+            runs = {
+                "base": served(args.cli, head, tmp, f"base-{precision}", ["/classify"], text,
+                               args.repeat),
+                "one_merged": served(args.cli, head + f"  adapter: {adapters[TASKS[-1]]}\n",
+                                     tmp, f"merged-{precision}", ["/classify"], text, args.repeat),
+                "four_tasks": served(args.cli, tasks, tmp, f"tasks-{precision}",
+                                     [f"/classify/{t}" for t in TASKS], text, args.repeat),
+                "four_merged": served(args.cli, tasks + "  merge_adapters: true\n", tmp,
+                                      f"tasks-merged-{precision}",
+                                      [f"/classify/{t}" for t in TASKS], text, args.repeat),
             }
+            rss = {k: v[0] for k, v in runs.items()}
+            p50 = {k: round(v[1], 2) for k, v in runs.items()}
             limit = (weights + sum(adapter_bytes.values())) / 1024 + BUDGET_MIB * 1024
             result["precisions"][precision] = {
                 "rss_kib": rss,
-                "four_merged_copies_kib": 4 * rss["one_merged"],
+                "four_merged_copies_kib": rss["four_merged"],
                 "limit_kib": round(limit),
                 "within_limit": rss["four_tasks"] <= limit,
                 "four_tasks_over_base_kib": rss["four_tasks"] - rss["base"],
+                "p50_ms_32_tokens": p50,
             }
             log(f"{precision}: base {rss['base'] / 1024:.0f} MiB, one merged "
                 f"{rss['one_merged'] / 1024:.0f} MiB, four tasks {rss['four_tasks'] / 1024:.0f} MiB "
                 f"(limit {limit / 1024:.0f} MiB; four merged copies "
-                f"{4 * rss['one_merged'] / 1024:.0f} MiB)")
+                f"{rss['four_merged'] / 1024:.0f} MiB); p50 at 32 tokens: base "
+                f"{p50['base']} ms, merged {p50['one_merged']} ms, a shared task "
+                f"{p50['four_tasks']} ms, a merged task {p50['four_merged']} ms")
         text_out = json.dumps(result, indent=2) + "\n"
         if args.json:
             pathlib.Path(args.json).write_text(text_out)
@@ -159,14 +182,16 @@ def markdown(r):
              f"weights; four LoRA adapters (r {r['rank']}, query/key/value/dense, classifier "
              f"saved whole), {sum(r['adapter_bytes'].values()) / 2**20:.1f} MiB in all.", "",
              "| precision | base alone | one adapter merged | four adapters shared | limit (base + "
-             "adapters + 100 MiB) | four merged copies |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "adapters + 100 MiB) | four merged copies (merge_adapters) | p50 base / one merged / "
+             "shared task / merged task |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for p, m in r["precisions"].items():
-        rss = m["rss_kib"]
+        rss, t = m["rss_kib"], m["p50_ms_32_tokens"]
         lines.append(f"| {p} | {rss['base'] * mib:.0f} MiB | {rss['one_merged'] * mib:.0f} MiB | "
                      f"**{rss['four_tasks'] * mib:.0f} MiB** | {m['limit_kib'] * mib:.0f} MiB "
                      f"({'met' if m['within_limit'] else 'missed'}) | "
-                     f"{m['four_merged_copies_kib'] * mib:.0f} MiB |")
+                     f"{m['four_merged_copies_kib'] * mib:.0f} MiB | "
+                     f"{t['base']} / {t['one_merged']} / {t['four_tasks']} / {t['four_merged']} ms |")
     return "\n".join(lines) + "\n"
 
 

@@ -191,6 +191,12 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
                        [&](const auto& a) { return a.first == s.task; }))
         util::strict::fail(r.path_of("task"), "'" + s.task + "' is not one of adapters' tasks");
     }
+    if (const auto merge = r.boolean("merge_adapters")) {
+      if (s.adapters.empty())
+        util::strict::fail(r.path_of("merge_adapters"),
+                           "applies to adapters: {task: DIR} (one adapter: adapter:)");
+      s.merge_adapters = *merge;
+    }
     // Concurrent calls share forward passes by default (batching_classifier.hpp): a lone call
     // never waits, and max_running 0 (cores ÷ threads, at load) keeps the cores busy without
     // one thread team per request.
@@ -233,6 +239,7 @@ json::object LearnedSettings::to_json(std::string_view kind) const {
       for (const auto& [name, dir] : adapters) a[name] = dir;
       o["adapters"] = std::move(a);
       o["task"] = task;
+      o["merge_adapters"] = merge_adapters;
     }
     o["batching"] = batching_json(batching);
   }

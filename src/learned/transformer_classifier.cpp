@@ -201,6 +201,7 @@ class TransformerClassifier final : public Classifier {
     if (!settings_.adapter.empty()) o["adapter"] = settings_.adapter;
     if (!task_.empty()) {
       o["task"] = task_;
+      o["merge_adapters"] = settings_.merge_adapters;
       json::array others;
       for (const auto& [name, c] : tasks_) others.emplace_back(name);
       if (!others.empty()) o["other_tasks"] = std::move(others);
@@ -301,8 +302,16 @@ std::unique_ptr<Classifier> make_transformer_classifier(const CategorySet& categ
   std::vector<architectures::TaskAdapter> tasks;
   for (const auto& [name, dir] : settings.adapters)
     tasks.push_back({name, resolve_model_path(dir)});
-  auto models = architectures::open_task_models(resolve_model_path(settings.model), tasks,
-                                                load_progress, compute);
+  std::vector<std::unique_ptr<architectures::SequenceModel>> models;
+  if (settings.merge_adapters) {
+    // A merged copy of the base a task: N bases in memory, no updates added per product.
+    for (const auto& t : tasks)
+      models.push_back(architectures::open_sequence_model(resolve_model_path(settings.model),
+                                                          t.adapter_dir, load_progress, compute));
+  } else {
+    models = architectures::open_task_models(resolve_model_path(settings.model), tasks,
+                                             load_progress, compute);
+  }
   std::unique_ptr<TransformerClassifier> served;
   std::vector<std::pair<std::string, std::shared_ptr<const Classifier>>> others;
   for (std::size_t i = 0; i < tasks.size(); ++i) {

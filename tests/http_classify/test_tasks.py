@@ -61,6 +61,23 @@ def test_one_base_serves_each_task_as_its_adapter(tmp_path):
         s.kill()
 
 
+def test_merge_adapters_gives_each_task_its_merged_copy(tmp_path):
+    """merge_adapters: true — each task a merged copy of the base: the same answers."""
+    s = serve(tmp_path, CONFIG + "  merge_adapters: true\n")
+    try:
+        for i in (1, 7):
+            text = REF["texts"][i]
+            for tool, fixture in (("classify_text", "bert-lora"),
+                                  ("classify_topic", "bert-lora-topic")):
+                got = tool_probabilities(s.port, tool, text)
+                want = softmax(REF["models"][fixture]["logits"][i])
+                assert max(abs(a - b) for a, b in zip(got, want)) < 1e-4, (tool, i)
+        status, _, body = request(s.port, "GET", "/health")
+        assert '"merge_adapters":true' in body.replace(" ", ""), body
+    finally:
+        s.kill()
+
+
 def label_scores(port, path, inputs):
     status, _, body = request(port, "POST", path, {"inputs": inputs})
     assert status == 200, (path, status, body)
@@ -112,6 +129,8 @@ def test_bad_adapters_settings_are_refused_naming_the_key(tmp_path):
         # classify_text is the served task's tool and /classify/spans the token classifier's.
         (CONFIG.replace("    topic:", "    text:"), "classifier.adapters.text: 'text' is reserved"),
         (CONFIG.replace("    topic:", "    spans:"), "'spans' is reserved"),
+        (f"classifier:\n  kind: transformer\n  model: {FIXTURES}/bert-f32\n"
+         "  merge_adapters: true\n", "classifier.merge_adapters: applies to adapters"),
         (CONFIG.replace(f"    topic: {FIXTURES}/bert-lora-topic\n",
                         f"    topic: {FIXTURES}/bert-lora-rslora\n"),
          "a tensor of the encoder the tasks share"),

@@ -63,6 +63,11 @@ struct LearnedSettings {
   std::vector<std::pair<std::string, std::string>> adapters;
   /// transformer with `adapters`: the task the classifier serves (default: the first).
   std::string task;
+  /// transformer with `adapters`: each adapter merged into a copy of the base of its own (one
+  /// base per task in memory, the speed of one merged model) instead of one base shared by all
+  /// (bench/adapters_memory.py at BERT-base size: a shared task 8-19% slower at batch 1, for a
+  /// third of the memory of four merged copies).
+  bool merge_adapters = false;
   /// torchscript: label per logit, one per line; empty = the categories in class order.
   std::string labels;
   /// Tokens per text after tokenisation (longer texts are truncated).

@@ -663,17 +663,12 @@ static mcpc_classifier* rules_classifier(void) {
   return c;
 }
 
-/* kind transformer over tests/transformers/fixtures/`fixture`, with the `server` section given;
- * NULL in a build without the learned classifiers (which says so). */
-static mcpc_classifier* fixture_classifier(const char* fixture, const char* server) {
+/* The classifier of the configuration `text`; NULL in a build without the learned classifiers
+ * (which says so). */
+static mcpc_classifier* learned_classifier(const char* text) {
   mcpc_error* err = NULL;
   mcpc_config* config = NULL;
   mcpc_classifier* c = NULL;
-  char text[1024];
-  snprintf(text, sizeof text,
-           "classifier:\n  kind: transformer\n  model: %s/tests/transformers/fixtures/%s\n"
-           "server:\n%s",
-           MCPCLASS_SOURCE_DIR, fixture, server);
   CHECK_STATUS(mcpc_config_new(text, MCPC_NTS, &config, &err), MCPC_OK, err);
   if (mcpc_classifier_new(config, &c, &err) != MCPC_OK) {
     CHECK(strstr(mcpc_error_message(err), "MCPCLASS_WITH_LEARNED") != NULL);
@@ -682,6 +677,17 @@ static mcpc_classifier* fixture_classifier(const char* fixture, const char* serv
   }
   mcpc_config_free(config);
   return c;
+}
+
+/* kind transformer over tests/transformers/fixtures/`fixture`, with the `server` section given;
+ * NULL in a build without the learned classifiers. */
+static mcpc_classifier* fixture_classifier(const char* fixture, const char* server) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "classifier:\n  kind: transformer\n  model: %s/tests/transformers/fixtures/%s\n"
+           "server:\n%s",
+           MCPCLASS_SOURCE_DIR, fixture, server);
+  return learned_classifier(text);
 }
 
 /* Sentence pairs: mcpc_classify_pair_json over a BERT checkpoint (kind transformer, the pair
@@ -781,21 +787,11 @@ static void test_rerank(void) {
 /* kind transformer over the bert-f32 fixture with `adapter_lines` (an `adapter:` or an
  * `adapters:` map); NULL in a build without the learned classifiers. */
 static mcpc_classifier* adapted_classifier(const char* adapter_lines) {
-  mcpc_error* err = NULL;
-  mcpc_config* config = NULL;
-  mcpc_classifier* c = NULL;
   char text[2048];
   snprintf(text, sizeof text,
            "classifier:\n  kind: transformer\n  model: %s/tests/transformers/fixtures/bert-f32\n%s",
            MCPCLASS_SOURCE_DIR, adapter_lines);
-  CHECK_STATUS(mcpc_config_new(text, MCPC_NTS, &config, &err), MCPC_OK, err);
-  if (mcpc_classifier_new(config, &c, &err) != MCPC_OK) {
-    CHECK(strstr(mcpc_error_message(err), "MCPCLASS_WITH_LEARNED") != NULL);
-    mcpc_error_free(err);
-    c = NULL;
-  }
-  mcpc_config_free(config);
-  return c;
+  return learned_classifier(text);
 }
 
 /* The largest difference between the probabilities of `a` and `b` (same length checked). */

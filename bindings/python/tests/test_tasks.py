@@ -4,27 +4,12 @@ tests/transformers/make_lora_fixtures.py (the adapter applied unmerged), an unkn
 classifier without tasks."""
 
 import json
-import math
 import os
 
 import pytest
 
 import mcpclass
-
-ROOT = os.environ.get("MCPCLASS_TEST_SOURCE_DIR", "")
-FIXTURES = os.path.join(ROOT, "tests", "transformers", "fixtures")
-RULES = """
-categories:
-  - {name: math, description: Math}
-  - {name: other, description: Other}
-classifier: {kind: rules, fallback: other, rules: {math: {keywords: [algebra]}}}
-"""
-
-
-def softmax(row):
-    top = max(row)
-    e = [math.exp(v - top) for v in row]
-    return [v / sum(e) for v in e]
+from test_pairs import FIXTURES, RULES, softmax  # the same fixtures, rules and softmax
 
 
 def test_each_task_answers_as_its_adapter():

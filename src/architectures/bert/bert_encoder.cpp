@@ -10,7 +10,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 namespace mcpclass::architectures {
@@ -137,24 +136,11 @@ namespace mcpclass::architectures {
 
 std::optional<ModuleSlot> BertEncoder::locate(const std::string& module) const {
   const auto& c = config_;
-  const std::string p = (c.prefix.empty() ? std::string() : c.prefix + ".") + "encoder.layer.";
-  if (!module.starts_with(p)) return std::nullopt;
-  const auto dot = module.find('.', p.size());
-  if (dot == std::string::npos) return std::nullopt;
-  std::size_t layer = 0;
-  const auto digits = std::string_view(module).substr(p.size(), dot - p.size());
-  const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), layer);
-  if (err != std::errc() || end != digits.data() + digits.size() || layer >= layers_.size())
-    return std::nullopt;
-  const auto rest = std::string_view(module).substr(dot + 1);
-  const std::size_t h = c.hidden;
-  if (rest == "attention.self.query") return ModuleSlot{layer, kAttentionIn, 0, h, h};
-  if (rest == "attention.self.key") return ModuleSlot{layer, kAttentionIn, h, h, h};
-  if (rest == "attention.self.value") return ModuleSlot{layer, kAttentionIn, 2 * h, h, h};
-  if (rest == "attention.output.dense") return ModuleSlot{layer, kAttentionOut, 0, h, h};
-  if (rest == "intermediate.dense") return ModuleSlot{layer, kFeedForwardIn, 0, h, c.intermediate};
-  if (rest == "output.dense") return ModuleSlot{layer, kFeedForwardOut, 0, c.intermediate, h};
-  return std::nullopt;
+  const auto m =
+      layer_module(module, (c.prefix.empty() ? std::string() : c.prefix + ".") + "encoder.layer.",
+                   layers_.size());
+  if (!m) return std::nullopt;
+  return post_norm_slot(*m, c.hidden, c.intermediate, "query", "key", "value");
 }
 
 }  // namespace mcpclass::architectures

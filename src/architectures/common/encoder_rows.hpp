@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace mcpclass::architectures {
@@ -34,6 +36,22 @@ void check_text_length(std::size_t tokens, std::size_t max_tokens);
 void check_token_id(std::int32_t id, std::size_t vocab);
 /// Throws ClassifyError for a token type at or past `types`.
 void check_token_type(std::size_t type, std::size_t types);
+
+/// A module under an encoder's layers, `<layers>N.<rest>` (layers: "bert.encoder.layer."):
+/// its layer N (below `count`) and the rest of its name; nullopt for any other module.
+struct LayerModule {
+  std::size_t layer = 0;
+  std::string_view rest;
+};
+std::optional<LayerModule> layer_module(std::string_view module, std::string_view layers,
+                                        std::size_t count);
+
+/// Where a LoRA update of a post-norm layer's module goes (BertEncoder's and DebertaEncoder's
+/// locate): attention.self.<query|key|value> (the three named as the family names them),
+/// attention.output.dense, intermediate.dense and output.dense; nullopt for any other.
+std::optional<ModuleSlot> post_norm_slot(const LayerModule& m, std::size_t hidden,
+                                         std::size_t intermediate, std::string_view query,
+                                         std::string_view key, std::string_view value);
 
 /// The products and norms of one post-norm encoder layer (transformers' BertLayer,
 /// DebertaV2Layer): attention's output dense and LayerNorm after the residual, the intermediate

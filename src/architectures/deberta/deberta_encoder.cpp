@@ -8,7 +8,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string_view>
 
@@ -220,25 +219,10 @@ HiddenStates DebertaEncoder::hidden_states(std::span<const BertInput> inputs, st
 }
 
 std::optional<ModuleSlot> DebertaEncoder::locate(const std::string& module) const {
-  const auto& c = config_;
-  const std::string p = std::string(kPrefix) + "encoder.layer.";
-  if (!module.starts_with(p)) return std::nullopt;
-  const auto dot = module.find('.', p.size());
-  if (dot == std::string::npos) return std::nullopt;
-  std::size_t layer = 0;
-  const auto digits = std::string_view(module).substr(p.size(), dot - p.size());
-  const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), layer);
-  if (err != std::errc() || end != digits.data() + digits.size() || layer >= layers_.size())
-    return std::nullopt;
-  const auto rest = std::string_view(module).substr(dot + 1);
-  const std::size_t h = c.hidden;
-  if (rest == "attention.self.query_proj") return ModuleSlot{layer, kAttentionIn, 0, h, h};
-  if (rest == "attention.self.key_proj") return ModuleSlot{layer, kAttentionIn, h, h, h};
-  if (rest == "attention.self.value_proj") return ModuleSlot{layer, kAttentionIn, 2 * h, h, h};
-  if (rest == "attention.output.dense") return ModuleSlot{layer, kAttentionOut, 0, h, h};
-  if (rest == "intermediate.dense") return ModuleSlot{layer, kFeedForwardIn, 0, h, c.intermediate};
-  if (rest == "output.dense") return ModuleSlot{layer, kFeedForwardOut, 0, c.intermediate, h};
-  return std::nullopt;
+  const auto m = layer_module(module, std::string(kPrefix) + "encoder.layer.", layers_.size());
+  if (!m) return std::nullopt;
+  return post_norm_slot(*m, config_.hidden, config_.intermediate, "query_proj", "key_proj",
+                        "value_proj");
 }
 
 void DebertaEncoder::project_positions(EncoderDeltas& deltas) const {

@@ -10,7 +10,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -147,21 +146,14 @@ namespace mcpclass::architectures {
 
 std::optional<ModuleSlot> ModernBertEncoder::locate(const std::string& module) const {
   const auto& c = config_;
-  const std::string p = (c.prefix.empty() ? std::string() : c.prefix + ".") + "layers.";
-  if (!module.starts_with(p)) return std::nullopt;
-  std::string_view rest = std::string_view(module).substr(p.size());
-  const auto dot = rest.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  std::size_t layer = 0;
-  const auto [end, err] = std::from_chars(rest.data(), rest.data() + dot, layer);
-  if (err != std::errc() || end != rest.data() + dot || layer >= layers_.size())
-    return std::nullopt;
-  rest.remove_prefix(dot + 1);
-  const std::size_t h = c.hidden;
-  if (rest == "attn.Wqkv") return ModuleSlot{layer, kAttentionIn, 0, h, 3 * h};
-  if (rest == "attn.Wo") return ModuleSlot{layer, kAttentionOut, 0, h, h};
-  if (rest == "mlp.Wi") return ModuleSlot{layer, kFeedForwardIn, 0, h, 2 * c.intermediate};
-  if (rest == "mlp.Wo") return ModuleSlot{layer, kFeedForwardOut, 0, c.intermediate, h};
+  const auto m = layer_module(
+      module, (c.prefix.empty() ? std::string() : c.prefix + ".") + "layers.", layers_.size());
+  if (!m) return std::nullopt;
+  const std::size_t h = c.hidden, layer = m->layer;
+  if (m->rest == "attn.Wqkv") return ModuleSlot{layer, kAttentionIn, 0, h, 3 * h};
+  if (m->rest == "attn.Wo") return ModuleSlot{layer, kAttentionOut, 0, h, h};
+  if (m->rest == "mlp.Wi") return ModuleSlot{layer, kFeedForwardIn, 0, h, 2 * c.intermediate};
+  if (m->rest == "mlp.Wo") return ModuleSlot{layer, kFeedForwardOut, 0, c.intermediate, h};
   return std::nullopt;
 }
 

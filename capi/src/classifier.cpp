@@ -453,7 +453,9 @@ int mcpc_classifier_task(const mcpc_classifier* classifier, const char* task, mc
                               : "the classifier's tasks are " + known));
     }
     auto handle = std::make_unique<mcpc_classifier>(*classifier);
-    handle->provenance = classify::provenance_of(*found, 1);
+    // classify's own task is the classifier itself: its provenance (a checksum of the weights'
+    // files) is the handle's already.
+    if (found != classifier->classifier) handle->provenance = classify::provenance_of(*found, 1);
     handle->classifier = std::move(found);
     *out = handle.release();
     return MCPC_OK;

@@ -13,8 +13,8 @@ constexpr std::size_t kBPassRows = 64;
 
 // The portable tile: vdpbf16ps lane by lane (bf16gemm.hpp), 4 rows at a time.
 void tile_portable(const std::uint16_t* xb, std::size_t depth, std::size_t tile_rows,
-                   const std::uint16_t* panel, const float* bias, float* y, std::size_t ldy,
-                   std::size_t width) {
+                   const std::uint16_t* panel, std::size_t /*panels: 1*/, const float* bias,
+                   float* y, std::size_t ldy, std::size_t width) {
   for (std::size_t i = 0; i < tile_rows; ++i) {
     const std::uint16_t* row = xb + i * depth;
     float acc[kBPanel] = {};
@@ -83,18 +83,19 @@ void detail::bf16gemm_with(Bf16Kernel kernel, const Bf16Weights& w, const float*
                            std::size_t first_panel, std::size_t last_panel, const std::uint16_t* xb,
                            std::size_t rows, float* y) {
   const std::size_t depth = bf16_depth(w.in);
-  alignas(64) float panel_bias[kBPanel];
+  alignas(64) float panel_bias[kBPanel * kBMaxPanels];
   for (std::size_t pass = 0; pass < rows; pass += kBPassRows) {
     const std::size_t pass_end = std::min(rows, pass + kBPassRows);
-    for (std::size_t p = first_panel; p < last_panel; ++p) {
+    for (std::size_t p = first_panel; p < last_panel; p += kernel.panels) {
+      const std::size_t panels = std::min(kernel.panels, last_panel - p);
       const std::size_t col = p * kBPanel;
-      const std::size_t width = std::min(kBPanel, w.out - col);
-      std::fill_n(panel_bias, kBPanel, 0.0f);
+      const std::size_t width = std::min(panels * kBPanel, w.out - col);
+      std::fill_n(panel_bias, panels * kBPanel, 0.0f);
       if (bias != nullptr) std::copy_n(bias + col, width, panel_bias);
       for (std::size_t r = pass; r < pass_end; r += kernel.rows)
         kernel.tile(xb + r * depth, depth, std::min(kernel.rows, pass_end - r),
-                    w.packed.data() + p * depth * kBPanel, panel_bias, y + r * w.out + col, w.out,
-                    width);
+                    w.packed.data() + p * depth * kBPanel, panels, panel_bias, y + r * w.out + col,
+                    w.out, width);
     }
   }
 }

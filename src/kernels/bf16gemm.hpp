@@ -74,14 +74,18 @@ void bf16gemm(KernelSet set, const Bf16Weights& w, const float* bias, std::size_
 
 namespace detail {
 
-// One kernel set's tile: rows [0, tile_rows ≤ Bf16Kernel::rows) of xb (depth apart) by one
-// panel, `width` ≤ kBPanel outputs plus `bias` (kBPanel values) stored to y (ldy apart).
+// One kernel set's tile: rows [0, tile_rows ≤ Bf16Kernel::rows) of xb (depth apart) by `panels`
+// ≤ Bf16Kernel::panels adjacent panels from `panel` on (depth · kBPanel values apart), `width` ≤
+// panels · kBPanel outputs plus `bias` (panels · kBPanel values) stored to y (ldy apart).
 using Bf16Tile = void (*)(const std::uint16_t* xb, std::size_t depth, std::size_t tile_rows,
-                          const std::uint16_t* panel, const float* bias, float* y, std::size_t ldy,
-                          std::size_t width);
+                          const std::uint16_t* panel, std::size_t panels, const float* bias,
+                          float* y, std::size_t ldy, std::size_t width);
+/// Panels one tile spans at most, of any set.
+inline constexpr std::size_t kBMaxPanels = 4;
 struct Bf16Kernel {
   Bf16Tile tile;
-  std::size_t rows;  ///< rows of one tile
+  std::size_t rows;        ///< rows of one tile
+  std::size_t panels = 1;  ///< panels of one tile (≤ kBMaxPanels)
 };
 Bf16Kernel bf16kernel_avx512_bf16();
 /// The amx set's whole product (AMX tiles span several rows and panels, the tile configuration

@@ -15,60 +15,64 @@ MCPCLASS_ISA_BEGIN
 
 namespace {
 
-// kRows ≤ 8 rows by one 16-output panel: one register of 16 float32 sums per row, the panel's
-// weights for one input pair (64 bytes: 2 inputs of 16 outputs), the broadcast input pair.
-template <std::size_t kRows>
+constexpr std::size_t kTileRows = 8, kTilePanels = 3;
+
+// kRows ≤ 8 rows by kPanels ≤ 3 panels of 16 outputs: 24 registers of 16 float32 sums, a
+// weight vector per panel (64 bytes: 2 inputs of its 16 outputs), the broadcast input pair:
+// 11 loads per 24 vdpbf16ps, where a one-panel tile took 9 per 8. Each output's sum runs over
+// the input pairs in order either way (the same bits).
+template <std::size_t kRows, std::size_t kPanels>
 MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")
 void btile(const std::uint16_t* xb, std::size_t depth, const std::uint16_t* panel,
            const float* bias, float* y, std::size_t ldy, std::size_t width) {
-  static_assert(kRows <= 8);
-  __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-  const std::uint16_t* rows[8];
-  for (std::size_t i = 0; i < 8; ++i) rows[i] = xb + std::min<std::size_t>(i, kRows - 1) * depth;
-#define MCPCLASS_BTILE_ROW(i)                                                              \
-  if constexpr (kRows > i) {                                                               \
-    std::int32_t pair;                                                                     \
-    std::memcpy(&pair, rows[i] + k, sizeof pair);                                          \
-    c##i = _mm512_dpbf16_ps(c##i, reinterpret_cast<__m512bh>(_mm512_set1_epi32(pair)), w); \
-  }
+  static_assert(kRows <= kTileRows && kPanels <= kTilePanels);
+  __m512 c[kRows][kPanels];
+#pragma GCC unroll 8
+  for (std::size_t i = 0; i < kRows; ++i)
+#pragma GCC unroll 4
+    for (std::size_t p = 0; p < kPanels; ++p) c[i][p] = _mm512_setzero_ps();
+  const std::size_t stride = depth * kBPanel;
   for (std::size_t k = 0; k < depth; k += 2) {
-    const __m512bh w = reinterpret_cast<__m512bh>(_mm512_loadu_si512(panel + k * kBPanel));
-    MCPCLASS_BTILE_ROW(0)
-    MCPCLASS_BTILE_ROW(1)
-    MCPCLASS_BTILE_ROW(2)
-    MCPCLASS_BTILE_ROW(3)
-    MCPCLASS_BTILE_ROW(4)
-    MCPCLASS_BTILE_ROW(5)
-    MCPCLASS_BTILE_ROW(6)
-    MCPCLASS_BTILE_ROW(7)
+    __m512bh w[kPanels];
+#pragma GCC unroll 4
+    for (std::size_t p = 0; p < kPanels; ++p)
+      w[p] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(panel + p * stride + k * kBPanel));
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < kRows; ++i) {
+      std::int32_t pair;
+      std::memcpy(&pair, xb + i * depth + k, sizeof pair);
+      const auto x = reinterpret_cast<__m512bh>(_mm512_set1_epi32(pair));
+#pragma GCC unroll 4
+      for (std::size_t p = 0; p < kPanels; ++p) c[i][p] = _mm512_dpbf16_ps(c[i][p], x, w[p]);
+    }
   }
-#undef MCPCLASS_BTILE_ROW
-  const __m512 b = _mm512_loadu_ps(bias);
-  const auto mask = static_cast<__mmask16>((1u << width) - 1u);
-#define MCPCLASS_BTILE_STORE(i) \
-  if constexpr (kRows > i) _mm512_mask_storeu_ps(y + i * ldy, mask, _mm512_add_ps(c##i, b));
-  MCPCLASS_BTILE_STORE(0)
-  MCPCLASS_BTILE_STORE(1)
-  MCPCLASS_BTILE_STORE(2)
-  MCPCLASS_BTILE_STORE(3)
-  MCPCLASS_BTILE_STORE(4)
-  MCPCLASS_BTILE_STORE(5)
-  MCPCLASS_BTILE_STORE(6)
-  MCPCLASS_BTILE_STORE(7)
-#undef MCPCLASS_BTILE_STORE
+#pragma GCC unroll 4
+  for (std::size_t p = 0; p < kPanels; ++p) {
+    const std::size_t first = p * kBPanel;
+    if (first >= width) break;
+    const std::size_t lanes = std::min(kBPanel, width - first);
+    const __m512 b = _mm512_loadu_ps(bias + first);
+    const auto mask = static_cast<__mmask16>((1u << lanes) - 1u);
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < kRows; ++i)
+      _mm512_mask_storeu_ps(y + i * ldy + first, mask, _mm512_add_ps(c[i][p], b));
+  }
 }
 
 void btile_any_rows(const std::uint16_t* xb, std::size_t depth, std::size_t tile_rows,
-                    const std::uint16_t* panel, const float* bias, float* y, std::size_t ldy,
-                    std::size_t width) {
-  with_tile_rows<8>(tile_rows,
-                    [&](auto kRows) { btile<kRows()>(xb, depth, panel, bias, y, ldy, width); });
+                    const std::uint16_t* panel, std::size_t panels, const float* bias, float* y,
+                    std::size_t ldy, std::size_t width) {
+  with_tile_rows<kTilePanels>(panels, [&](auto kPanels) {
+    with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
+      btile<kRows(), kPanels()>(xb, depth, panel, bias, y, ldy, width);
+    });
+  });
 }
 
 }  // namespace
 
 Bf16Kernel bf16kernel_avx512_bf16() {
-  return {btile_any_rows, 8};
+  return {btile_any_rows, kTileRows, kTilePanels};
 }
 
 MCPCLASS_ISA_END

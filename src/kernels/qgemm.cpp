@@ -21,9 +21,9 @@ constexpr float kTinyRow = 1e-30f;
 // The portable tile: the same integer sums and the same float epilogue (one rounding each for
 // the conversion, the scale product and the fused multiply-add) as every other set.
 void qtile_portable(const std::int8_t* q, std::size_t depth, std::size_t tile_rows,
-                    const float* xscale, const std::int8_t* panel, const float* wscale,
-                    const std::int32_t*, const float* bias, float* y, std::size_t ldy,
-                    std::size_t width) {
+                    const float* xscale, const std::int8_t* panel, std::size_t /*panels: 1*/,
+                    const float* wscale, const std::int32_t*, const float* bias, float* y,
+                    std::size_t ldy, std::size_t width) {
   for (std::size_t i = 0; i < tile_rows; ++i) {
     std::int32_t acc[kQPanel] = {};
     const std::int8_t* row = q + i * depth;
@@ -132,20 +132,21 @@ void detail::qgemm_with(QKernel kernel, const QuantizedWeights& w, const float* 
                         std::size_t first_panel, std::size_t last_panel, const std::int8_t* q,
                         const float* scale, std::size_t rows, float* y) {
   const std::size_t depth = quantized_depth(w.in);
-  alignas(64) float panel_bias[kQPanel], panel_scale[kQPanel];
+  alignas(64) float panel_bias[kQPanel * kQMaxPanels], panel_scale[kQPanel * kQMaxPanels];
   for (std::size_t pass = 0; pass < rows; pass += kQPassRows) {
     const std::size_t pass_end = std::min(rows, pass + kQPassRows);
-    for (std::size_t p = first_panel; p < last_panel; ++p) {
+    for (std::size_t p = first_panel; p < last_panel; p += kernel.panels) {
+      const std::size_t panels = std::min(kernel.panels, last_panel - p);
       const std::size_t col = p * kQPanel;
-      const std::size_t width = std::min(kQPanel, w.out - col);
-      std::fill_n(panel_bias, kQPanel, 0.0f);
-      std::fill_n(panel_scale, kQPanel, 0.0f);
+      const std::size_t width = std::min(panels * kQPanel, w.out - col);
+      std::fill_n(panel_bias, panels * kQPanel, 0.0f);
+      std::fill_n(panel_scale, panels * kQPanel, 0.0f);
       if (bias != nullptr) std::copy_n(bias + col, width, panel_bias);
       std::copy_n(w.scale.data() + col, width, panel_scale);
       for (std::size_t r = pass; r < pass_end; r += kernel.rows)
         kernel.tile(q + r * depth, depth, std::min(kernel.rows, pass_end - r), scale + r,
-                    w.packed.data() + p * depth * kQPanel, panel_scale, w.column_sums.data() + col,
-                    panel_bias, y + r * w.out + col, w.out, width);
+                    w.packed.data() + p * depth * kQPanel, panels, panel_scale,
+                    w.column_sums.data() + col, panel_bias, y + r * w.out + col, w.out, width);
     }
   }
 }

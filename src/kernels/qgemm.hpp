@@ -76,16 +76,20 @@ void qgemm(KernelSet set, const QuantizedWeights& w, const float* bias, std::siz
 
 namespace detail {
 
-// One kernel set's tile: rows [0, tile_rows ≤ QKernel::rows) of q (depth apart) by one panel,
-// `width` ≤ kQPanel outputs stored to y (ldy apart); `bias`, `wscale` and `column_sums` hold
-// kQPanel values.
+// One kernel set's tile: rows [0, tile_rows ≤ QKernel::rows) of q (depth apart) by `panels` ≤
+// QKernel::panels adjacent panels from `panel` on (depth · kQPanel bytes apart), `width` ≤
+// panels · kQPanel outputs stored to y (ldy apart); `bias`, `wscale` and `column_sums` hold
+// panels · kQPanel values.
 using QTile = void (*)(const std::int8_t* q, std::size_t depth, std::size_t tile_rows,
-                       const float* xscale, const std::int8_t* panel, const float* wscale,
-                       const std::int32_t* column_sums, const float* bias, float* y,
-                       std::size_t ldy, std::size_t width);
+                       const float* xscale, const std::int8_t* panel, std::size_t panels,
+                       const float* wscale, const std::int32_t* column_sums, const float* bias,
+                       float* y, std::size_t ldy, std::size_t width);
+/// Panels one tile spans at most, of any set.
+inline constexpr std::size_t kQMaxPanels = 4;
 struct QKernel {
   QTile tile;
-  std::size_t rows;  ///< rows of one tile
+  std::size_t rows;        ///< rows of one tile
+  std::size_t panels = 1;  ///< panels of one tile (≤ kQMaxPanels)
 };
 QKernel qkernel_avx2();
 QKernel qkernel_avx2_vnni();

@@ -64,8 +64,9 @@ void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const s
 }
 
 void qtile_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_rows, const float* xscale,
-                const std::int8_t* panel, const float* wscale, const std::int32_t*,
-                const float* bias, float* y, std::size_t ldy, std::size_t width) {
+                const std::int8_t* panel, std::size_t /*panels: 1*/, const float* wscale,
+                const std::int32_t*, const float* bias, float* y, std::size_t ldy,
+                std::size_t width) {
   with_tile_rows<4>(tile_rows, [&](auto kRows) {
     qtile<kRows()>(q, depth, xscale, panel, wscale, bias, y, ldy, width);
   });

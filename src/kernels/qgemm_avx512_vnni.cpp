@@ -17,70 +17,73 @@ MCPCLASS_ISA_BEGIN
 
 namespace {
 
-// kRows ≤ 8 rows by one 16-output panel: one register of 16 int32 sums per row, the panel's
-// weight vector (64 bytes: 4 inputs of 16 outputs), the broadcast inputs.
-template <std::size_t kRows>
+constexpr std::size_t kTileRows = 8, kTilePanels = 3;
+
+// kRows ≤ 8 rows by kPanels ≤ 3 panels of 16 outputs: 24 registers of 16 int32 sums, a weight
+// vector per panel (64 bytes: 4 inputs of its 16 outputs), the broadcast inputs. Each weight
+// vector serves 8 rows and each broadcast 3 panels: 11 loads and 8 flips per 24 vpdpbusd. A
+// one-panel tile (8 loads and flips per 8) reached 248 GOP/s on 2 cores of an AVX-512 VNNI Xeon
+// at 128 rows, against ONNX Runtime's 419 (its kernel spans 4 panels by up to 6 rows).
+template <std::size_t kRows, std::size_t kPanels>
 MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")
 void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
            const float* wscale, const std::int32_t* column_sums, const float* bias, float* y,
            std::size_t ldy, std::size_t width) {
-  static_assert(kRows <= 8);
-  __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0,
-          c7 = c0;
+  static_assert(kRows <= kTileRows && kPanels <= kTilePanels);
+  __m512i c[kRows][kPanels];
+#pragma GCC unroll 8
+  for (std::size_t i = 0; i < kRows; ++i)
+#pragma GCC unroll 4
+    for (std::size_t p = 0; p < kPanels; ++p) c[i][p] = _mm512_setzero_si512();
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // q ^ 0x80 = q + 128 as u8
-  const std::int8_t* rows[8];
-  for (std::size_t i = 0; i < 8; ++i) rows[i] = q + std::min<std::size_t>(i, kRows - 1) * depth;
-#define MCPCLASS_QTILE_ROW(i)                                                              \
-  if constexpr (kRows > i) {                                                               \
-    std::int32_t bytes;                                                                    \
-    std::memcpy(&bytes, rows[i] + g, sizeof bytes);                                        \
-    c##i = _mm512_dpbusd_epi32(c##i, _mm512_xor_si512(_mm512_set1_epi32(bytes), flip), w); \
-  }
+  const std::size_t stride = depth * kQPanel;
   for (std::size_t g = 0; g < depth; g += kQGroup) {
-    const __m512i w = _mm512_loadu_si512(panel + g * kQPanel);
-    MCPCLASS_QTILE_ROW(0)
-    MCPCLASS_QTILE_ROW(1)
-    MCPCLASS_QTILE_ROW(2)
-    MCPCLASS_QTILE_ROW(3)
-    MCPCLASS_QTILE_ROW(4)
-    MCPCLASS_QTILE_ROW(5)
-    MCPCLASS_QTILE_ROW(6)
-    MCPCLASS_QTILE_ROW(7)
+    __m512i w[kPanels];
+#pragma GCC unroll 4
+    for (std::size_t p = 0; p < kPanels; ++p)
+      w[p] = _mm512_loadu_si512(panel + p * stride + g * kQPanel);
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < kRows; ++i) {
+      std::int32_t bytes;
+      std::memcpy(&bytes, q + i * depth + g, sizeof bytes);
+      const __m512i x = _mm512_xor_si512(_mm512_set1_epi32(bytes), flip);
+#pragma GCC unroll 4
+      for (std::size_t p = 0; p < kPanels; ++p) c[i][p] = _mm512_dpbusd_epi32(c[i][p], x, w[p]);
+    }
   }
-#undef MCPCLASS_QTILE_ROW
-  const __m512i k = _mm512_maskz_slli_epi32(0xffff, _mm512_loadu_si512(column_sums), 7);
-  const __m512 s = _mm512_loadu_ps(wscale), b = _mm512_loadu_ps(bias);
-  const auto mask = static_cast<__mmask16>((1u << width) - 1u);
-#define MCPCLASS_QTILE_STORE(i)                                                                   \
-  if constexpr (kRows > i) {                                                                      \
-    const __m512 v = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_sub_epi32(c##i, k)), \
-                                     _mm512_mul_ps(_mm512_set1_ps(xscale[i]), s), b);             \
-    _mm512_mask_storeu_ps(y + i * ldy, mask, v);                                                  \
+#pragma GCC unroll 4
+  for (std::size_t p = 0; p < kPanels; ++p) {
+    const std::size_t first = p * kQPanel;
+    if (first >= width) break;
+    const std::size_t lanes = std::min(kQPanel, width - first);
+    const __m512i k = _mm512_maskz_slli_epi32(0xffff, _mm512_loadu_si512(column_sums + first), 7);
+    const __m512 s = _mm512_loadu_ps(wscale + first), b = _mm512_loadu_ps(bias + first);
+    const auto mask = static_cast<__mmask16>((1u << lanes) - 1u);
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < kRows; ++i) {
+      const __m512 v =
+          _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(0xffff, _mm512_sub_epi32(c[i][p], k)),
+                          _mm512_mul_ps(_mm512_set1_ps(xscale[i]), s), b);
+      _mm512_mask_storeu_ps(y + i * ldy + first, mask, v);
+    }
   }
-  MCPCLASS_QTILE_STORE(0)
-  MCPCLASS_QTILE_STORE(1)
-  MCPCLASS_QTILE_STORE(2)
-  MCPCLASS_QTILE_STORE(3)
-  MCPCLASS_QTILE_STORE(4)
-  MCPCLASS_QTILE_STORE(5)
-  MCPCLASS_QTILE_STORE(6)
-  MCPCLASS_QTILE_STORE(7)
-#undef MCPCLASS_QTILE_STORE
 }
 
 void qtile_any_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_rows,
-                    const float* xscale, const std::int8_t* panel, const float* wscale,
-                    const std::int32_t* column_sums, const float* bias, float* y, std::size_t ldy,
-                    std::size_t width) {
-  with_tile_rows<8>(tile_rows, [&](auto kRows) {
-    qtile<kRows()>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
+                    const float* xscale, const std::int8_t* panel, std::size_t panels,
+                    const float* wscale, const std::int32_t* column_sums, const float* bias,
+                    float* y, std::size_t ldy, std::size_t width) {
+  with_tile_rows<kTilePanels>(panels, [&](auto kPanels) {
+    with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
+      qtile<kRows(), kPanels()>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
+    });
   });
 }
 
 }  // namespace
 
 QKernel qkernel_avx512_vnni() {
-  return {qtile_any_rows, 8};
+  return {qtile_any_rows, kTileRows, kTilePanels};
 }
 
 MCPCLASS_ISA_END

@@ -98,6 +98,13 @@ TEST_CASE(
       detail::qgemm_with(kernel, w, bias.data(), 0, qpanels_of(shape.out), q.data(), scale.data(),
                          shape.rows, got.data());
       CHECK(same_bits(got, expected));
+      // A range from the second panel on: tiles of several panels that start past the first.
+      std::fill(got.begin(), got.end(), std::numeric_limits<float>::quiet_NaN());
+      detail::qgemm_with(kernel, w, bias.data(), 0, 1, q.data(), scale.data(), shape.rows,
+                         got.data());
+      detail::qgemm_with(kernel, w, bias.data(), 1, qpanels_of(shape.out), q.data(), scale.data(),
+                         shape.rows, got.data());
+      CHECK(same_bits(got, expected));
     }
     // amx's tiles (two row blocks by two panels, a last block of fewer rows from a padded copy):
     // the panels in one call, then split after the first (a lone panel's tiles).
@@ -176,6 +183,7 @@ TEST_CASE("emulated kernels: the bf16 tiles of avx512_bf16 and amx give the port
   std::mt19937 rng(49);
   const auto kernel = detail::emulated::bf16kernel_avx512_bf16();
   REQUIRE(kernel.rows == 8);
+  REQUIRE(kernel.panels == 3);
   const auto amx = detail::emulated::bf16gemm_amx();
   REQUIRE(bool(amx));
   for (const auto& shape : kShapes) {
@@ -193,6 +201,11 @@ TEST_CASE("emulated kernels: the bf16 tiles of avx512_bf16 and amx give the port
              expected.data());
     std::vector<float> got(expected.size(), std::numeric_limits<float>::quiet_NaN());
     detail::bf16gemm_with(kernel, w, bias.data(), 0, bpanels_of(shape.out), xb.data(), shape.rows,
+                          got.data());
+    CHECK(same_bits(got, expected));
+    std::fill(got.begin(), got.end(), std::numeric_limits<float>::quiet_NaN());
+    detail::bf16gemm_with(kernel, w, bias.data(), 0, 1, xb.data(), shape.rows, got.data());
+    detail::bf16gemm_with(kernel, w, bias.data(), 1, bpanels_of(shape.out), xb.data(), shape.rows,
                           got.data());
     CHECK(same_bits(got, expected));
     std::fill(got.begin(), got.end(), std::numeric_limits<float>::quiet_NaN());

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
         const auto bw = pack_bf16_weights(w, s.in, s.out);
         std::vector<std::uint16_t> xb(s.rows * bf16_depth(s.in));
         report("bf16", run_for(seconds, [&] {
-                 bf16_rows(x.data(), s.rows, s.in, xb.data());
+                 bf16_rows(set, x.data(), s.rows, s.in, xb.data());
                  bf16gemm(set, bw, bias.data(), 0, bpanels_of(s.out), xb.data(), s.rows, y.data());
                }));
       }

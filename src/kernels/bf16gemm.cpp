@@ -64,9 +64,14 @@ Bf16Weights pack_bf16_weights(std::span<const float> weight, std::size_t in, std
   return w;
 }
 
-void bf16_rows(const float* x, std::size_t rows, std::size_t in, std::uint16_t* xb) {
+void bf16_rows(KernelSet set, const float* x, std::size_t rows, std::size_t in, std::uint16_t* xb) {
   const std::size_t depth = bf16_depth(in);
+  const auto row = set >= KernelSet::avx512 ? detail::bf16_row_avx512() : nullptr;
   for (std::size_t r = 0; r < rows; ++r) {
+    if (row != nullptr) {
+      row(x + r * in, in, xb + r * depth);
+      continue;
+    }
     for (std::size_t k = 0; k < in; ++k) xb[r * depth + k] = to_bf16(x[r * in + k]);
     std::fill(xb + r * depth + in, xb + (r + 1) * depth, std::uint16_t{0});
   }

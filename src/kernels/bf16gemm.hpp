@@ -59,9 +59,10 @@ struct Bf16Weights {
 /// `weight` rounded and packed. Thread-safety: pure.
 Bf16Weights pack_bf16_weights(std::span<const float> weight, std::size_t in, std::size_t out);
 
-/// Rows of `in` floats (`in` apart) rounded into `xb` (rows × bf16_depth(in), a row's tail zero).
+/// Rows of `in` floats (`in` apart) rounded into `xb` (rows × bf16_depth(in), a row's tail zero),
+/// as to_bf16 rounds each value; on the AVX-512 sets 16 values at a time (the same bits).
 /// Thread-safety: pure.
-void bf16_rows(const float* x, std::size_t rows, std::size_t in, std::uint16_t* xb);
+void bf16_rows(KernelSet set, const float* x, std::size_t rows, std::size_t in, std::uint16_t* xb);
 
 /// y[r][o] = Σ over input pairs of xb[r][k] · W[o][k] (float32, as above) + bias[o] (no bias:
 /// nullptr) for `rows` rows of bf16_rows() and the outputs of panels [first_panel, last_panel),
@@ -94,6 +95,10 @@ using Bf16Gemm = void (*)(const Bf16Weights& w, const float* bias, std::size_t f
                           std::size_t last_panel, const std::uint16_t* xb, std::size_t rows,
                           float* y);
 Bf16Gemm bf16gemm_amx();
+
+/// One row of bf16_rows() (`in` values into bf16_depth(in)); nullptr off x86-64.
+using Bf16Row = void (*)(const float* x, std::size_t in, std::uint16_t* xb);
+Bf16Row bf16_row_avx512();
 
 /// bf16gemm() with a given kernel (the tests' way to run an emulated one).
 void bf16gemm_with(Bf16Kernel kernel, const Bf16Weights& w, const float* bias,

@@ -69,7 +69,50 @@ void btile_any_rows(const std::uint16_t* xb, std::size_t depth, std::size_t tile
   });
 }
 
+// to_bf16 on 16 lanes in integer operations (AVX-512F/BW, so that SIMDe runs it too): NaN
+// quieted, subnormals to a zero of their sign, else round to nearest even (zero takes that path:
+// its rounding is its sign). Measured on BERT-base bf16 at 32 tokens (Zen 4, 2 threads): the
+// scalar rounding was 9.7% of the forward pass.
+MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl")
+__m256i round_lanes(__m512 v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i high = _mm512_srli_epi32(bits, 16);
+  const __m512i bias =
+      _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(high, _mm512_set1_epi32(1)));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(bits, bias), 16);
+  const __m512i magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff));
+  const __mmask16 subnormal = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(0x00800000), magnitude);
+  const __mmask16 nan = _mm512_cmpgt_epi32_mask(magnitude, _mm512_set1_epi32(0x7f800000));
+  __m512i out = _mm512_mask_blend_epi32(subnormal, rounded,
+                                        _mm512_and_si512(high, _mm512_set1_epi32(0x8000)));
+  out = _mm512_mask_blend_epi32(nan, out, _mm512_or_si512(high, _mm512_set1_epi32(0x40)));
+  // Every lane is at most 0xffff, so packus's saturation is exact; it packs within 128-bit
+  // lanes, so quadwords 0, 2, 4, 6 hold the 16 values in order.
+  const __m512i packed = _mm512_packus_epi32(out, out);
+  return _mm512_castsi512_si256(
+      _mm512_permutexvar_epi64(_mm512_set_epi64(6, 4, 2, 0, 6, 4, 2, 0), packed));
+}
+
+MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl")
+void bf16_row(const float* x, std::size_t in, std::uint16_t* xb) {
+  std::size_t k = 0;
+  for (; k + 16 <= in; k += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(xb + k), round_lanes(_mm512_loadu_ps(x + k)));
+  if (k < in) {
+    const auto mask = static_cast<__mmask16>((1u << (in - k)) - 1u);
+    alignas(32) std::uint16_t tail[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tail),
+                       round_lanes(_mm512_maskz_loadu_ps(mask, x + k)));
+    std::copy(tail, tail + (in - k), xb + k);
+  }
+  std::fill(xb + in, xb + bf16_depth(in), std::uint16_t{0});
+}
+
 }  // namespace
+
+Bf16Row bf16_row_avx512() {
+  return bf16_row;
+}
 
 Bf16Kernel bf16kernel_avx512_bf16() {
   return {btile_any_rows, kTileRows, kTilePanels};
@@ -83,6 +126,9 @@ MCPCLASS_ISA_END
 namespace mcpclass::kernels::detail {
 Bf16Kernel bf16kernel_avx512_bf16() {
   return {nullptr, 0};
+}
+Bf16Row bf16_row_avx512() {
+  return nullptr;
 }
 }  // namespace mcpclass::kernels::detail
 

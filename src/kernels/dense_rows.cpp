@@ -63,7 +63,7 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y,
       const auto t = static_cast<std::size_t>(omp_get_thread_num());
       const auto team = static_cast<std::size_t>(omp_get_num_threads());
       const std::size_t first = rows * t / team, last = rows * (t + 1) / team;
-      bf16_rows(x + first * dn.in, last - first, dn.in, xb.data() + first * depth);
+      bf16_rows(dn.kernels, x + first * dn.in, last - first, dn.in, xb.data() + first * depth);
 #pragma omp barrier
       bf16gemm(dn.kernels, dn.bf16, bias, panels * t / team, panels * (t + 1) / team, xb.data(),
                rows, y);

@@ -22,4 +22,5 @@ NormRow norm_row_avx2();
 Bf16Kernel bf16kernel_avx512_bf16();
 QGemm qgemm_amx();
 Bf16Gemm bf16gemm_amx();
+Bf16Row bf16_row_avx512();
 }  // namespace mcpclass::kernels::detail::emulated

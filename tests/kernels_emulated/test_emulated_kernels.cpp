@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -179,6 +180,38 @@ TEST_CASE("emulated kernels: avx2's LayerNorm row gives the portable bits") {
   }
 }
 
+TEST_CASE("emulated kernels: avx512's bf16 rounding of a row gives to_bf16's bits") {
+  const auto row = detail::emulated::bf16_row_avx512();
+  REQUIRE(static_cast<bool>(row));
+  std::mt19937 rng(51);
+  // Ties, subnormals of both signs, ±0, NaNs with high or only low payload bits, infinities,
+  // the largest finite value (rounds up to infinity), then random values and random bits.
+  std::vector<float> x = {1.0f + 0x1p-8f,
+                          1.0f + 3 * 0x1p-8f,
+                          -0.0f,
+                          0.0f,
+                          std::numeric_limits<float>::denorm_min(),
+                          -std::numeric_limits<float>::denorm_min(),
+                          std::bit_cast<float>(0x807fffffu),
+                          std::numeric_limits<float>::min(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          std::bit_cast<float>(0x7f800001u),
+                          std::bit_cast<float>(0xff800001u),
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::max()};
+  for (const float v : normal(200, 3.0f, rng)) x.push_back(v);
+  std::uniform_int_distribution<std::uint32_t> any_bits;
+  for (int i = 0; i < 300; ++i) x.push_back(std::bit_cast<float>(any_bits(rng)));
+  for (const std::size_t in : {std::size_t{1}, std::size_t{16}, std::size_t{37}, x.size()}) {
+    CAPTURE(in);
+    std::vector<std::uint16_t> got(bf16_depth(in), 0xffff), expected(bf16_depth(in), 0);
+    for (std::size_t k = 0; k < in; ++k) expected[k] = to_bf16(x[k]);
+    row(x.data(), in, got.data());
+    CHECK(got == expected);
+  }
+}
+
 TEST_CASE("emulated kernels: the bf16 tiles of avx512_bf16 and amx give the portable bits") {
   std::mt19937 rng(49);
   const auto kernel = detail::emulated::bf16kernel_avx512_bf16();
@@ -195,7 +228,7 @@ TEST_CASE("emulated kernels: the bf16 tiles of avx512_bf16 and amx give the port
     const auto x = normal(shape.rows * shape.in, 1.0f, rng);
     const auto w = pack_bf16_weights(weight, shape.in, shape.out);
     std::vector<std::uint16_t> xb(shape.rows * bf16_depth(shape.in));
-    bf16_rows(x.data(), shape.rows, shape.in, xb.data());
+    bf16_rows(KernelSet::portable, x.data(), shape.rows, shape.in, xb.data());
     std::vector<float> expected(shape.rows * shape.out);
     bf16gemm(KernelSet::portable, w, bias.data(), 0, bpanels_of(shape.out), xb.data(), shape.rows,
              expected.data());

@@ -26,7 +26,7 @@ namespace {
 std::vector<float> product(KernelSet set, const Bf16Weights& w, const std::vector<float>& bias,
                            const std::vector<float>& x, std::size_t rows) {
   std::vector<std::uint16_t> xb(rows * bf16_depth(w.in));
-  bf16_rows(x.data(), rows, w.in, xb.data());
+  bf16_rows(set, x.data(), rows, w.in, xb.data());
   std::vector<float> y(rows * w.out, std::numeric_limits<float>::quiet_NaN());
   bf16gemm(set, w, bias.data(), 0, bpanels_of(w.out), xb.data(), rows, y.data());
   return y;

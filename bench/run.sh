@@ -119,11 +119,12 @@ if [[ ",$ONLY," == *,transformer,* ]]; then
   if [ ${#torch_args[@]} -eq 0 ]; then
     echo "bench: transformer skipped: no build with the learned component at '$TORCH_BUILD'" >&2
   else
-    cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target bench_transformer >&2
+    cmake --build "$TORCH_BUILD" --parallel "$JOBS" --target bench_transformer bench_units >&2
     [ -f "$ROOT/tests/tokenizers/node_modules/tokenizers/package.json" ] ||
       (cd "$ROOT/tests/tokenizers" && npm ci --no-audit --no-fund --loglevel=error >&2)
     /usr/bin/python3 "$ROOT/bench/transformer_peer.py" --cli "$TORCH_BUILD/mcpclass" \
       --bench-binary "$TORCH_BUILD/bench/learned/bench_transformer" \
+      --units-binary "$TORCH_BUILD/bench/learned/bench_units" \
       --json "$OUT/transformer-onnx.json" --md "$OUT/transformer-onnx-tables.md" \
       --threads "${MCPCLASS_BENCH_TRANSFORMER_THREADS:-2}" --rounds "${MCPCLASS_BENCH_ROUNDS:-3}" >&2
   fi

@@ -17,16 +17,19 @@ the real sizes, written as safetensors and exported to ONNX from the same module
   3. HTTP:     `tools/call classify_text` of the 32-token text over POST /mcp, wrk at --conns (8),
                `mcpclass serve` at each precision (classifier.threads --threads) against the
                TypeScript SDK server with the same model in onnxruntime-node (bench/peers/
-               server.mjs --transformer, intraOpNumThreads --threads; fp32), alternating rounds;
+               server.mjs --transformer, intraOpNumThreads --threads; fp32, and its int8
+               rewrite where python3-onnx made one), alternating rounds;
   4. FLOPs:    matmul + attention FLOPs per forward, the achieved rate at the p50 and its share
-               of the peak of the kernel set that ran (cores × GHz × 2 FMA ports × lanes × 2:
-               8 fp32 lanes on AVX2, 16 on AVX-512; int8 counts its multiply-adds against the
-               fp32 peak too, which it exceeds where the int8 units are faster);
+               of the peak of the kernel set that ran (cores × GHz × the unit's FLOP per cycle,
+               measured by --units-binary or else from OPS_PER_CYCLE; int8 counts its
+               multiply-adds against the fp32 peak too, which it exceeds where the int8 units
+               are faster);
   5. memory:   RSS of the mcpclass server after load, its peak under load and after the run,
                against the size of model.safetensors.
 The load average (os.getloadavg) is recorded around every round: the machine may be shared.
 
 usage: bench/transformer_peer.py --cli BUILD/mcpclass --bench-binary BUILD/bench/learned/bench_transformer
+                                 [--units-binary BUILD/bench/learned/bench_units]
                                  [--threads 2] [--rounds 3] [--repeat 20] [--seconds 8] [--conns 8]
                                  [--precisions f32,int8]
                                  [--models bert,modernbert] [--keep DIR] [--json OUT.json] [--md OUT.md]
@@ -59,10 +62,11 @@ def load():
     return [round(v, 2) for v in os.getloadavg()]
 
 
-def peer_server(config, model_dir, threads):
+def peer_server(config, model_dir, threads, export="model.onnx"):
     return procs.Server(["node", os.path.join(PEERS, "server.mjs"), "--config", config,
-                         "--transformer", model_dir, "--threads", str(threads), "--http",
-                         "127.0.0.1:0"], ready=r"listening on http://127\.0\.0\.1:(\d+)")
+                         "--transformer", model_dir, "--model-file", export, "--threads",
+                         str(threads), "--http", "127.0.0.1:0"],
+                        ready=r"listening on http://127\.0\.0\.1:(\d+)")
 
 
 def centred(values):
@@ -155,7 +159,8 @@ def latency(args, model, tmp):
 
 
 def http(args, model, servers):
-    """servers: name → (Server, session id); "onnx_peer" is the baseline of every ratio."""
+    """servers: name → (Server, session id); "onnx_peer" (fp32) is the baseline of every ratio,
+    "onnx_peer_int8" (when there) of a second one."""
     text = model["inputs"][args.lengths.split(",")[0]]["text"]
     body = json.dumps(procs.tools_call(0, text), separators=(",", ":")).replace('"id":0', '"id":@ID@', 1)
     ver = {"MCP-Protocol-Version": procs.PROTOCOL_VERSION, "Accept": procs.MCP_ACCEPT}
@@ -183,8 +188,14 @@ def http(args, model, servers):
             row[key]["rps_of_rounds"] = [round(r["rps"], 1) for r in runs[key]]
             row[key]["errors_all_rounds"] = sum(r["non_2xx"] + r["socket_errors"] + r["bad_answers"]
                                                 for r in runs[key])
-        row["rps_ratio"] = {k: spread([a["rps"] / b["rps"] for a, b in zip(runs[k], runs["onnx_peer"])
-                                       if b["rps"]]) for k in targets if k != "onnx_peer"}
+        def ratios(base, keys):
+            return {k: spread([a["rps"] / b["rps"] for a, b in zip(runs[k], runs[base]) if b["rps"]])
+                    for k in keys}
+        # The int8 peer against the fp32 one too: ONNX Runtime's own int8 gain.
+        row["rps_ratio"] = ratios("onnx_peer", [k for k in targets if k != "onnx_peer"])
+        if "onnx_peer_int8" in runs:
+            row["rps_ratio_int8_peer"] = ratios(
+                "onnx_peer_int8", [k for k in targets if not k.startswith("onnx_peer")])
         rows.append(row)
     return rows, peak
 
@@ -200,28 +211,42 @@ def forward_flops(size, tokens):
     return layers * (linear + attention)
 
 
-def cpu_peak():
-    """float32 FLOP/s of this CPU: cores × GHz × 2 FMA ports × lanes × 2 (an FMA), with the lanes
-    of the widest fp32 kernels the engine has for it (8 on AVX2, 16 on AVX-512)."""
+def cpu_peak(units_binary=None):
+    """float32 FLOP/s of this CPU: cores × GHz × the fp32 FLOP per cycle of the widest fp32
+    kernels the engine has for it. With `units_binary` (bench/learned/bench_units) the clock and
+    every unit's rate are measured on this core; without it the clock is /proc/cpuinfo's (a VM's
+    nominal figure, often below the boost clock the cores run at) and the rates OPS_PER_CYCLE's."""
     flags = open("/proc/cpuinfo").read()
     mhz = [float(m) for m in re.findall(r"cpu MHz\s*:\s*([\d.]+)", flags)]
     cores = os.cpu_count()
     ghz = max(mhz) / 1e3
     model = re.search(r"model name\s*:\s*(.*)", flags).group(1)
     flag_set = set(re.search(r"flags\s*:\s*(.*)", flags).group(1).split())
-    lanes = 16 if {"avx512f", "avx512bw", "avx512vl"} <= flag_set else 8
+    measured = {}
+    if units_binary:
+        units = json.loads(subprocess.run([units_binary], check=True, capture_output=True,
+                                          text=True).stdout)
+        ghz = units["ghz"]
+        measured = {"/".join(key): round(units[name]["ops_per_cycle"], 2)
+                    for key, name in MEASURED_UNITS.items() if name in units}
+    f32 = ("f32", "avx512" if {"avx512f", "avx512bw", "avx512vl"} <= flag_set else "avx2")
+    per_cycle = measured.get("/".join(f32), OPS_PER_CYCLE[f32])
+    source = "measured by bench_units" if units_binary else "cpuinfo, OPS_PER_CYCLE"
     return {"model": model, "cores": cores, "ghz": ghz, "avx2": "avx2" in flag_set,
             "fma": "fma" in flag_set, "avx512f": "avx512f" in flag_set,
             "avx512_bf16": "avx512_bf16" in flag_set, "amx_bf16": "amx_bf16" in flag_set,
             "amx_int8": "amx_int8" in flag_set, "avx512_vnni": "avx512_vnni" in flag_set,
-            "avx_vnni": "avx_vnni" in flag_set,
-            "fp32_peak_gflops": cores * ghz * 2 * lanes * 2,
-            "formula": f"{cores} cores × {ghz:.3f} GHz × 2 FMA ports × {lanes} fp32 lanes × 2 FLOP/FMA"}
+            "avx_vnni": "avx_vnni" in flag_set, "measured_ops_per_cycle": measured,
+            "fp32_peak_gflops": cores * ghz * per_cycle,
+            "formula": f"{cores} cores × {ghz:.3f} GHz × {per_cycle:.1f} FLOP/cycle of "
+                       f"{'/'.join(f32)} ({source})"}
 
 
 # Multiply-adds × 2 per cycle and core of each kernel set's unit (the issue's "right peak for the
-# kernel set that ran"), with 2 vector FMA ports (Xeon Platinum / Gold 6xxx and later, Zen 4;
-# a 1-port Xeon has half the vector figures, which CPUID does not tell):
+# kernel set that ran") where bench_units did not measure it, with 2 vector FMA ports (Xeon
+# Platinum / Gold 6xxx and later; a 1-port Xeon has half the vector figures, which CPUID does not
+# tell; Zen 4 has 2 ports of 256 bits, so a zmm product issues once per cycle: half the avx512
+# figures, as bench_units measures there):
 #   f32   avx2: 2 ports × 8 lanes × 2; avx512 sets: 2 × 16 × 2
 #   bf16  vdpbf16ps: 2 ports × 32 pairs' products × 2; AMX tdpbf16ps: 16 × 16 × 32 multiply-adds
 #         per 16 cycles = 512 per cycle, × 2
@@ -233,6 +258,15 @@ OPS_PER_CYCLE = {
     ("bf16", "avx512"): 128, ("bf16", "amx"): 1024,
     ("int8", "avx2"): 64, ("int8", "avx2_vnni"): 128, ("int8", "avx512_vnni"): 256,
     ("int8", "amx"): 2048,
+}
+
+# The OPS_PER_CYCLE keys bench_units measures, by the names it prints.
+MEASURED_UNITS = {
+    ("f32", "avx2"): "f32 avx2 (vfmadd ymm)",
+    ("f32", "avx512"): "f32 avx512 (vfmadd zmm)",
+    ("bf16", "avx512"): "bf16 avx512 (vdpbf16ps zmm)",
+    ("int8", "avx2"): "int8 avx2 (vpmaddubsw + vpmaddwd + vpaddd ymm)",
+    ("int8", "avx512_vnni"): "int8 avx512 (vpdpbusd zmm)",
 }
 
 
@@ -261,8 +295,11 @@ def ort_unit(cpu, key):
 
 
 def peak_gops(cpu, unit):
-    """GFLOP/s (GOP/s for int8) of `unit` on every core at the clock read."""
-    return cpu["cores"] * cpu["ghz"] * OPS_PER_CYCLE[unit] if unit else None
+    """GFLOP/s (GOP/s for int8) of `unit` on every core at the clock read (measured rates first)."""
+    if not unit:
+        return None
+    per_cycle = cpu.get("measured_ops_per_cycle", {}).get("/".join(unit), OPS_PER_CYCLE[unit])
+    return cpu["cores"] * cpu["ghz"] * per_cycle
 
 
 def run_model(args, name, model, tmp):
@@ -282,6 +319,9 @@ def run_model(args, name, model, tmp):
             servers[p] = mcpclass_server(args.cli, configs[p])
         rss_loaded = {p: servers[p].rss() for p in precisions}
         peer = servers["onnx_peer"] = peer_server(configs[precisions[0]], model["dir"], args.threads)
+        if "int8" in ort_models(model):
+            servers["onnx_peer_int8"] = peer_server(configs[precisions[0]], model["dir"],
+                                                    args.threads, "model-int8.onnx")
         sids = {k: procs.open_session(v.port) for k, v in servers.items()}
         mc, mc_sid, peer_sid = servers[precisions[0]], sids[precisions[0]], sids["onnx_peer"]
         result["check"] = agreement = check(model, mc, mc_sid, peer, peer_sid)
@@ -295,8 +335,10 @@ def run_model(args, name, model, tmp):
         result["http"], peak = http(args, model, {k: (v, sids[k]) for k, v in servers.items()})
         result["rss_kib"] = {p: {"after_load": rss_loaded[p], "peak_under_load": peak[p],
                                  "after_run": servers[p].rss()} for p in precisions}
-        result["rss_kib"]["onnx_peer"] = {"peak_under_load": peak["onnx_peer"],
-                                          "after_run": peer.rss()}
+        for key in ("onnx_peer", "onnx_peer_int8"):
+            if key in servers:
+                result["rss_kib"][key] = {"peak_under_load": peak[key],
+                                          "after_run": servers[key].rss()}
     finally:
         for server in servers.values():
             server.stop()
@@ -309,6 +351,7 @@ def run_model(args, name, model, tmp):
 GOALS_AVX512 = {"f32/ort_fp32": 1.0, "int8/ort_fp32": 0.5, "int8/ort_int8": 1.0, "bf16/ort_fp32": 0.6}
 GOALS_AVX2 = {"f32/ort_fp32": 1.0, "int8/ort_fp32": 0.6, "int8/ort_int8": 1.0}
 HTTP_GOALS = {"f32": 1.0, "int8": 2.0}
+HTTP_GOALS_INT8_PEER = {"int8": 1.0}
 
 
 def summary(result):
@@ -340,8 +383,13 @@ def summary(result):
                 g[f"http_c{row['connections']}_{key}_rps_ratio"] = ratio["median"]
                 if key in HTTP_GOALS:
                     g[f"http_c{row['connections']}_{key}_met"] = ratio["median"] >= HTTP_GOALS[key]
+            for key, ratio in row.get("rps_ratio_int8_peer", {}).items():
+                g[f"http_c{row['connections']}_{key}_rps_ratio_int8_peer"] = ratio["median"]
+                if key in HTTP_GOALS_INT8_PEER:
+                    g[f"http_c{row['connections']}_{key}_int8_peer_met"] = (
+                        ratio["median"] >= HTTP_GOALS_INT8_PEER[key])
         for p, rss in m["rss_kib"].items():
-            if p == "onnx_peer":
+            if p.startswith("onnx_peer"):
                 continue
             worst = max(rss.values())
             g[f"rss_{p}_mib"] = round(worst / 1024, 1)
@@ -363,9 +411,11 @@ def markdown(r):
         f"(1, 5, 15 min) {r['load_at_start']} at the start, {r['load_at_end']} at the end.")
     add("")
     add(f"fp32 peak: {cpu['formula']} = **{cpu['fp32_peak_gflops']:.1f} GFLOP/s**. The last column: "
-        "the rate against the peak of the unit that ran (bench/transformer_peer.py OPS_PER_CYCLE: "
-        "multiply-adds × 2 per cycle and core of that instruction set, × cores × the clock read "
-        "from /proc/cpuinfo; ORT's unit is the one its MLAS picks on this CPU).")
+        "the rate against the peak of the unit that ran (multiply-adds × 2 per cycle and core of that "
+        "instruction set, × cores × the clock: " + ("measured on this core by bench_units, "
+        f"{json.dumps(cpu['measured_ops_per_cycle'])}, the rest from OPS_PER_CYCLE"
+        if cpu.get("measured_ops_per_cycle") else "bench/transformer_peer.py OPS_PER_CYCLE and "
+        "the clock of /proc/cpuinfo") + "; ORT's unit is the one its MLAS picks on this CPU).")
     add("")
     add("| model | tokens | kernels | side | p50 / p90 ms | GFLOP/s (% of fp32 peak) | unit: peak GOP/s (% of it) |")
     add("|---|---|---|---|---|---|---|")
@@ -393,20 +443,25 @@ def markdown(r):
                     f"({q['min']:.2f}–{q['max']:.2f}) | {'≤ ' + str(goal) if goal else '—'} | "
                     f"{('met' if g[f'p50_{n}_{key}_met'] else 'missed') if goal else '—'} |")
     add("")
-    add("| model | connections | server | req/s (rounds) | ÷ ONNX fp32 peer (min–max) | goal | errors |")
-    add("|---|---|---|---|---|---|---|")
+    add("| model | connections | server | req/s (rounds) | ÷ ONNX fp32 peer (min–max) | goal | "
+        "÷ ONNX int8 peer (min–max) | goal | errors |")
+    add("|---|---|---|---|---|---|---|---|---|")
     for name, m in r["models"].items():
         for row in m["http"]:
             c = row["connections"]
             for key in row:
                 if not isinstance(row[key], dict) or "rps" not in row[key]:
                     continue
-                q = row["rps_ratio"].get(key)
-                goal = HTTP_GOALS.get(key)
-                ratio = f"{q['median']:.2f} ({q['min']:.2f}–{q['max']:.2f})" if q else "—"
-                server = "ONNX peer fp32" if key == "onnx_peer" else f"mcpclass {key}"
+                def ratio(q):
+                    return f"{q['median']:.2f} ({q['min']:.2f}–{q['max']:.2f})" if q else "—"
+                goal, goal8 = HTTP_GOALS.get(key), HTTP_GOALS_INT8_PEER.get(key)
+                server = {"onnx_peer": "ONNX peer fp32", "onnx_peer_int8": "ONNX peer int8"}.get(
+                    key, f"mcpclass {key}")
                 add(f"| {name} | {c} | {server} | {row[key]['rps']:.1f} ({row[key]['rps_of_rounds']}) | "
-                    f"{ratio} | {'≥ ' + str(goal) if goal else '—'} | {row[key]['errors_all_rounds']} |")
+                    f"{ratio(row['rps_ratio'].get(key))} | {'≥ ' + str(goal) if goal else '—'} | "
+                    f"{ratio(row.get('rps_ratio_int8_peer', {}).get(key))} | "
+                    f"{'≥ ' + str(goal8) if goal8 and 'rps_ratio_int8_peer' in row else '—'} | "
+                    f"{row[key]['errors_all_rounds']} |")
     add("")
     add("| model | weights MiB | server | RSS MiB after load / peak under load / after run |")
     add("|---|---|---|---|")
@@ -429,6 +484,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cli", required=True)
     ap.add_argument("--bench-binary", required=True, help="bench/learned/bench_transformer")
+    ap.add_argument("--units-binary", help="bench/learned/bench_units: the clock and each unit's "
+                    "rate measured on this core for the peaks (default: cpuinfo and OPS_PER_CYCLE)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=20)
@@ -463,7 +520,7 @@ def main():
                     json.dump(made, f)
         result = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "smoke": args.smoke,
                   "threads": args.threads, "rounds": args.rounds, "repeat": args.repeat,
-                  "load_at_start": load(), "cpu": cpu_peak(),
+                  "load_at_start": load(), "cpu": cpu_peak(args.units_binary),
                   "export": {"opset": made["opset"], "torch": made["torch"]},
                   "versions": {"node": subprocess.run(["node", "--version"], capture_output=True,
                                                       text=True).stdout.strip(),

@@ -6,7 +6,9 @@
 // --onnx DIR [--threads N] the learned default exported by export_onnx.py, run by ONNX Runtime
 // with N intra-op threads (onnx_classifier.mjs; CONFIG.json from `mcpclass config -c
 // models/mmlu14.yaml`); with --transformer DIR [--threads N] a Hugging Face checkpoint's
-// model.onnx (transformer_classifier.mjs; CONFIG.json with classifier.kind transformer). HTTP paths, stateful (Mcp-Session-Id) like mcpclass:
+// model.onnx (transformer_classifier.mjs; CONFIG.json with classifier.kind transformer), or with
+// --model-file NAME another export in DIR (model-int8.onnx). HTTP paths, stateful
+// (Mcp-Session-Id) like mcpclass:
 //   /mcp      answers POSTs with JSON bodies (enableJsonResponse: true)
 //   /mcp-sse  answers POSTs with SSE streams (the SDK's default)
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -29,7 +31,8 @@ const config = JSON.parse(readFileSync(option("--config"), "utf8"));
 const onnxDir = option("--onnx") ?? option("--transformer");
 const threads = Number(option("--threads") ?? 1);
 const classifier = option("--transformer")
-  ? await (await import("./transformer_classifier.mjs")).OnnxTransformerClassifier.load(config, onnxDir, threads)
+  ? await (await import("./transformer_classifier.mjs")).OnnxTransformerClassifier.load(config, onnxDir, threads,
+      option("--model-file") ?? "model.onnx")
   : onnxDir
     ? await (await import("./onnx_classifier.mjs")).OnnxClassifier.load(config, onnxDir, threads)
     : new RuleClassifier(config);

@@ -37,13 +37,14 @@ export class OnnxTransformerClassifier extends Routed {
   /**
    * @param config the JSON document of `mcpclass config` with classifier.kind transformer
    * @param dir    the checkpoint directory holding model.onnx, config.json and tokenizer.json
+   * @param model  the export's file name in dir (model-int8.onnx: its dynamic-int8 rewrite)
    */
-  static async load(config, dir, threads = 1) {
+  static async load(config, dir, threads = 1, model = "model.onnx") {
     if (config.classifier.kind !== "transformer")
       throw new Error(`classifier.kind ${config.classifier.kind} is not "transformer"`);
     const checkpoint = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
     const maxTokens = Math.min(config.classifier.max_tokens ?? 512, checkpoint.max_position_embeddings);
-    const session = await createSession(join(dir, "model.onnx"), threads);
+    const session = await createSession(join(dir, model), threads);
     return new OnnxTransformerClassifier(config, checkpoint, session, loadTokenizer(join(dir, "tokenizer.json"), maxTokens));
   }
 

@@ -1,7 +1,7 @@
 // The engine's dense products alone, one thread, on the shapes of a BERT-base layer (QKV, the
 // attention output, the FFN's two products) at 32 and 128 rows: the rate each kernel set reaches
-// per precision, against that set's peak per core (bench/learned/run.sh; bench/results/kernels.md
-// quotes it). Prints one JSON line per (set, precision, shape).
+// per precision, against that set's peak per core (bench_units measures it; bench/results/
+// kernels.md quotes both). Prints one JSON line per (set, precision, shape).
 // usage: bench_kernels [SECONDS_PER_CASE] [GHZ]
 // GHZ is the core clock the peak is computed at (default: /proc/cpuinfo's "cpu MHz").
 #include "kernels/bf16gemm.hpp"

@@ -34,6 +34,19 @@ detail::Bf16Kernel kernel_for(KernelSet set) {
   return {tile_portable, 4};
 }
 
+void bf16_row_portable(const float* x, std::size_t in, std::uint16_t* xb) {
+  for (std::size_t k = 0; k < in; ++k) xb[k] = to_bf16(x[k]);
+  std::fill(xb + in, xb + bf16_depth(in), std::uint16_t{0});
+}
+
+// As quantize_row_for: the AVX-512 row where the set has it, else the portable one.
+detail::Bf16Row bf16_row_for(KernelSet set) {
+  if (set >= KernelSet::avx512) {
+    if (const auto row = detail::bf16_row_avx512(); row != nullptr) return row;
+  }
+  return bf16_row_portable;
+}
+
 }  // namespace
 
 std::uint16_t to_bf16(float value) {
@@ -65,16 +78,9 @@ Bf16Weights pack_bf16_weights(std::span<const float> weight, std::size_t in, std
 }
 
 void bf16_rows(KernelSet set, const float* x, std::size_t rows, std::size_t in, std::uint16_t* xb) {
+  const auto row = bf16_row_for(set);
   const std::size_t depth = bf16_depth(in);
-  const auto row = set >= KernelSet::avx512 ? detail::bf16_row_avx512() : nullptr;
-  for (std::size_t r = 0; r < rows; ++r) {
-    if (row != nullptr) {
-      row(x + r * in, in, xb + r * depth);
-      continue;
-    }
-    for (std::size_t k = 0; k < in; ++k) xb[r * depth + k] = to_bf16(x[r * in + k]);
-    std::fill(xb + r * depth + in, xb + (r + 1) * depth, std::uint16_t{0});
-  }
+  for (std::size_t r = 0; r < rows; ++r) row(x + r * in, in, xb + r * depth);
 }
 
 void bf16gemm(KernelSet set, const Bf16Weights& w, const float* bias, std::size_t first_panel,

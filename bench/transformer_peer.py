@@ -319,9 +319,10 @@ def run_model(args, name, model, tmp):
             servers[p] = mcpclass_server(args.cli, configs[p])
         rss_loaded = {p: servers[p].rss() for p in precisions}
         peer = servers["onnx_peer"] = peer_server(configs[precisions[0]], model["dir"], args.threads)
-        if "int8" in ort_models(model):
+        exports = ort_models(model)
+        if "int8" in exports:
             servers["onnx_peer_int8"] = peer_server(configs[precisions[0]], model["dir"],
-                                                    args.threads, "model-int8.onnx")
+                                                    args.threads, os.path.basename(exports["int8"]))
         sids = {k: procs.open_session(v.port) for k, v in servers.items()}
         mc, mc_sid, peer_sid = servers[precisions[0]], sids[precisions[0]], sids["onnx_peer"]
         result["check"] = agreement = check(model, mc, mc_sid, peer, peer_sid)
@@ -446,14 +447,14 @@ def markdown(r):
     add("| model | connections | server | req/s (rounds) | ÷ ONNX fp32 peer (min–max) | goal | "
         "÷ ONNX int8 peer (min–max) | goal | errors |")
     add("|---|---|---|---|---|---|---|---|---|")
+    def ratio(q):
+        return f"{q['median']:.2f} ({q['min']:.2f}–{q['max']:.2f})" if q else "—"
     for name, m in r["models"].items():
         for row in m["http"]:
             c = row["connections"]
             for key in row:
                 if not isinstance(row[key], dict) or "rps" not in row[key]:
                     continue
-                def ratio(q):
-                    return f"{q['median']:.2f} ({q['min']:.2f}–{q['max']:.2f})" if q else "—"
                 goal, goal8 = HTTP_GOALS.get(key), HTTP_GOALS_INT8_PEER.get(key)
                 server = {"onnx_peer": "ONNX peer fp32", "onnx_peer_int8": "ONNX peer int8"}.get(
                     key, f"mcpclass {key}")

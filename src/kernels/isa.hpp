@@ -13,7 +13,13 @@
 #define MCPCLASS_ISA_BEGIN namespace emulated {
 #define MCPCLASS_ISA_END }
 #else
+// GCC 12's intrinsics start from _mm512_undefined_*() (`__m512i __Y = __Y;`), which its
+// -Wmaybe-uninitialized reports once a caller is inlined (GCC PR 105593, fixed in 13 by this same
+// pragma inside the headers); the warning's location is the header, so the pragma goes around it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #define MCPCLASS_ISA(features) __attribute__((target(features)))
 #define MCPCLASS_ISA_BEGIN
 #define MCPCLASS_ISA_END

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace mcpclass::kernels {
 
@@ -20,6 +21,16 @@ constexpr std::size_t kDepthBlock = 256;
 constexpr std::size_t kGroupPanels = 8;
 // Rows per pass: a multiple of every set's tile rows (6, 12).
 constexpr std::size_t kPassRows = 144;
+// Rows `in` apart whose stride is a multiple of 4 KiB fall in the same L1 sets (BERT's 3072-input
+// FFN output: a tile's 12 rows in one set of 8 ways), and every broadcast then misses L1; such a
+// pass's rows of a block of inputs are copied kBlockStride floats (17 cache lines) apart first.
+// Measured on Zen 4 (avx512 f32, one thread, BERT-base's 3072 → 768 product, medians of 3
+// alternating runs): 8.8 → 7.0 ms at 128 rows, 2.0 → 1.8 ms at 32. Other strides read in place:
+// copied, their products gained nothing measurable.
+constexpr std::size_t kBlockStride = kDepthBlock + 16;
+constexpr bool rows_share_sets(std::size_t in) {
+  return in % 1024 == 0;
+}
 
 // The portable tile: the same fused multiply-add chain per output as the AVX2 one.
 void tile_portable(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
@@ -74,6 +85,9 @@ void detail::packed_product_with(Kernel kernel, const float* packed, const float
                                  float* y) {
   // A group's biases, or zeros for a layer without (x + 0 is x: the same bits as no addition).
   alignas(64) float group_bias[kGroupPanels * kPanel];
+  const bool copy = rows_share_sets(in);
+  const auto block =
+      std::make_unique_for_overwrite<float[]>(copy ? std::min(rows, kPassRows) * kBlockStride : 0);
   for (std::size_t pass = 0; pass < rows; pass += kPassRows) {
     const std::size_t pass_end = std::min(rows, pass + kPassRows);
     for (std::size_t group = first_panel; group < last_panel; group += kGroupPanels) {
@@ -85,20 +99,25 @@ void detail::packed_product_with(Kernel kernel, const float* packed, const float
       for (std::size_t k0 = 0; k0 < in; k0 += kDepthBlock) {
         const std::size_t depth = std::min(kDepthBlock, in - k0);
         const bool last = k0 + depth == in;
+        if (copy)
+          for (std::size_t r = pass; r < pass_end; ++r)
+            std::copy_n(x + r * in + k0, depth, block.get() + (r - pass) * kBlockStride);
+        const std::size_t lda = copy ? kBlockStride : in;
         for (std::size_t r = pass; r < pass_end; r += kernel.rows) {
           const std::size_t tile_rows = std::min(kernel.rows, pass_end - r);
+          const float* a = copy ? block.get() + (r - pass) * kBlockStride : x + r * in + k0;
           for (std::size_t p = group; p < group_end; ++p) {
             const std::size_t col = p * kPanel;
             const float* panel_bias = last ? group_bias + (col - group_col) : nullptr;
             if (kernel.wide != nullptr && p + 1 < group_end) {
-              kernel.wide(x + r * in + k0, in, tile_rows, packed + (p * in + k0) * kPanel,
-                          in * kPanel, depth, k0 != 0, panel_bias, y + r * out + col, out,
+              kernel.wide(a, lda, tile_rows, packed + (p * in + k0) * kPanel, in * kPanel, depth,
+                          k0 != 0, panel_bias, y + r * out + col, out,
                           std::min(kPanel, out - col - kPanel));
               ++p;
               continue;
             }
-            kernel.tile(x + r * in + k0, in, tile_rows, packed + (p * in + k0) * kPanel, depth,
-                        k0 != 0, panel_bias, y + r * out + col, out, std::min(kPanel, out - col));
+            kernel.tile(a, lda, tile_rows, packed + (p * in + k0) * kPanel, depth, k0 != 0,
+                        panel_bias, y + r * out + col, out, std::min(kPanel, out - col));
           }
         }
       }

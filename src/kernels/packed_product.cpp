@@ -86,8 +86,9 @@ void detail::packed_product_with(Kernel kernel, const float* packed, const float
   // A group's biases, or zeros for a layer without (x + 0 is x: the same bits as no addition).
   alignas(64) float group_bias[kGroupPanels * kPanel];
   const bool copy = rows_share_sets(in);
-  const auto block =
-      std::make_unique_for_overwrite<float[]>(copy ? std::min(rows, kPassRows) * kBlockStride : 0);
+  std::unique_ptr<float[]> block;  // only where rows are copied: no allocation per call otherwise
+  if (copy)
+    block = std::make_unique_for_overwrite<float[]>(std::min(rows, kPassRows) * kBlockStride);
   for (std::size_t pass = 0; pass < rows; pass += kPassRows) {
     const std::size_t pass_end = std::min(rows, pass + kPassRows);
     for (std::size_t group = first_panel; group < last_panel; group += kGroupPanels) {

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -159,6 +160,8 @@ int run_serve(const config::Config& document, const ServeOptions& options) {
         std::make_shared<const route::Router>(*config.route, config.router, std::move(models)),
         route::RouteProxyOptions{
             .max_text_length = config.server.max_text_length,
+            // As many decisions at once as the classifier's batches take.
+            .worker_threads = std::max<std::size_t>(2, service.workers()),
             .descriptors = descriptors,
             .spans = exporter,
             .log = [](std::string_view line) { fmt::print(stderr, "{}\n", line); }});

@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <thread>
 
 namespace mcpclass::learned {
 
@@ -329,16 +328,11 @@ class TorchScriptClassifier final : public Classifier {
   std::vector<std::size_t> map_;
 };
 
-// `classifier` behind a BatchingClassifier when settings.batching asks for one; max_running 0
-// becomes the cores' share per batch (hardware threads ÷ intra-op threads, at least 1).
+// `classifier` behind a BatchingClassifier when settings.batching asks for one.
 std::unique_ptr<Classifier> with_batching(std::unique_ptr<Classifier> classifier,
                                           const LearnedSettings& settings) {
   if (settings.batching.max_batch < 2) return classifier;
-  auto options = settings.batching;
-  if (options.max_running == 0)
-    options.max_running = std::max<std::size_t>(
-        1, std::thread::hardware_concurrency() / std::max<std::size_t>(settings.threads, 1));
-  return std::make_unique<BatchingClassifier>(std::move(classifier), options);
+  return std::make_unique<BatchingClassifier>(std::move(classifier), settings.batching_at_load());
 }
 
 }  // namespace

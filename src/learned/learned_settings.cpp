@@ -18,6 +18,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <thread>
 #include <utility>
 
 namespace mcpclass::learned {
@@ -207,6 +208,19 @@ LearnedSettings LearnedSettings::from_json(const json::object& obj, std::string_
   }
   r.finish();
   return s;
+}
+
+classify::BatchingOptions LearnedSettings::batching_at_load() const {
+  auto out = batching;
+  if (out.max_running == 0)
+    out.max_running = std::max<std::size_t>(
+        1, std::thread::hardware_concurrency() / std::max<std::size_t>(threads, 1));
+  return out;
+}
+
+std::size_t LearnedSettings::batching_callers() const {
+  if (batching.max_batch < 2) return 0;
+  return batching.max_batch * (batching_at_load().max_running + 1);
 }
 
 json::object LearnedSettings::to_json(std::string_view kind) const {

@@ -16,6 +16,9 @@ namespace mcpclass::service {
 
 namespace {
 
+// Workers a batching classifier may ask for (max_batch and max_running allow 1024 × 257).
+constexpr std::size_t kMaxBatchWorkers = 256;
+
 std::size_t worker_threads(std::size_t requested, const config::Config& config) {
   // An admitted call waits for its turn on a worker, so that it is dropped at its deadline
   // rather than when a worker comes free: every place needs one.
@@ -23,9 +26,13 @@ std::size_t worker_threads(std::size_t requested, const config::Config& config) 
   const std::size_t places =
       admission.max_concurrent > 0 ? admission.max_concurrent + admission.max_queue : 0;
   if (requested != 0) return std::max(requested, places);
-  // Calls of a batch wait for each other on workers: a batching classifier needs one per text.
+  // Calls of a batch wait for each other on workers. (Counting trained_head's max_batch alone
+  // left kind transformer, batched by default, 2 workers on 2 cores: batches of 1.6 texts at 8
+  // connections, not 8.)
+  const bool batched =
+      config.classifier.kind == "trained_head" || config.classifier.kind == "transformer";
   const std::size_t batch =
-      config.classifier.kind == "trained_head" ? config.classifier.learned.batching.max_batch : 0;
+      batched ? std::min(config.classifier.learned.batching_callers(), kMaxBatchWorkers) : 0;
   return std::max(
       {std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, 8), batch, places});
 }
@@ -78,7 +85,8 @@ ClassificationService::ClassificationService(const config::Config& config,
       admission_(settings_.admission.max_concurrent > 0
                      ? std::make_shared<util::AdmissionGate>(settings_.admission)
                      : nullptr),
-      pool_(worker_threads(options.worker_threads, config)) {
+      workers_(worker_threads(options.worker_threads, config)),
+      pool_(workers_) {
   server::ServerOptions server_options;
   server_options.name = settings_.name;
   server_options.version = settings_.version;

@@ -3,6 +3,7 @@
 #include "mcpclass/classify/errors.hpp"
 #include "mcpclass/config/config.hpp"
 #include "mcpclass/learned/learned_settings.hpp"
+#include "mcpclass/service/classification_service.hpp"
 
 #include <doctest/doctest.h>
 
@@ -236,4 +237,44 @@ TEST_CASE("batching: kind transformer batches concurrent calls by default, witho
   const auto round = parse(boost::json::serialize(s.to_json("transformer")).c_str());
   CHECK(round.batching.max_batch == 8);
   CHECK(round.batching.max_running == 0);
+}
+
+TEST_CASE(
+    "batching: the service runs as many handlers at once as the batches of kind transformer "
+    "take") {
+  // The defect: the pool counted trained_head's batching alone, so a transformer classifier
+  // (batched by default) got the 2-8 hardware workers and batches of ~2 texts, whatever the
+  // connections.
+  auto settings = learned::LearnedSettings::from_json(
+      boost::json::parse(R"({"model":"m","threads":1,"batching":{"max_batch":8,"max_running":1}})")
+          .as_object(),
+      "transformer");
+  CHECK(settings.batching_callers() == 16);  // a batch of 8 running, the next 8 gathering
+  CHECK(settings.batching_at_load().max_running == 1);
+  settings.batching.max_running = 0;
+  CHECK(settings.batching_at_load().max_running ==
+        std::max<std::size_t>(1, std::thread::hardware_concurrency()));
+  settings.batching.max_batch = 1;
+  CHECK(settings.batching_callers() == 0);
+
+  const auto config =
+      config::parse_config(R"({"classifier":{"kind":"transformer","model":")" MCPCLASS_SOURCE_DIR
+                           R"(/tests/transformers/fixtures/bert-f32","threads":1,
+          "batching":{"max_batch":8,"max_running":1}}})");
+  service::ClassificationService service(config);
+  CHECK(service.workers() == 16);
+  // 16 jobs on its executor meet: each waits for all 16 to have started.
+  constexpr int kCallers = 16;
+  std::mutex mutex;
+  std::condition_variable all_in;
+  int started = 0;
+  std::atomic<int> met{0};
+  for (int i = 0; i < kCallers; ++i)
+    service.executor()([&] {
+      std::unique_lock lock(mutex);
+      if (++started == kCallers) all_in.notify_all();
+      if (all_in.wait_for(lock, 10s, [&] { return started == kCallers; })) ++met;
+    });
+  service.stop();
+  CHECK(met.load() == kCallers);
 }

@@ -93,6 +93,14 @@ struct LearnedSettings {
   /// (max_batch 8, max_wait_us 0: a lone call never waits).
   classify::BatchingOptions batching;
 
+  /// `batching` as it runs: max_running 0 made the cores' share per batch (hardware threads ÷
+  /// `threads`, at least 1).
+  classify::BatchingOptions batching_at_load() const;
+  /// The callers a batching classifier keeps busy: one per text of each batch that runs and of
+  /// the one that gathers meanwhile (0 without batching). A host running classify() on a pool
+  /// of workers needs that many, or batches never fill.
+  std::size_t batching_callers() const;
+
   /// Strict: unknown keys and bad values throw ConfigError naming `path.key`; checks that the
   /// file required by `kind` is set.
   static LearnedSettings from_json(const json::object& obj, std::string_view kind,

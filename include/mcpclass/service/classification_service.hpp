@@ -114,6 +114,11 @@ class ClassificationService {
   std::string token_tool() const;
   /// Runs jobs on the worker pool that runs the tool handlers (until stop()).
   const util::Executor& executor() const noexcept { return executor_; }
+  /// The pool's threads: ServiceOptions::worker_threads, or when 0 the hardware threads (2 to 8)
+  /// and at least what a batching classifier keeps busy (LearnedSettings::batching_callers) and
+  /// `server.admission`'s places. A host that calls the classifier from a pool of its own (the
+  /// routing proxy) sizes it so.
+  std::size_t workers() const noexcept { return workers_; }
   /// Counts a classification served outside classify_text (the http_classify endpoint) as
   /// classify_text counts its own: `mcpclass_classifications_total` and
   /// ServiceOptions::on_classified.
@@ -160,6 +165,7 @@ class ClassificationService {
   std::shared_ptr<ClassificationCounters> counters_;
   std::shared_ptr<ToolMetrics> tool_metrics_ = std::make_shared<ToolMetrics>();
   std::shared_ptr<util::AdmissionGate> admission_;  // server.admission; null when unbounded
+  std::size_t workers_;
   util::ThreadPool pool_;
   util::Executor executor_ = pool_.executor();
   std::shared_ptr<server::Server> server_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 namespace mcpclass::kernels {
 
@@ -57,15 +58,16 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y,
   if (!dn.bf16.packed.empty()) {
     // bf16: as int8, each thread rounds its share of the rows, then runs its panels over all.
     const std::size_t depth = bf16_depth(dn.in), panels = bpanels_of(dn.out);
-    std::vector<std::uint16_t> xb(rows * depth);
+    // Not zeroed: bf16_rows writes every value of its rows, pads included.
+    const auto xb = std::make_unique_for_overwrite<std::uint16_t[]>(rows * depth);
 #pragma omp parallel
     {
       const auto t = static_cast<std::size_t>(omp_get_thread_num());
       const auto team = static_cast<std::size_t>(omp_get_num_threads());
       const std::size_t first = rows * t / team, last = rows * (t + 1) / team;
-      bf16_rows(dn.kernels, x + first * dn.in, last - first, dn.in, xb.data() + first * depth);
+      bf16_rows(dn.kernels, x + first * dn.in, last - first, dn.in, xb.get() + first * depth);
 #pragma omp barrier
-      bf16gemm(dn.kernels, dn.bf16, bias, panels * t / team, panels * (t + 1) / team, xb.data(),
+      bf16gemm(dn.kernels, dn.bf16, bias, panels * t / team, panels * (t + 1) / team, xb.get(),
                rows, y);
       finish(kBPanel, panels * t / team, panels * (t + 1) / team);
     }
@@ -86,18 +88,20 @@ void linear(const Dense& dn, const float* x, std::size_t rows, float* y,
   // int8: each thread quantizes its share of the rows, then (past the barrier) runs its panels
   // over all of them.
   const std::size_t depth = quantized_depth(dn.in), panels = qpanels_of(dn.out);
-  std::vector<std::int8_t> q(rows * depth);
-  std::vector<float> scale(rows);
+  // Not zeroed: quantize_rows writes every value of its rows, pads included (zeroing them cost
+  // 4.8% of the CPU of BERT-base int8 at 32 tokens, and 6% more the other thread spent waiting).
+  const auto q = std::make_unique_for_overwrite<std::int8_t[]>(rows * depth);
+  const auto scale = std::make_unique_for_overwrite<float[]>(rows);
 #pragma omp parallel
   {
     const auto t = static_cast<std::size_t>(omp_get_thread_num());
     const auto team = static_cast<std::size_t>(omp_get_num_threads());
     const std::size_t first = rows * t / team, last = rows * (t + 1) / team;
-    quantize_rows(dn.kernels, x + first * dn.in, last - first, dn.in, q.data() + first * depth,
-                  scale.data() + first);
+    quantize_rows(dn.kernels, x + first * dn.in, last - first, dn.in, q.get() + first * depth,
+                  scale.get() + first);
 #pragma omp barrier
-    qgemm(dn.kernels, dn.quantized, bias, panels * t / team, panels * (t + 1) / team, q.data(),
-          scale.data(), rows, y);
+    qgemm(dn.kernels, dn.quantized, bias, panels * t / team, panels * (t + 1) / team, q.get(),
+          scale.get(), rows, y);
     finish(kQPanel, panels * t / team, panels * (t + 1) / team);
   }
 }

@@ -74,14 +74,16 @@ TEST_CASE("packed product: each output is its row's sum, whatever the rows and t
   // Widths below, at and past a panel (16), a tail panel of 5 and 3 outputs, the 6-row tiles'
   // every remainder (13 rows: 6 + 6 + 1), BERT-base's width, and depths over one and two blocks of
   // 256 inputs (partial sums parked and resumed), a narrow last panel among them, and 1024 inputs
-  // (a 4 KiB row stride: the rows copied apart before the tiles read them).
+  // (a 4 KiB row stride: the rows copied apart before the tiles read them, once per block of
+  // inputs for every group of 8 panels: 150 outputs are two groups).
   for (const auto& [in, out] : {std::pair<std::size_t, std::size_t>{5, 37},
                                 {64, 16},
                                 {33, 3},
                                 {768, 48},
                                 {300, 21},
                                 {513, 40},
-                                {1024, 40}}) {
+                                {1024, 40},
+                                {1024, 150}}) {
     CAPTURE(in);
     CAPTURE(out);
     const std::size_t rows = 13, panels = panels_of(out);

@@ -35,7 +35,8 @@ constexpr bool rows_share_sets(std::size_t in) {
 // The portable tile: the same fused multiply-add chain per output as the AVX2 one.
 void tile_portable(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                    std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
-                   std::size_t width) {
+                   std::size_t width, const float* /*next*/,
+                   std::size_t /*ahead: portable C++ has no prefetch*/) {
   for (std::size_t i = 0; i < tile_rows; ++i) {
     float acc[kPanel] = {};
     if (resume) std::copy_n(c + i * ldc, width, acc);
@@ -87,6 +88,33 @@ void detail::packed_product_with(Kernel kernel, const float* packed, const float
   std::unique_ptr<float[]> block;  // only where rows are copied: no allocation per call otherwise
   if (copy)
     block = std::make_unique_for_overwrite<float[]>(std::min(rows, kPassRows) * kBlockStride);
+  // The block that panels [p, p + count) of `group` run after inputs [k0, k0 + depth), in the
+  // loop order below: rows read in place run a group's blocks of inputs in turn, then the next
+  // group's; copied rows run every group over one block, then the next block. Nothing where the
+  // next group lacks these panels. A model's weights do not fit in L3, so each block's first row
+  // tile waited on memory; the tiles now fetch the next block into L2 as they go. Measured on
+  // Zen 5 (BERT-base f32, 2 threads, medians of 10 alternating runs): 21.3 → 15.9 ms at 32
+  // tokens, 60.4 → 56.2 ms at 128; ModernBERT-base 30.7 → 22.1 and 87.5 → 83.8 ms; the AVX2
+  // tiles (forced) 43.7 → 32.3 and 107 → 102 ms for BERT.
+  struct Ahead {
+    const float* at = nullptr;
+    std::size_t inputs = 0;
+  };
+  const auto ahead_of = [&](std::size_t group, std::size_t p, std::size_t count, std::size_t k0,
+                            std::size_t depth) -> Ahead {
+    const bool next_group = p + kGroupPanels + count <= last_panel;
+    if (!copy) {
+      if (k0 + depth < in)
+        return {packed + (p * in + k0 + depth) * kPanel, std::min(depth, in - k0 - depth)};
+      if (next_group) return {packed + (p + kGroupPanels) * in * kPanel, std::min(kDepthBlock, in)};
+      return {};
+    }
+    if (next_group) return {packed + ((p + kGroupPanels) * in + k0) * kPanel, depth};
+    const std::size_t first = first_panel + (p - group);
+    if (k0 + depth < in && first + count <= last_panel)
+      return {packed + (first * in + k0 + depth) * kPanel, std::min(depth, in - k0 - depth)};
+    return {};
+  };
   // One block of inputs [k0, k0 + kDepthBlock) of one group of panels, over a pass's rows.
   const auto run = [&](std::size_t pass, std::size_t pass_end, std::size_t group, std::size_t k0) {
     const std::size_t group_end = std::min(last_panel, group + kGroupPanels);
@@ -108,15 +136,19 @@ void detail::packed_product_with(Kernel kernel, const float* packed, const float
       for (std::size_t p = group; p < group_end; ++p) {
         const std::size_t col = p * kPanel;
         const float* panel_bias = last ? group_bias + (col - group_col) : nullptr;
-        if (kernel.wide != nullptr && p + 1 < group_end) {
+        const std::size_t tile_panels = kernel.wide != nullptr && p + 1 < group_end ? 2 : 1;
+        // The first row tile brings into L2 the block these panels need next (the other row
+        // tiles find the current one there).
+        const Ahead next = r == pass ? ahead_of(group, p, tile_panels, k0, depth) : Ahead{};
+        if (tile_panels == 2) {
           kernel.wide(a, lda, tile_rows, packed + (p * in + k0) * kPanel, in * kPanel, depth,
                       k0 != 0, panel_bias, y + r * out + col, out,
-                      std::min(kPanel, out - col - kPanel));
+                      std::min(kPanel, out - col - kPanel), next.at, next.inputs);
           ++p;
           continue;
         }
         kernel.tile(a, lda, tile_rows, packed + (p * in + k0) * kPanel, depth, k0 != 0, panel_bias,
-                    y + r * out + col, out, std::min(kPanel, out - col));
+                    y + r * out + col, out, std::min(kPanel, out - col), next.at, next.inputs);
       }
     }
   };

@@ -53,15 +53,19 @@ namespace detail {
 /// of a panel from b on, into `width` ≤ kPanel outputs of c (ldc apart). The sums start at 0, or
 /// with `resume` at the partial sums c holds (an earlier block of inputs), and continue the same
 /// fused multiply-add chain; then, with a `bias` (kPanel values), the sums plus the bias are
-/// stored, or without (nullptr) the partial sums themselves.
+/// stored, or without (nullptr) the partial sums themselves. Meanwhile the first min(ahead, depth)
+/// inputs of the panel block at `next` (the one the caller runs next) are fetched into L2: a hint
+/// that changes no result (ahead 0: none).
 using Tile = void (*)(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                       std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
-                      std::size_t width);
+                      std::size_t width, const float* next, std::size_t ahead);
 /// The same over two adjacent panels at once: the first from b on, the second `panel_stride`
-/// floats later, into outputs [0, kPanel) and [kPanel, kPanel + width2) of c.
+/// floats later, into outputs [0, kPanel) and [kPanel, kPanel + width2) of c (and `next`'s second
+/// panel as far after it).
 using WideTile = void (*)(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                           std::size_t panel_stride, std::size_t depth, bool resume,
-                          const float* bias, float* c, std::size_t ldc, std::size_t width2);
+                          const float* bias, float* c, std::size_t ldc, std::size_t width2,
+                          const float* next, std::size_t ahead);
 struct Kernel {
   Tile tile;
   std::size_t rows;         ///< rows of one tile (of `tile` and of `wide`)

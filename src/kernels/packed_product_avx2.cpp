@@ -20,10 +20,11 @@ constexpr std::size_t kTileRows = 6;
 
 // One tile of kRows ≤ 6 rows by one block of a panel. The accumulators are named variables: in
 // an array GCC kept them in memory, storing all 12 on every k (28 GFLOP/s instead of 73).
-template <std::size_t kRows>
+template <std::size_t kRows, bool kAhead>
 MCPCLASS_ISA("avx2,fma")
 void tile(const float* a, std::size_t lda, const float* b, std::size_t depth, bool resume,
-          const float* bias, float* c, std::size_t ldc, std::size_t width) {
+          const float* bias, float* c, std::size_t ldc, std::size_t width, const float* next,
+          std::size_t ahead) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   // A last panel narrower than kPanel goes through `sums`: only its outputs are read and stored.
@@ -56,6 +57,9 @@ void tile(const float* a, std::size_t lda, const float* b, std::size_t depth, bo
     c##i##1 = _mm256_fmadd_ps(x, w1, c##i##1);      \
   }
   for (std::size_t k = 0; k < depth; ++k) {
+    if constexpr (kAhead) {
+      if (k < ahead) _mm_prefetch(reinterpret_cast<const char*>(next + k * kPanel), _MM_HINT_T1);
+    }
     const __m256 w0 = _mm256_loadu_ps(b + k * kPanel), w1 = _mm256_loadu_ps(b + k * kPanel + 8);
     MCPCLASS_TILE_ROW(0)
     MCPCLASS_TILE_ROW(1)
@@ -87,9 +91,13 @@ void tile(const float* a, std::size_t lda, const float* b, std::size_t depth, bo
 
 void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                    std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
-                   std::size_t width) {
-  with_tile_rows<6>(
-      tile_rows, [&](auto kRows) { tile<kRows()>(a, lda, b, depth, resume, bias, c, ldc, width); });
+                   std::size_t width, const float* next, std::size_t ahead) {
+  with_tile_rows<6>(tile_rows, [&](auto kRows) {
+    if (ahead != 0)
+      tile<kRows(), true>(a, lda, b, depth, resume, bias, c, ldc, width, next, ahead);
+    else
+      tile<kRows(), false>(a, lda, b, depth, resume, bias, c, ldc, width, nullptr, 0);
+  });
 }
 
 }  // namespace

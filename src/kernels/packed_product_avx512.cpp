@@ -26,11 +26,11 @@ constexpr std::size_t kTileRows = 12;
 // kRows ≤ 12 rows by one block of kPanels ≤ 2 panels (the second panel_stride floats after the
 // first, `width2` of its outputs kept). Per input: the panels' weights loaded once, each row's
 // value broadcast, one fused multiply-add per row and panel.
-template <std::size_t kRows, std::size_t kPanels>
+template <std::size_t kRows, std::size_t kPanels, bool kAhead>
 MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl")
 void tile(const float* a, std::size_t lda, const float* b, std::size_t panel_stride,
           std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
-          std::size_t width0, std::size_t width2) {
+          std::size_t width0, std::size_t width2, const float* next, std::size_t ahead) {
   static_assert(kRows <= kTileRows && kPanels >= 1 && kPanels <= 2);
 #define MCPCLASS_TILE_DECLARE(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
   MCPCLASS_TILE_ROWS(MCPCLASS_TILE_DECLARE)
@@ -58,6 +58,14 @@ void tile(const float* a, std::size_t lda, const float* b, std::size_t panel_str
     if constexpr (kPanels > 1) c##i##1 = _mm512_fmadd_ps(x, w1, c##i##1); \
   }
   for (std::size_t k = 0; k < depth; ++k) {
+    if constexpr (kAhead) {
+      if (k < ahead) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + k * kPanel), _MM_HINT_T1);
+        if constexpr (kPanels > 1)
+          _mm_prefetch(reinterpret_cast<const char*>(next + panel_stride + k * kPanel),
+                       _MM_HINT_T1);
+      }
+    }
     const __m512 w0 = _mm512_loadu_ps(b + k * kPanel);
     [[maybe_unused]] const __m512 w1 =
         kPanels > 1 ? _mm512_loadu_ps(b1 + k * kPanel) : _mm512_setzero_ps();
@@ -82,17 +90,26 @@ void tile(const float* a, std::size_t lda, const float* b, std::size_t panel_str
 
 void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                    std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
-                   std::size_t width) {
+                   std::size_t width, const float* next, std::size_t ahead) {
   with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-    tile<kRows(), 1>(a, lda, b, 0, depth, resume, bias, c, ldc, width, 0);
+    if (ahead != 0)
+      tile<kRows(), 1, true>(a, lda, b, 0, depth, resume, bias, c, ldc, width, 0, next, ahead);
+    else
+      tile<kRows(), 1, false>(a, lda, b, 0, depth, resume, bias, c, ldc, width, 0, nullptr, 0);
   });
 }
 
 void wide_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const float* b,
                    std::size_t panel_stride, std::size_t depth, bool resume, const float* bias,
-                   float* c, std::size_t ldc, std::size_t width2) {
+                   float* c, std::size_t ldc, std::size_t width2, const float* next,
+                   std::size_t ahead) {
   with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-    tile<kRows(), 2>(a, lda, b, panel_stride, depth, resume, bias, c, ldc, kPanel, width2);
+    if (ahead != 0)
+      tile<kRows(), 2, true>(a, lda, b, panel_stride, depth, resume, bias, c, ldc, kPanel, width2,
+                             next, ahead);
+    else
+      tile<kRows(), 2, false>(a, lda, b, panel_stride, depth, resume, bias, c, ldc, kPanel, width2,
+                              nullptr, 0);
   });
 }
 

@@ -23,7 +23,8 @@ constexpr float kTinyRow = 1e-30f;
 void qtile_portable(const std::int8_t* q, std::size_t depth, std::size_t tile_rows,
                     const float* xscale, const std::int8_t* panel, std::size_t /*panels: 1*/,
                     const float* wscale, const std::int32_t*, const float* bias, float* y,
-                    std::size_t ldy, std::size_t width) {
+                    std::size_t ldy, std::size_t width, const std::int8_t* /*next*/,
+                    std::size_t /*next_panels: portable C++ has no prefetch*/) {
   for (std::size_t i = 0; i < tile_rows; ++i) {
     std::int32_t acc[kQPanel] = {};
     const std::int8_t* row = q + i * depth;
@@ -143,10 +144,16 @@ void detail::qgemm_with(QKernel kernel, const QuantizedWeights& w, const float* 
       std::fill_n(panel_scale, panels * kQPanel, 0.0f);
       if (bias != nullptr) std::copy_n(bias + col, width, panel_bias);
       std::copy_n(w.scale.data() + col, width, panel_scale);
+      // The first row tile brings the next panels into L2, as packed_product's tiles do (the
+      // weights stream from memory).
+      const std::size_t next_panels = std::min(kernel.panels, last_panel - (p + panels));
+      const std::int8_t* next =
+          next_panels != 0 ? w.packed.data() + (p + panels) * depth * kQPanel : nullptr;
       for (std::size_t r = pass; r < pass_end; r += kernel.rows)
         kernel.tile(q + r * depth, depth, std::min(kernel.rows, pass_end - r), scale + r,
                     w.packed.data() + p * depth * kQPanel, panels, panel_scale,
-                    w.column_sums.data() + col, panel_bias, y + r * w.out + col, w.out, width);
+                    w.column_sums.data() + col, panel_bias, y + r * w.out + col, w.out, width, next,
+                    r == pass ? next_panels : 0);
     }
   }
 }

@@ -79,11 +79,14 @@ namespace detail {
 // One kernel set's tile: rows [0, tile_rows ≤ QKernel::rows) of q (depth apart) by `panels` ≤
 // QKernel::panels adjacent panels from `panel` on (depth · kQPanel bytes apart), `width` ≤
 // panels · kQPanel outputs stored to y (ldy apart); `bias`, `wscale` and `column_sums` hold
-// panels · kQPanel values.
+// panels · kQPanel values. Meanwhile the first min(next_panels, panels) panels from `next` on
+// (the ones the caller runs next) are fetched into L2: a hint that changes no result
+// (next_panels 0: none).
 using QTile = void (*)(const std::int8_t* q, std::size_t depth, std::size_t tile_rows,
                        const float* xscale, const std::int8_t* panel, std::size_t panels,
                        const float* wscale, const std::int32_t* column_sums, const float* bias,
-                       float* y, std::size_t ldy, std::size_t width);
+                       float* y, std::size_t ldy, std::size_t width, const std::int8_t* next,
+                       std::size_t next_panels);
 /// Panels one tile spans at most, of any set.
 inline constexpr std::size_t kQMaxPanels = 4;
 struct QKernel {

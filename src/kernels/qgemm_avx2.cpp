@@ -24,10 +24,11 @@ constexpr float kTinyRow = 1e-30f;
 // the broadcast inputs and their magnitudes in the 16 registers. Per group of 4 inputs and per
 // row: |x| (u8) · sign(w, x) (s8) by vpmaddubsw into int16 pairs (at most 2 · 128 · 127), then
 // vpmaddwd by ones into the int32 sums.
-template <std::size_t kRows>
+template <std::size_t kRows, bool kAhead>
 MCPCLASS_ISA("avx2,fma")
 void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
-           const float* wscale, const float* bias, float* y, std::size_t ldy, std::size_t width) {
+           const float* wscale, const float* bias, float* y, std::size_t ldy, std::size_t width,
+           const std::int8_t* next) {
   static_assert(kRows <= 4);
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
   __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
@@ -45,6 +46,7 @@ void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const s
     c##i##1 = _mm256_add_epi32(c##i##1, _mm256_madd_epi16(p1, ones));     \
   }
   for (std::size_t g = 0; g < depth; g += kQGroup) {
+    if constexpr (kAhead) _mm_prefetch(next + g * kQPanel, _MM_HINT_T1);
     const auto* block = reinterpret_cast<const __m256i*>(panel + g * kQPanel);
     const __m256i w0 = _mm256_loadu_si256(block), w1 = _mm256_loadu_si256(block + 1);
     MCPCLASS_QTILE_ROW(0)
@@ -66,9 +68,12 @@ void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const s
 void qtile_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_rows, const float* xscale,
                 const std::int8_t* panel, std::size_t /*panels: 1*/, const float* wscale,
                 const std::int32_t*, const float* bias, float* y, std::size_t ldy,
-                std::size_t width) {
+                std::size_t width, const std::int8_t* next, std::size_t next_panels) {
   with_tile_rows<4>(tile_rows, [&](auto kRows) {
-    qtile<kRows()>(q, depth, xscale, panel, wscale, bias, y, ldy, width);
+    if (next_panels != 0)
+      qtile<kRows(), true>(q, depth, xscale, panel, wscale, bias, y, ldy, width, next);
+    else
+      qtile<kRows(), false>(q, depth, xscale, panel, wscale, bias, y, ldy, width, nullptr);
   });
 }
 

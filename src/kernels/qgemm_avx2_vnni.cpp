@@ -17,11 +17,11 @@ MCPCLASS_ISA_BEGIN
 namespace {
 
 // kRows ≤ 4 rows by one 16-output panel: 8 int32 accumulators, the panel's two weight vectors.
-template <std::size_t kRows>
+template <std::size_t kRows, bool kAhead>
 MCPCLASS_ISA("avx2,fma,avxvnni")
 void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
            const float* wscale, const std::int32_t* column_sums, const float* bias, float* y,
-           std::size_t ldy, std::size_t width) {
+           std::size_t ldy, std::size_t width, const std::int8_t* next) {
   static_assert(kRows <= 4);
   __m256i c00 = _mm256_setzero_si256(), c01 = c00, c10 = c00, c11 = c00;
   __m256i c20 = c00, c21 = c00, c30 = c00, c31 = c00;
@@ -36,6 +36,7 @@ void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const s
     c##i##1 = _mm256_dpbusd_avx_epi32(c##i##1, x, w1);                  \
   }
   for (std::size_t g = 0; g < depth; g += kQGroup) {
+    if constexpr (kAhead) _mm_prefetch(next + g * kQPanel, _MM_HINT_T1);
     const auto* block = reinterpret_cast<const __m256i*>(panel + g * kQPanel);
     const __m256i w0 = _mm256_loadu_si256(block), w1 = _mm256_loadu_si256(block + 1);
     MCPCLASS_QTILE_ROW(0)
@@ -61,9 +62,14 @@ void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const s
 void qtile_any_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_rows,
                     const float* xscale, const std::int8_t* panel, std::size_t /*panels: 1*/,
                     const float* wscale, const std::int32_t* column_sums, const float* bias,
-                    float* y, std::size_t ldy, std::size_t width) {
+                    float* y, std::size_t ldy, std::size_t width, const std::int8_t* next,
+                    std::size_t next_panels) {
   with_tile_rows<4>(tile_rows, [&](auto kRows) {
-    qtile<kRows()>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
+    if (next_panels != 0)
+      qtile<kRows(), true>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width, next);
+    else
+      qtile<kRows(), false>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width,
+                            nullptr);
   });
 }
 

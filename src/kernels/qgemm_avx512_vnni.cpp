@@ -24,11 +24,11 @@ constexpr std::size_t kTileRows = 8, kTilePanels = 3;
 // vector serves 8 rows and each broadcast 3 panels: 11 loads and 8 flips per 24 vpdpbusd. A
 // one-panel tile (8 loads and flips per 8) reached 248 GOP/s on 2 cores of an AVX-512 VNNI Xeon
 // at 128 rows, against ONNX Runtime's 419 (its kernel spans 4 panels by up to 6 rows).
-template <std::size_t kRows, std::size_t kPanels>
+template <std::size_t kRows, std::size_t kPanels, bool kAhead>
 MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")
 void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const std::int8_t* panel,
            const float* wscale, const std::int32_t* column_sums, const float* bias, float* y,
-           std::size_t ldy, std::size_t width) {
+           std::size_t ldy, std::size_t width, const std::int8_t* next, std::size_t next_panels) {
   static_assert(kRows <= kTileRows && kPanels <= kTilePanels);
   __m512i c[kRows][kPanels];
 #pragma GCC unroll 8
@@ -40,8 +40,12 @@ void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const s
   for (std::size_t g = 0; g < depth; g += kQGroup) {
     __m512i w[kPanels];
 #pragma GCC unroll 4
-    for (std::size_t p = 0; p < kPanels; ++p)
+    for (std::size_t p = 0; p < kPanels; ++p) {
+      if constexpr (kAhead) {
+        if (p < next_panels) _mm_prefetch(next + p * stride + g * kQPanel, _MM_HINT_T1);
+      }
       w[p] = _mm512_loadu_si512(panel + p * stride + g * kQPanel);
+    }
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < kRows; ++i) {
       std::int32_t bytes;
@@ -72,10 +76,16 @@ void qtile(const std::int8_t* q, std::size_t depth, const float* xscale, const s
 void qtile_any_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_rows,
                     const float* xscale, const std::int8_t* panel, std::size_t panels,
                     const float* wscale, const std::int32_t* column_sums, const float* bias,
-                    float* y, std::size_t ldy, std::size_t width) {
+                    float* y, std::size_t ldy, std::size_t width, const std::int8_t* next,
+                    std::size_t next_panels) {
   with_tile_rows<kTilePanels>(panels, [&](auto kPanels) {
     with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-      qtile<kRows(), kPanels()>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width);
+      if (next_panels != 0)
+        qtile<kRows(), kPanels(), true>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy,
+                                        width, next, next_panels);
+      else
+        qtile<kRows(), kPanels(), false>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy,
+                                         width, nullptr, 0);
     });
   });
 }

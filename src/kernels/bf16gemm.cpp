@@ -14,7 +14,8 @@ constexpr std::size_t kBPassRows = 64;
 // The portable tile: vdpbf16ps lane by lane (bf16gemm.hpp), 4 rows at a time.
 void tile_portable(const std::uint16_t* xb, std::size_t depth, std::size_t tile_rows,
                    const std::uint16_t* panel, std::size_t /*panels: 1*/, const float* bias,
-                   float* y, std::size_t ldy, std::size_t width) {
+                   float* y, std::size_t ldy, std::size_t width, const std::uint16_t* /*next*/,
+                   std::size_t /*next_panels: portable C++ has no prefetch*/) {
   for (std::size_t i = 0; i < tile_rows; ++i) {
     const std::uint16_t* row = xb + i * depth;
     float acc[kBPanel] = {};
@@ -103,10 +104,15 @@ void detail::bf16gemm_with(Bf16Kernel kernel, const Bf16Weights& w, const float*
       const std::size_t width = std::min(panels * kBPanel, w.out - col);
       std::fill_n(panel_bias, panels * kBPanel, 0.0f);
       if (bias != nullptr) std::copy_n(bias + col, width, panel_bias);
+      // The first row tile brings the next panels into L2, as packed_product's tiles do (the
+      // weights stream from memory).
+      const std::size_t next_panels = std::min(kernel.panels, last_panel - (p + panels));
+      const std::uint16_t* next =
+          next_panels != 0 ? w.packed.data() + (p + panels) * depth * kBPanel : nullptr;
       for (std::size_t r = pass; r < pass_end; r += kernel.rows)
         kernel.tile(xb + r * depth, depth, std::min(kernel.rows, pass_end - r),
                     w.packed.data() + p * depth * kBPanel, panels, panel_bias, y + r * w.out + col,
-                    w.out, width);
+                    w.out, width, next, r == pass ? next_panels : 0);
     }
   }
 }

@@ -78,9 +78,12 @@ namespace detail {
 // One kernel set's tile: rows [0, tile_rows ≤ Bf16Kernel::rows) of xb (depth apart) by `panels`
 // ≤ Bf16Kernel::panels adjacent panels from `panel` on (depth · kBPanel values apart), `width` ≤
 // panels · kBPanel outputs plus `bias` (panels · kBPanel values) stored to y (ldy apart).
+// Meanwhile the first min(next_panels, panels) panels from `next` on (the ones the caller runs
+// next) are fetched into L2: a hint that changes no result (next_panels 0: none).
 using Bf16Tile = void (*)(const std::uint16_t* xb, std::size_t depth, std::size_t tile_rows,
                           const std::uint16_t* panel, std::size_t panels, const float* bias,
-                          float* y, std::size_t ldy, std::size_t width);
+                          float* y, std::size_t ldy, std::size_t width, const std::uint16_t* next,
+                          std::size_t next_panels);
 /// Panels one tile spans at most, of any set.
 inline constexpr std::size_t kBMaxPanels = 4;
 struct Bf16Kernel {

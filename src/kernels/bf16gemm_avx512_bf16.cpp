@@ -21,10 +21,11 @@ constexpr std::size_t kTileRows = 8, kTilePanels = 3;
 // weight vector per panel (64 bytes: 2 inputs of its 16 outputs), the broadcast input pair:
 // 11 loads per 24 vdpbf16ps, where a one-panel tile took 9 per 8. Each output's sum runs over
 // the input pairs in order either way (the same bits).
-template <std::size_t kRows, std::size_t kPanels>
+template <std::size_t kRows, std::size_t kPanels, bool kAhead>
 MCPCLASS_ISA("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")
 void btile(const std::uint16_t* xb, std::size_t depth, const std::uint16_t* panel,
-           const float* bias, float* y, std::size_t ldy, std::size_t width) {
+           const float* bias, float* y, std::size_t ldy, std::size_t width,
+           const std::uint16_t* next, std::size_t next_panels) {
   static_assert(kRows <= kTileRows && kPanels <= kTilePanels);
   __m512 c[kRows][kPanels];
 #pragma GCC unroll 8
@@ -35,8 +36,13 @@ void btile(const std::uint16_t* xb, std::size_t depth, const std::uint16_t* pane
   for (std::size_t k = 0; k < depth; k += 2) {
     __m512bh w[kPanels];
 #pragma GCC unroll 4
-    for (std::size_t p = 0; p < kPanels; ++p)
+    for (std::size_t p = 0; p < kPanels; ++p) {
+      if constexpr (kAhead) {
+        if (p < next_panels)
+          _mm_prefetch(reinterpret_cast<const char*>(next + p * stride + k * kBPanel), _MM_HINT_T1);
+      }
       w[p] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(panel + p * stride + k * kBPanel));
+    }
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < kRows; ++i) {
       std::int32_t pair;
@@ -61,10 +67,14 @@ void btile(const std::uint16_t* xb, std::size_t depth, const std::uint16_t* pane
 
 void btile_any_rows(const std::uint16_t* xb, std::size_t depth, std::size_t tile_rows,
                     const std::uint16_t* panel, std::size_t panels, const float* bias, float* y,
-                    std::size_t ldy, std::size_t width) {
+                    std::size_t ldy, std::size_t width, const std::uint16_t* next,
+                    std::size_t next_panels) {
   with_tile_rows<kTilePanels>(panels, [&](auto kPanels) {
     with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-      btile<kRows(), kPanels()>(xb, depth, panel, bias, y, ldy, width);
+      if (next_panels != 0)
+        btile<kRows(), kPanels(), true>(xb, depth, panel, bias, y, ldy, width, next, next_panels);
+      else
+        btile<kRows(), kPanels(), false>(xb, depth, panel, bias, y, ldy, width, nullptr, 0);
     });
   });
 }

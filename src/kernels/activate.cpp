@@ -21,6 +21,9 @@ void gate_portable(HiddenActivation a, const float* in, const float* gate, std::
 }
 
 ActivationKernel kernel_for(KernelSet set) {
+  if (set >= KernelSet::avx512) {
+    if (const auto k = activation_avx512(); k.activate != nullptr) return k;
+  }
   if (set != KernelSet::portable) {
     if (const auto k = activation_avx2(); k.activate != nullptr) return k;
   }

@@ -112,6 +112,7 @@ struct ActivationKernel {
   GateSpan gate;
 };
 ActivationKernel activation_avx2();
+ActivationKernel activation_avx512();
 
 }  // namespace detail
 

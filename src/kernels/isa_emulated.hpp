@@ -27,6 +27,7 @@ using __mmask16 = simde__mmask16;
 #undef _mm256_fmadd_ps
 #undef _mm512_fmadd_ps
 #undef _mm256_fnmadd_ps
+#undef _mm512_fnmadd_ps
 #undef _mm256_fmadd_pd
 template <class Vector>
 inline Vector fmadd_lanes(Vector a, Vector b, Vector c) {
@@ -57,6 +58,21 @@ inline __m256d _mm256_fmadd_pd(__m256d a, __m256d b, __m256d c) {
 /// −(a·b) + c, rounded once (negating a is exact).
 inline __m256 _mm256_fnmadd_ps(__m256 a, __m256 b, __m256 c) {
   return fmadd_lanes(simde_mm256_xor_ps(a, simde_mm256_set1_ps(-0.0f)), b, c);
+}
+inline __m512 _mm512_fnmadd_ps(__m512 a, __m512 b, __m512 c) {
+  return fmadd_lanes(simde_mm512_xor_ps(a, simde_mm512_set1_ps(-0.0f)), b, c);
+}
+
+/// vcvtps2dq on 512 bits (SIMDe lacks it): to the nearest integer, ties to even, as the default
+/// rounding mode does.
+inline __m512i _mm512_cvtps_epi32(__m512 v) {
+  float in[16];
+  std::int32_t out[16];
+  std::memcpy(in, &v, sizeof in);
+  for (int i = 0; i < 16; ++i) out[i] = static_cast<std::int32_t>(std::nearbyint(in[i]));
+  __m512i r;
+  std::memcpy(&r, out, sizeof r);
+  return r;
 }
 
 /// AVX-VNNI's vpdpbusd (VEX encoding): the same sums as AVX512-VL's.

@@ -18,6 +18,7 @@ QKernel qkernel_avx512_vnni();
 QuantizeRow quantize_row_avx2();
 SoftmaxRow softmax_row_avx2();
 ActivationKernel activation_avx2();
+ActivationKernel activation_avx512();
 NormRow norm_row_avx2();
 Bf16Kernel bf16kernel_avx512_bf16();
 QGemm qgemm_amx();

@@ -137,28 +137,32 @@ TEST_CASE("emulated kernels: avx2's softmax gives the portable bits") {
   }
 }
 
-TEST_CASE("emulated kernels: avx2's activations give the portable bits") {
+TEST_CASE("emulated kernels: avx2's and avx512's activations give the portable bits") {
   std::mt19937 rng(50);
-  const auto kernel = detail::emulated::activation_avx2();
-  REQUIRE(static_cast<bool>(kernel.activate));
-  for (const auto a :
-       {HiddenActivation::gelu, HiddenActivation::gelu_tanh, HiddenActivation::relu}) {
-    for (std::size_t n : {1u, 7u, 8u, 9u, 100u}) {
-      CAPTURE(static_cast<int>(a));
-      CAPTURE(n);
-      auto x = normal(n, 3.0f, rng);
-      if (n > 3) x[2] = -30.0f;  // exp's argument under its lowest: clamped
-      const auto gate = normal(n, 1.0f, rng);
-      auto expected = x, got = x;
-      activate_columns(KernelSet::portable, a, expected.data(), 1, n, 0, n);
-      kernel.activate(a, got.data(), n);
-      CHECK(same_bits(got, expected));
-      std::vector<float> gated(n);
-      kernel.gate(a, x.data(), gate.data(), n, gated.data());
-      for (std::size_t i = 0; i < n; ++i) expected[i] *= gate[i];
-      CHECK(same_bits(gated, expected));
+  const std::pair<const char*, detail::ActivationKernel> kernels[] = {
+      {"avx2", detail::emulated::activation_avx2()},
+      {"avx512", detail::emulated::activation_avx512()}};
+  for (const auto& [set, kernel] : kernels)
+    for (const auto a : {HiddenActivation::gelu, HiddenActivation::gelu_tanh,
+                         HiddenActivation::silu, HiddenActivation::relu}) {
+      REQUIRE(static_cast<bool>(kernel.activate));
+      for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 100u}) {
+        CAPTURE(set);
+        CAPTURE(static_cast<int>(a));
+        CAPTURE(n);
+        auto x = normal(n, 3.0f, rng);
+        if (n > 3) x[2] = -30.0f;  // exp's argument under its lowest: clamped
+        const auto gate = normal(n, 1.0f, rng);
+        auto expected = x, got = x;
+        activate_columns(KernelSet::portable, a, expected.data(), 1, n, 0, n);
+        kernel.activate(a, got.data(), n);
+        CHECK(same_bits(got, expected));
+        std::vector<float> gated(n);
+        kernel.gate(a, x.data(), gate.data(), n, gated.data());
+        for (std::size_t i = 0; i < n; ++i) expected[i] *= gate[i];
+        CHECK(same_bits(gated, expected));
+      }
     }
-  }
 }
 
 TEST_CASE("emulated kernels: avx2's LayerNorm row gives the portable bits") {

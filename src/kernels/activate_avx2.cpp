@@ -1,7 +1,7 @@
 // The activations of the AVX2 sets (activate.hpp), eight lanes at a time in the order of the
 // portable lanes, in functions compiled for AVX2 + FMA alone.
 #include "kernels/activate.hpp"
-#include "kernels/exp_avx2.hpp"
+#include "kernels/exp_vector.hpp"
 
 #if defined(__x86_64__)
 

@@ -4,7 +4,7 @@
 // twice the lanes of a 256-bit one in about the same time (BERT-base's 128 × 3072 GELU outputs,
 // one thread: 116 µs on 8 lanes, 61 µs on 16; int8 at 128 tokens spent 6.4% of its time there).
 #include "kernels/activate.hpp"
-#include "kernels/exp_avx512.hpp"
+#include "kernels/exp_vector.hpp"
 
 #if defined(__x86_64__)
 

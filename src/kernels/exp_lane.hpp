@@ -1,6 +1,6 @@
 // Internal: exp by one polynomial (Cephes' expf: a degree-5 polynomial on the reduced argument,
 // scaled by 2ⁿ; within 2 ulp of exp), which the softmax and the activations compute the same way
-// in every kernel set (exp_avx2.hpp: eight lanes), so every set gives the same bits.
+// in every kernel set (exp_vector.hpp: 8 and 16 lanes), so every set gives the same bits.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // The softmax row of the AVX2 sets (softmax.hpp), eight lanes at a time, in functions compiled
 // for AVX2 + FMA alone.
-#include "kernels/exp_avx2.hpp"
+#include "kernels/exp_vector.hpp"
 #include "kernels/softmax.hpp"
 
 #if defined(__x86_64__)

@@ -71,10 +71,10 @@ void btile_any_rows(const std::uint16_t* xb, std::size_t depth, std::size_t tile
                     std::size_t next_panels) {
   with_tile_rows<kTilePanels>(panels, [&](auto kPanels) {
     with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-      if (next_panels != 0)
-        btile<kRows(), kPanels(), true>(xb, depth, panel, bias, y, ldy, width, next, next_panels);
-      else
-        btile<kRows(), kPanels(), false>(xb, depth, panel, bias, y, ldy, width, nullptr, 0);
+      with_fetch(next_panels != 0, [&](auto kAhead) {
+        btile<kRows(), kPanels(), kAhead()>(xb, depth, panel, bias, y, ldy, width, next,
+                                            next_panels);
+      });
     });
   });
 }

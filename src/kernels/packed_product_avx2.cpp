@@ -93,10 +93,9 @@ void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const
                    std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
                    std::size_t width, const float* next, std::size_t ahead) {
   with_tile_rows<6>(tile_rows, [&](auto kRows) {
-    if (ahead != 0)
-      tile<kRows(), true>(a, lda, b, depth, resume, bias, c, ldc, width, next, ahead);
-    else
-      tile<kRows(), false>(a, lda, b, depth, resume, bias, c, ldc, width, nullptr, 0);
+    with_fetch(ahead != 0, [&](auto kAhead) {
+      tile<kRows(), kAhead()>(a, lda, b, depth, resume, bias, c, ldc, width, next, ahead);
+    });
   });
 }
 

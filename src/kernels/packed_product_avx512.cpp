@@ -92,10 +92,9 @@ void tile_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const
                    std::size_t depth, bool resume, const float* bias, float* c, std::size_t ldc,
                    std::size_t width, const float* next, std::size_t ahead) {
   with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-    if (ahead != 0)
-      tile<kRows(), 1, true>(a, lda, b, 0, depth, resume, bias, c, ldc, width, 0, next, ahead);
-    else
-      tile<kRows(), 1, false>(a, lda, b, 0, depth, resume, bias, c, ldc, width, 0, nullptr, 0);
+    with_fetch(ahead != 0, [&](auto kAhead) {
+      tile<kRows(), 1, kAhead()>(a, lda, b, 0, depth, resume, bias, c, ldc, width, 0, next, ahead);
+    });
   });
 }
 
@@ -104,12 +103,10 @@ void wide_any_rows(const float* a, std::size_t lda, std::size_t tile_rows, const
                    float* c, std::size_t ldc, std::size_t width2, const float* next,
                    std::size_t ahead) {
   with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-    if (ahead != 0)
-      tile<kRows(), 2, true>(a, lda, b, panel_stride, depth, resume, bias, c, ldc, kPanel, width2,
-                             next, ahead);
-    else
-      tile<kRows(), 2, false>(a, lda, b, panel_stride, depth, resume, bias, c, ldc, kPanel, width2,
-                              nullptr, 0);
+    with_fetch(ahead != 0, [&](auto kAhead) {
+      tile<kRows(), 2, kAhead()>(a, lda, b, panel_stride, depth, resume, bias, c, ldc, kPanel,
+                                 width2, next, ahead);
+    });
   });
 }
 

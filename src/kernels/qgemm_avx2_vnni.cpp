@@ -65,11 +65,10 @@ void qtile_any_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_ro
                     float* y, std::size_t ldy, std::size_t width, const std::int8_t* next,
                     std::size_t next_panels) {
   with_tile_rows<4>(tile_rows, [&](auto kRows) {
-    if (next_panels != 0)
-      qtile<kRows(), true>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width, next);
-    else
-      qtile<kRows(), false>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width,
-                            nullptr);
+    with_fetch(next_panels != 0, [&](auto kAhead) {
+      qtile<kRows(), kAhead()>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy, width,
+                               next);
+    });
   });
 }
 

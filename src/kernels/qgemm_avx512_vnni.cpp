@@ -80,12 +80,10 @@ void qtile_any_rows(const std::int8_t* q, std::size_t depth, std::size_t tile_ro
                     std::size_t next_panels) {
   with_tile_rows<kTilePanels>(panels, [&](auto kPanels) {
     with_tile_rows<kTileRows>(tile_rows, [&](auto kRows) {
-      if (next_panels != 0)
-        qtile<kRows(), kPanels(), true>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy,
-                                        width, next, next_panels);
-      else
-        qtile<kRows(), kPanels(), false>(q, depth, xscale, panel, wscale, column_sums, bias, y, ldy,
-                                         width, nullptr, 0);
+      with_fetch(next_panels != 0, [&](auto kAhead) {
+        qtile<kRows(), kPanels(), kAhead()>(q, depth, xscale, panel, wscale, column_sums, bias, y,
+                                            ldy, width, next, next_panels);
+      });
     });
   });
 }

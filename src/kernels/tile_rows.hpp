@@ -1,6 +1,7 @@
 // Internal: the one dispatch from a run-time row count to a tile compiled for that count, which
 // every kernel file's tiles share (their accumulators are named registers, so the count is a
-// template argument).
+// template argument), and from whether a tile fetches its caller's next block to a tile compiled
+// with or without that fetch (so that the tiles without keep no test in their inner loop).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +20,15 @@ void with_tile_rows(std::size_t rows, Tile&& tile) {
            ...);
   }
   (std::make_index_sequence<kMax>{});
+}
+
+/// Calls tile(std::true_type{}) when `fetch`, else tile(std::false_type{}).
+template <class Tile>
+void with_fetch(bool fetch, Tile&& tile) {
+  if (fetch)
+    tile(std::true_type{});
+  else
+    tile(std::false_type{});
 }
 
 }  // namespace mcpclass::kernels::detail

@@ -142,10 +142,10 @@ TEST_CASE("emulated kernels: avx2's and avx512's activations give the portable b
   const std::pair<const char*, detail::ActivationKernel> kernels[] = {
       {"avx2", detail::emulated::activation_avx2()},
       {"avx512", detail::emulated::activation_avx512()}};
-  for (const auto& [set, kernel] : kernels)
+  for (const auto& [set, kernel] : kernels) {
+    REQUIRE(static_cast<bool>(kernel.activate));
     for (const auto a : {HiddenActivation::gelu, HiddenActivation::gelu_tanh,
                          HiddenActivation::silu, HiddenActivation::relu}) {
-      REQUIRE(static_cast<bool>(kernel.activate));
       for (std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 100u}) {
         CAPTURE(set);
         CAPTURE(static_cast<int>(a));
@@ -163,6 +163,7 @@ TEST_CASE("emulated kernels: avx2's and avx512's activations give the portable b
         CHECK(same_bits(gated, expected));
       }
     }
+  }
 }
 
 TEST_CASE("emulated kernels: avx2's LayerNorm row gives the portable bits") {
